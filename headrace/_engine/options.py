@@ -1,0 +1,58 @@
+"""Pipeline settings held in one immutable object; an iterator takes a snapshot when created."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+
+
+def _default_workers() -> int:
+    return min(8, os.cpu_count() or 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    seed: int | None = None                      # None: unseeded (a fresh seed per iterator)
+    num_parallel_workers: int = dataclasses.field(default_factory=_default_workers)
+    prefetch_size: int = 16
+    monitor_sampling_interval: int = 1000
+    callback_timeout: int = 60
+    enable_shared_mem: bool = True
+    auto_num_workers: bool = False
+    multiprocessing_timeout_interval: int = 300
+    multiprocessing_start_method: str = "fork"
+    error_samples_mode: int = 0
+    debug_mode: bool = False
+    enable_watchdog: bool = True
+    enable_autotune: bool = False
+    autotune_interval: int = 0
+    numa_enable: bool = False
+    fast_recovery: bool = True
+    dynamic_shape: bool = False
+    auto_offload: bool = False
+    iterator_do_copy: bool = False
+    iterator_parallel_convert: bool = False
+    video_backend: str = "CPU"
+    sending_batches: int = 0
+
+
+_lock = threading.Lock()
+_current = Options()
+
+
+def snapshot() -> Options:
+    """The settings in force now."""
+    return _current
+
+
+def update(**changes: object) -> None:
+    global _current
+    with _lock:
+        _current = dataclasses.replace(_current, **changes)
+
+
+def reset() -> None:
+    """Back to defaults (tests use this)."""
+    global _current
+    with _lock:
+        _current = Options()

@@ -1,0 +1,131 @@
+"""Argument checks for the public surface.
+
+Every check raises ``TypeError`` for a value of the wrong kind and ``ValueError`` for a bad
+value, and names the parameter and what it accepts, in the wording MindSpore users know.
+"""
+from __future__ import annotations
+
+import numbers
+import os
+from typing import Any, Iterable, Sequence
+
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+UINT32_MAX = 2**32 - 1
+
+
+def _type_name(types: Any) -> str:
+    if isinstance(types, tuple):
+        return "[" + ", ".join(t.__name__ for t in types) + "]"
+    return f"[{types.__name__}]"
+
+
+def check_type(value: Any, types: type | tuple[type, ...], name: str) -> None:
+    """Raises TypeError unless ``value`` is an instance of ``types`` (bool is never an int here)."""
+    ints_wanted = types is int or (isinstance(types, tuple) and int in types)
+    bool_wanted = types is bool or (isinstance(types, tuple) and bool in types)
+    if isinstance(value, bool) and ints_wanted and not bool_wanted:
+        raise TypeError(f"Argument {name} with value {value!r} is not of type {_type_name(types)}, "
+                        f"but got {type(value)}.")
+    if not isinstance(value, types):
+        raise TypeError(f"Argument {name} with value {value!r} is not of type {_type_name(types)}, "
+                        f"but got {type(value)}.")
+
+
+def check_int(value: Any, name: str) -> int:
+    """Checks that ``value`` is an integer (not a bool) and returns it as a Python int."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"Argument {name} with value {value!r} is not of type [int], but got {type(value)}.")
+    return int(value)
+
+
+def check_range(value: Any, bounds: tuple[float, float], name: str, *, left_open: bool = False,
+                right_open: bool = False) -> None:
+    """Raises ValueError unless ``bounds[0] <= value <= bounds[1]`` (ends open as asked)."""
+    lo, hi = bounds
+    bad = value < lo or value > hi or (left_open and value == lo) or (right_open and value == hi)
+    if bad:
+        left, right = "(" if left_open else "[", ")" if right_open else "]"
+        raise ValueError(f"Input {name} is not within the required interval of {left}{lo}, {hi}{right}.")
+
+
+def check_pos_int32(value: Any, name: str, *, allow_zero: bool = False) -> int:
+    value = check_int(value, name)
+    check_range(value, (0 if allow_zero else 1, INT32_MAX), name)
+    return value
+
+
+def check_non_negative_int(value: Any, name: str) -> int:
+    return check_pos_int32(value, name, allow_zero=True)
+
+
+def check_num_parallel_workers(value: Any, name: str = "num_parallel_workers") -> int | None:
+    """Validates a worker count. More workers than CPUs is allowed (the engine warns once)."""
+    if value is None:
+        return None
+    value = check_int(value, name)
+    if value < 1:
+        raise ValueError(f"Input {name} must be a positive int, but got {value}. "
+                         f"Use a value between 1 and the number of CPUs ({os.cpu_count()}).")
+    return value
+
+
+def check_bool(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool,)):
+        raise TypeError(f"Argument {name} with value {value!r} is not of type [bool], but got {type(value)}.")
+    return value
+
+
+def check_callable(value: Any, name: str) -> None:
+    if not callable(value):
+        raise TypeError(f"{name} is not callable, but got {type(value)}.")
+
+
+def check_columns(columns: Any, name: str, *, allow_none: bool = True) -> list[str] | None:
+    """Normalises a column argument (a str or a list of str) to a list; None passes through."""
+    if columns is None:
+        if allow_none:
+            return None
+        raise TypeError(f"{name} should not be None.")
+    if isinstance(columns, str):
+        columns = [columns]
+    if not isinstance(columns, (list, tuple)):
+        raise TypeError(f"Argument {name} with value {columns!r} is not of type [list, tuple, str], "
+                        f"but got {type(columns)}.")
+    if not columns:
+        raise ValueError(f"{name} should not be empty.")
+    for i, col in enumerate(columns):
+        if not isinstance(col, str):
+            raise TypeError(f"{name}[{i}] with value {col!r} is not of type [str], but got {type(col)}.")
+        if not col:
+            raise ValueError(f"{name}[{i}] should not be an empty string.")
+    if len(set(columns)) != len(columns):
+        dup = next(c for c in columns if list(columns).count(c) > 1)
+        raise ValueError(f"{name} has a duplicate column name: {dup!r}. Column names must be unique.")
+    return list(columns)
+
+
+def check_shard(num_shards: Any, shard_id: Any) -> tuple[int | None, int | None]:
+    """Validates the num_shards/shard_id pair as MindSpore does."""
+    if num_shards is None and shard_id is None:
+        return None, None
+    if num_shards is None:
+        raise RuntimeError("num_shards is not specified but shard_id is.")
+    if shard_id is None:
+        raise RuntimeError("shard_id is not specified but num_shards is.")
+    num_shards = check_int(num_shards, "num_shards")
+    check_range(num_shards, (1, INT32_MAX), "num_shards")
+    shard_id = check_int(shard_id, "shard_id")
+    check_range(shard_id, (0, num_shards - 1), "shard_id")
+    return num_shards, shard_id
+
+
+def check_sizes_list(values: Sequence[Any], name: str) -> None:
+    for i, v in enumerate(values):
+        check_int(v, f"{name}[{i}]")
+
+
+def one_of(value: Any, accepted: Iterable[Any], name: str) -> None:
+    accepted = list(accepted)
+    if value not in accepted:
+        raise ValueError(f"Input {name} should be one of {accepted}, but got {value!r}.")

@@ -1,0 +1,94 @@
+"""Errors raised while a pipeline runs, laid out the way MindSpore users read them.
+
+A failure inside the pipeline surfaces from the iterator as a ``RuntimeError`` whose text has
+MindSpore's sections ("Python Call Stack", "Dataset Pipeline Error Message") and which names the
+operation, the column(s), the sample index and, where there is one, the file. The original
+exception is chained as ``__cause__``.
+"""
+from __future__ import annotations
+
+import traceback
+from typing import Sequence
+
+RULE = "-" * 66
+USER_HEADLINE = "Exception thrown from user defined Python function in dataset. "
+ENGINE_HEADLINE = "Exception thrown from dataset pipeline. Refer to 'Dataset Pipeline Error Message'. "
+USER_CODE_FAILED = "Execute user Python code failed, check 'Python Call Stack' above."
+
+
+def _section(title: str, body: str) -> str:
+    return f"{RULE}\n- {title}: \n{RULE}\n{body}\n"
+
+
+def format_traceback(exc: BaseException) -> str:
+    """The exception's traceback text, as Python prints it."""
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip("\n")
+
+
+def where(op: str, columns: Sequence[str] | None = None, index: int | None = None,
+          file: str | None = None) -> str:
+    """'op X, column(s) [..], sample index N, file F' - the location part of a pipeline message."""
+    parts = [f"operation: [{op}]"]
+    if columns:
+        parts.append(f"column{'s' if len(columns) > 1 else ''}: {list(columns)}")
+    if index is not None:
+        parts.append(f"sample index: {index}")
+    if file is not None:
+        parts.append(f"file: {file}")
+    return ", ".join(parts)
+
+
+class PipelineError(RuntimeError):
+    """A failure while the pipeline ran.
+
+    Attributes:
+        op: name of the operation that failed (``Map[PyFunc]``, ``GeneratorDataset``, ...).
+        columns: the columns it was working on, when known.
+        index: the sample (or batch) index, when known.
+        file: the file being read, when there is one.
+        detail: the engine's one-line description of what went wrong.
+        python_stack: the user's traceback text (the worker's, for worker failures), if any.
+    """
+
+    def __init__(self, op: str, detail: str, *, columns: Sequence[str] | None = None,
+                 index: int | None = None, file: str | None = None,
+                 python_stack: str | None = None) -> None:
+        self.op = op
+        self.columns = list(columns) if columns else None
+        self.index = index
+        self.file = file
+        self.detail = detail
+        self.python_stack = python_stack
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        loc = where(self.op, self.columns, self.index, self.file)
+        if self.python_stack is not None:
+            head = USER_HEADLINE
+            stack = f"{self.op} failed at {loc}. Error description:\n{self.python_stack}"
+            body = f"[ERROR] {USER_CODE_FAILED}\n[ERROR] {self.detail} ({loc})"
+            return f"{head}\n\n{_section('Python Call Stack', stack)}\n{_section('Dataset Pipeline Error Message', body)}\n"
+        body = f"[ERROR] {self.op} failed. {self.detail} ({loc})"
+        return f"{ENGINE_HEADLINE}\n\n{_section('Dataset Pipeline Error Message', body)}\n"
+
+    def __reduce__(self):  # keep picklable across worker processes
+        return (_rebuild, (self.op, self.detail, self.columns, self.index, self.file, self.python_stack))
+
+
+def _rebuild(op, detail, columns, index, file, python_stack) -> PipelineError:
+    return PipelineError(op, detail, columns=columns, index=index, file=file, python_stack=python_stack)
+
+
+def user_error(op: str, exc: BaseException, *, columns: Sequence[str] | None = None,
+               index: int | None = None, file: str | None = None,
+               python_stack: str | None = None) -> PipelineError:
+    """Wraps an exception raised by user code (a map function, a source) for re-raising ``from exc``."""
+    if isinstance(exc, PipelineError):
+        return exc
+    stack = python_stack if python_stack is not None else format_traceback(exc)
+    return PipelineError(op, f"{type(exc).__name__}: {exc}", columns=columns, index=index, file=file,
+                         python_stack=stack)
+
+
+EPOCHS_EXHAUSTED = ("EOF buffer encountered. User tries to fetch data beyond the specified number "
+                    "of epochs.")

@@ -1,0 +1,4 @@
+"""Mirror of ``mindspore.dataset.core``."""
+from headrace.dataset.core import config
+
+__all__ = ["config"]

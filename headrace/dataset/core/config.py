@@ -1,0 +1,289 @@
+"""Global pipeline settings (``ds.config``), MindSpore's getters and setters over one options object.
+
+Pipelines read the settings when an iterator is created (a snapshot), so changing a setting
+affects iterators created afterwards.
+"""
+from __future__ import annotations
+
+import enum
+import json
+import os
+import random
+import warnings
+
+import numpy as np
+
+from headrace._engine import options as _options
+from headrace._util import rng as _rng
+from headrace._util.checks import INT32_MAX, UINT32_MAX, check_int
+
+__all__ = [
+    "ErrorSamplesMode", "get_auto_num_workers", "get_auto_offload", "get_autotune_interval",
+    "get_callback_timeout", "get_debug_mode", "get_dynamic_shape", "get_enable_autotune",
+    "get_enable_shared_mem", "get_enable_watchdog", "get_error_samples_mode", "get_fast_recovery",
+    "get_iterator_mode", "get_monitor_sampling_interval", "get_multiprocessing_start_method",
+    "get_multiprocessing_timeout_interval", "get_num_parallel_workers", "get_numa_enable",
+    "get_prefetch_size", "get_seed", "get_video_backend", "load", "set_auto_num_workers",
+    "set_auto_offload", "set_autotune_interval", "set_callback_timeout", "set_debug_mode",
+    "set_dynamic_shape", "set_enable_autotune", "set_enable_shared_mem", "set_enable_watchdog",
+    "set_error_samples_mode", "set_fast_recovery", "set_iterator_mode",
+    "set_monitor_sampling_interval", "set_multiprocessing_start_method",
+    "set_multiprocessing_timeout_interval", "set_num_parallel_workers", "set_numa_enable",
+    "set_prefetch_size", "set_seed", "set_sending_batches", "set_video_backend",
+]
+
+DEFAULT_SEED = 5489  # what get_seed() reports before set_seed (mt19937's default seed)
+
+
+class ErrorSamplesMode(enum.IntEnum):
+    RETURN = 0
+    REPLACE = 1
+    SKIP = 2
+
+
+def _bool(value, what="enable"):
+    if not isinstance(value, bool):
+        raise TypeError(f"{what} must be of type bool.")
+    return value
+
+
+def _positive(value, what, name):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} isn't of type int.")
+    if not 0 < value <= INT32_MAX:
+        raise ValueError(f"{what} given is not within the required range (0, INT32_MAX({INT32_MAX})].")
+    return value
+
+
+def set_seed(seed):
+    """Seeds shuffles and random operations of pipelines created from now on.
+
+    Like MindSpore, this also seeds Python's ``random`` and NumPy's global generator, which user
+    functions in ``map`` may use. Setting 5489 (mt19937's default) means "unseeded", as in MindSpore.
+
+    Args:
+        seed (int): A value in [0, 4294967295].
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError("seed isn't of type int.")
+    if not 0 <= seed <= UINT32_MAX:
+        raise ValueError(f"seed given is not within the required range [0, UINT32_MAX({UINT32_MAX})].")
+    _options.update(seed=None if seed == DEFAULT_SEED else seed)
+    _rng.seed_eager(None if seed == DEFAULT_SEED else seed)
+    random.seed(seed)
+    np.random.seed(seed)
+
+
+def get_seed():
+    seed = _options.snapshot().seed
+    return DEFAULT_SEED if seed is None else seed
+
+
+def set_num_parallel_workers(num):
+    """Default worker count of ops that take ``num_parallel_workers``. More than the CPU count warns."""
+    if isinstance(num, bool) or not isinstance(num, int):
+        raise TypeError("num isn't of type int.")
+    if not 0 < num <= INT32_MAX:
+        raise ValueError(f"Number of parallel workers given is not within the required range "
+                         f"(0, INT32_MAX({INT32_MAX})].")
+    cpus = os.cpu_count() or 1
+    if num > cpus:
+        warnings.warn(f"num_parallel_workers {num} exceeds the number of CPUs ({cpus}); "
+                      "workers will share cores.", stacklevel=2)
+    _options.update(num_parallel_workers=num)
+
+
+def get_num_parallel_workers():
+    return _options.snapshot().num_parallel_workers
+
+
+def set_prefetch_size(size):
+    _options.update(prefetch_size=_positive(size, "size", "size"))
+
+
+def get_prefetch_size():
+    return _options.snapshot().prefetch_size
+
+
+def set_monitor_sampling_interval(interval):
+    _options.update(monitor_sampling_interval=_positive(interval, "Interval", "interval"))
+
+
+def get_monitor_sampling_interval():
+    return _options.snapshot().monitor_sampling_interval
+
+
+def set_callback_timeout(timeout):
+    if isinstance(timeout, bool) or not isinstance(timeout, int):
+        raise TypeError("timeout isn't of type int.")
+    if not 0 < timeout <= INT32_MAX:
+        raise ValueError("Timeout given is not within the required range.")
+    _options.update(callback_timeout=timeout)
+
+
+def get_callback_timeout():
+    return _options.snapshot().callback_timeout
+
+
+def set_enable_shared_mem(enable):
+    _options.update(enable_shared_mem=_bool(enable))
+
+
+def get_enable_shared_mem():
+    return _options.snapshot().enable_shared_mem
+
+
+def set_auto_num_workers(enable):
+    _options.update(auto_num_workers=_bool(enable))
+
+
+def get_auto_num_workers():
+    return _options.snapshot().auto_num_workers
+
+
+def set_multiprocessing_timeout_interval(interval):
+    if isinstance(interval, bool) or not isinstance(interval, int):
+        raise TypeError("interval isn't of type int.")
+    if not 0 < interval < INT32_MAX:
+        raise ValueError(f"Interval given is not within the required range (0, INT32_MAX({INT32_MAX})).")
+    _options.update(multiprocessing_timeout_interval=interval)
+
+
+def get_multiprocessing_timeout_interval():
+    return _options.snapshot().multiprocessing_timeout_interval
+
+
+def set_multiprocessing_start_method(start_method="fork"):
+    """How worker processes start: 'fork' (default) or 'spawn'."""
+    if not isinstance(start_method, str):
+        raise TypeError("start_method isn't of type str.")
+    if start_method not in ("fork", "spawn"):
+        raise ValueError("Input start_method is not within the valid set of ['fork', 'spawn'].")
+    _options.update(multiprocessing_start_method=start_method)
+
+
+def get_multiprocessing_start_method():
+    return _options.snapshot().multiprocessing_start_method
+
+
+def set_error_samples_mode(error_samples_mode):
+    if not isinstance(error_samples_mode, ErrorSamplesMode):
+        raise TypeError("error_samples_mode isn't of type ErrorSamplesMode.")
+    _options.update(error_samples_mode=int(error_samples_mode))
+
+
+def get_error_samples_mode():
+    return ErrorSamplesMode(_options.snapshot().error_samples_mode)
+
+
+def set_debug_mode(debug_mode_flag, debug_hook_list=None):
+    _options.update(debug_mode=_bool(debug_mode_flag, "debug_mode_flag"))
+
+
+def get_debug_mode():
+    return _options.snapshot().debug_mode
+
+
+def set_enable_watchdog(enable):
+    _options.update(enable_watchdog=_bool(enable))
+
+
+def get_enable_watchdog():
+    return _options.snapshot().enable_watchdog
+
+
+def set_enable_autotune(enable, filepath_prefix=None):
+    _options.update(enable_autotune=_bool(enable))
+
+
+def get_enable_autotune():
+    return _options.snapshot().enable_autotune
+
+
+def set_autotune_interval(interval):
+    if isinstance(interval, bool) or not isinstance(interval, int):
+        raise TypeError("interval isn't of type int.")
+    if interval < 0:
+        raise ValueError(f"Interval given is not within the required range [0, INT32_MAX({INT32_MAX})].")
+    _options.update(autotune_interval=interval)
+
+
+def get_autotune_interval():
+    return _options.snapshot().autotune_interval
+
+
+def set_numa_enable(numa_enable):
+    _options.update(numa_enable=_bool(numa_enable, "numa_enable"))
+
+
+def get_numa_enable():
+    return _options.snapshot().numa_enable
+
+
+def set_fast_recovery(fast_recovery):
+    _options.update(fast_recovery=_bool(fast_recovery, "fast_recovery"))
+
+
+def get_fast_recovery():
+    return _options.snapshot().fast_recovery
+
+
+def set_dynamic_shape(is_dynamic):
+    _options.update(dynamic_shape=_bool(is_dynamic, "is_dynamic"))
+
+
+def get_dynamic_shape():
+    return _options.snapshot().dynamic_shape
+
+
+def set_auto_offload(offload):
+    _options.update(auto_offload=_bool(offload, "offload"))
+
+
+def get_auto_offload():
+    return _options.snapshot().auto_offload
+
+
+def set_iterator_mode(do_copy=False, parallel_convert=False):
+    _options.update(iterator_do_copy=_bool(do_copy, "do_copy"),
+                    iterator_parallel_convert=_bool(parallel_convert, "parallel_convert"))
+
+
+def get_iterator_mode():
+    o = _options.snapshot()
+    return {"do_copy": o.iterator_do_copy, "parallel_convert": o.iterator_parallel_convert}
+
+
+def set_video_backend(backend):
+    if backend not in ("CPU", "Ascend"):
+        raise ValueError("Input backend is not within the valid set of ['CPU', 'Ascend'].")
+    _options.update(video_backend=backend)
+
+
+def get_video_backend():
+    return _options.snapshot().video_backend
+
+
+def set_sending_batches(batch_num):
+    check_int(batch_num, "batch_num")
+    _options.update(sending_batches=batch_num)
+
+
+_LOADABLE = {
+    "seed": set_seed, "numParallelWorkers": set_num_parallel_workers, "opConnectorSize": set_prefetch_size,
+    "monitorSamplingInterval": set_monitor_sampling_interval, "callbackTimeout": set_callback_timeout,
+}
+
+
+def load(file):
+    """Reads settings from a JSON file with MindSpore's config keys (seed, numParallelWorkers, ...)."""
+    if not isinstance(file, (str, os.PathLike)):
+        raise TypeError(f"file isn't of type str, but got {type(file)}.")
+    try:
+        with open(file, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        raise RuntimeError(f"Failed to load config file {file}: {e}") from e
+    for key, setter in _LOADABLE.items():
+        if key in data:
+            setter(data[key])
