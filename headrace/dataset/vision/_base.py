@@ -1,0 +1,93 @@
+"""Base of the vision operations.
+
+How a vision op plugs in (read this if you add one)
+---------------------------------------------------
+Subclass :class:`ImageTensorOperation` (it checks MindSpore's eager input rule: only a NumPy
+array or a PIL image is accepted) and write
+
+* ``__init__``: check arguments with ``headrace._util.checks`` and the ``check_*`` helpers in
+  ``headrace.dataset.vision._checks`` (MindSpore's messages); precompute everything a call needs
+  (tables, interpolation codes, kernel sizes). No validation work per call.
+* ``_run(self, img)``: the NumPy/OpenCV kernel (MindSpore's C++ op). ``img`` is an ndarray
+  (a PIL image given to a NumPy-only op has gone through ``np.asarray``). Return an ndarray.
+  Check the rank/channels with :func:`require_image` and raise :func:`op_error` for bad input:
+  a ``RuntimeError`` whose text starts with the op name, e.g. ``"Resize: the image tensor should
+  have at least two dimensions. You may need to perform Decode first."``.
+* ``_run_pil(self, img)`` (optional): the Pillow kernel (MindSpore's Python op); runs when the
+  input is a single ``PIL.Image``. Return a PIL image. Ops without it get ``np.asarray(img)``.
+* class attributes: ``implementation`` (None when both kernels exist, ``Implementation.C`` for
+  NumPy only); ``random = True`` for random ops, which draw from
+  ``headrace._util.rng.sample_rng()`` inside ``_run`` / ``_run_pil`` (never global RNG state).
+  Draw the same numbers in the same order in both kernels, so NumPy and Pillow paths agree.
+* Pillow-only ops (MindSpore's PY ops: ToPIL, Grayscale, RandomErasing, ...) subclass
+  :class:`PyImageOperation` and define only ``_run_pil``.
+
+Minimal example::
+
+    class Invert(ImageTensorOperation):
+        def _run(self, img):
+            require_image(img, "Invert", channels=(3,))
+            return 255 - img            # (dtype handling omitted)
+
+        def _run_pil(self, img):
+            return ImageOps.invert(img)
+
+Kernels that are shared between ops live in ``headrace.dataset.vision._kernels`` as plain
+functions on arrays (no op objects), so they can be benchmarked and fused.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from PIL import Image
+
+from headrace.dataset.transforms._base import Implementation, PyTensorOperation, TensorOperation
+
+__all__ = ["ImageTensorOperation", "Implementation", "PyImageOperation", "is_pil", "op_error",
+           "require_image"]
+
+
+def is_pil(value: Any) -> bool:
+    """Whether ``value`` is a PIL image."""
+    return isinstance(value, Image.Image)
+
+
+class ImageTensorOperation(TensorOperation):
+    """Base of vision ops: accepts only NumPy arrays or PIL images, else ``TypeError``."""
+
+    def __call__(self, *args: Any) -> Any:
+        for a in args:
+            if not isinstance(a, (np.ndarray, Image.Image)):
+                raise TypeError(f"Input should be NumPy or PIL image, got {type(a)}.")
+        return TensorOperation.__call__(self, *args)
+
+
+class PyImageOperation(PyTensorOperation):
+    """Base of Pillow-only vision ops (implementation PY): ``_run_pil`` runs on any input."""
+
+
+def op_error(op: str, detail: str) -> RuntimeError:
+    """The error a kernel raises for bad input: ``RuntimeError("<op>: <detail>")``."""
+    return RuntimeError(f"{op}: {detail}")
+
+
+def require_image(img: np.ndarray, op: str, *, ranks: Sequence[int] = (2, 3),
+                  channels: Sequence[int] | None = None) -> None:
+    """Raises ``op_error`` unless ``img`` has one of ``ranks`` and (for HWC) one of ``channels``.
+
+    Args:
+        img: the array a kernel got.
+        op: the op name for the message.
+        ranks: accepted numbers of dimensions. Default: (2, 3) (HW or HWC).
+        channels: accepted channel counts for 3-D input; None accepts any.
+    """
+    nd = img.ndim
+    if nd not in ranks:
+        if nd < 2:
+            raise op_error(op, "the image tensor should have at least two dimensions. You may need "
+                               "to perform Decode first.")
+        raise op_error(op, f"input tensor is not in shape of <H,W> or <H,W,C>, but got rank: {nd}")
+    if channels is not None and nd == 3 and img.shape[2] not in channels:
+        raise op_error(op, f"the channel of the input image of shape <H,W,C> is not "
+                           f"{' or '.join(str(c) for c in channels)}, but got: {img.shape[2]}")
