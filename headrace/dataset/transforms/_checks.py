@@ -1,0 +1,110 @@
+"""Argument checks with the messages MindSpore's transforms give (same words, same order of checks).
+
+``headrace._util.checks`` words its type errors for the dataset API; the transform ops need the
+exact texts users of ``mindspore.dataset.transforms`` / ``vision`` match on (for example
+``Argument prob with value a is not of type [<class 'float'>, <class 'int'>], but got <class 'str'>.``),
+so they use these helpers. Constructors call them once; nothing here runs per sample.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Sequence
+
+UINT8_MAX = 255
+INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+INT64_MAX = 2**63 - 1
+UINT32_MAX = 2**32 - 1
+FLOAT_MAX_INTEGER = 16777216
+FLOAT_MIN_INTEGER = -16777216
+
+
+def _shown(value: Any) -> Any:
+    return '""' if isinstance(value, str) and value == "" else value
+
+
+def type_check(value: Any, types: tuple, name: str) -> None:
+    """TypeError unless ``value`` is one of ``types``; a bool never passes as an int."""
+    if int in types and bool not in types and isinstance(value, bool):
+        raise TypeError(f"Argument {name} with value {_shown(value)} is not of type {types}, "
+                        f"but got {type(value)}.")
+    if not isinstance(value, types):
+        raise TypeError(f"Argument {name} with value {_shown(value)} is not of type {list(types)}, "
+                        f"but got {type(value)}.")
+
+
+def type_check_list(values: Any, types: tuple, name: str) -> None:
+    """Checks that ``values`` is a list/tuple whose items are all of ``types`` (``name[i]``)."""
+    type_check(values, (list, tuple), name)
+    for i, v in enumerate(values):
+        type_check(v, types, f"{name}[{i}]")
+
+
+def check_value(value: Any, bounds: Sequence[Any], name: str = "", left_open: bool = False,
+                right_open: bool = False) -> None:
+    """ValueError unless ``value`` lies in the interval (ends open as asked)."""
+    lo, hi = bounds[0], bounds[1]
+    below = value <= lo if left_open else value < lo
+    above = value >= hi if right_open else value > hi
+    if below or above:
+        label = f"{name} " if name else ""
+        raise ValueError(f"Input {label}is not within the required interval of "
+                         f"{'(' if left_open else '['}{lo}, {hi}{')' if right_open else ']'}.")
+
+
+def check_range(values: Sequence[Any], bounds: Sequence[Any], name: str = "") -> None:
+    """ValueError unless ``bounds[0] <= values[0] <= values[1] <= bounds[1]``."""
+    if not bounds[0] <= values[0] <= values[1] <= bounds[1]:
+        label = f"{name} " if name else ""
+        raise ValueError(f"Input {label}is not within the required interval of [{bounds[0]}, {bounds[1]}].")
+
+
+def check_positive(value: Any, name: str = "") -> None:
+    if value <= 0:
+        label = f"{name} " if name else ""
+        raise ValueError(f"Input {label}must be greater than 0.")
+
+
+def check_uint8(value: Any, name: str = "") -> None:
+    type_check(value, (int,), name)
+    check_value(value, (0, UINT8_MAX), name)
+
+
+def check_pos_int32(value: Any, name: str = "") -> None:
+    type_check(value, (int,), name)
+    check_value(value, (1, INT32_MAX), name)
+
+
+def check_non_negative_int32(value: Any, name: str = "") -> None:
+    type_check(value, (int,), name)
+    check_value(value, (0, INT32_MAX), name)
+
+
+def check_float32(value: Any, name: str = "") -> None:
+    type_check(value, (float, int), name)
+    check_value(value, (FLOAT_MIN_INTEGER, FLOAT_MAX_INTEGER), name)
+
+
+def check_non_negative_float32(value: Any, name: str = "") -> None:
+    type_check(value, (float, int), name)
+    check_value(value, (0, FLOAT_MAX_INTEGER), name)
+
+
+def check_pos_float32(value: Any, name: str = "") -> None:
+    type_check(value, (float, int), name)
+    check_value(value, (0, FLOAT_MAX_INTEGER), name, left_open=True)
+
+
+def check_prob(prob: Any, name: str = "prob") -> float:
+    """A probability in [0, 1] (int or float), MindSpore's wording; returns it as a float."""
+    type_check(prob, (float, int), name)
+    check_value(prob, (0.0, 1.0), name)
+    return float(prob)
+
+
+def check_2tuple(value: Any, name: str) -> None:
+    if not (isinstance(value, tuple) and len(value) == 2):
+        raise ValueError(f"Value {name} needs to be a 2-tuple.")
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Number) and not isinstance(value, bool)
