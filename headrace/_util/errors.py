@@ -7,6 +7,7 @@ exception is chained as ``__cause__``.
 """
 from __future__ import annotations
 
+import os
 import traceback
 from typing import Sequence
 
@@ -20,15 +21,23 @@ def _section(title: str, body: str) -> str:
     return f"{RULE}\n- {title}: \n{RULE}\n{body}\n"
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def format_traceback(exc: BaseException) -> str:
-    """The exception's traceback text, as Python prints it."""
-    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip("\n")
+    """The exception's traceback text, as Python prints it, without headrace's own leading frames
+    (the user's code is what the reader needs to see)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None and \
+            os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb)).rstrip("\n")
 
 
-def where(op: str, columns: Sequence[str] | None = None, index: int | None = None,
+def where(columns: Sequence[str] | None = None, index: int | None = None,
           file: str | None = None) -> str:
-    """'op X, column(s) [..], sample index N, file F' - the location part of a pipeline message."""
-    parts = [f"operation: [{op}]"]
+    """'column(s): [..], sample index: N, file: F' - the location part of a pipeline message."""
+    parts = []
     if columns:
         parts.append(f"column{'s' if len(columns) > 1 else ''}: {list(columns)}")
     if index is not None:
@@ -42,7 +51,7 @@ class PipelineError(RuntimeError):
     """A failure while the pipeline ran.
 
     Attributes:
-        op: name of the operation that failed (``Map[PyFunc]``, ``GeneratorDataset``, ...).
+        op: the operation that failed, as users read it ("map operation: [PyFunc]", "GeneratorDataset").
         columns: the columns it was working on, when known.
         index: the sample (or batch) index, when known.
         file: the file being read, when there is one.
@@ -62,14 +71,25 @@ class PipelineError(RuntimeError):
         super().__init__(self._render())
 
     def _render(self) -> str:
-        loc = where(self.op, self.columns, self.index, self.file)
+        loc = where(self.columns, self.index, self.file)
+        at = f" at {loc}" if loc else ""
         if self.python_stack is not None:
             head = USER_HEADLINE
-            stack = f"{self.op} failed at {loc}. Error description:\n{self.python_stack}"
-            body = f"[ERROR] {USER_CODE_FAILED}\n[ERROR] {self.detail} ({loc})"
+            stack = f"{self.op} failed{at}. Error description:\n{self.python_stack}"
+            body = f"[ERROR] {USER_CODE_FAILED}\n[ERROR] {self.op}: {self.detail}"
             return f"{head}\n\n{_section('Python Call Stack', stack)}\n{_section('Dataset Pipeline Error Message', body)}\n"
-        body = f"[ERROR] {self.op} failed. {self.detail} ({loc})"
+        body = f"[ERROR] {self.op} failed{at}. {self.detail}"
         return f"{ENGINE_HEADLINE}\n\n{_section('Dataset Pipeline Error Message', body)}\n"
+
+    def with_location(self, columns: Sequence[str] | None, index: int | None) -> "PipelineError":
+        """The same error with the columns and index filled in where they were unknown."""
+        if (self.columns or not columns) and (self.index is not None or index is None):
+            return self
+        err = PipelineError(self.op, self.detail, columns=self.columns or columns,
+                            index=self.index if self.index is not None else index, file=self.file,
+                            python_stack=self.python_stack)
+        err.__cause__ = self.__cause__
+        return err
 
     def __reduce__(self):  # keep picklable across worker processes
         return (_rebuild, (self.op, self.detail, self.columns, self.index, self.file, self.python_stack))

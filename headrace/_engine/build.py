@@ -1,0 +1,50 @@
+"""Plan -> iterator tree. Each call builds fresh iterators, so one plan serves many iterators."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from headrace._engine import plan as P
+from headrace._engine.ops.base import BuildContext, OpIter
+from headrace._engine.ops.batch import BatchIter, BucketBatchIter
+from headrace._engine.ops.columns import SelectIter
+from headrace._engine.ops.combine import ConcatIter, ZipIter
+from headrace._engine.ops.flat_map import FlatMapIter
+from headrace._engine.ops.map import FilterIter, MapIter
+from headrace._engine.ops.repeat import RepeatIter
+from headrace._engine.ops.shuffle import ShuffleIter
+from headrace._engine.ops.slice import SkipIter, TakeIter
+from headrace._engine.ops.source import RandomAccessIter, StreamIter
+
+_UNARY: dict[type, Callable[..., OpIter]] = {
+    P.MapNode: MapIter,
+    P.FilterNode: FilterIter,
+    P.BatchNode: BatchIter,
+    P.BucketBatchNode: BucketBatchIter,
+    P.ShuffleNode: ShuffleIter,
+    P.RepeatNode: RepeatIter,
+    P.TakeNode: TakeIter,
+    P.SkipNode: SkipIter,
+    P.SelectNode: SelectIter,
+}
+
+
+def plan_of(value: Any) -> P.Node:
+    """Accepts a plan node or anything carrying one (a public Dataset) as ``_plan``."""
+    return value if isinstance(value, P.Node) else value._plan
+
+
+def build(node: Any, ctx: BuildContext) -> OpIter:
+    node = plan_of(node)
+    kind = type(node)
+    if kind is P.RandomAccessNode:
+        return RandomAccessIter(ctx, node)
+    if kind is P.StreamNode:
+        return StreamIter(ctx, node)
+    if kind is P.ZipNode:
+        return ZipIter(ctx, tuple(build(c, ctx) for c in node.children))
+    if kind is P.ConcatNode:
+        return ConcatIter(ctx, node, tuple(build(c, ctx) for c in node.children))
+    if kind is P.FlatMapNode:
+        return FlatMapIter(ctx, node, build(node.children[0], ctx), build)
+    parent = build(node.children[0], ctx)
+    return _UNARY[kind](ctx, node, parent)

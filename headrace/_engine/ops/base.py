@@ -1,0 +1,92 @@
+"""The contract every operation's iterator follows.
+
+An ``OpIter`` produces the rows of one *pass* over its input. The owner calls ``reset(p)`` to
+start pass ``p`` (pass numbers are explicit, so a pass's rows are a pure function of ``p`` and
+the seed), then ``next()`` until ``StopIteration``. ``skip(n)`` moves past ``n`` rows as cheaply
+as the op allows (a random-access source just advances a counter) and returns how many it
+skipped: this is how a checkpoint is restored (``reset(epoch)`` + ``skip(step)``), so the output
+after a restore is exactly the rest of the uninterrupted run.
+
+Ops whose next pass depends on more than the pass number (the buffer shuffle's random stream)
+report that through ``pass_state()`` / ``restore_pass_state()``: small JSON-able dicts keyed by
+the op's id in the tree.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from headrace._util.types import Row
+
+
+class BuildContext:
+    """What building an iterator tree hands every op: the seed, the options, fresh op ids."""
+
+    def __init__(self, seed: int, options: Any) -> None:
+        self.seed = seed
+        self.options = options
+        self._next_id = 0
+        self.ops: list["OpIter"] = []
+
+    def register(self, op: "OpIter") -> int:
+        self._next_id += 1
+        self.ops.append(op)
+        return self._next_id
+
+
+class OpIter:
+    """Base of all op iterators. Subclasses implement ``_reset``, ``__next__`` and may override
+    ``skip``, ``pass_state`` and ``restore_pass_state``."""
+
+    name = "Op"
+
+    def __init__(self, ctx: BuildContext, parents: tuple["OpIter", ...] = ()) -> None:
+        self.ctx = ctx
+        self.parents = parents
+        self.op_id = ctx.register(self)
+        self.pass_index = -1
+        self._closed = False
+
+    @property
+    def parent(self) -> "OpIter":
+        return self.parents[0]
+
+    def reset(self, pass_index: int) -> None:
+        self.pass_index = pass_index
+        self._reset(pass_index)
+
+    def _reset(self, pass_index: int) -> None:
+        for p in self.parents:
+            p.reset(pass_index)
+
+    def __iter__(self) -> Iterator[Row]:
+        return self
+
+    def __next__(self) -> Row:
+        raise NotImplementedError
+
+    def skip(self, n: int) -> int:
+        """Moves past up to ``n`` rows of this pass; returns how many were skipped."""
+        done = 0
+        while done < n:
+            try:
+                self.__next__()
+            except StopIteration:
+                break
+            done += 1
+        return done
+
+    def pass_state(self) -> dict | None:
+        return None
+
+    def restore_pass_state(self, state: dict) -> None:
+        pass
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for p in self.parents:
+            p.close()
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,287 @@
+"""Batch (with per_batch_map and padding) and bucket-by-length batching."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from headrace._engine.ops.base import BuildContext, OpIter
+from headrace._engine.ops.map import make_assembler
+from headrace._engine.parallel.ordered import OrderedThreadPool
+from headrace._util import rng
+from headrace._util.arrays import to_array
+from headrace._util.errors import PipelineError, user_error
+from headrace._util.types import Row
+
+
+class BatchInfo:
+    """What a callable batch size or a per_batch_map learns about the batch being built."""
+
+    __slots__ = ("_batch_num", "_epoch_num")
+
+    def __init__(self, batch_num: int, epoch_num: int) -> None:
+        self._batch_num = batch_num
+        self._epoch_num = epoch_num
+
+    def get_batch_num(self) -> int:
+        return self._batch_num
+
+    def get_epoch_num(self) -> int:
+        return self._epoch_num
+
+
+def collate(values: Sequence[np.ndarray], col: int, name: str, op: str = "batch operation",
+            pad: tuple[Sequence[int | None] | None, Any] | None = None) -> np.ndarray:
+    """Stacks one column of a batch into one array, padding first when ``pad`` is given."""
+    first = values[0]
+    if pad is not None:
+        values = pad_values(values, pad)
+        first = values[0]
+    dtype, shape = first.dtype, first.shape
+    for v in values:
+        if v.shape != shape:
+            raise PipelineError(op, f"Cannot batch tensors with different shapes in column {col} ({name!r}). "
+                                f"First element had shape {_fmt(shape)} and this element had shape {_fmt(v.shape)}. "
+                                "Use padded_batch (pad_info) or a per_batch_map to batch rows of different shapes.",
+                                columns=[name])
+        if v.dtype != dtype and not (v.dtype.kind in "US" and v.dtype.kind == dtype.kind):
+            raise PipelineError(op, f"Cannot batch tensors with different types in column {col} ({name!r}): "
+                                f"{dtype} and {v.dtype}. Cast them to one type first (TypeCast).",
+                                columns=[name])
+    return np.stack(values)
+
+
+def _fmt(shape: tuple[int, ...]) -> str:
+    return "<" + ",".join(str(s) for s in shape) + ">"
+
+
+def pad_values(values: Sequence[np.ndarray], pad: tuple[Sequence[int | None] | None, Any],
+               boundary: int | None = None) -> list[np.ndarray]:
+    """Pads every array to the target shape: given dims, or the batch's largest where None."""
+    shape, value = pad
+    rank = values[0].ndim
+    biggest = [max(v.shape[d] for v in values) for d in range(rank)]
+    if shape is None:
+        target = biggest
+    else:
+        if len(shape) != rank:
+            raise PipelineError("padded_batch operation", f"pad_shape {list(shape)} has rank {len(shape)} "
+                                f"but the column has rank {rank}.")
+        target = [biggest[d] if s is None else s for d, s in enumerate(shape)]
+    if boundary is not None and rank:
+        target[0] = max(target[0], boundary)
+    out = []
+    for v in values:
+        if list(v.shape) == target:
+            out.append(v)
+            continue
+        if any(s > t for s, t in zip(v.shape, target)):
+            raise PipelineError("padded_batch operation", f"a row of shape {list(v.shape)} is larger than "
+                                f"the pad shape {target}.")
+        fill = (b"" if v.dtype.kind == "S" else "") if v.dtype.kind in "US" else (0 if value is None else value)
+        padded = np.full(target, fill, dtype=v.dtype)
+        padded[tuple(slice(0, s) for s in v.shape)] = v
+        out.append(padded)
+    return out
+
+
+class BatchIter(OpIter):
+    name = "batch operation"
+
+    def __init__(self, ctx: BuildContext, node: Any, parent: OpIter) -> None:
+        super().__init__(ctx, (parent,))
+        self.node = node
+        self._cols = node.children[0].columns
+        self._batch_num = 0
+        self._done = False
+        self._assemble = make_assembler(node.layout) if node.per_batch_map else None
+        self._pool = (OrderedThreadPool(self._finish, node.num_workers, "hr-batch")
+                      if node.per_batch_map is not None and node.num_workers > 1 else None)
+        self._window = node.num_workers * 2
+        self._error: BaseException | None = None
+
+    def _reset(self, pass_index: int) -> None:
+        if self._pool is not None:
+            self._pool.cancel_all()
+        self._error = None
+        super()._reset(pass_index)
+        self._batch_num = 0
+        self._done = False
+
+    def _size(self) -> int:
+        bs = self.node.batch_size
+        if isinstance(bs, int):
+            return bs
+        info = BatchInfo(self._batch_num, self.pass_index)
+        try:
+            size = bs(info)
+        except Exception as e:
+            raise user_error("batch operation: [batch_size]", e, index=self._batch_num) from e
+        if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise PipelineError("batch operation", f"the batch_size function returned {size!r}; it must "
+                                "return a positive int.", index=self._batch_num)
+        return int(size)
+
+    def _gather(self) -> tuple[list[Row], int] | None:
+        if self._done:
+            return None
+        size = self._size()
+        rows: list[Row] = []
+        parent = self.parent
+        try:
+            for _ in range(size):
+                rows.append(next(parent))
+        except StopIteration:
+            self._done = True
+        if not rows or (len(rows) < size and self.node.drop_remainder):
+            return None
+        num = self._batch_num
+        self._batch_num += 1
+        return rows, num
+
+    def _finish(self, job: tuple[list[Row], int]) -> Row:
+        rows, num = job
+        node = self.node
+        cols = self._cols
+        if node.per_batch_map is None:
+            pad = node.pad_info or {}
+            return tuple(collate([r[c] for r in rows], c, cols[c], pad=pad.get(c)) for c in range(len(cols)))
+        rng.set_sample_key((self.ctx.seed, self.op_id, self.pass_index, num))
+        ins = [[r[c] for r in rows] for c in node.input_idx]
+        names = [cols[c] for c in node.input_idx]
+        try:
+            out = node.per_batch_map(*ins, BatchInfo(num, self.pass_index))
+        except Exception as e:
+            raise user_error("batch operation: [per_batch_map]", e, columns=names, index=num) from e
+        if type(out) is not tuple:
+            out = (out,)
+        if len(out) != node.out_count:
+            raise PipelineError("batch operation: [per_batch_map]", f"per_batch_map returned {len(out)} "
+                                f"column(s) but {node.out_count} are expected (set output_columns).",
+                                columns=names, index=num)
+        out_arrays = [self._to_batch(v, j) for j, v in enumerate(out)]
+        rest = [None] * len(cols)
+        for c in range(len(cols)):
+            if c not in node.input_idx:
+                rest[c] = collate([r[c] for r in rows], c, cols[c])
+        return self._assemble(tuple(rest), out_arrays)
+
+    def _to_batch(self, value: Any, j: int) -> np.ndarray:
+        if isinstance(value, (list, tuple)) and value and isinstance(value[0], np.ndarray):
+            return collate([to_array(v) for v in value], j, self.node.columns[j] if j < len(self.node.columns) else str(j))
+        return to_array(value)
+
+    def __next__(self) -> Row:
+        if self._pool is None:
+            job = self._gather()
+            if job is None:
+                raise StopIteration
+            try:
+                return self._finish(job)
+            except PipelineError as e:
+                if e.index is None:
+                    e = PipelineError(e.op, e.detail, columns=e.columns, index=job[1], python_stack=e.python_stack)
+                raise e from e.__cause__
+        while self._pool.pending < self._window:
+            job = self._gather()
+            if job is None:
+                break
+            self._pool.submit(job)
+        if not self._pool.pending:
+            raise StopIteration
+        return self._pool.get()
+
+    def skip(self, n: int) -> int:
+        if self._pool is not None:
+            self._pool.cancel_all()
+        done = 0
+        while done < n and not self._done:
+            size = self._size()
+            k = self.parent.skip(size)
+            if k < size:
+                self._done = True
+                if k == 0 or self.node.drop_remainder:
+                    break
+            self._batch_num += 1
+            done += 1
+        return done
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+        super().close()
+
+
+class BucketBatchIter(OpIter):
+    """Groups rows into buckets by length; a full bucket becomes a (padded) batch."""
+
+    name = "bucket_batch_by_length operation"
+
+    def __init__(self, ctx: BuildContext, node: Any, parent: OpIter) -> None:
+        super().__init__(ctx, (parent,))
+        self.node = node
+        self._cols = node.children[0].columns
+        self._buckets: list[list[Row]] = [[] for _ in node.batch_sizes]
+        self._flush: list[int] = []
+        self._parent_done = False
+        self._seen = 0
+
+    def _reset(self, pass_index: int) -> None:
+        super()._reset(pass_index)
+        self._buckets = [[] for _ in self.node.batch_sizes]
+        self._flush = []
+        self._parent_done = False
+        self._seen = 0
+
+    def _length(self, row: Row, index: int) -> int:
+        node = self.node
+        ins = [row[i] for i in node.length_idx]
+        if node.length_fn is None:
+            return int(ins[0].shape[0]) if ins[0].ndim else 1
+        try:
+            return int(node.length_fn(*ins))
+        except Exception as e:
+            raise user_error("bucket_batch_by_length operation: [element_length_function]", e,
+                             columns=[self._cols[i] for i in node.length_idx], index=index) from e
+
+    def _bucket_of(self, length: int) -> int:
+        for b, bound in enumerate(self.node.boundaries):
+            if length < bound:
+                return b
+        return len(self.node.boundaries)
+
+    def _emit(self, b: int) -> Row:
+        rows, self._buckets[b] = self._buckets[b], []
+        node = self.node
+        boundary = None
+        if node.pad_to_bucket_boundary and b < len(node.boundaries):
+            boundary = node.boundaries[b] - 1
+        out = []
+        for c, name in enumerate(self._cols):
+            values = [r[c] for r in rows]
+            pad = (node.pad_info or {}).get(c)
+            if pad is not None:
+                values = pad_values(values, pad, boundary)
+            out.append(collate(values, c, name, op=self.name))
+        return tuple(out)
+
+    def __next__(self) -> Row:
+        while not self._parent_done:
+            try:
+                row = next(self.parent)
+            except StopIteration:
+                self._parent_done = True
+                self._flush = [b for b, rows in enumerate(self._buckets) if rows]
+                break
+            b = self._bucket_of(self._length(row, self._seen))
+            self._seen += 1
+            self._buckets[b].append(row)
+            if len(self._buckets[b]) == self.node.batch_sizes[b]:
+                return self._emit(b)
+        while self._flush:
+            b = self._flush.pop(0)
+            if self.node.drop_remainder:
+                self._buckets[b] = []
+                continue
+            return self._emit(b)
+        raise StopIteration

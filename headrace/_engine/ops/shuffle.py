@@ -1,0 +1,87 @@
+"""Buffer shuffle: MindSpore's reservoir-style shuffle over a window of ``buffer_size`` rows.
+
+Fill the buffer; then repeatedly draw a slot uniformly among the live rows, emit it, move the
+last live row into the hole and append the next input row (or shrink once the input is done).
+The random stream continues across passes; ``pass_state`` records where it stood when the pass
+began so that a restored iterator replays the same pass.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from headrace._engine.ops.base import BuildContext, OpIter
+import numpy as np
+
+from headrace._util.types import Row
+
+
+class ShuffleIter(OpIter):
+    def __init__(self, ctx: BuildContext, node: Any, parent: OpIter) -> None:
+        super().__init__(ctx, (parent,))
+        self._size = node.buffer_size
+        seed = node.seed if node.seed is not None else ctx.seed
+        self._rng = _BufferRng(seed)
+        self._buf: list[Row] = []
+        self._parent_done = False
+        self._pass_start: dict | None = None
+        self._restore: dict | None = None
+        self.name = f"Shuffle(buffer_size={node.buffer_size})"
+
+    def _reset(self, pass_index: int) -> None:
+        super()._reset(pass_index)
+        self._buf = []
+        self._parent_done = False
+        if self._restore is not None and self._restore["pass"] == pass_index:
+            self._rng.set_state(self._restore["rng"])
+            self._restore = None
+        self._pass_start = {"pass": pass_index, "rng": self._rng.get_state()}
+
+    def pass_state(self) -> dict | None:
+        return self._pass_start
+
+    def restore_pass_state(self, state: dict) -> None:
+        """Called before the tree is reset: the pass ``state['pass']`` starts from this stream state."""
+        self._restore = state
+
+    def __next__(self) -> Row:
+        buf = self._buf
+        if not self._parent_done:
+            parent = self.parent
+            try:
+                while len(buf) < self._size:
+                    buf.append(next(parent))
+            except StopIteration:
+                self._parent_done = True
+        if not buf:
+            raise StopIteration
+        slot = self._rng.below(len(buf))
+        row = buf[slot]
+        last = buf.pop()
+        if slot < len(buf):
+            buf[slot] = last
+        if not self._parent_done:
+            try:
+                buf.append(next(self.parent))
+            except StopIteration:
+                self._parent_done = True
+        return row
+
+
+class _BufferRng:
+    """Interim stream (PCG64) until the MindSpore-exact mt19937_64 shuffler is wired in."""
+
+    def __init__(self, seed: int) -> None:
+        self.set_state({"seed": int(seed), "draws": 0})
+
+    def below(self, n: int) -> int:
+        self._draws += 1
+        return int(self._gen.integers(0, 1 << 63)) % n
+
+    def get_state(self) -> dict:
+        return {"seed": self._seed, "draws": self._draws}
+
+    def set_state(self, state: dict) -> None:
+        self._seed, self._draws = int(state["seed"]), int(state["draws"])
+        self._gen = np.random.Generator(np.random.PCG64(self._seed))
+        if self._draws:
+            self._gen.integers(0, 1 << 63, size=self._draws)

@@ -1,0 +1,1 @@
+"""Worker pools that keep input order."""

@@ -1,0 +1,171 @@
+"""Plan nodes: frozen descriptions of a pipeline. Building iterators from them is build.py's job.
+
+Every node knows its output column names and, where it can tell without reading data, its size
+(rows per pass; None when only iterating can tell).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable, Sequence
+
+from headrace._util.types import IndexSampler
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Node:
+    children: tuple["Node", ...]
+    columns: tuple[str, ...]
+
+    def size(self) -> int | None:
+        return self.children[0].size() if self.children else None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RandomAccessNode(Node):
+    """Reads ``source`` at the indices ``sampler`` plans for each pass."""
+    source: Any
+    sampler: IndexSampler
+    name: str = "Source"
+    num_workers: int = 1
+    labels: Callable[[], Any] | None = None
+
+    def size(self) -> int:
+        return self.sampler.num_samples(len(self.source))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class StreamNode(Node):
+    """Reads ``source.iterate()`` front to back, at most ``num_samples`` rows when set."""
+    source: Any
+    name: str = "Source"
+    num_samples: int | None = None
+    known_len: int | None = None
+    shard: tuple[int, int] | None = None  # (num_shards, shard_id): keep every num_shards-th row
+
+    def size(self) -> int | None:
+        n = self.known_len
+        if n is None:
+            return None
+        if self.shard is not None:
+            shards, sid = self.shard
+            n = math.ceil(n / shards)
+        return n if self.num_samples is None else min(n, self.num_samples)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class MapNode(Node):
+    """Applies ``fn(*input columns) -> value or tuple`` per row; outputs replace the inputs in place."""
+    fn: Callable[..., Any]
+    input_idx: tuple[int, ...]
+    out_names: tuple[str, ...]
+    layout: tuple[tuple[str, int], ...]   # per output column: ("in", i) or ("out", j)
+    name: str = "Map"
+    num_workers: int = 1
+    processes: bool = False
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class FilterNode(Node):
+    predicate: Callable[..., Any]
+    input_idx: tuple[int, ...]
+    num_workers: int = 1
+
+    def size(self) -> None:
+        return None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class BatchNode(Node):
+    batch_size: int | Callable[[Any], int]
+    drop_remainder: bool = False
+    per_batch_map: Callable[..., Any] | None = None
+    input_idx: tuple[int, ...] = ()
+    layout: tuple[tuple[str, int], ...] = ()
+    out_count: int = 0
+    pad_info: dict[int, tuple[Sequence[int | None] | None, Any]] | None = None  # by column index
+    num_workers: int = 1
+
+    def size(self) -> int | None:
+        n = self.children[0].size()
+        if n is None or not isinstance(self.batch_size, int):
+            return None
+        return n // self.batch_size if self.drop_remainder else math.ceil(n / self.batch_size)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class BucketBatchNode(Node):
+    length_idx: tuple[int, ...]
+    boundaries: tuple[int, ...]
+    batch_sizes: tuple[int, ...]
+    length_fn: Callable[..., Any] | None
+    pad_info: dict[int, tuple[Sequence[int | None] | None, Any]] | None
+    pad_to_bucket_boundary: bool
+    drop_remainder: bool
+
+    def size(self) -> None:
+        return None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ShuffleNode(Node):
+    buffer_size: int
+    seed: int | None  # the config seed captured when the node was made (None: unseeded)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RepeatNode(Node):
+    count: int | None  # None: forever
+
+    def size(self) -> int | None:
+        n = self.children[0].size()
+        if self.count is None:
+            return None if n != 0 else 0
+        return None if n is None else n * self.count
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TakeNode(Node):
+    count: int
+
+    def size(self) -> int | None:
+        n = self.children[0].size()
+        return None if n is None else min(n, self.count)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SkipNode(Node):
+    count: int
+
+    def size(self) -> int | None:
+        n = self.children[0].size()
+        return None if n is None else max(0, n - self.count)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ZipNode(Node):
+    def size(self) -> int | None:
+        sizes = [c.size() for c in self.children]
+        return None if None in sizes else min(sizes)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ConcatNode(Node):
+    def size(self) -> int | None:
+        sizes = [c.size() for c in self.children]
+        return None if None in sizes else sum(sizes)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SelectNode(Node):
+    """Project / rename: output column j is input column ``index[j]``."""
+    index: tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class FlatMapNode(Node):
+    """``fn(*row) -> plan Node``; the rows of each returned pipeline follow one another."""
+    fn: Callable[..., Any]
+
+    def size(self) -> None:
+        return None

@@ -1,0 +1,53 @@
+"""Turning the values user code produces into the NumPy arrays a pipeline carries."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_ndarray = np.ndarray
+
+
+def to_array(value: Any) -> np.ndarray:
+    """Converts one column value with MindSpore's rules (as under NumPy 1).
+
+    int -> int64, float -> float64, bool -> bool, str -> '<U', bytes -> '|S', list/tuple -> array,
+    NumPy scalar -> 0-d array of its dtype, PIL image -> HWC uint8 array, ndarray -> itself,
+    dict -> itself (a Python object column).
+    """
+    if type(value) is _ndarray:
+        return value
+    if isinstance(value, _ndarray):  # subclasses (our Tensor) become plain arrays
+        return value.view(_ndarray)
+    if isinstance(value, bool):
+        return np.array(value, dtype=np.bool_)
+    if isinstance(value, int):
+        return np.array(value, dtype=np.int64)
+    if isinstance(value, float):
+        return np.array(value, dtype=np.float64)
+    if isinstance(value, (str, bytes, np.generic)):
+        return np.array(value)
+    if isinstance(value, dict):
+        return value  # a dict travels as one Python object column (map functions read it)
+    if hasattr(value, "asnumpy"):
+        return np.asarray(value.asnumpy())
+    if hasattr(value, "getbands") and hasattr(value, "mode"):  # PIL image, without importing PIL
+        return np.asarray(value)
+    if isinstance(value, (list, tuple)):
+        arr = np.array(value)
+        if arr.dtype == np.int32 and _all_python_ints(value):
+            arr = arr.astype(np.int64)  # NumPy 1 on Windows-like platforms picks int32; keep int64
+        return arr
+    arr = np.asarray(value)
+    if arr.dtype == object:
+        raise TypeError(f"cannot convert a value of type {type(value).__name__} to a NumPy array of "
+                        "numbers, strings or bytes")
+    return arr
+
+
+def _all_python_ints(value: Any) -> bool:
+    return all(isinstance(v, int) or (isinstance(v, (list, tuple)) and _all_python_ints(v)) for v in value)
+
+
+def row_to_arrays(values: tuple | list) -> tuple:
+    return tuple(to_array(v) for v in values)

@@ -1,0 +1,33 @@
+"""headrace.dataset: MindSpore's ``mindspore.dataset`` API (``import headrace.dataset as ds``).
+
+Examples:
+    >>> import headrace.dataset as ds
+    >>> d = ds.NumpySlicesDataset({"x": [1, 2, 3]}, shuffle=False).map(lambda x: x * 2).batch(2)
+    >>> [r["x"].tolist() for r in d.create_dict_iterator(output_numpy=True)]
+    [[2, 4], [6]]
+"""
+from headrace.dataset import core, transforms, vision
+from headrace.dataset._datasets import (
+    BatchDataset, BatchInfo, BucketBatchByLengthDataset, ConcatDataset, Dataset, FilterDataset, FlatMapDataset,
+    MapDataset, PaddedBatchDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset, SkipDataset,
+    TakeDataset, ZipDataset, zip,
+)
+from headrace.dataset._iterators import DictIterator, TupleIterator
+from headrace.dataset._sources.base import MappableDataset, SourceDataset
+from headrace.dataset._sources.generator import GeneratorDataset, NumpySlicesDataset
+from headrace.dataset._tensor import Tensor
+from headrace.dataset.core import config
+from headrace.dataset.samplers import (
+    BuiltinSampler, DistributedSampler, IterSampler, PKSampler, RandomSampler, Sampler, SequentialSampler,
+    Shuffle, SubsetRandomSampler, SubsetSampler, WeightedRandomSampler,
+)
+
+__all__ = [
+    "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "BuiltinSampler", "ConcatDataset", "Dataset",
+    "DictIterator", "DistributedSampler", "FilterDataset", "FlatMapDataset", "GeneratorDataset", "IterSampler",
+    "MapDataset", "MappableDataset", "NumpySlicesDataset", "PKSampler", "PaddedBatchDataset", "ProjectDataset",
+    "RandomSampler", "RenameDataset", "RepeatDataset", "Sampler", "SequentialSampler", "Shuffle",
+    "ShuffleDataset", "SkipDataset", "SourceDataset", "SubsetRandomSampler", "SubsetSampler", "TakeDataset",
+    "Tensor", "TupleIterator", "WeightedRandomSampler", "ZipDataset", "config", "core", "transforms", "vision",
+    "zip",
+]

@@ -1,0 +1,753 @@
+"""The public pipeline: ``Dataset`` and the operation datasets its methods return.
+
+Each method checks its arguments, then returns a new dataset wrapping a frozen plan node
+(``headrace._engine.plan``); nothing is read until an iterator is created. A dataset may feed
+any number of consumers.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import warnings
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from headrace._engine import options as _options
+from headrace._engine import plan as P
+from headrace._engine.ops.batch import BatchInfo
+from headrace._util import checks
+from headrace._util.checks import INT32_MAX, check_columns, check_int, check_range
+
+__all__ = [
+    "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "ConcatDataset", "Dataset", "FilterDataset",
+    "FlatMapDataset", "MapDataset", "PaddedBatchDataset", "ProjectDataset", "RenameDataset",
+    "RepeatDataset", "ShuffleDataset", "SkipDataset", "TakeDataset", "ZipDataset", "zip",
+]
+
+_warned_workers = False
+_zip = zip  # the module-level ``zip`` (MindSpore's name) shadows the builtin
+
+
+def resolve_workers(value: Any, name: str = "num_parallel_workers") -> int:
+    """None -> the configured default; more workers than CPUs is allowed, with one warning."""
+    global _warned_workers
+    value = checks.check_num_parallel_workers(value, name)
+    if value is None:
+        return _options.snapshot().num_parallel_workers
+    cpus = os.cpu_count() or 1
+    if value > cpus and not _warned_workers:
+        _warned_workers = True
+        warnings.warn(f"{name}={value} exceeds the number of CPUs ({cpus}); the workers will share "
+                      "cores, which rarely makes a pipeline faster.", stacklevel=3)
+    return value
+
+
+def column_index(columns: Sequence[str], wanted: Sequence[str], param: str) -> tuple[int, ...]:
+    """Positions of ``wanted`` in ``columns``; ValueError naming the missing one."""
+    out = []
+    for name in wanted:
+        if name not in columns:
+            raise ValueError(f"Invalid column: {param} names column {name!r}, which does not exist; "
+                             f"the dataset has columns {list(columns)}.")
+        out.append(columns.index(name))
+    return tuple(out)
+
+
+def replace_layout(columns: Sequence[str], in_idx: Sequence[int], out_names: Sequence[str] | None
+                   ) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...], tuple[str, ...]]:
+    """Where the outputs of a function over ``in_idx`` go: they replace the inputs in place.
+
+    With ``out_names`` None each output keeps its input's name and place; otherwise the outputs
+    stand, in order, where the first input column stood. Returns (columns, layout, out names).
+    """
+    if out_names is None:
+        out_names = tuple(columns[i] for i in in_idx)
+        pos = {i: j for j, i in enumerate(in_idx)}
+        layout = tuple(("out", pos[i]) if i in pos else ("in", i) for i in range(len(columns)))
+        return tuple(columns), layout, tuple(out_names)
+    first = min(in_idx)
+    new_cols: list[str] = []
+    layout: list[tuple[str, int]] = []
+    for i, name in enumerate(columns):
+        if i == first:
+            new_cols.extend(out_names)
+            layout.extend(("out", j) for j in range(len(out_names)))
+        elif i not in in_idx:
+            new_cols.append(name)
+            layout.append(("in", i))
+    if len(set(new_cols)) != len(new_cols):
+        dup = next(c for c in new_cols if new_cols.count(c) > 1)
+        raise ValueError(f"Invalid output_columns: column {dup!r} would appear twice in the result "
+                         f"{new_cols}; choose output names that differ from the other columns.")
+    return tuple(new_cols), tuple(layout), tuple(out_names)
+
+
+def compose_operations(operations: Sequence[Callable]) -> tuple[Callable, str]:
+    """One callable running ``operations`` in order (a tuple result feeds the next as arguments)."""
+    from headrace._engine.ops.map import run_chain  # noqa: PLC0415 - engine helper, one place
+    ops = tuple(operations)
+    names = [op_display_name(op) for op in ops]
+    return run_chain(ops, names), "map operation: [" + ", ".join(names) + "]"
+
+
+def op_display_name(op: Any) -> str:
+    if hasattr(op, "__self__") or type(op).__name__ in ("function", "builtin_function_or_method", "partial"):
+        return "PyFunc"
+    return type(op).__name__
+
+
+class Dataset:
+    """Base of every dataset: the pipeline-building methods and the ways to read it."""
+
+    def __init__(self, children: Sequence["Dataset"] = (), num_parallel_workers: int | None = None) -> None:
+        self.children = list(children)
+        self.num_parallel_workers = num_parallel_workers
+
+    # ---- plan -----------------------------------------------------------------------------
+    @property
+    def _plan(self) -> P.Node:
+        plan = self.__dict__.get("_plan_node")
+        if plan is None:
+            plan = self.__dict__["_plan_node"] = self._make_plan()
+        return plan
+
+    def _make_plan(self) -> P.Node:
+        raise NotImplementedError(f"{type(self).__name__} does not define a plan")
+
+    # ---- operations -----------------------------------------------------------------------
+    def map(self, operations, input_columns=None, output_columns=None, num_parallel_workers=None, **kwargs):
+        """Applies ``operations`` to each row.
+
+        Args:
+            operations (Union[Callable, list[Callable]]): transforms or Python functions, run in order.
+            input_columns (Union[str, list[str]], optional): columns passed to the first operation.
+                Default: None, the first column.
+            output_columns (Union[str, list[str]], optional): names of the results; they stand where
+                the first input column stood. Default: None, the input names, in place.
+            num_parallel_workers (int, optional): workers. Default: None, ``ds.config``'s value.
+            **kwargs: python_multiprocessing (bool, default False), max_rowsize, cache, callbacks, offload.
+
+        Returns:
+            MapDataset.
+
+        Examples:
+            >>> import headrace.dataset as ds
+            >>> d = ds.NumpySlicesDataset([1, 2], column_names=["x"], shuffle=False).map(lambda x: x * 10)
+            >>> [int(r[0]) for r in d.create_tuple_iterator(output_numpy=True)]
+            [10, 20]
+        """
+        return MapDataset(self, operations, input_columns, output_columns, num_parallel_workers, **kwargs)
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_workers=None, **kwargs):
+        """Combines ``batch_size`` consecutive rows into one row of stacked arrays.
+
+        Args:
+            batch_size (Union[int, Callable]): rows per batch, or a function of ``BatchInfo``.
+            drop_remainder (bool, optional): drop a last, smaller batch. Default: False.
+            num_parallel_workers (int, optional): workers for per_batch_map. Default: None.
+            **kwargs: per_batch_map, input_columns, output_columns, python_multiprocessing, max_rowsize.
+
+        Returns:
+            BatchDataset.
+
+        Examples:
+            >>> import headrace.dataset as ds
+            >>> d = ds.NumpySlicesDataset(list(range(5)), shuffle=False).batch(2)
+            >>> [r[0].tolist() for r in d.create_tuple_iterator(output_numpy=True)]
+            [[0, 1], [2, 3], [4]]
+        """
+        return BatchDataset(self, batch_size, drop_remainder, num_parallel_workers, **kwargs)
+
+    def padded_batch(self, batch_size, drop_remainder=False, num_parallel_workers=None, pad_info=None):
+        """Like ``batch``, padding each column (``pad_info``: {column: (shape, value)}) first.
+
+        Examples:
+            >>> import numpy as np, headrace.dataset as ds
+            >>> d = ds.GeneratorDataset(lambda: (np.arange(n) for n in (1, 2)), ["v"])
+            >>> [r[0].tolist() for r in d.padded_batch(2, pad_info={"v": ([None], -1)}).create_tuple_iterator(output_numpy=True)]
+            [[[0, -1], [0, 1]]]
+        """
+        return PaddedBatchDataset(self, batch_size, drop_remainder, num_parallel_workers, pad_info)
+
+    def bucket_batch_by_length(self, column_names, bucket_boundaries, bucket_batch_sizes,
+                               element_length_function=None, pad_info=None, pad_to_bucket_boundary=False,
+                               drop_remainder=False):
+        """Batches rows of similar length together (buckets split at ``bucket_boundaries``)."""
+        return BucketBatchByLengthDataset(self, column_names, bucket_boundaries, bucket_batch_sizes,
+                                          element_length_function, pad_info, pad_to_bucket_boundary,
+                                          drop_remainder)
+
+    def shuffle(self, buffer_size):
+        """Shuffles rows through a buffer of ``buffer_size`` rows (MindSpore's algorithm and order).
+
+        Examples:
+            >>> import headrace.dataset as ds
+            >>> ds.config.set_seed(1)
+            >>> d = ds.NumpySlicesDataset(list(range(10)), shuffle=False).shuffle(4)
+            >>> sorted(int(r[0]) for r in d.create_tuple_iterator(output_numpy=True))
+            [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+        """
+        return ShuffleDataset(self, buffer_size)
+
+    def repeat(self, count=None):
+        """Repeats this dataset ``count`` times; None or -1 repeats forever.
+
+        Examples:
+            >>> import headrace.dataset as ds
+            >>> d = ds.NumpySlicesDataset([1, 2], column_names=["x"], shuffle=False).repeat(2)
+            >>> [int(r[0]) for r in d.create_tuple_iterator(output_numpy=True)]
+            [1, 2, 1, 2]
+        """
+        return RepeatDataset(self, count)
+
+    def zip(self, datasets):
+        """Puts the rows of this dataset and ``datasets`` side by side (as many rows as the shortest)."""
+        if isinstance(datasets, Dataset):
+            datasets = (datasets,)
+        elif not isinstance(datasets, tuple):
+            raise TypeError(f"Argument datasets with value {datasets!r} is not of type [tuple, Dataset], "
+                            f"but got {type(datasets)}.")
+        return ZipDataset((self,) + datasets)
+
+    def concat(self, datasets):
+        """Appends the rows of ``datasets`` after this dataset's rows."""
+        if isinstance(datasets, Dataset):
+            datasets = [datasets]
+        elif not isinstance(datasets, list):
+            raise TypeError(f"Argument datasets with value {datasets!r} is not of type [list, Dataset], "
+                            f"but got {type(datasets)}.")
+        return ConcatDataset([self] + datasets)
+
+    def __add__(self, other):
+        return self.concat(other)
+
+    def project(self, columns):
+        """Keeps only ``columns``, in the given order."""
+        return ProjectDataset(self, columns)
+
+    def rename(self, input_columns, output_columns):
+        """Renames ``input_columns`` to ``output_columns``."""
+        return RenameDataset(self, input_columns, output_columns)
+
+    def take(self, count=-1):
+        """The first ``count`` rows (-1: all)."""
+        return TakeDataset(self, count)
+
+    def skip(self, count):
+        """All rows but the first ``count``."""
+        return SkipDataset(self, count)
+
+    def filter(self, predicate, input_columns=None, num_parallel_workers=None):
+        """Keeps the rows for which ``predicate(*input_columns)`` is true."""
+        return FilterDataset(self, predicate, input_columns, num_parallel_workers)
+
+    def flat_map(self, func):
+        """``func(row) -> Dataset``; the rows of those datasets, one after another."""
+        return FlatMapDataset(self, func)
+
+    def apply(self, apply_func):
+        """Returns ``apply_func(self)``, which must be a Dataset."""
+        if not callable(apply_func):
+            raise TypeError("apply_func is not a function.")
+        out = apply_func(self)
+        if not isinstance(out, Dataset):
+            raise TypeError("apply_func must return a dataset.")
+        return out
+
+    def split(self, sizes, randomize=True):
+        """Splits into datasets of the given sizes (ints summing to the size, or fractions summing to 1).
+
+        With ``randomize`` the rows are dealt in a seeded random order (the order ``shuffle=True``
+        gives); otherwise consecutively.
+        """
+        from headrace.dataset._split import split_dataset  # noqa: PLC0415 - keeps this module lean
+        return split_dataset(self, sizes, randomize)
+
+    # ---- iterators ------------------------------------------------------------------------
+    def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False, do_copy=False):
+        """An iterator yielding each row as a list of column values.
+
+        Examples:
+            >>> import headrace.dataset as ds
+            >>> it = ds.NumpySlicesDataset([1, 2], shuffle=False).create_tuple_iterator(output_numpy=True)
+            >>> [r[0].item() for r in it]
+            [1, 2]
+        """
+        from headrace.dataset._iterators import TupleIterator  # noqa: PLC0415 - iterators import datasets
+        return TupleIterator(self, columns, num_epochs, output_numpy, do_copy)
+
+    def create_dict_iterator(self, num_epochs=-1, output_numpy=False, do_copy=False):
+        """An iterator yielding each row as a {column name: value} dict."""
+        from headrace.dataset._iterators import DictIterator  # noqa: PLC0415
+        return DictIterator(self, None, num_epochs, output_numpy, do_copy)
+
+    def __iter__(self):
+        return iter(self.create_tuple_iterator(num_epochs=1))
+
+    def __len__(self):
+        return self.get_dataset_size()
+
+    # ---- info -----------------------------------------------------------------------------
+    def get_dataset_size(self):
+        """Rows (or batches) per epoch; computed from the plan where possible, else by reading."""
+        size = self._plan.size()
+        if size is not None:
+            return size
+        cached = self.__dict__.get("_counted_size")
+        if cached is None:
+            from headrace._engine.pipeline import PipelineRun  # noqa: PLC0415
+            run = PipelineRun(self._plan, num_epochs=1)
+            try:
+                cached = 0
+                while True:
+                    try:
+                        run.next_row()
+                    except StopIteration:
+                        break
+                    cached += 1
+            finally:
+                run.close()
+            self.__dict__["_counted_size"] = cached
+        return cached
+
+    def get_col_names(self):
+        return list(self._plan.columns)
+
+    def _first_row(self):
+        from headrace._engine.pipeline import PipelineRun  # noqa: PLC0415
+        row = self.__dict__.get("_first")
+        if row is None:
+            run = PipelineRun(self._plan, num_epochs=1)
+            try:
+                row = run.next_row()
+            except StopIteration:
+                row = ()
+            finally:
+                run.close()
+            self.__dict__["_first"] = row
+        return row
+
+    def output_shapes(self, estimate=False):
+        """Shapes of the first row's columns, as lists."""
+        return [list(np.shape(v)) for v in self._first_row()]
+
+    def output_types(self):
+        """NumPy dtypes of the first row's columns (strings as ``<U``, bytes as ``S``)."""
+        out = []
+        for v in self._first_row():
+            dt = np.asarray(v).dtype if not isinstance(v, dict) else np.dtype(object)
+            out.append(np.dtype(dt.kind) if dt.kind in "US" else dt)
+        return out
+
+    def _walk(self, kind: type) -> "Dataset | None":
+        node: Dataset | None = self
+        while node is not None:
+            if isinstance(node, kind):
+                return node
+            node = node.children[0] if node.children else None
+        return None
+
+    def get_batch_size(self):
+        b = self._walk(BatchDataset)
+        if b is None:
+            return 1
+        return b.batch_size if isinstance(b.batch_size, int) else -1
+
+    def get_repeat_count(self):
+        r = self._walk(RepeatDataset)
+        return 1 if r is None else r.count
+
+    def get_class_indexing(self):
+        src = self._walk_source()
+        return src._class_indexing() if src is not None else {}
+
+    def num_classes(self):
+        src = self._walk_source()
+        return src._num_classes() if src is not None else None
+
+    def _walk_source(self):
+        node: Dataset | None = self
+        while node is not None and node.children:
+            node = node.children[0]
+        return node if hasattr(node, "_class_indexing") else None
+
+    def _class_indexing(self):
+        return {}
+
+    def _num_classes(self):
+        return None
+
+    def is_shuffled(self):
+        return any(c.is_shuffled() for c in self.children)
+
+    def is_sharded(self):
+        return any(c.is_sharded() for c in self.children)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(columns={self.get_col_names()})"
+
+
+def _check_dataset(value: Any, name: str) -> None:
+    if not isinstance(value, Dataset):
+        raise TypeError(f"Argument {name} with value {value!r} is not of type [Dataset], but got {type(value)}.")
+
+
+class MapDataset(Dataset):
+    _KWARGS = {"python_multiprocessing", "max_rowsize", "cache", "callbacks", "offload"}
+
+    def __init__(self, input_dataset, operations, input_columns=None, output_columns=None,
+                 num_parallel_workers=None, **kwargs):
+        _check_dataset(input_dataset, "input_dataset")
+        unknown = set(kwargs) - self._KWARGS
+        if unknown:
+            raise TypeError(f"MapDataset.__init__() got an unexpected keyword argument '{sorted(unknown)[0]}'")
+        super().__init__([input_dataset], num_parallel_workers)
+        ops = list(operations) if isinstance(operations, (list, tuple)) else [operations]
+        if not ops:
+            raise ValueError("operations can not be empty.")
+        for op in ops:
+            if not callable(op):
+                raise ValueError(f"Parameter operations's element of method map should be a python function "
+                                 f"or class method which should be callable, but got: {op!r}. It doesn't need "
+                                 "parentheses for python function or class method.")
+        for name in ("input_columns", "output_columns"):
+            value = input_columns if name == "input_columns" else output_columns
+            if value is not None and not isinstance(value, (str, list)):
+                raise TypeError(f"Argument {name} with value {value!r} is not of type [list, str], "
+                                f"but got {type(value)}.")
+        self.operations = ops
+        self.input_columns = check_columns(input_columns, "input_columns")
+        self.output_columns = check_columns(output_columns, "output_columns")
+        self.python_multiprocessing = bool(kwargs.get("python_multiprocessing", False))
+        self._workers = resolve_workers(num_parallel_workers)
+
+    def _make_plan(self):
+        parent = self.children[0]._plan
+        cols = parent.columns
+        in_idx = column_index(cols, self.input_columns, "input_columns") if self.input_columns else (0,)
+        new_cols, layout, out_names = replace_layout(cols, in_idx, self.output_columns)
+        fn, name = compose_operations(self.operations)
+        return P.MapNode((parent,), new_cols, fn, in_idx, out_names, layout, name,
+                         self._workers, self.python_multiprocessing)
+
+
+def _check_pad_info(pad_info: Any) -> dict | None:
+    if pad_info is None:
+        return None
+    if not isinstance(pad_info, dict):
+        raise TypeError(f"Argument pad_info with value {pad_info!r} is not of type [dict], but got {type(pad_info)}.")
+    out = {}
+    for col, spec in pad_info.items():
+        if not isinstance(col, str):
+            raise TypeError(f"pad_info keys must be column names (str), but got {col!r}.")
+        if spec is None:
+            out[col] = (None, 0)
+            continue
+        if not isinstance(spec, tuple) or len(spec) != 2:
+            raise TypeError(f"pad_info[{col!r}] must be a tuple (pad_shape, pad_value), but got {spec!r}.")
+        shape, value = spec
+        if shape is not None:
+            if not isinstance(shape, (list, tuple)):
+                raise TypeError(f"pad_info[{col!r}] pad_shape must be a list, but got {shape!r}.")
+            for s in shape:
+                if s is not None:
+                    check_int(s, f"pad_info[{col!r}] pad_shape element")
+                    check_range(s, (1, INT32_MAX), f"pad_info[{col!r}] pad_shape element")
+        if value is not None and not isinstance(value, (numbers.Number, str, bytes)):
+            raise TypeError(f"pad_info[{col!r}] pad_value must be a number, str or bytes, but got {value!r}.")
+        out[col] = (None if shape is None else tuple(shape), value)
+    return out
+
+
+class BatchDataset(Dataset):
+    _KWARGS = {"per_batch_map", "input_columns", "output_columns", "python_multiprocessing", "max_rowsize"}
+
+    def __init__(self, input_dataset, batch_size, drop_remainder=False, num_parallel_workers=None, **kwargs):
+        _check_dataset(input_dataset, "input_dataset")
+        unknown = set(kwargs) - self._KWARGS
+        if unknown:
+            raise TypeError(f"BatchDataset.__init__() got an unexpected keyword argument '{sorted(unknown)[0]}'")
+        super().__init__([input_dataset], num_parallel_workers)
+        if isinstance(batch_size, bool) or not (isinstance(batch_size, int) or callable(batch_size)):
+            raise TypeError("batch_size should either be an int or a callable.")
+        if isinstance(batch_size, int):
+            check_range(batch_size, (1, INT32_MAX), "batch_size")
+        if not isinstance(drop_remainder, bool):
+            raise TypeError(f"Argument drop_remainder with value {drop_remainder!r} is not of type [bool], "
+                            f"but got {type(drop_remainder)}.")
+        self.batch_size = batch_size
+        self.drop_remainder = drop_remainder
+        self.per_batch_map = kwargs.get("per_batch_map")
+        if self.per_batch_map is not None and not callable(self.per_batch_map):
+            raise TypeError("per_batch_map should be a callable.")
+        self.input_columns = check_columns(kwargs.get("input_columns"), "input_columns")
+        self.output_columns = check_columns(kwargs.get("output_columns"), "output_columns")
+        if self.per_batch_map is None and (self.input_columns or self.output_columns):
+            raise ValueError("input_columns and output_columns can only be used with per_batch_map.")
+        self._workers = resolve_workers(num_parallel_workers)
+        self._pad_info: dict | None = None
+
+    def _make_plan(self):
+        parent = self.children[0]._plan
+        cols = parent.columns
+        kw: dict[str, Any] = {}
+        new_cols = cols
+        if self.per_batch_map is not None:
+            in_idx = column_index(cols, self.input_columns, "input_columns") if self.input_columns else tuple(range(len(cols)))
+            new_cols, layout, out_names = replace_layout(cols, in_idx, self.output_columns)
+            kw = dict(per_batch_map=self.per_batch_map, input_idx=in_idx, layout=layout, out_count=len(out_names))
+        pad = None
+        if self._pad_info is not None:
+            if self._pad_info:
+                idx = column_index(cols, list(self._pad_info), "pad_info")
+                pad = {i: self._pad_info[c] for i, c in _zip(idx, self._pad_info)}
+            else:
+                pad = {i: (None, 0) for i in range(len(cols))}
+        return P.BatchNode((parent,), tuple(new_cols), self.batch_size, self.drop_remainder,
+                           pad_info=pad, num_workers=self._workers, **kw)
+
+
+class PaddedBatchDataset(BatchDataset):
+    def __init__(self, input_dataset, batch_size, drop_remainder=False, num_parallel_workers=None, pad_info=None):
+        super().__init__(input_dataset, batch_size, drop_remainder, num_parallel_workers)
+        checked = _check_pad_info(pad_info)
+        self._pad_info = {} if checked is None else checked
+
+
+class BucketBatchByLengthDataset(Dataset):
+    def __init__(self, input_dataset, column_names, bucket_boundaries, bucket_batch_sizes,
+                 element_length_function=None, pad_info=None, pad_to_bucket_boundary=False, drop_remainder=False):
+        _check_dataset(input_dataset, "input_dataset")
+        super().__init__([input_dataset])
+        self.column_names = check_columns(column_names, "column_names", allow_none=False)
+        if not isinstance(bucket_boundaries, list):
+            raise TypeError(f"Argument bucket_boundaries with value {bucket_boundaries!r} is not of type [list].")
+        if not isinstance(bucket_batch_sizes, list):
+            raise TypeError(f"Argument bucket_batch_sizes with value {bucket_batch_sizes!r} is not of type [list].")
+        if not bucket_boundaries:
+            raise ValueError("bucket_boundaries cannot be empty.")
+        for i, b in enumerate(bucket_boundaries):
+            check_int(b, f"bucket_boundaries[{i}]")
+            if b <= 0:
+                raise ValueError(f"bucket_boundaries must only contain positive numbers, but got {b}.")
+        if any(b2 <= b1 for b1, b2 in _zip(bucket_boundaries, bucket_boundaries[1:])):
+            raise ValueError("bucket_boundaries should be strictly increasing.")
+        if len(bucket_batch_sizes) != len(bucket_boundaries) + 1:
+            raise ValueError("bucket_batch_sizes must contain one element more than bucket_boundaries.")
+        for i, b in enumerate(bucket_batch_sizes):
+            check_int(b, f"bucket_batch_sizes[{i}]")
+            if b <= 0:
+                raise ValueError(f"bucket_batch_sizes must only contain positive numbers, but got {b}.")
+        if element_length_function is None and len(self.column_names) != 1:
+            raise ValueError("when element_length_function is None, column_names must name exactly one column.")
+        if element_length_function is not None and not callable(element_length_function):
+            raise TypeError("element_length_function is not callable.")
+        for name, flag in (("pad_to_bucket_boundary", pad_to_bucket_boundary), ("drop_remainder", drop_remainder)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"Argument {name} with value {flag!r} is not of type [bool], but got {type(flag)}.")
+        self.args = (tuple(bucket_boundaries), tuple(bucket_batch_sizes), element_length_function,
+                     _check_pad_info(pad_info), pad_to_bucket_boundary, drop_remainder)
+
+    def _make_plan(self):
+        parent = self.children[0]._plan
+        cols = parent.columns
+        bounds, sizes, fn, pad_info, to_boundary, drop = self.args
+        idx = column_index(cols, self.column_names, "column_names")
+        pad = None
+        if pad_info is not None:
+            pidx = column_index(cols, list(pad_info), "pad_info")
+            pad = {i: pad_info[c] for i, c in _zip(pidx, pad_info)}
+        return P.BucketBatchNode((parent,), cols, idx, bounds, sizes, fn, pad, to_boundary, drop)
+
+
+class ShuffleDataset(Dataset):
+    def __init__(self, input_dataset, buffer_size):
+        _check_dataset(input_dataset, "input_dataset")
+        super().__init__([input_dataset])
+        if isinstance(buffer_size, bool) or not isinstance(buffer_size, int):
+            raise TypeError(f"Argument buffer_size with value {buffer_size!r} is not of type [int], "
+                            f"but got {type(buffer_size)}.")
+        check_range(buffer_size, (2, INT32_MAX), "buffer_size")
+        self.buffer_size = buffer_size
+        self._seed = _options.snapshot().seed
+
+    def _make_plan(self):
+        parent = self.children[0]._plan
+        return P.ShuffleNode((parent,), parent.columns, self.buffer_size, self._seed)
+
+    def is_shuffled(self):
+        return True
+
+
+class RepeatDataset(Dataset):
+    def __init__(self, input_dataset, count=None):
+        _check_dataset(input_dataset, "input_dataset")
+        super().__init__([input_dataset])
+        if count is not None:
+            if isinstance(count, bool) or not isinstance(count, int):
+                raise TypeError(f"Argument count with value {count!r} is not of type [int], but got {type(count)}.")
+            if count != -1 and not 1 <= count <= INT32_MAX:
+                raise ValueError("count should be either -1 or positive integer, range[1, INT32_MAX].")
+        self.count = -1 if count is None else count
+
+    def _make_plan(self):
+        parent = self.children[0]._plan
+        return P.RepeatNode((parent,), parent.columns, None if self.count == -1 else self.count)
+
+
+class TakeDataset(Dataset):
+    def __init__(self, input_dataset, count=-1):
+        _check_dataset(input_dataset, "input_dataset")
+        super().__init__([input_dataset])
+        count = check_int(count, "count")
+        if count != -1 and not 0 < count <= INT32_MAX:
+            raise ValueError(f"count should be either -1 or within the required interval of (0, {INT32_MAX}], got {count}.")
+        self.count = count
+
+    def _make_plan(self):
+        parent = self.children[0]._plan
+        if self.count == -1:
+            return parent
+        return P.TakeNode((parent,), parent.columns, self.count)
+
+
+class SkipDataset(Dataset):
+    def __init__(self, input_dataset, count):
+        _check_dataset(input_dataset, "input_dataset")
+        super().__init__([input_dataset])
+        count = check_int(count, "count")
+        check_range(count, (0, INT32_MAX), "count")
+        self.count = count
+
+    def _make_plan(self):
+        parent = self.children[0]._plan
+        return P.SkipNode((parent,), parent.columns, self.count)
+
+
+class FilterDataset(Dataset):
+    def __init__(self, input_dataset, predicate, input_columns=None, num_parallel_workers=None):
+        _check_dataset(input_dataset, "input_dataset")
+        super().__init__([input_dataset], num_parallel_workers)
+        if not callable(predicate):
+            raise TypeError("Predicate should be a Python function or a callable Python object.")
+        self.predicate = predicate
+        self.input_columns = check_columns(input_columns, "input_columns")
+        self._workers = resolve_workers(num_parallel_workers)
+
+    def _make_plan(self):
+        parent = self.children[0]._plan
+        cols = parent.columns
+        idx = column_index(cols, self.input_columns, "input_columns") if self.input_columns else tuple(range(len(cols)))
+        return P.FilterNode((parent,), cols, self.predicate, idx, self._workers)
+
+
+class ProjectDataset(Dataset):
+    def __init__(self, input_dataset, columns):
+        _check_dataset(input_dataset, "input_dataset")
+        super().__init__([input_dataset])
+        if isinstance(columns, list) and not columns:
+            raise ValueError("columns should not be empty.")
+        self.columns = check_columns(columns, "columns", allow_none=False)
+
+    def _make_plan(self):
+        parent = self.children[0]._plan
+        idx = column_index(parent.columns, self.columns, "columns")
+        return P.SelectNode((parent,), tuple(self.columns), idx)
+
+
+class RenameDataset(Dataset):
+    def __init__(self, input_dataset, input_columns, output_columns):
+        _check_dataset(input_dataset, "input_dataset")
+        super().__init__([input_dataset])
+        self.input_columns = check_columns(input_columns, "input_columns", allow_none=False)
+        self.output_columns = check_columns(output_columns, "output_columns", allow_none=False)
+        if len(self.input_columns) != len(self.output_columns):
+            raise ValueError("Number of column in input_columns and output_columns is not equal.")
+
+    def _make_plan(self):
+        parent = self.children[0]._plan
+        cols = list(parent.columns)
+        for i, src in _zip(column_index(cols, self.input_columns, "input_columns"), self.input_columns):
+            cols[i] = self.output_columns[self.input_columns.index(src)]
+        if len(set(cols)) != len(cols):
+            raise ValueError(f"Invalid output_columns: renaming gives duplicate column names {cols}.")
+        return P.SelectNode((parent,), tuple(cols), tuple(range(len(cols))))
+
+
+class ZipDataset(Dataset):
+    def __init__(self, datasets):
+        if not isinstance(datasets, tuple):
+            raise TypeError(f"Argument datasets with value {datasets!r} is not of type [tuple], but got {type(datasets)}.")
+        if len(datasets) < 1:
+            raise ValueError("datasets should not be empty.")
+        for i, d in enumerate(datasets):
+            _check_dataset(d, f"datasets[{i}]")
+        super().__init__(list(datasets))
+
+    def _make_plan(self):
+        plans = tuple(d._plan for d in self.children)
+        cols: list[str] = []
+        for p in plans:
+            for c in p.columns:
+                if c in cols:
+                    raise ValueError(f"Invalid data, duplicate column {c} already exists when zipping datasets; "
+                                     "rename one of them first.")
+                cols.append(c)
+        return P.ZipNode(plans, tuple(cols))
+
+
+class ConcatDataset(Dataset):
+    def __init__(self, datasets):
+        if not isinstance(datasets, list):
+            raise TypeError(f"Argument datasets with value {datasets!r} is not of type [list], but got {type(datasets)}.")
+        for i, d in enumerate(datasets):
+            _check_dataset(d, f"datasets[{i}]")
+        super().__init__(datasets)
+
+    def _make_plan(self):
+        plans = tuple(d._plan for d in self.children)
+        cols = plans[0].columns
+        for p in plans[1:]:
+            if p.columns != cols:
+                raise ValueError(f"Invalid data, the column names of the datasets to concat differ: "
+                                 f"{list(cols)} and {list(p.columns)}.")
+        return P.ConcatNode(plans, cols)
+
+
+class FlatMapDataset(Dataset):
+    def __init__(self, input_dataset, func):
+        _check_dataset(input_dataset, "input_dataset")
+        super().__init__([input_dataset])
+        if not callable(func):
+            raise TypeError(f"func is not callable, but got {type(func)}.")
+        self.func = func
+
+    def _make_plan(self):
+        parent = self.children[0]._plan
+        func = self.func
+
+        def to_plan(*row):
+            out = func(*row)
+            if not isinstance(out, Dataset):
+                raise TypeError(f"flat_map's func must return a Dataset, but returned {type(out).__name__}.")
+            return out._plan
+
+        # The output columns are those of the datasets func returns; find them from the first row.
+        return P.FlatMapNode((parent,), tuple(self._probe_columns()), to_plan)
+
+    def _probe_columns(self) -> list[str]:
+        row = self.children[0]._first_row()
+        if not row:
+            return list(self.children[0]._plan.columns)
+        return self.func(*row).get_col_names()
+
+
+def zip(datasets):  # noqa: A001 - MindSpore's name
+    """Zips a tuple of datasets (``ds.zip((a, b))``)."""
+    if not isinstance(datasets, tuple):
+        raise TypeError(f"Argument datasets with value {datasets!r} is not of type [tuple], but got {type(datasets)}.")
+    if len(datasets) <= 1:
+        raise ValueError("Can't zip empty or just one dataset!")
+    return ZipDataset(datasets)

@@ -1,0 +1,1 @@
+"""Source datasets: adapters from data (Python objects, files) to the engine's source protocols."""

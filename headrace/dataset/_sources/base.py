@@ -1,0 +1,98 @@
+"""Bases of source datasets.
+
+``MappableDataset`` is the base of every source that reads rows by index. A subclass checks its
+own arguments, passes the common ones (num_samples, num_parallel_workers, shuffle, sampler,
+num_shards, shard_id) to ``MappableDataset.__init__``, and implements ``_make_source()``, which
+returns an object following ``headrace._util.types.RandomAccessSource``. The source is made
+lazily, when the plan is first needed. Subclasses may also override ``_class_indexing`` /
+``_num_classes`` / ``_labels`` (class id per row, for PKSampler) and ``_default_workers``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from headrace._engine import plan as P
+from headrace._util import checks
+from headrace._util.types import RandomAccessSource
+from headrace.dataset._datasets import Dataset, resolve_workers
+
+
+class SourceDataset(Dataset):
+    """A dataset with no input datasets."""
+
+    def _source_name(self) -> str:
+        return type(self).__name__
+
+
+class MappableDataset(SourceDataset):
+    """A source read by index: samplers, shuffling and sharding work on its row indices."""
+
+    def __init__(self, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
+                 num_shards=None, shard_id=None, cache=None):
+        from headrace.dataset.samplers import select_sampler  # noqa: PLC0415 - samplers import this layer's types
+        super().__init__((), num_parallel_workers)
+        if num_samples is not None:
+            num_samples = checks.check_int(num_samples, "num_samples")
+            checks.check_range(num_samples, (0, checks.INT64_MAX), "num_samples")
+        if shuffle is not None and not isinstance(shuffle, bool) and not _is_shuffle_enum(shuffle):
+            raise TypeError(f"Argument shuffle with value {shuffle!r} is not of type [bool, Shuffle], "
+                            f"but got {type(shuffle)}.")
+        self.num_samples = num_samples
+        self.shuffle_flag = shuffle
+        self.sampler = sampler
+        self.num_shards, self.shard_id = checks.check_shard(num_shards, shard_id)
+        self._sampler_plan = select_sampler(num_samples, shuffle, sampler, num_shards, shard_id)
+        self._workers = resolve_workers(num_parallel_workers) if num_parallel_workers is not None else self._default_workers()
+
+    def _default_workers(self) -> int:
+        return resolve_workers(None)
+
+    def _make_source(self) -> RandomAccessSource:
+        raise NotImplementedError(f"{type(self).__name__} must implement _make_source()")
+
+    def _labels(self) -> np.ndarray:
+        raise ValueError(f"{type(self).__name__} cannot name the class of each row, which PKSampler needs.")
+
+    def _source(self) -> RandomAccessSource:
+        src = self.__dict__.get("_src")
+        if src is None:
+            src = self.__dict__["_src"] = self._make_source()
+        return src
+
+    def _make_plan(self) -> P.Node:
+        src = self._source()
+        return P.RandomAccessNode((), tuple(src.column_names), src, self._sampler_plan,
+                                  self._source_name(), self._workers, self._labels)
+
+    def use_sampler(self, new_sampler):
+        """A copy of this dataset reading through ``new_sampler`` (MindSpore: replaces the sampler)."""
+        return self._with_sampler(new_sampler)
+
+    def add_sampler(self, new_sampler):
+        """A copy of this dataset whose sampler samples from ``new_sampler``'s output."""
+        if self.sampler is None:
+            return self._with_sampler(new_sampler)
+        new_sampler.add_child(self.sampler)
+        return self._with_sampler(new_sampler)
+
+    def _with_sampler(self, sampler: Any) -> "MappableDataset":
+        from headrace.dataset.samplers import select_sampler  # noqa: PLC0415
+        clone = object.__new__(type(self))
+        clone.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_plan_node", "_counted_size", "_first")})
+        clone.sampler = sampler
+        clone.shuffle_flag = None
+        clone.num_shards = clone.shard_id = None
+        clone._sampler_plan = select_sampler(self.num_samples, None, sampler, None, None)
+        return clone
+
+    def is_shuffled(self):
+        return bool(getattr(self._sampler_plan, "is_shuffled", lambda: False)())
+
+    def is_sharded(self):
+        return bool(getattr(self._sampler_plan, "is_sharded", lambda: False)())
+
+
+def _is_shuffle_enum(value: Any) -> bool:
+    return type(value).__name__ == "Shuffle"

@@ -1,0 +1,275 @@
+"""GeneratorDataset and NumpySlicesDataset: rows from Python objects."""
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from headrace._engine import plan as P
+from headrace._util import checks
+from headrace._util.arrays import to_array
+from headrace._util.errors import PipelineError
+from headrace.dataset._datasets import resolve_workers
+from headrace.dataset._sources.base import MappableDataset
+
+__all__ = ["GeneratorDataset", "NumpySlicesDataset"]
+
+_COUNT_MISMATCH = ("Invalid Python function, the 'source' of 'GeneratorDataset' should return same number "
+                   "of NumPy arrays as specified in column_names, the size of column_names is:{n} and "
+                   "number of returned NumPy array is:{got}")
+
+
+def _dtype_list(column_types: Any, n: int) -> list[np.dtype] | None:
+    if column_types is None:
+        return None
+    from headrace.common.dtype import to_numpy_dtype  # noqa: PLC0415 - common is a sibling package
+    if not isinstance(column_types, (list, tuple)):
+        raise TypeError(f"Argument column_types with value {column_types!r} is not of type [list], "
+                        f"but got {type(column_types)}.")
+    if len(column_types) != n:
+        raise ValueError(f"column_types has {len(column_types)} entries but there are {n} columns.")
+    return [to_numpy_dtype(t, f"column_types[{i}]") for i, t in enumerate(column_types)]
+
+
+class RowConverter:
+    """Turns what a user source returns into a row: checks the column count, converts, casts."""
+
+    def __init__(self, names: Sequence[str], dtypes: list[np.dtype] | None, op: str) -> None:
+        self.n = len(names)
+        self.dtypes = dtypes
+        self.op = op
+
+    def __call__(self, value: Any) -> tuple:
+        vals = value if type(value) in (tuple, list) else (value,)
+        if len(vals) != self.n:
+            raise PipelineError(self.op, _COUNT_MISMATCH.format(n=self.n, got=len(vals)))
+        row = tuple([to_array(v) for v in vals])
+        if self.dtypes is not None:
+            row = tuple(v.astype(t, copy=False) if isinstance(v, np.ndarray) else v for v, t in zip(row, self.dtypes))
+        return row
+
+
+class UserRandomAccess:
+    """A ``RandomAccessSource`` over an object with ``__getitem__`` and ``__len__``."""
+
+    def __init__(self, obj: Any, names: Sequence[str], convert: RowConverter) -> None:
+        self.obj = obj
+        self.column_names = list(names)
+        self._convert = convert
+
+    def __len__(self) -> int:
+        return len(self.obj)
+
+    def read(self, index: int) -> tuple:
+        return self._convert(self.obj[index])
+
+
+class UserStream:
+    """A ``StreamSource`` over a generator function or an iterable; checks ``__len__`` if it has one."""
+
+    def __init__(self, obj: Any, names: Sequence[str], convert: RowConverter, expected: int | None) -> None:
+        self.obj = obj
+        self.column_names = list(names)
+        self._convert = convert
+        self.expected = expected
+
+    def iterate(self) -> Iterator[tuple]:
+        obj = self.obj
+        it = iter(obj) if _is_iterable(obj) else iter(obj())
+        n = 0
+        for value in it:
+            yield self._convert(value)
+            n += 1
+        if self.expected is not None and n != self.expected:
+            raise PipelineError(self._convert.op, f"The actual amount of data read from generator {n} is "
+                                f"different from generator.len {self.expected}, you should adjust "
+                                "generator.len to make them match.")
+
+
+class BatchSamplerStream:
+    """Rows from index lists (a PyTorch-style batch_sampler) over a random-access object, collated."""
+
+    def __init__(self, obj: Any, names: Sequence[str], convert: RowConverter, batch_sampler: Any,
+                 collate_fn: Any) -> None:
+        self.obj = obj
+        self.column_names = list(names)
+        self._convert = convert
+        self.batch_sampler = batch_sampler
+        self.collate_fn = collate_fn
+
+    def iterate(self) -> Iterator[tuple]:
+        for indices in self.batch_sampler:
+            rows = [self._convert(self.obj[int(i)]) for i in indices]
+            cols = [[r[c] for r in rows] for c in range(len(self.column_names))]
+            if self.collate_fn is not None:
+                yield self._convert(self.collate_fn(*cols))
+            else:
+                yield tuple(np.stack(c) for c in cols)
+
+
+def _is_iterable(obj: Any) -> bool:
+    return hasattr(obj, "__iter__") or hasattr(obj, "__next__")
+
+
+def _is_random_access(obj: Any) -> bool:
+    return hasattr(obj, "__getitem__") and not isinstance(obj, (str, bytes, dict))
+
+
+class GeneratorDataset(MappableDataset):
+    """Rows from a Python source: an object with ``__getitem__``/``__len__`` (read by index,
+    shuffled by default), an iterable, or a generator function (read in order).
+
+    Args:
+        source (Union[Callable, Iterable, Random Accessible]): the data.
+        column_names (Union[str, list[str]], optional): column names. Default: None.
+        column_types (list, optional): dtype per column (NumPy dtypes, names or mstype). Default: None.
+        schema (Schema, optional): column names (and types) as a Schema. Default: None.
+        num_samples (int, optional): rows to read. Default: None, all.
+        num_parallel_workers (int, optional): readers for random-access sources. Default: 1.
+        shuffle (bool, optional): shuffle a random-access source. Default: None (shuffle).
+        sampler (Sampler, optional): index sampler for a random-access source. Default: None.
+        num_shards (int, optional), shard_id (int, optional): read one shard. Default: None.
+        python_multiprocessing (bool, optional): process workers for Python sources. Default: True.
+        max_rowsize (int, optional): kept for compatibility. Default: None.
+        batch_sampler (Iterable[list[int]], optional): index lists, each giving one batch. Default: None.
+        collate_fn (Callable, optional): ``collate_fn(*column_lists)`` makes a batch. Default: None.
+
+    Examples:
+        >>> import numpy as np, headrace.dataset as ds
+        >>> d = ds.GeneratorDataset(lambda: ((np.array(i),) for i in range(3)), ["x"])
+        >>> [int(r[0]) for r in d.create_tuple_iterator(output_numpy=True)]
+        [0, 1, 2]
+    """
+
+    def __init__(self, source, column_names=None, column_types=None, schema=None, num_samples=None,
+                 num_parallel_workers=1, shuffle=None, sampler=None, num_shards=None, shard_id=None,
+                 python_multiprocessing=True, max_rowsize=None, batch_sampler=None, collate_fn=None):
+        if not (_is_random_access(source) or _is_iterable(source) or callable(source)):
+            raise TypeError("Input `source` function of GeneratorDataset should be callable, iterable or random "
+                            "accessible, commonly it should implement one of the method like yield, __getitem__ "
+                            "or __next__(__iter__).")
+        if column_names is None and schema is None:
+            raise ValueError("Neither columns_names nor schema are provided.")
+        if column_names is None:
+            column_names = _schema_columns(schema)
+        names = checks.check_columns(column_names, "column_names", allow_none=False)
+        self.source = source
+        self.column_names = names
+        self.python_multiprocessing = checks.check_bool(python_multiprocessing, "python_multiprocessing")
+        self.max_rowsize = max_rowsize
+        self.random_access = _is_random_access(source) and hasattr(source, "__len__")
+        if batch_sampler is not None:
+            if not self.random_access:
+                raise ValueError("batch_sampler is not supported if source does not have attribute '__getitem__'.")
+            if sampler is not None or shuffle is not None or num_shards is not None or num_samples is not None:
+                raise ValueError("batch_sampler is mutually exclusive with sampler, shuffle, num_shards and "
+                                 "num_samples.")
+        if collate_fn is not None and batch_sampler is None:
+            raise ValueError("collate_fn can only be used together with batch_sampler.")
+        if collate_fn is not None and not callable(collate_fn):
+            raise TypeError("collate_fn should be callable.")
+        if not self.random_access:
+            if sampler is not None:
+                raise ValueError("sampler is not supported if source does not have attribute '__getitem__'.")
+            if num_shards is not None:
+                raise ValueError("num_shards is not supported if source does not have attribute '__getitem__'.")
+            shuffle = None  # MindSpore ignores shuffle for generator functions and iterables
+        self.batch_sampler = batch_sampler
+        self.collate_fn = collate_fn
+        self._dtypes = _dtype_list(column_types, len(names))
+        super().__init__(num_samples, num_parallel_workers, shuffle if self.random_access else False,
+                         sampler if self.random_access else None, num_shards, shard_id)
+
+    def _default_workers(self) -> int:
+        return 1
+
+    def _converter(self) -> RowConverter:
+        return RowConverter(self.column_names, self._dtypes, "GeneratorDataset")
+
+    def _make_source(self):
+        return UserRandomAccess(self.source, self.column_names, self._converter())
+
+    def _make_plan(self):
+        cols = tuple(self.column_names)
+        if self.batch_sampler is not None:
+            src = BatchSamplerStream(self.source, cols, self._converter(), self.batch_sampler, self.collate_fn)
+            known = len(self.batch_sampler) if hasattr(self.batch_sampler, "__len__") else None
+            return P.StreamNode((), cols, src, "GeneratorDataset", None, known)
+        if self.random_access:
+            return super()._make_plan()
+        expected = len(self.source) if hasattr(self.source, "__len__") else None
+        src = UserStream(self.source, cols, self._converter(), expected)
+        return P.StreamNode((), cols, src, "GeneratorDataset", self.num_samples, expected)
+
+    def _labels(self) -> np.ndarray:
+        """Class of each row for PKSampler: the source's ``labels`` attribute or ``get_label(i)``."""
+        src = self.source
+        if hasattr(src, "labels"):
+            return np.asarray(src.labels, dtype=np.int64)
+        if hasattr(src, "get_label"):
+            return np.asarray([src.get_label(i) for i in range(len(src))], dtype=np.int64)
+        raise ValueError("PKSampler needs the class of each row: give the GeneratorDataset source a `labels` "
+                         "sequence or a `get_label(index)` method.")
+
+
+def _schema_columns(schema: Any) -> list[str]:
+    if hasattr(schema, "get_column_names"):
+        return list(schema.get_column_names())
+    if hasattr(schema, "columns"):
+        return [c["name"] if isinstance(c, dict) else c for c in schema.columns]
+    raise TypeError(f"schema must be a Schema, but got {type(schema)}.")
+
+
+class SlicesSource:
+    """Rows by index from columns held in memory (each a list or an array)."""
+
+    def __init__(self, names: Sequence[str], columns: list[Any]) -> None:
+        self.column_names = list(names)
+        self._columns = columns
+
+    def __len__(self) -> int:
+        return len(self._columns[0])
+
+    def read(self, index: int) -> tuple:
+        return tuple([to_array(c[index]) if type(c) is list else np.asarray(c[index]) for c in self._columns])
+
+
+class NumpySlicesDataset(MappableDataset):
+    """Rows sliced from in-memory data: a list (one column), a tuple of columns, a dict of columns,
+    or an array (sliced along its first axis).
+
+    Examples:
+        >>> import headrace.dataset as ds
+        >>> d = ds.NumpySlicesDataset({"a": [1, 2], "b": [3, 4]}, shuffle=False)
+        >>> [[int(v) for v in r] for r in d.create_tuple_iterator(output_numpy=True)]
+        [[1, 3], [2, 4]]
+    """
+
+    def __init__(self, data, column_names=None, num_samples=None, num_parallel_workers=1, shuffle=None,
+                 sampler=None, num_shards=None, shard_id=None):
+        if not isinstance(data, (list, tuple, dict, np.ndarray)):
+            raise TypeError(f"Argument data with value {data!r} is not of type [list, tuple, dict, numpy.ndarray], "
+                            f"but got {type(data)}.")
+        if isinstance(data, dict):
+            names, cols = list(data.keys()), list(data.values())
+        elif isinstance(data, tuple):
+            names, cols = [f"column_{i}" for i in range(len(data))], list(data)
+        else:
+            names, cols = ["column_0"], [data]
+        cols = [c if isinstance(c, (list, np.ndarray)) else list(c) for c in cols]
+        if len({len(c) for c in cols}) > 1:
+            raise ValueError("Data length in each column is not equal.")
+        if column_names is not None:
+            given = checks.check_columns(column_names, "column_names", allow_none=False)
+            if len(given) != len(names):
+                raise ValueError(f"Num of input column names is {len(given)}, but required is {len(names)}.")
+            names = given
+        self.column_names = names
+        self._columns = cols
+        super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
+
+    def _default_workers(self) -> int:
+        return 1
+
+    def _make_source(self):
+        return SlicesSource(self.column_names, self._columns)
