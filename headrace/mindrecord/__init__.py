@@ -1,0 +1,4 @@
+"""MindRecord files: MindSpore's ``mindspore.mindrecord`` API (FileWriter, FileReader, MindPage)."""
+from .filewriter import FileWriter
+
+__all__ = ["FileWriter"]

@@ -1,0 +1,635 @@
+"""Writing MindRecord shards: page packing, layout, crash-safe commit and appends.
+
+Page packing follows MindSpore's writer exactly (MINDRECORD.md §3.3), so with the same header and
+page sizes the same rows produce the same bytes. What differs is where bytes go until ``commit``:
+
+* New datasets are written under hidden temporary names next to the targets. ``commit`` writes
+  the headers, renames the data files into place and only then the ``.db`` indexes (also written
+  under temporary names). A writer that dies earlier leaves no file under a MindRecord name; its
+  temporary files are removed by the next writer of the same name.
+* Small datasets stay in memory until ``commit`` and are then laid out tightly (no 48 MiB of
+  sparse holes for three rows). Larger ones go to disk with MindSpore's 32 MiB pages.
+* A row larger than the page size grows the page size (pages already on disk move) instead of
+  failing; a header that outgrows its slot is moved the same way.
+* Appends (``open_for_append``) write past the bytes the old header describes, so until
+  ``commit`` rewrites the header and index, readers see the old dataset intact.
+"""
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import re
+import secrets
+import stat
+from typing import Sequence
+
+import numpy as np
+
+from .encode import EncodedRow
+from .errors import MindRecordFormatError, MindRecordRuntimeError
+from .header import (BLOB, DEFAULT_HEADER_SIZE, DEFAULT_PAGE_SIZE, MIN_HEADER_SIZE, MIN_PAGE_SIZE, RAW,
+                     Header, Page, read_header)
+from .index import ShardIndex, load_index, scan_shard, write_index
+from .schema import Schema
+
+logger = logging.getLogger("headrace.mindrecord")
+
+MEMORY_LIMIT = 64 << 20          # buffered page bytes (all shards) before switching to files
+FILE_HEADER_SIZE = 4 << 20       # provisional header slot once data goes to disk (auto layout)
+MAX_GROWN_PAGE_SIZE = 1 << 40
+_IOV_MAX = 512
+_TMP_RE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.hrtmp$")
+
+
+def _round_up(n: int, k: int) -> int:
+    return -(-n // k) * k
+
+
+class _MemoryStore:
+    """Pages held in memory (slot layout not chosen yet)."""
+
+    def __init__(self) -> None:
+        self.pages: dict[int, bytearray] = {}
+        self.nbytes = 0
+
+    def write(self, page_id: int, offset: int, bufs: Sequence) -> None:
+        page = self.pages.setdefault(page_id, bytearray())
+        if len(page) < offset:
+            page.extend(b"\x00" * (offset - len(page)))
+        for b in bufs:
+            n = len(b) if not isinstance(b, memoryview) else b.nbytes
+            page[offset:offset + n] = b
+            offset += n
+            self.nbytes += n
+
+    def read(self, page_id: int, offset: int, n: int) -> bytes:
+        return bytes(self.pages[page_id][offset:offset + n])
+
+
+class _FileStore:
+    """Pages at ``header_size + page_id * page_size`` of an open file."""
+
+    def __init__(self, fd: int, path: str, header_size: int, page_size: int) -> None:
+        self.fd, self.path, self.header_size, self.page_size = fd, path, header_size, page_size
+
+    def write(self, page_id: int, offset: int, bufs: Sequence) -> None:
+        pos = self.header_size + page_id * self.page_size + offset
+        bufs = list(bufs)
+        for i in range(0, len(bufs), _IOV_MAX):
+            chunk = bufs[i:i + _IOV_MAX]
+            want = sum(len(b) if not isinstance(b, memoryview) else b.nbytes for b in chunk)
+            done = os.pwritev(self.fd, chunk, pos)
+            if done != want:  # short write: finish it piece by piece
+                data = b"".join(bytes(b) for b in chunk)
+                while done < want:
+                    done += os.pwrite(self.fd, data[done:], pos + done)
+            pos += want
+
+    def read(self, page_id: int, offset: int, n: int) -> bytes:
+        pos = self.header_size + page_id * self.page_size + offset
+        data = os.pread(self.fd, n, pos)
+        if len(data) != n:
+            raise MindRecordFormatError(f"Invalid file, page {page_id} is truncated.", self.path)
+        return data
+
+    def move(self, pages: Sequence[Page], header_size: int, page_size: int) -> None:
+        """Moves every page to the slots of a larger header and/or page size (last page first)."""
+        assert header_size >= self.header_size and page_size >= self.page_size
+        for page in sorted(pages, key=lambda p: -p.page_id):
+            old = self.header_size + page.page_id * self.page_size
+            new = header_size + page.page_id * page_size
+            if old == new or page.size == 0:
+                continue
+            data = os.pread(self.fd, page.size, old)
+            if len(data) != page.size:
+                raise MindRecordFormatError(f"Invalid file, page {page.page_id} is truncated.", self.path)
+            os.pwrite(self.fd, data, new)
+        self.header_size, self.page_size = header_size, page_size
+
+
+class _Shard:
+    """The pages, index rows and storage of one shard being written."""
+
+    def __init__(self, shard_id: int, path: str) -> None:
+        self.shard_id = shard_id
+        self.path = path
+        self.pages: list[Page] = []
+        self.store: _MemoryStore | _FileStore = _MemoryStore()
+        self.tmp_path: str | None = None
+        self.fd: int | None = None
+        self.locs: list[tuple] = []        # one (raw_page, raw_start, raw_end, group, blob_page, b_start, b_end) per row
+        self.values: list[tuple] = []      # index-field values per row
+        self.base_index: ShardIndex | None = None   # rows already in the file (appends)
+        self.rows_before = 0
+
+    def last_of(self, kind: str) -> Page | None:
+        for p in reversed(self.pages):
+            if p.page_type == kind:
+                return p
+        return None
+
+    @property
+    def num_rows(self) -> int:
+        return self.rows_before + len(self.locs)
+
+
+class ShardSetWriter:
+    """Writes (or appends to) one set of MindRecord shards.
+
+    Args:
+        paths: final paths of the data files, in shard order.
+        schema: the schema to store.
+        index_fields: indexed fields (``.db`` columns).
+        header_size: fixed header size, or None to choose it automatically.
+        page_size: fixed page size, or None to choose it automatically.
+        overwrite: replace existing files (at commit) instead of refusing to start.
+    """
+
+    def __init__(self, paths: Sequence[str], schema: Schema, index_fields: Sequence[str], *,
+                 header_size: int | None = None, page_size: int | None = None, overwrite: bool = False) -> None:
+        self.paths = [os.path.abspath(p) for p in paths]
+        self.names = [os.path.basename(p) for p in paths]
+        self.schema = schema
+        self.index_fields = list(index_fields)
+        self.fixed_header = header_size
+        self.fixed_page = page_size
+        self.capacity = page_size or DEFAULT_PAGE_SIZE
+        self.overwrite = overwrite
+        self.compression_size = 0
+        self.version = "3.0"
+        self.append = False
+        self.shards = [_Shard(i, p) for i, p in enumerate(self.paths)]
+        self._next_extra = 0
+        self._closed = False
+        self._opened = False
+
+    # ------------------------------------------------------------------ opening
+
+    def open(self) -> None:
+        """Checks the targets (existing files refused unless overwriting); removes dead writers' leftovers."""
+        if self._opened:
+            return
+        for path in self.paths:
+            directory = os.path.dirname(path)
+            if not os.path.isdir(directory):
+                raise MindRecordRuntimeError(f"Invalid dir, failed to get the realpath of mindrecord file dir. "
+                                             f"Please check path: {directory}")
+            if not self.overwrite and not self.append and (os.path.lexists(path) or os.path.lexists(path + ".db")):
+                raise MindRecordRuntimeError(
+                    f"Invalid file, mindrecord files already exist. Please check file path: {path}.\nIf you do "
+                    f"not want to keep the files, set the 'overwrite' parameter to True and try again.")
+            _remove_stale_temps(path)
+        self._opened = True
+
+    @classmethod
+    def for_append(cls, path: str) -> "ShardSetWriter":
+        """A writer that appends to the dataset ``path`` belongs to (all its shards)."""
+        from .header import read_header_path, shard_paths, check_same_dataset
+        first = read_header_path(path)
+        paths = shard_paths(path, first)
+        headers = [read_header_path(p) for p in paths]
+        check_same_dataset(headers, paths)
+        h0 = headers[0]
+        self = cls(paths, h0.schema, h0.index_fields, header_size=h0.header_size, page_size=h0.page_size)
+        self.append = True
+        self.version = h0.version
+        if h0.version < "3.0" and h0.schema.has_integer_array:
+            raise MindRecordRuntimeError(f"Appending to version {h0.version} files with integer arrays is not "
+                                         f"supported (they are stored uncompressed): {path}")
+        self.compression_size = h0.compression_size or 0
+        for shard, header, p in zip(self.shards, headers, paths):
+            shard.pages = header.pages
+            try:
+                shard.base_index = load_index(p, header)
+                shard.base_index.values = _load_values(p, header)
+            except MindRecordFormatError:
+                fd = os.open(p, os.O_RDONLY)
+                try:
+                    shard.base_index = scan_shard(fd, header, p, header.index_fields)
+                finally:
+                    os.close(fd)
+            shard.rows_before = len(shard.base_index)
+            shard.fd = os.open(p, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+            shard.store = _FileStore(shard.fd, p, header.header_size, header.page_size)
+        self._opened = True
+        return self
+
+    # ------------------------------------------------------------------ writing
+
+    def write(self, rows: Sequence[EncodedRow], shard_id: int | None = None) -> None:
+        """Writes encoded rows: split over all shards, or all to ``shard_id``."""
+        if not rows:
+            return
+        self.open()
+        biggest = max(max(len(r.raw), r.blob_len) for r in rows) + 8
+        if biggest > self.capacity:
+            self._grow(biggest)
+        self.compression_size += sum(r.saved for r in rows)
+        if shard_id is not None:
+            self._write_shard(self.shards[shard_id], rows)
+        else:
+            n, k = len(rows), len(self.shards)
+            base, extra = divmod(n, k)
+            gets_extra = {(self._next_extra + j) % k for j in range(extra)}
+            self._next_extra = (self._next_extra + extra) % k
+            start = 0
+            for shard in self.shards:
+                end = start + base + (1 if shard.shard_id in gets_extra else 0)
+                if end > start:
+                    self._write_shard(shard, rows[start:end])
+                start = end
+        if not self.append and isinstance(self.shards[0].store, _MemoryStore):
+            if sum(s.store.nbytes for s in self.shards) > MEMORY_LIMIT:
+                self._to_files()
+
+    def _grow(self, need: int) -> None:
+        new = max(MIN_PAGE_SIZE, 1 << (need - 1).bit_length())
+        if new > MAX_GROWN_PAGE_SIZE:
+            raise MindRecordRuntimeError(f"Invalid data, a row of {need} bytes is larger than the largest page "
+                                         f"size headrace writes ({MAX_GROWN_PAGE_SIZE} bytes).")
+        logger.warning("A row of %d bytes does not fit in pages of %d bytes; using pages of %d bytes.",
+                       need, self.capacity, new)
+        self.capacity = new
+        for shard in self.shards:
+            if isinstance(shard.store, _FileStore):
+                if self.append:
+                    self._copy_for_layout(shard, shard.store.header_size, new)
+                else:
+                    shard.store.move(shard.pages, shard.store.header_size, new)
+
+    def _to_files(self) -> None:
+        header_size = self.fixed_header or FILE_HEADER_SIZE
+        for shard in self.shards:
+            mem = shard.store
+            fd, tmp = _make_temp(shard.path)
+            shard.fd, shard.tmp_path = fd, tmp
+            store = _FileStore(fd, tmp, header_size, self.capacity)
+            for pid, data in mem.pages.items():
+                store.write(pid, 0, [data])
+            shard.store = store
+
+    def _write_shard(self, shard: _Shard, rows: Sequence[EncodedRow]) -> None:
+        """MindSpore's page packing for one batch of rows of one shard."""
+        P = self.capacity
+        store = shard.store
+        raw_sz = [8 + len(r.raw) for r in rows]
+        blob_sz = [8 + r.blob_len for r in rows]
+        last_blob = shard.last_of(BLOB)
+        last_raw = shard.last_of(RAW)
+        n_blob = last_blob.size if last_blob else 0
+        n_raw = (last_raw.size - last_raw.row_group_ids[-1][1]) if last_raw and last_raw.row_group_ids else 0
+        groups: list[tuple[int, int]] = []
+        start = 0
+        for i in range(len(rows)):
+            if n_blob == 0 or n_blob + blob_sz[i] > P or n_raw + raw_sz[i] > P:
+                groups.append((start, i))
+                start = i
+                n_blob, n_raw = blob_sz[i], raw_sz[i]
+            else:
+                n_blob += blob_sz[i]
+                n_raw += raw_sz[i]
+        groups.append((start, len(rows)))
+        first_row = shard.num_rows
+        blob_loc: list[tuple[int, int, int]] = [None] * len(rows)  # type: ignore[list-item]
+
+        def put_blobs(page: Page, a: int, b: int) -> None:
+            bufs = []
+            off = page.size
+            for j in range(a, b):
+                bufs.append(rows[j].blob_len.to_bytes(8, "little"))
+                bufs.extend(rows[j].blob)
+                blob_loc[j] = (page.page_type_id, page.page_id, off)
+                off += blob_sz[j]
+            store.write(page.page_id, page.size, bufs)
+            page.size = off
+
+        # 1. the first group continues the last blob page
+        g0 = groups[0]
+        if g0[1] > g0[0]:
+            put_blobs(last_blob, g0[0], g0[1])
+            last_blob.end_row_id += g0[1] - g0[0]
+        # 2. every further group opens a blob page
+        next_id = len(shard.pages)
+        type_id = last_blob.page_type_id if last_blob else -1
+        row = last_blob.end_row_id if last_blob else first_row
+        for a, b in groups[1:]:
+            type_id += 1
+            page = Page(next_id, shard.shard_id, BLOB, type_id, row, row + (b - a), [], 0)
+            shard.pages.append(page)
+            put_blobs(page, a, b)
+            next_id += 1
+            row += b - a
+        # 3. if the first group's raw records overflow the last raw page, move that page's last
+        #    row group to a new raw page
+        if g0[1] > g0[0] and last_raw is not None and sum(raw_sz[g0[0]:g0[1]]) + last_raw.size > P:
+            off = last_raw.row_group_ids[-1][1]
+            moved = store.read(last_raw.page_id, off, last_raw.size - off)
+            last_raw.size = off
+            last_raw.row_group_ids.pop()
+            moved_group = last_raw.row_group_ids[-1][0] + 1 if last_raw.row_group_ids else last_blob.page_type_id
+            page = Page(len(shard.pages), shard.shard_id, RAW, last_raw.page_id + 1, 0, 0, [(moved_group, 0)],
+                        len(moved))
+            shard.pages.append(page)
+            store.write(page.page_id, 0, [moved])
+            # rows of the moved group now live in the new page
+            self._relocate_raw(shard, last_raw.page_id, off, page.page_id)
+            last_raw = page
+        # 4. raw records, one row group after another
+        last_group = last_raw.row_group_ids[-1][0] if last_raw and last_raw.row_group_ids else -1
+        for gi, (a, b) in enumerate(groups):
+            if b == a:
+                continue
+            size = sum(raw_sz[a:b])
+            if last_raw is None or last_raw.size + size > P:
+                type_id_raw = last_raw.page_id + 1 if last_raw else 0
+                last_raw = Page(len(shard.pages), shard.shard_id, RAW, type_id_raw, 0, 0, [], 0)
+                shard.pages.append(last_raw)
+            if gi > 0:
+                last_group += 1
+                last_raw.row_group_ids.append((last_group, last_raw.size))
+            bufs = []
+            off = last_raw.size
+            for j in range(a, b):
+                bufs.append(len(rows[j].raw).to_bytes(8, "little"))
+                bufs.append(rows[j].raw)
+                group_id, blob_page, b_off = blob_loc[j]
+                shard.locs.append((last_raw.page_id, off, off + raw_sz[j], group_id, blob_page, b_off,
+                                   b_off + blob_sz[j]))
+                shard.values.append(rows[j].index_values)
+                off += raw_sz[j]
+            store.write(last_raw.page_id, last_raw.size, bufs)
+            last_raw.size = off
+
+    @staticmethod
+    def _relocate_raw(shard: _Shard, old_page: int, old_off: int, new_page: int) -> None:
+        """Points rows whose raw record moved (page ``old_page`` from ``old_off`` on) to ``new_page``."""
+        for k in range(len(shard.locs) - 1, -1, -1):
+            loc = shard.locs[k]
+            if loc[0] != old_page or loc[1] < old_off:
+                break
+            shard.locs[k] = (new_page, loc[1] - old_off, loc[2] - old_off) + loc[3:]
+        base = shard.base_index
+        if base is not None and len(base):
+            sel = (base.raw_page == old_page) & (base.raw_start >= old_off)
+            if sel.any():
+                base.raw_start = np.where(sel, base.raw_start - old_off, base.raw_start)
+                base.raw_end = np.where(sel, base.raw_end - old_off, base.raw_end)
+                base.raw_page = np.where(sel, new_page, base.raw_page)
+
+    # ------------------------------------------------------------------ commit
+
+    def _header(self, shard: _Shard, header_size: int, page_size: int) -> Header:
+        return Header(header_size, page_size, self.schema, self.index_fields, shard.pages, self.names,
+                      shard.shard_id, self.compression_size if self.version >= "3.0" else None, self.version)
+
+    def _auto_layout(self) -> tuple[int, int]:
+        """Header and page size for data still in memory: as small as MindSpore accepts."""
+        used = max((p.size for s in self.shards for p in s.pages), default=0)
+        page_size = self.capacity if self.fixed_page else max(MIN_PAGE_SIZE, _round_up(used, 4096))
+        header_size = self.fixed_header or MIN_HEADER_SIZE
+        if not self.fixed_header:
+            for _ in range(3):
+                need = max(len(self._header(s, header_size, page_size).to_bytes()) for s in self.shards)
+                header_size = max(MIN_HEADER_SIZE, _round_up(2 * need, 4096))
+        return header_size, page_size
+
+    def commit(self) -> None:
+        """Writes headers and indexes and moves every file into place (indexes last)."""
+        self.open()
+        if self.append:
+            self._commit_append()
+            return
+        try:
+            if isinstance(self.shards[0].store, _MemoryStore):
+                header_size, page_size = self._auto_layout()
+                for shard in self.shards:
+                    mem = shard.store
+                    fd, tmp = _make_temp(shard.path)
+                    shard.fd, shard.tmp_path = fd, tmp
+                    shard.store = _FileStore(fd, tmp, header_size, page_size)
+                    for pid, data in mem.pages.items():
+                        shard.store.write(pid, 0, [data])
+            for shard in self.shards:
+                self._finish_data_file(shard)
+            db_tmps = []
+            for shard in self.shards:
+                fd, tmp = _make_temp(shard.path + ".db")
+                os.close(fd)
+                os.unlink(tmp)
+                header = self._header(shard, shard.store.header_size, shard.store.page_size)
+                write_index(tmp, header, os.path.basename(shard.path), self._shard_index(shard))
+                os.chmod(tmp, stat.S_IRUSR | stat.S_IWUSR)
+                db_tmps.append(tmp)
+            stale = _stale_shards(self.paths) if self.overwrite else []
+            for shard in self.shards:
+                if self.overwrite and os.path.lexists(shard.path + ".db"):
+                    os.unlink(shard.path + ".db")  # never leave a new data file next to an old index
+                os.replace(shard.tmp_path, shard.path)
+                shard.tmp_path = None
+            for shard, tmp in zip(self.shards, db_tmps):
+                os.replace(tmp, shard.path + ".db")
+            for path in stale:
+                for p in (path + ".db", path):
+                    try:
+                        os.unlink(p)
+                        logger.warning("Removed stale mindrecord file of the overwritten dataset: %s", p)
+                    except FileNotFoundError:
+                        pass
+        finally:
+            self.close()
+
+    def _finish_data_file(self, shard: _Shard) -> None:
+        store = shard.store
+        assert isinstance(store, _FileStore)
+        header = self._header(shard, store.header_size, store.page_size)
+        blob = header.to_bytes()
+        if len(blob) > store.header_size:
+            if self.fixed_header:
+                logger.warning("The header of %s needs %d bytes, more than the header size %d; using a larger "
+                               "header size.", shard.path, len(blob), store.header_size)
+            new_h = _round_up(2 * len(blob), 1 << 20)
+            store.move(shard.pages, new_h, store.page_size)
+            header = self._header(shard, store.header_size, store.page_size)
+            blob = header.to_bytes()
+        os.pwrite(store.fd, blob, 0)
+        end = max([store.header_size + p.page_id * store.page_size + p.size for p in shard.pages if p.size]
+                  + [len(blob)])
+        os.ftruncate(store.fd, end)
+        os.fchmod(store.fd, stat.S_IRUSR | stat.S_IWUSR)
+
+    def _shard_index(self, shard: _Shard) -> ShardIndex:
+        locs = np.array(shard.locs, dtype=np.int64).reshape(-1, 7)
+        values = {f: [v[k] for v in shard.values] for k, f in enumerate(self.index_fields)}
+        new = ShardIndex.from_rows(locs, values)
+        if shard.base_index is not None:
+            return shard.base_index.concat(new)
+        return new
+
+    def _copy_for_layout(self, shard: _Shard, header_size: int, page_size: int) -> None:
+        """Appends that need a new layout: copy the file with the new layout, swap it in at commit."""
+        old = shard.store
+        assert isinstance(old, _FileStore)
+        fd, tmp = _make_temp(shard.path)
+        new = _FileStore(fd, tmp, header_size, page_size)
+        for page in shard.pages:
+            if page.size:
+                new.write(page.page_id, 0, [old.read(page.page_id, 0, page.size)])
+        if shard.tmp_path is not None:
+            os.close(old.fd)
+            os.unlink(shard.tmp_path)
+        shard.store, shard.fd, shard.tmp_path = new, fd, tmp
+
+    def _commit_append(self) -> None:
+        try:
+            for shard in self.shards:
+                store = shard.store
+                need = len(self._header(shard, store.header_size, store.page_size).to_bytes())
+                if need > store.header_size:
+                    self._copy_for_layout(shard, _round_up(2 * need, 1 << 20), store.page_size)
+            db_tmps = []
+            for shard in self.shards:
+                fd, tmp = _make_temp(shard.path + ".db")
+                os.close(fd)
+                os.unlink(tmp)
+                header = self._header(shard, shard.store.header_size, shard.store.page_size)
+                write_index(tmp, header, os.path.basename(shard.path), self._shard_index(shard))
+                os.chmod(tmp, stat.S_IRUSR | stat.S_IWUSR)
+                db_tmps.append(tmp)
+            for shard in self.shards:
+                if shard.tmp_path is not None:      # relaid out copy
+                    self._finish_data_file(shard)
+                    os.replace(shard.tmp_path, shard.path)
+                    shard.tmp_path = None
+                else:                               # in place: the new header is the commit point
+                    self._finish_data_file(shard)
+            for shard, tmp in zip(self.shards, db_tmps):
+                os.replace(tmp, shard.path + ".db")
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Releases files; removes temporary files of an unfinished write. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for shard in self.shards:
+            if shard.fd is not None:
+                try:
+                    os.close(shard.fd)
+                except OSError:
+                    pass
+                shard.fd = None
+            if shard.tmp_path is not None:
+                try:
+                    os.unlink(shard.tmp_path)
+                except FileNotFoundError:
+                    pass
+                shard.tmp_path = None
+
+
+def _load_values(path: str, header: Header) -> dict[str, list]:
+    """Index-field values of the rows already in a shard, read from its ``.db``."""
+    if not header.index_fields:
+        return {}
+    import sqlite3
+    from .index import _open_db, field_column
+    con = _open_db(path + ".db")
+    try:
+        cols = ",".join(field_column(f) for f in header.index_fields)
+        rows = con.execute(f"SELECT {cols} FROM INDEXES ORDER BY ROW_ID").fetchall()
+    except sqlite3.Error as exc:
+        raise MindRecordFormatError(f"Invalid file, the mindrecord meta file {path}.db is damaged: {exc}.",
+                                    path + ".db") from None
+    finally:
+        con.close()
+    return {f: [r[k] for r in rows] for k, f in enumerate(header.index_fields)}
+
+
+def _make_temp(path: str) -> tuple[int, str]:
+    directory, name = os.path.split(path)
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{name}.{os.getpid()}.{secrets.token_hex(4)}.hrtmp")
+        try:
+            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except FileExistsError:
+            continue
+        return fd, tmp
+    raise OSError(errno.EEXIST, "could not create a temporary file", path)  # pragma: no cover
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale_temps(path: str) -> None:
+    """Removes temporary files that dead writers of ``path`` (or its ``.db``) left behind."""
+    directory, name = os.path.split(path)
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return
+    for entry in entries:
+        m = _TMP_RE.match(entry)
+        if m and m.group("name") in (name, name + ".db") and not _pid_alive(int(m.group("pid"))):
+            try:
+                os.unlink(os.path.join(directory, entry))
+            except OSError:
+                pass
+
+
+def _stale_shards(paths: Sequence[str]) -> list[str]:
+    """Shards of the dataset being overwritten that the new dataset does not replace.
+
+    A file counts as a shard of "the same name" when its header lists exactly the names a
+    ``FileWriter`` with that name gives its shards (``NAME`` alone, or ``NAME0..NAME{m-1}``
+    zero-padded), so unrelated datasets whose names merely start the same are never touched.
+    """
+    targets = set(paths)
+    directory = os.path.dirname(paths[0])
+    base = os.path.basename(paths[0])
+    if len(paths) > 1:
+        base = base[:len(base) - len(str(len(paths) - 1))]
+    pattern = re.compile(re.escape(base) + r"\d*")
+    stale: set[str] = set()
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return []
+    for entry in entries:
+        if not pattern.fullmatch(entry):
+            continue
+        candidate = os.path.join(directory, entry)
+        try:
+            fd = os.open(candidate, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            header = read_header(fd, candidate)
+        except (MindRecordFormatError, OSError):
+            continue
+        finally:
+            os.close(fd)
+        if header.shard_addresses != shard_names(base, len(header.shard_addresses)):
+            continue
+        for a in header.shard_addresses:
+            p = os.path.join(directory, a)
+            if p not in targets:
+                stale.add(p)
+    return sorted(stale)
+
+
+def shard_names(name: str, shard_num: int) -> list[str]:
+    """The file names ``FileWriter(name, shard_num)`` writes (suffix = zero-padded shard index)."""
+    if shard_num == 1:
+        return [name]
+    width = len(str(shard_num - 1))
+    return [f"{name}{str(i).rjust(width, '0')}" for i in range(shard_num)]

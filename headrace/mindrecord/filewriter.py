@@ -1,0 +1,297 @@
+"""``FileWriter``: write rows described by a schema into MindRecord files."""
+from __future__ import annotations
+
+import os
+import weakref
+from typing import Any
+
+from ._checks import check_filename
+from ._format.encode import RowEncoder, check_rows
+from ._format.errors import (MRMAddSchemaError, MRMDefineIndexError, MRMGetMetaError, MindRecordRuntimeError,
+                             ParamTypeError, ParamValueError)
+from ._format.header import (MAX_HEADER_SIZE, MAX_PAGE_SIZE, MAX_SHARD_COUNT, MIN_HEADER_SIZE, MIN_PAGE_SIZE,
+                             MIN_SHARD_COUNT)
+from ._format.schema import Schema, build_schema, check_index_fields
+from ._format.writer import ShardSetWriter, shard_names
+
+__all__ = ["FileWriter"]
+
+_NO_VALID_DATA = ("There is no valid data which can be written by 'write_raw_data' to mindrecord file. Please check "
+                  "the abnormal input data indicated in the warning log above.")
+_FLUSHED = ("Not allowed to call `write_raw_data` on flushed MindRecord files.When creating new MindRecord files, "
+            "please remove `commit` before `write_raw_data`. In other cases, when appending to existing MindRecord "
+            "files, please call `open_for_append` first and then `write_raw_data`.")
+_NO_SCHEMA = ("Invalid data, schema is not found in header, please use 'add_schema' to add a schema for new "
+              "mindrecord files.")
+
+
+class FileWriter:
+    """Writes rows into MindRecord files (a data file and a ``.db`` index per shard).
+
+    Files appear only at ``commit``: until then data goes to hidden temporary files (or memory,
+    for small datasets), so an interrupted writer never leaves a file that looks like a dataset.
+    With ``overwrite=True`` the old files stay readable until ``commit`` replaces them, and shards
+    of the old dataset that the new one does not have (fewer shards) are removed then.
+
+    Args:
+        file_name (str): Path of the data file; with ``shard_num > 1`` the shard index is appended
+            (``name0``, ``name1``, ... zero-padded to the width of ``shard_num - 1``).
+        shard_num (int, optional): Number of data files, in [1, 1000]. Default: ``1``.
+        overwrite (bool, optional): Replace existing files of the same names. Default: ``False``.
+
+    Raises:
+        ParamValueError: ``file_name``, ``shard_num`` or ``overwrite`` is invalid.
+
+    Examples:
+        >>> import os, tempfile
+        >>> from headrace.mindrecord import FileWriter, FileReader
+        >>> path = os.path.join(tempfile.mkdtemp(), "demo.mindrecord")
+        >>> writer = FileWriter(path)
+        >>> writer.add_schema({"label": {"type": "int32"}, "data": {"type": "bytes"}}, "demo")
+        >>> writer.write_raw_data([{"label": i, "data": bytes([i])} for i in range(3)])
+        >>> writer.commit()
+        >>> [row["label"] for row in FileReader(path).get_next()]
+        [0, 1, 2]
+    """
+
+    def __init__(self, file_name, shard_num=1, overwrite=False):
+        file_name = check_filename(file_name)
+        if shard_num is None:
+            raise ParamValueError("Parameter shard_num is None.")
+        if not isinstance(shard_num, int):
+            raise ParamValueError("Parameter shard_num's type is not int.")
+        if shard_num < MIN_SHARD_COUNT or shard_num > MAX_SHARD_COUNT:
+            raise ParamValueError(f"Parameter shard_num's value: {shard_num} should between {MIN_SHARD_COUNT} and "
+                                  f"{MAX_SHARD_COUNT}.")
+        if not isinstance(overwrite, bool):
+            raise ParamValueError("Parameter overwrite's type is not bool.")
+        self._file_name = file_name
+        self._shard_num = int(shard_num)
+        self._overwrite = overwrite
+        names = shard_names(os.path.basename(file_name), self._shard_num)
+        self._paths = [os.path.join(os.path.dirname(file_name), n) for n in names]
+        self._schema: Schema | None = None
+        self._index_fields: list[str] = []
+        self._header_size: int | None = None
+        self._page_size: int | None = None
+        self._parallel_writer: bool | None = None
+        self._batches = 0
+        self._core: ShardSetWriter | None = None
+        self._encoder: RowEncoder | None = None
+        self._flushed = False
+        self._append = False
+        self._finalizer: weakref.finalize | None = None
+
+    # ------------------------------------------------------------------ setup
+
+    @classmethod
+    def open_for_append(cls, file_name):
+        """Opens an existing dataset to add rows; ``commit`` rewrites headers and indexes.
+
+        The rows already there stay readable by anyone until ``commit``. A missing or damaged
+        ``.db`` is rebuilt from the data file.
+
+        Args:
+            file_name (str): One data file of the dataset (all its shards are opened).
+
+        Returns:
+            FileWriter, a writer that appends.
+
+        Raises:
+            ParamValueError: ``file_name`` is invalid.
+            RuntimeError: the file does not exist or is not a valid MindRecord file.
+
+        Examples:
+            >>> import os, tempfile
+            >>> from headrace.mindrecord import FileWriter, FileReader
+            >>> path = os.path.join(tempfile.mkdtemp(), "append.mindrecord")
+            >>> w = FileWriter(path); w.add_schema({"x": {"type": "int64"}}); w.write_raw_data([{"x": 1}]); w.commit()
+            >>> w = FileWriter.open_for_append(path); w.write_raw_data([{"x": 2}]); w.commit()
+            >>> [r["x"] for r in FileReader(path).get_next()]
+            [1, 2]
+        """
+        file_name = check_filename(file_name)
+        if not os.path.exists(file_name):
+            raise RuntimeError(f"The input: {file_name} is not exists.")
+        core = ShardSetWriter.for_append(file_name)
+        self = cls.__new__(cls)
+        self._file_name = file_name
+        self._shard_num = len(core.paths)
+        self._overwrite = False
+        self._paths = core.paths
+        self._schema = core.schema
+        self._index_fields = core.index_fields
+        self._header_size = None
+        self._page_size = None
+        self._parallel_writer = None
+        self._batches = 0
+        self._flushed = False
+        self._append = True
+        self._finalizer = None
+        self._set_core(core)
+        return self
+
+    def _set_core(self, core: ShardSetWriter) -> None:
+        self._core = core
+        self._encoder = RowEncoder(core.schema, core.index_fields, compress=core.version >= "3.0")
+        self._finalizer = weakref.finalize(self, ShardSetWriter.close, core)
+
+    def add_schema(self, content, desc=None):
+        """Sets the schema: ``{field: {"type": T}}`` or ``{field: {"type": T, "shape": [...]}}``.
+
+        Types: int32, int64, float32, float64, string, bytes; arrays (with ``shape``, one ``-1``
+        allowed) of int32, int64, float32, float64.
+
+        Args:
+            content (dict): The schema.
+            desc (str, optional): A description stored with it. Default: ``None``.
+
+        Raises:
+            MRMInvalidSchemaError: the schema is malformed.
+            MRMBuildSchemaError: a shape is invalid.
+            MRMAddSchemaError: a schema was already added.
+        """
+        schema = build_schema(content, desc)
+        if self._schema is not None:
+            raise MRMAddSchemaError()
+        self._schema = schema
+
+    def add_index(self, index_fields):
+        """Chooses the scalar fields to index (columns of the ``.db``).
+
+        Without a call every scalar field is indexed.
+
+        Args:
+            index_fields (list[str]): Scalar fields of the schema.
+
+        Raises:
+            ParamTypeError: ``index_fields`` is not a non-empty list of str.
+            MRMDefineIndexError: a field is a blob (bytes or array) field.
+            MRMGetMetaError: no schema was added yet.
+            RuntimeError: a field is not in the schema or is added twice.
+        """
+        if not index_fields or not isinstance(index_fields, list):
+            raise ParamTypeError("index_fields", "list")
+        if self._schema is None:
+            raise MRMGetMetaError()
+        blobs = self._schema.blob_fields
+        for field in index_fields:
+            if field in blobs:
+                raise MRMDefineIndexError(f"Failed to set field {field} since it's not primitive type.")
+            if not isinstance(field, str):
+                raise ParamTypeError("index field", "str")
+        if self._core is not None:
+            raise MindRecordRuntimeError("Index fields can only be added before the first `write_raw_data`.")
+        self._index_fields = check_index_fields(self._schema, self._index_fields, index_fields)
+
+    def set_header_size(self, header_size):
+        """Sets the header size (bytes, in [16384, 134217728], a multiple of 4).
+
+        Without a call the size is chosen to fit. A header that outgrows the size is moved to a
+        larger slot at commit (with a warning) instead of failing.
+
+        Args:
+            header_size (int): Size in bytes.
+
+        Raises:
+            TypeError: ``header_size`` is not an int.
+            RuntimeError: the size is out of range or not a multiple of 4.
+        """
+        self._header_size = _check_size(header_size, "header_size", "header size", MIN_HEADER_SIZE, MAX_HEADER_SIZE)
+
+    def set_page_size(self, page_size):
+        """Sets the page size (bytes, in [32768, 268435456], a multiple of 4).
+
+        Without a call small datasets get pages that just fit and larger ones 32 MiB pages. A row
+        larger than the page size makes the pages larger (with a warning) instead of failing.
+
+        Args:
+            page_size (int): Size in bytes.
+
+        Raises:
+            TypeError: ``page_size`` is not an int.
+            RuntimeError: the size is out of range or not a multiple of 4.
+        """
+        self._page_size = _check_size(page_size, "page_size", "page size", MIN_PAGE_SIZE, MAX_PAGE_SIZE)
+
+    # ------------------------------------------------------------------ writing
+
+    def _open(self) -> ShardSetWriter:
+        if self._core is None:
+            if self._schema is None:
+                raise MindRecordRuntimeError(_NO_SCHEMA)
+            index = self._index_fields or self._schema.default_index_fields()
+            core = ShardSetWriter(self._paths, self._schema, index, header_size=self._header_size,
+                                  page_size=self._page_size, overwrite=self._overwrite)
+            core.open()
+            self._set_core(core)
+        return self._core
+
+    def write_raw_data(self, raw_data, parallel_writer=False):
+        """Checks rows against the schema and writes them.
+
+        A row that does not fit the schema (missing field, wrong type or dtype, array that does not
+        fit the shape, integer out of range) is dropped with a WARNING on the ``headrace.mindrecord``
+        logger. Rows are spread over the shards in contiguous runs; with ``parallel_writer=True``
+        each call's rows go to one shard, shard after shard.
+
+        Args:
+            raw_data (list[dict]): Rows, ``{field: value}``.
+            parallel_writer (bool, optional): Send each call's rows to one shard in turn. Default: ``False``.
+
+        Raises:
+            ParamTypeError: ``raw_data`` is not a list of dict.
+            TypeError: ``parallel_writer`` is not a bool.
+            RuntimeError: no row is valid, the files already exist, the writer was committed, or
+                ``parallel_writer`` changed between calls.
+        """
+        if not isinstance(parallel_writer, bool):
+            raise TypeError("The parameter `parallel_writer` must be bool.")
+        if self._parallel_writer is None:
+            self._parallel_writer = parallel_writer
+        if self._parallel_writer != parallel_writer:
+            raise RuntimeError("The parameter `parallel_writer` must be consistent during use.")
+        if self._flushed and not self._append:
+            raise RuntimeError(_FLUSHED)
+        if self._flushed and self._append:
+            self._set_core(ShardSetWriter.for_append(self._file_name))
+            self._flushed = False
+        core = self._open()
+        if not isinstance(raw_data, list):
+            raise ParamTypeError("raw_data", "list")
+        for row in raw_data:
+            if not isinstance(row, dict):
+                raise ParamTypeError("raw_data item", "dict")
+        rows = check_rows(core.schema, raw_data)
+        if not rows:
+            raise RuntimeError(_NO_VALID_DATA)
+        encode = self._encoder.encode
+        encoded = [encode(r) for r in rows]
+        if parallel_writer:
+            core.write(encoded, shard_id=self._batches % len(core.shards))
+        else:
+            core.write(encoded)
+        self._batches += 1
+
+    def commit(self):
+        """Writes headers and indexes and puts the files in place (data files first, indexes last).
+
+        Raises:
+            RuntimeError: no schema was added, the files already exist, or the writer was committed.
+        """
+        if self._flushed:
+            raise RuntimeError("The MindRecord files were already committed; use `FileWriter.open_for_append` "
+                               "to add more rows.")
+        core = self._open()
+        core.commit()
+        self._flushed = True
+
+
+def _check_size(value: Any, arg: str, what: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"Argument {arg} with value {value!r} is not of type [int], but got {type(value)}.")
+    if value < lo or value > hi:
+        raise MindRecordRuntimeError(f"Invalid data, {what}: {value} should be in range [{lo} bytes, {hi} bytes].")
+    if value % 4:
+        raise MindRecordRuntimeError(f"Invalid data, {what} {value} should be divided by four.")
+    return value
