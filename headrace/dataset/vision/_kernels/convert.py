@@ -1,0 +1,51 @@
+"""Layout and value conversion kernels: normalize, rescale, HWC to CHW, to-tensor scaling."""
+from __future__ import annotations
+
+import numpy as np
+
+_INV255 = np.float32(1.0 / 255.0)
+
+
+def normalize(img: np.ndarray, mean: np.ndarray, std: np.ndarray, channel_axis: int) -> np.ndarray:
+    """``(img - mean) / std`` per channel, in float32; ``mean``/``std`` are float32 vectors."""
+    shape = [1] * img.ndim
+    shape[channel_axis] = mean.size
+    out = img.astype(np.float32)
+    out -= mean.reshape(shape)
+    out /= std.reshape(shape)
+    return out
+
+
+def normalize_hwc_to_chw(img: np.ndarray, mean: np.ndarray, std: np.ndarray) -> np.ndarray:
+    """Normalize of an HWC image written straight into a CHW float32 array (Normalize + HWC2CHW)."""
+    h, w, c = img.shape
+    out = np.empty((c, h, w), np.float32)
+    for i in range(c):
+        ch = out[i]
+        np.subtract(img[:, :, i], mean[i], out=ch, dtype=np.float32)
+        ch /= std[i]
+    return out
+
+
+def hwc_to_chw(img: np.ndarray) -> np.ndarray:
+    """(H, W, C) -> (C, H, W), contiguous; (H, W) stays as it is."""
+    if img.ndim == 2:
+        return img
+    return np.ascontiguousarray(img.transpose(2, 0, 1))
+
+
+def to_tensor_c(img: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """HW/HWC -> CHW scaled by 1/255 in float32 (as MindSpore's C++ ToTensor), then cast."""
+    if img.ndim == 2:
+        img = img[:, :, None]
+    out = np.empty((img.shape[2],) + img.shape[:2], np.float32)
+    np.multiply(img.transpose(2, 0, 1), _INV255, out=out, dtype=np.float32, casting="unsafe")
+    return out if dtype == np.float32 else out.astype(dtype)
+
+
+def rescale(img: np.ndarray, scale: float, shift: float) -> np.ndarray:
+    """``img * scale + shift`` in float32."""
+    out = img.astype(np.float32)
+    out *= np.float32(scale)
+    out += np.float32(shift)
+    return out

@@ -1,0 +1,159 @@
+"""Image decoding kernels: libjpeg-turbo (simplejpeg) for JPEG, OpenCV for other formats, Pillow
+for the PIL path. Plain functions on bytes/arrays; they raise ``RuntimeError`` with the op name.
+
+JPEG decoding matches MindSpore's (libjpeg-turbo, accurate integer IDCT, fancy upsampling) pixel
+for pixel. A JPEG whose data ends early is an error (MindSpore sometimes decodes it with a grey
+tail, sometimes fails, and crashes on some); other recoverable libjpeg warnings (extraneous bytes
+before a marker, which real datasets contain) are tolerated, as in MindSpore.
+"""
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import cv2
+import numpy as np
+import simplejpeg
+from PIL import Image
+
+_JPEG_SOI = b"\xff\xd8"
+DECODE_FAILED = "image decode failed."
+
+
+def decode_error(op: str, detail: str | None = None) -> RuntimeError:
+    msg = f"{op}: {DECODE_FAILED}"
+    return RuntimeError(f"{msg} {detail}" if detail else msg)
+
+
+def encoded_bytes(data: Any, op: str = "Decode") -> bytes | memoryview:
+    """The encoded file inside ``data``: bytes, a 1-D array (its raw bytes) or a one-element ``|S``
+    array. Raises TypeError for other inputs, like MindSpore."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        buf = bytes(data) if not isinstance(data, bytes) else data
+    elif isinstance(data, np.ndarray):
+        if data.ndim != 1:
+            raise TypeError(f"The number of array dimensions of the encoded image should be 1, but got "
+                            f"{data.ndim}.")
+        if data.dtype.kind == "S":
+            if data.size != 1:
+                raise RuntimeError(f"{op}: couldn't decode bytes field with multi dims.")
+            buf = data[0]
+        elif data.dtype.kind in "OU":
+            raise decode_error(op, f"The input is an array of {data.dtype}, not encoded image bytes.")
+        else:
+            buf = memoryview(np.ascontiguousarray(data)).cast("B")
+    else:
+        raise TypeError(f"The type of the encoded image should be {np.ndarray}, but got {type(data)}.")
+    if len(buf) == 0:
+        raise decode_error(op, "The input is empty (0 bytes).")
+    return buf
+
+
+def is_jpeg(buf: bytes | memoryview) -> bool:
+    return bytes(buf[:2]) == _JPEG_SOI
+
+
+def jpeg_size(buf: bytes | memoryview) -> tuple[int, int] | None:
+    """(height, width) from a JPEG header, or None if simplejpeg cannot read it."""
+    try:
+        h, w, _, _ = simplejpeg.decode_jpeg_header(buf, strict=False)
+        return h, w
+    except ValueError:
+        return None
+
+
+def _jpeg(buf: bytes | memoryview, op: str, min_height: int = 0, min_width: int = 0) -> np.ndarray | None:
+    try:
+        return simplejpeg.decode_jpeg(buf, colorspace="RGB", min_height=min_height, min_width=min_width)
+    except ValueError as exc:
+        text = str(exc)
+        if "Premature end" in text:
+            raise decode_error(op, "The JPEG data ends early (truncated or incomplete file).") from None
+        if "tjDecompressHeader" in text or "subsampling" in text:
+            return None  # not readable by the TurboJPEG API: let OpenCV try
+        try:  # a recoverable warning (e.g. extraneous bytes): decode leniently
+            return simplejpeg.decode_jpeg(buf, colorspace="RGB", min_height=min_height,
+                                          min_width=min_width, strict=False)
+        except ValueError as exc2:
+            raise decode_error(op, f"libjpeg-turbo: {exc2}") from None
+
+
+def decode_rgb(data: Any, op: str = "Decode") -> np.ndarray:
+    """Decodes an encoded image to an HWC uint8 RGB array (grey and alpha become 3 channels)."""
+    buf = encoded_bytes(data, op)
+    if is_jpeg(buf):
+        img = _jpeg(buf, op)
+        if img is not None:
+            return img
+    arr = np.frombuffer(buf, np.uint8)
+    try:
+        img = cv2.imdecode(arr, cv2.IMREAD_COLOR)
+    except cv2.error:
+        img = None
+    if img is None:
+        return _pil_rgb(buf, op)
+    return cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+
+
+def _pil_rgb(buf: bytes | memoryview, op: str) -> np.ndarray:
+    try:
+        with Image.open(io.BytesIO(bytes(buf))) as im:
+            return np.asarray(im.convert("RGB"))
+    except Exception as exc:  # noqa: BLE001 - Pillow raises many types for bad data
+        raise decode_error(op, _pil_reason(exc)) from None
+
+
+def _pil_reason(exc: Exception) -> str:
+    if "cannot identify image file" in str(exc):
+        return "The data is not in a known image format (or is corrupt)."
+    return f"{type(exc).__name__}: {exc}"
+
+
+def decode_pil(data: Any, op: str = "Decode") -> Image.Image:
+    """Decodes with Pillow and returns an RGB ``PIL.Image`` (MindSpore's ``Decode(to_pil=True)``)."""
+    buf = encoded_bytes(data, op)
+    try:
+        im = Image.open(io.BytesIO(bytes(buf)))
+        return im.convert("RGB")
+    except Exception as exc:  # noqa: BLE001
+        raise decode_error(op, _pil_reason(exc)) from None
+
+
+def decode_jpeg_reduced(buf: bytes | memoryview, factor: int, op: str) -> np.ndarray | None:
+    """Decodes a JPEG at 1/``factor`` scale (factor 1, 2, 4 or 8) with libjpeg-turbo's scaled IDCT.
+
+    Returns None if the data cannot be decoded this way (the caller falls back to a full decode).
+    The result is ``ceil(H / factor) x ceil(W / factor)``.
+    """
+    size = jpeg_size(buf)
+    if size is None:
+        return None
+    h, w = size
+    return _jpeg(buf, op, min_height=-(-h // factor), min_width=-(-w // factor))
+
+
+def decode_with_mode(data: Any, mode: int, op: str = "read_image") -> np.ndarray:
+    """Decodes for ``read_image``: mode 0 as stored (grey stays 1 channel, alpha kept), 1 grey,
+    2 RGB. Always HWC uint8."""
+    buf = encoded_bytes(data, op)
+    arr = np.frombuffer(buf, np.uint8)
+    if mode == 2:
+        return decode_rgb(buf, op)
+    flag = cv2.IMREAD_GRAYSCALE if mode == 1 else cv2.IMREAD_UNCHANGED
+    try:
+        img = cv2.imdecode(arr, flag)
+    except cv2.error:
+        img = None
+    if img is None:
+        try:
+            with Image.open(io.BytesIO(bytes(buf))) as im:
+                img = np.asarray(im.convert("L") if mode == 1 else im)
+        except Exception as exc:  # noqa: BLE001
+            raise decode_error(op, _pil_reason(exc)) from None
+        return img[..., None] if img.ndim == 2 else img
+    if img.ndim == 2:
+        return img[..., None]
+    if img.dtype != np.uint8:
+        img = (img >> 8).astype(np.uint8) if img.dtype == np.uint16 else img.astype(np.uint8)
+    code = cv2.COLOR_BGRA2RGBA if img.shape[2] == 4 else cv2.COLOR_BGR2RGB
+    return cv2.cvtColor(img, code)

@@ -1,0 +1,179 @@
+"""Decoding ops: Decode, RandomCropDecodeResize, and the fused Decode + RandomResizedCrop.
+
+JPEG goes through libjpeg-turbo (simplejpeg); other formats through OpenCV, then Pillow. When a
+random crop will be shrunk to its output size by 2x or more in both directions, the JPEG is decoded
+at 1/2, 1/4 or 1/8 scale by libjpeg-turbo's scaled IDCT (less work than decoding every pixel and
+throwing most away), and the crop box is mapped onto the smaller image. Smaller non-power-of-two
+scales are not used: libjpeg-turbo decodes them more slowly than full size.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from headrace._util.rng import sample_rng
+from headrace.dataset.transforms._base import Implementation
+from headrace.dataset.vision import _checks as ck
+from headrace.dataset.vision._base import ImageTensorOperation
+from headrace.dataset.vision._kernels import decode as dec
+from headrace.dataset.vision._kernels import geometry as geo
+from headrace.dataset.vision._ops_geometry import RandomResizedCrop, _resize_array
+from headrace.dataset.vision.utils import Inter
+
+__all__ = ["Decode", "DecodeRandomResizedCrop", "RandomCropDecodeResize", "decode_crop_resize"]
+
+
+class Decode(ImageTensorOperation):
+    """Decodes an encoded image (JPEG, PNG, BMP, TIFF, ...) to RGB.
+
+    Args:
+        to_pil (bool, optional): return a PIL image (decoded by Pillow) instead of an <H, W, 3>
+            uint8 array. Default: False.
+
+    Raises:
+        TypeError: if `to_pil` is not a bool, or the input is not bytes / a 1-D array.
+        RuntimeError: ``"Decode: image decode failed. ..."`` for empty, corrupt, truncated or
+            unknown data.
+
+    Examples:
+        >>> import numpy as np, cv2
+        >>> data = cv2.imencode(".png", np.zeros((2, 3, 3), np.uint8))[1]
+        >>> Decode()(data).shape
+        (2, 3, 3)
+    """
+
+    def __init__(self, to_pil=False):
+        ck.type_check(to_pil, (bool,), "to_pil")
+        self.to_pil = to_pil
+        self.implementation = Implementation.PY if to_pil else Implementation.C
+
+    def __call__(self, *args):
+        if len(args) != 1:
+            raise RuntimeError("The op is OneToOne, can only accept one tensor as input.")
+        data = args[0]
+        if self.to_pil:
+            return dec.decode_pil(data)
+        return dec.decode_rgb(data)
+
+
+def _reduction(ch: int, cw: int, oh: int, ow: int) -> int:
+    """The largest DCT scale-down (8, 4, 2 or 1) that keeps the crop at least the output size."""
+    for k in (8, 4, 2):
+        if ch >= k * oh and cw >= k * ow:
+            return k
+    return 1
+
+
+def decode_crop_resize(data, box_fn, out_hw: tuple[int, int], inter: Inter, op: str,
+                       reduced: bool = True) -> np.ndarray:
+    """Decodes ``data``, crops the box ``box_fn(h, w)`` returns, and resizes it to ``out_hw``.
+
+    For a JPEG the box is drawn from the header's size before decoding, and the image is decoded
+    at a reduced DCT scale when ``reduced`` and the crop shrinks by >= 2x (see module docstring).
+    """
+    buf = dec.encoded_bytes(data, op)
+    oh, ow = out_hw
+    if dec.is_jpeg(buf):
+        size = dec.jpeg_size(buf)
+        if size is not None:
+            h, w = size
+            top, left, ch, cw = box_fn(h, w)
+            k = _reduction(ch, cw, oh, ow) if reduced and inter != Inter.PILCUBIC else 1
+            if k > 1:
+                img = dec.decode_jpeg_reduced(buf, k, op)
+                if img is not None:
+                    sy, sx = img.shape[0] / h, img.shape[1] / w
+                    y0, x0 = int(round(top * sy)), int(round(left * sx))
+                    y1 = min(img.shape[0], max(y0 + 1, int(round((top + ch) * sy))))
+                    x1 = min(img.shape[1], max(x0 + 1, int(round((left + cw) * sx))))
+                    return _resize_array(img[y0:y1, x0:x1], oh, ow, inter, op)
+            img = dec.decode_rgb(buf, op)
+            return _resize_array(img[top:top + ch, left:left + cw], oh, ow, inter, op)
+    img = dec.decode_rgb(buf, op)
+    top, left, ch, cw = box_fn(img.shape[0], img.shape[1])
+    return _resize_array(img[top:top + ch, left:left + cw], oh, ow, inter, op)
+
+
+class RandomCropDecodeResize(ImageTensorOperation):
+    """Decodes an encoded image, crops a random window and resizes it (RandomResizedCrop on the
+    decoded image, computed from the JPEG header so only the needed resolution is decoded).
+
+    Args:
+        size (Union[int, Sequence[int]]): output (height, width), or one int for a square.
+        scale (Sequence[float], optional): range of the window's area fraction. Default: (0.08, 1.0).
+        ratio (Sequence[float], optional): range of its aspect ratio. Default: (3/4, 4/3).
+        interpolation (Inter, optional): the resize interpolation. Default: Inter.BILINEAR.
+        max_attempts (int, optional): tries before falling back to a centre crop. Default: 10.
+
+    Raises:
+        TypeError: if an argument has the wrong type.
+        ValueError: if a range is reversed or out of bounds.
+        RuntimeError: if the data cannot be decoded.
+
+    Examples:
+        >>> import numpy as np, cv2
+        >>> data = cv2.imencode(".jpg", np.zeros((64, 48, 3), np.uint8))[1]
+        >>> RandomCropDecodeResize(16)(data).shape
+        (16, 16, 3)
+    """
+
+    implementation = Implementation.C
+    random = True
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3. / 4., 4. / 3.), interpolation=Inter.BILINEAR,
+                 max_attempts=10):
+        if interpolation is not None:
+            ck.type_check(interpolation, (Inter,), "interpolation")
+        ck.check_scale_ratio_attempts(size, scale, ratio, max_attempts)
+        self.size, self.scale, self.ratio = size, scale, ratio
+        self.interpolation, self.max_attempts = interpolation, max_attempts
+        self._hw = ck.size_pair(size)
+        self._scale = (float(scale[0]), float(scale[1]))
+        self._ratio = (float(ratio[0]), float(ratio[1]))
+
+    def _box(self, h: int, w: int) -> tuple[int, int, int, int]:
+        return geo.random_resized_crop_box(sample_rng(), h, w, self._scale, self._ratio, self.max_attempts)
+
+    def __call__(self, *args):
+        if len(args) != 1:
+            raise RuntimeError("The op is OneToOne, can only accept one tensor as input.")
+        if self.interpolation == Inter.ANTIALIAS:
+            raise RuntimeError("RandomCropDecodeResize: Unsupported interpolation, only support NEAREST, "
+                               "LINEAR, CUBIC, AREA and PILCUBIC.")
+        return decode_crop_resize(args[0], self._box, self._hw, self.interpolation, "RandomCropDecodeResize")
+
+
+class DecodeRandomResizedCrop(ImageTensorOperation):
+    """``[Decode(), RandomResizedCrop(...)]`` as one op (made by ``fuse_ops``).
+
+    It draws the crop box from ``sample_rng()`` exactly as the RandomResizedCrop it replaces (same
+    calls, same order, from the image size in the header), so with the same generator the crop
+    windows are identical. The pixels differ only when ``reduced`` is on and the window is shrunk
+    by 2x or more: the JPEG is then decoded at reduced DCT scale, which changes the resampling
+    (typically > 35 dB PSNR against the unfused result). Run it under the sample key of the
+    RandomResizedCrop (``source_ops[-1]``).
+
+    Args:
+        rrc (RandomResizedCrop): the crop op being fused (NumPy path).
+        reduced (bool, optional): allow reduced-scale JPEG decoding. Default: True.
+    """
+
+    implementation = Implementation.C
+    random = True
+
+    def __init__(self, decode: Decode, rrc: RandomResizedCrop, reduced: bool = True):
+        self.source_ops = (decode, rrc)
+        self.rrc = rrc
+        self.reduced = reduced
+
+    def __call__(self, *args):
+        if len(args) != 1:
+            raise RuntimeError("The op is OneToOne, can only accept one tensor as input.")
+        rrc = self.rrc
+        return decode_crop_resize(args[0], rrc.box, rrc._hw, rrc.interpolation, "Decode", self.reduced)
+
+    @property
+    def op_name(self) -> str:
+        return "Decode+RandomResizedCrop"
+
+    def __repr__(self) -> str:
+        return f"DecodeRandomResizedCrop({self.rrc!r}, reduced={self.reduced})"

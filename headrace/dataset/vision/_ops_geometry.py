@@ -1,0 +1,998 @@
+"""Geometry ops: resize, crops, flips, pads, rotation and affine warps (MindSpore's signatures).
+
+NumPy input runs OpenCV kernels (``_kernels.geometry``); a PIL image runs Pillow, as MindSpore's
+Python implementation does. Random ops draw from ``sample_rng()`` in the same order on both paths.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+from PIL import Image, ImageOps
+
+from headrace._util.rng import sample_rng
+from headrace.dataset.transforms._base import Implementation
+from headrace.dataset.vision import _checks as ck
+from headrace.dataset.vision._base import ImageTensorOperation, is_pil, op_error
+from headrace.dataset.vision._kernels import geometry as geo
+from headrace.dataset.vision.utils import Border, Inter
+
+__all__ = ["Affine", "CenterCrop", "Crop", "HorizontalFlip", "Pad", "PadToSize", "RandomAffine",
+           "RandomCrop", "RandomHorizontalFlip", "RandomResizedCrop", "RandomRotation",
+           "RandomVerticalFlip", "Resize", "ResizedCrop", "Rotate", "VerticalFlip"]
+
+PIL_ONLY = ("img should be PIL image. Got {}. Use Decode() for encoded data or ToPIL() for decoded "
+            "data.")
+NO_PIL_INTER = "Current Interpolation is not supported with PIL input."
+DECODE_FIRST = " You may need to perform Decode first."
+
+
+def _need_pil(img: Any) -> None:
+    if not is_pil(img):
+        raise TypeError(PIL_ONLY.format(type(img)))
+
+
+def _shape_text(img: np.ndarray) -> str:
+    return "<" + ",".join(str(d) for d in img.shape) + ">"
+
+
+def _per_image(img: np.ndarray, fn) -> np.ndarray:
+    """Applies ``fn`` to an HW/HWC image, or to each image of a batch (..., H, W, C)."""
+    if img.ndim <= 3:
+        return fn(img)
+    lead = img.shape[:-3]
+    flat = img.reshape((-1,) + img.shape[-3:])
+    out = np.stack([fn(x) for x in flat])
+    return out.reshape(lead + out.shape[1:])
+
+
+def _interpolation_mode(op: ImageTensorOperation, inter: Inter) -> None:
+    """MindSpore's rule: ANTIALIAS only exists in Pillow, AREA and PILCUBIC only in OpenCV."""
+    if inter in (Inter.AREA, Inter.PILCUBIC):
+        op.implementation = Implementation.C
+    elif inter == Inter.ANTIALIAS:
+        op.implementation = Implementation.PY
+
+
+def _resize_array(img: np.ndarray, h: int, w: int, inter: Inter, op: str) -> np.ndarray:
+    if inter == Inter.PILCUBIC:
+        if img.ndim != 3 or img.shape[2] != 3:
+            raise op_error(op, f"Interpolation mode PILCUBIC only supports image with 3 channels, but "
+                               f"got: {_shape_text(img)}")
+        return geo.resize_pil_cubic(img, h, w)
+    if inter == Inter.ANTIALIAS:
+        raise op_error(op, "Unsupported interpolation, only support NEAREST, LINEAR, CUBIC, AREA and "
+                           "PILCUBIC.")
+    return geo.resize(img, h, w, geo.CV_INTER[inter])
+
+
+# --------------------------------------------------------------------------------------- resize
+
+
+class Resize(ImageTensorOperation):
+    """Resizes the image to `size` with the given interpolation.
+
+    Args:
+        size (Union[int, Sequence[int]]): (height, width), or one int: the shorter side becomes
+            `size` and the other keeps the aspect ratio (rounded down).
+        interpolation (Inter, optional): NEAREST, BILINEAR, BICUBIC, AREA, PILCUBIC (NumPy input)
+            or ANTIALIAS (PIL input). Default: Inter.BILINEAR.
+
+    Raises:
+        TypeError: if `size` or `interpolation` has the wrong type.
+        ValueError: if `size` is not positive.
+        RuntimeError: if the image has fewer than 2 dimensions.
+
+    Examples:
+        >>> import numpy as np
+        >>> Resize((2, 3))(np.zeros((4, 6, 3), np.uint8)).shape
+        (2, 3, 3)
+    """
+
+    def __init__(self, size, interpolation=Inter.LINEAR):
+        if interpolation is None:
+            raise KeyError("Interpolation should not be None")
+        ck.check_resize_size(size)
+        ck.type_check(interpolation, (Inter,), "interpolation")
+        self.size, self.interpolation = size, interpolation
+        _interpolation_mode(self, interpolation)
+        self._inter = interpolation
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        if img.ndim < 2:
+            raise op_error("Resize", "the image tensor should have at least two dimensions." + DECODE_FIRST)
+        h, w = (img.shape[-3], img.shape[-2]) if img.ndim >= 4 else img.shape[:2]
+        oh, ow = geo.output_size(self.size, h, w)
+        if oh > 1000 * h or ow > 1000 * w:
+            raise op_error("Resize", f"the resizing width or height is too big, it's 1000 times bigger "
+                                     f"than the original image, got output height: {oh}, width: {ow}, "
+                                     f"and original image size:{h}, {w}")
+        if img.ndim >= 4:
+            return _per_image(img, lambda x: _resize_array(x, oh, ow, self._inter, "Resize"))
+        if img.dtype == np.bool_:
+            return _resize_array(img.view(np.uint8), oh, ow, self._inter, "Resize").astype(bool)
+        return _resize_array(img, oh, ow, self._inter, "Resize")
+
+    def _run_pil(self, img):
+        _need_pil(img)
+        if self._inter in (Inter.AREA, Inter.PILCUBIC):
+            raise TypeError(NO_PIL_INTER)
+        return _pil_resize(img, self.size, geo.PIL_INTER[self._inter])
+
+
+def _pil_resize(img: Image.Image, size, resample) -> Image.Image:
+    if isinstance(size, int):
+        w, h = img.size
+        aspect = w / h
+        if (w <= h and w == size) or (h <= w and h == size):
+            return img
+        if w < h:
+            return img.resize((size, int(size / aspect)), resample)
+        return img.resize((int(size * aspect), size), resample)
+    return img.resize((size[1], size[0]), resample)
+
+
+# ---------------------------------------------------------------------------------------- crops
+
+
+class CenterCrop(ImageTensorOperation):
+    """Crops the central region of `size`; a size larger than the image pads it with zeros.
+
+    Args:
+        size (Union[int, Sequence[int]]): (height, width), or one int for a square.
+
+    Raises:
+        TypeError: if `size` has the wrong type.
+        ValueError: if `size` is not positive.
+
+    Examples:
+        >>> import numpy as np
+        >>> CenterCrop(2)(np.arange(16, dtype=np.uint8).reshape(4, 4)).tolist()
+        [[5, 6], [9, 10]]
+    """
+
+    def __init__(self, size):
+        ck.check_crop_size(size)
+        self.size = size
+        self._hw = ck.size_pair(size)
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        if img.ndim < 2:
+            raise op_error("CenterCrop", f"Input tensor should have at least 2 dimensions, but got: {img.ndim}")
+        return _per_image(img, self._one)
+
+    def _one(self, img: np.ndarray) -> np.ndarray:
+        ch, cw = self._hw
+        h, w = img.shape[:2]
+        if ch > h or cw > w:
+            dh, dw = max(ch - h, 0), max(cw - w, 0)
+            img = geo.pad(img, dh - dh // 2, dh // 2, dw - dw // 2, dw // 2, geo.CV_BORDER[Border.CONSTANT], 0)
+            h, w = img.shape[:2]
+        return geo.crop(img, (h - ch) // 2, (w - cw) // 2, ch, cw)
+
+    def _run_pil(self, img):
+        _need_pil(img)
+        w, h = img.size
+        ch, cw = self._hw
+        top, left = int(round((h - ch) / 2.0)), int(round((w - cw) / 2.0))
+        return img.crop((left, top, left + cw, top + ch))
+
+
+class Crop(ImageTensorOperation):
+    """Crops the window at `coordinates` (top, left) of `size`.
+
+    Args:
+        coordinates (Sequence[int]): (top, left) of the window.
+        size (Union[int, Sequence[int]]): (height, width), or one int for a square.
+
+    Raises:
+        TypeError: if an argument has the wrong type.
+        ValueError: if a value is out of range.
+        RuntimeError: if the window does not fit in the image.
+
+    Examples:
+        >>> import numpy as np
+        >>> Crop((1, 1), 2)(np.arange(16, dtype=np.uint8).reshape(4, 4)).tolist()
+        [[5, 6], [9, 10]]
+    """
+
+    implementation = Implementation.C
+
+    def __init__(self, coordinates, size):
+        ck.check_crop_coordinates(coordinates)
+        ck.check_crop_size(size)
+        self.coordinates, self.size = coordinates, size
+        self._box = (coordinates[0], coordinates[1]) + ck.size_pair(size)
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        if img.ndim not in (2, 3):
+            tail = DECODE_FIRST if img.ndim < 2 else ""
+            raise op_error("Crop", f"input tensor is not in shape of <H,W> or <H,W,C>, but got rank: "
+                                   f"{img.ndim}.{tail}" if tail else
+                           f"input tensor is not in shape of <H,W> or <H,W,C>, but got rank: {img.ndim}")
+        top, left, ch, cw = self._box
+        h, w = img.shape[:2]
+        if top + ch > h:
+            raise op_error("Crop", f"Crop height dimension: {top + ch} exceeds image height: {h}")
+        if left + cw > w:
+            raise op_error("Crop", f"Crop width dimension: {left + cw} exceeds image width: {w}")
+        return geo.crop(img, top, left, ch, cw)
+
+
+def _pad_pil(img: Image.Image, left: int, top: int, right: int, bottom: int, fill: tuple,
+             mode: Border) -> Image.Image:
+    """MindSpore's Pillow padding (ImageOps.expand for constant, np.pad otherwise)."""
+    if mode == Border.CONSTANT:
+        if img.mode == "P":
+            palette = img.getpalette()
+            out = ImageOps.expand(img, border=(left, top, right, bottom), fill=fill)
+            out.putpalette(palette)
+            return out
+        if img.mode in ("L", "1"):
+            fill = (fill[0],)
+        return ImageOps.expand(img, border=(left, top, right, bottom), fill=fill)
+    arr = np.asarray(img)
+    widths = ((top, bottom), (left, right)) + (((0, 0),) if arr.ndim == 3 else ())
+    out = Image.fromarray(np.pad(arr, widths, geo.PIL_PAD_MODE[mode]))
+    if img.mode == "P":
+        out.putpalette(img.getpalette())
+    return out
+
+
+def _check_pad_image(img: np.ndarray, op: str = "Pad") -> None:
+    if img.ndim not in (2, 3):
+        raise op_error(op, "the dimension of image tensor does not match the requirement of operator. "
+                           "Expecting tensor in dimension of (2, 3), in shape of <H, W> or <H, W, C>. "
+                           f"But got dimension {img.ndim}." + (DECODE_FIRST if img.ndim < 2 else ""))
+    if img.ndim == 3 and img.shape[2] not in (1, 3):
+        raise op_error(op, "the channel of image tensor does not match the requirement of operator. "
+                           f"Expecting tensor in channel of (1, 3). But got channel {img.shape[2]}.")
+
+
+class RandomCrop(ImageTensorOperation):
+    """Crops a window of `size` at a random position, after optional padding.
+
+    Args:
+        size (Union[int, Sequence[int]]): (height, width) of the window, or one int.
+        padding (Union[int, Sequence[int]], optional): padding added first: an int for all sides,
+            (left/right, top/bottom) or (left, top, right, bottom). Default: None.
+        pad_if_needed (bool, optional): pad the image when it is smaller than `size`. Default: False.
+        fill_value (Union[int, tuple[int, int, int]], optional): fill for CONSTANT padding. Default: 0.
+        padding_mode (Border, optional): CONSTANT, EDGE, REFLECT or SYMMETRIC. Default: Border.CONSTANT.
+
+    Raises:
+        TypeError: if an argument has the wrong type.
+        ValueError: if a value is out of range.
+        RuntimeError: if the (padded) image is smaller than `size`.
+
+    Examples:
+        >>> import numpy as np
+        >>> RandomCrop(4, padding=2)(np.zeros((4, 4, 3), np.uint8)).shape
+        (4, 4, 3)
+    """
+
+    random = True
+
+    def __init__(self, size, padding=None, pad_if_needed=False, fill_value=0, padding_mode=Border.CONSTANT):
+        ck.check_crop_size(size)
+        ck.type_check(pad_if_needed, (bool,), "pad_if_needed")
+        if padding is not None:
+            ck.check_padding(padding)
+        if fill_value is not None:
+            ck.check_fill_value(fill_value)
+        if padding_mode is not None:
+            ck.type_check(padding_mode, (Border,), "padding_mode")
+        self.size, self.padding, self.pad_if_needed = size, padding, pad_if_needed
+        self.fill_value, self.padding_mode = fill_value, padding_mode
+        self._hw = ck.size_pair(size)
+        self._pad = ck.parse_padding(padding) if padding is not None else (0, 0, 0, 0)
+        self._fill = ck.fill_tuple(fill_value)
+        self._border = geo.CV_BORDER[padding_mode]
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        if img.ndim < 2:
+            raise op_error("RandomCropOp", f"input tensor should have at least 2 dimensions, but got: {img.ndim}")
+        return _per_image(img, self._one)
+
+    def _one(self, img: np.ndarray) -> np.ndarray:
+        _check_pad_image(img)
+        ch, cw = self._hw
+        left, top, right, bottom = self._pad
+        h, w = img.shape[0] + top + bottom, img.shape[1] + left + right
+        if self.pad_if_needed:
+            if h < ch:
+                top, bottom = top + ch - h, bottom + ch - h
+            if w < cw:
+                left, right = left + cw - w, right + cw - w
+            h, w = img.shape[0] + top + bottom, img.shape[1] + left + right
+        if h < ch or w < cw:
+            raise op_error("RandomCrop", f"invalid crop size, crop size is bigger than the image "
+                                         f"dimensions, got crop height: {ch}, crop width: {cw}")
+        if top or bottom or left or right:
+            img = geo.pad(img, top, bottom, left, right, self._border, self._fill)
+        rng = sample_rng()
+        y = int(rng.integers(0, h - ch + 1))
+        x = int(rng.integers(0, w - cw + 1))
+        return geo.crop(img, y, x, ch, cw)
+
+    def _run_pil(self, img):
+        _need_pil(img)
+        ch, cw = self._hw
+        if self.padding is not None:
+            img = _pad_pil(img, *self._pad, self._fill, self.padding_mode)
+        if self.pad_if_needed and img.size[0] < cw:
+            d = cw - img.size[0]
+            img = _pad_pil(img, d, 0, d, 0, self._fill, self.padding_mode)
+        if self.pad_if_needed and img.size[1] < ch:
+            d = ch - img.size[1]
+            img = _pad_pil(img, 0, d, 0, d, self._fill, self.padding_mode)
+        w, h = img.size
+        if ch > h or cw > w:
+            raise ValueError(f"Crop size {tuple(self.size) if not isinstance(self.size, int) else self._hw} "
+                             f"is larger than input image size {(h, w)}.")
+        rng = sample_rng()
+        y = int(rng.integers(0, h - ch + 1))
+        x = int(rng.integers(0, w - cw + 1))
+        return img.crop((x, y, x + cw, y + ch))
+
+
+class RandomResizedCrop(ImageTensorOperation):
+    """Crops a random window (area fraction in `scale`, aspect ratio in `ratio`) and resizes it.
+
+    Args:
+        size (Union[int, Sequence[int]]): output (height, width), or one int for a square.
+        scale (Sequence[float], optional): range of the window's area fraction. Default: (0.08, 1.0).
+        ratio (Sequence[float], optional): range of its aspect ratio (width / height).
+            Default: (3/4, 4/3).
+        interpolation (Inter, optional): the resize interpolation. Default: Inter.BILINEAR.
+        max_attempts (int, optional): tries before falling back to a centre crop. Default: 10.
+
+    Raises:
+        TypeError: if an argument has the wrong type.
+        ValueError: if a range is reversed or out of bounds.
+
+    Examples:
+        >>> import numpy as np
+        >>> RandomResizedCrop(8)(np.zeros((20, 30, 3), np.uint8)).shape
+        (8, 8, 3)
+    """
+
+    random = True
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3. / 4., 4. / 3.), interpolation=Inter.BILINEAR,
+                 max_attempts=10):
+        if interpolation is not None:
+            ck.type_check(interpolation, (Inter,), "interpolation")
+        ck.check_scale_ratio_attempts(size, scale, ratio, max_attempts)
+        self.size, self.scale, self.ratio = size, scale, ratio
+        self.interpolation, self.max_attempts = interpolation, max_attempts
+        _interpolation_mode(self, interpolation)
+        self._hw = ck.size_pair(size)
+        self._scale = (float(scale[0]), float(scale[1]))
+        self._ratio = (float(ratio[0]), float(ratio[1]))
+
+    def box(self, h: int, w: int) -> tuple[int, int, int, int]:
+        """Draws (top, left, height, width) for an h x w image from ``sample_rng()``."""
+        return geo.random_resized_crop_box(sample_rng(), h, w, self._scale, self._ratio, self.max_attempts)
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        if img.ndim < 2:
+            raise op_error("RandomResizedCrop", "input tensor should have at least 2 dimensions, but got: "
+                                                f"{img.ndim}")
+        return _per_image(img, self._one)
+
+    def _one(self, img: np.ndarray) -> np.ndarray:
+        top, left, ch, cw = self.box(img.shape[0], img.shape[1])
+        window = img[top:top + ch, left:left + cw]
+        return _resize_array(window, self._hw[0], self._hw[1], self.interpolation, "RandomResizedCrop")
+
+    def _run_pil(self, img):
+        _need_pil(img)
+        if self.interpolation in (Inter.AREA, Inter.PILCUBIC):
+            raise TypeError(NO_PIL_INTER)
+        w, h = img.size
+        top, left, ch, cw = self.box(h, w)
+        window = img.crop((left, top, left + cw, top + ch))
+        return window.resize((self._hw[1], self._hw[0]), geo.PIL_INTER[self.interpolation])
+
+
+class ResizedCrop(ImageTensorOperation):
+    """Crops the window (top, left, height, width) and resizes it to `size`.
+
+    Args:
+        top (int): top row of the window.
+        left (int): left column of the window.
+        height (int): window height.
+        width (int): window width.
+        size (Union[int, Sequence[int]]): output (height, width), or one int for a square.
+        interpolation (Inter, optional): the resize interpolation. Default: Inter.BILINEAR.
+
+    Raises:
+        TypeError: if an argument has the wrong type.
+        ValueError: if a value is out of range.
+        RuntimeError: if the window does not fit in the image.
+
+    Examples:
+        >>> import numpy as np
+        >>> ResizedCrop(0, 0, 4, 4, 2)(np.zeros((8, 8), np.uint8)).shape
+        (2, 2)
+    """
+
+    implementation = Implementation.C
+
+    def __init__(self, top, left, height, width, size, interpolation=Inter.BILINEAR):
+        ck.check_non_negative_int32(top, "top")
+        ck.check_non_negative_int32(left, "left")
+        ck.check_pos_int32(height, "height")
+        ck.check_pos_int32(width, "width")
+        ck.type_check(interpolation, (Inter,), "interpolation")
+        ck.check_crop_size(size)
+        self.top, self.left, self.height, self.width = top, left, height, width
+        self.size, self.interpolation = size, interpolation
+        self._hw = ck.size_pair(size)
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        if img.ndim not in (2, 3):
+            raise op_error("ResizedCropOp", f"input tensor is not in shape of <H,W> or <H,W,C>, but got "
+                                            f"rank: {img.ndim}." + (DECODE_FIRST if img.ndim < 2 else ""))
+        h, w = img.shape[:2]
+        if self.top + self.height > h:
+            raise op_error("ResizedCrop", f"the sum of top and height: {self.top + self.height} exceeds "
+                                          f"image height: {h}")
+        if self.left + self.width > w:
+            raise op_error("ResizedCrop", f"the sum of left and width: {self.left + self.width} exceeds "
+                                          f"image width: {w}")
+        if self.interpolation == Inter.ANTIALIAS:
+            raise RuntimeError("Unsupported interpolation, only support NEAREST, LINEAR, CUBIC, AREA and "
+                               "PILCUBIC.")
+        window = img[self.top:self.top + self.height, self.left:self.left + self.width]
+        return _resize_array(window, self._hw[0], self._hw[1], self.interpolation, "ResizedCrop")
+
+
+# ---------------------------------------------------------------------------------------- flips
+
+
+def _check_flip(img: np.ndarray, op: str) -> None:
+    if img.ndim < 2:
+        raise op_error(op, "the image tensor should have at least two dimensions." + DECODE_FIRST)
+
+
+def _flip_any(img: np.ndarray, horizontal: bool) -> np.ndarray:
+    if img.ndim <= 3:
+        return geo.flip(img, horizontal)
+    axis = img.ndim - 2 if horizontal else img.ndim - 3
+    return np.ascontiguousarray(np.flip(img, axis=axis))
+
+
+class HorizontalFlip(ImageTensorOperation):
+    """Flips the image left to right.
+
+    Examples:
+        >>> import numpy as np
+        >>> HorizontalFlip()(np.array([[1, 2, 3]], np.uint8)).tolist()
+        [[3, 2, 1]]
+    """
+
+    implementation = Implementation.C
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        _check_flip(img, "HorizontalFlip")
+        return _flip_any(img, True)
+
+
+class VerticalFlip(ImageTensorOperation):
+    """Flips the image upside down.
+
+    Examples:
+        >>> import numpy as np
+        >>> VerticalFlip()(np.array([[1], [2]], np.uint8)).tolist()
+        [[2], [1]]
+    """
+
+    implementation = Implementation.C
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        _check_flip(img, "VerticalFlip")
+        return _flip_any(img, False)
+
+
+class RandomHorizontalFlip(ImageTensorOperation):
+    """Flips the image left to right with probability `prob`.
+
+    Args:
+        prob (float, optional): probability of flipping, in [0, 1]. Default: 0.5.
+
+    Raises:
+        TypeError: if `prob` is not a number.
+        ValueError: if `prob` is not in [0, 1].
+
+    Examples:
+        >>> import numpy as np
+        >>> RandomHorizontalFlip(1.0)(np.array([[1, 2]], np.uint8)).tolist()
+        [[2, 1]]
+    """
+
+    random = True
+
+    def __init__(self, prob=0.5):
+        self.prob = ck.check_prob(prob)
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        _check_flip(img, "RandomHorizontalFlip")
+        if sample_rng().random() < self.prob:
+            return _flip_any(img, True)
+        return img
+
+    def _run_pil(self, img):
+        _need_pil(img)
+        if sample_rng().random() < self.prob:
+            return img.transpose(Image.FLIP_LEFT_RIGHT)
+        return img
+
+
+class RandomVerticalFlip(ImageTensorOperation):
+    """Flips the image upside down with probability `prob`.
+
+    Args:
+        prob (float, optional): probability of flipping, in [0, 1]. Default: 0.5.
+
+    Raises:
+        TypeError: if `prob` is not a number.
+        ValueError: if `prob` is not in [0, 1].
+
+    Examples:
+        >>> import numpy as np
+        >>> RandomVerticalFlip(1.0)(np.array([[1], [2]], np.uint8)).tolist()
+        [[2], [1]]
+    """
+
+    random = True
+
+    def __init__(self, prob=0.5):
+        self.prob = ck.check_prob(prob)
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        _check_flip(img, "RandomVerticalFlip")
+        if sample_rng().random() < self.prob:
+            return _flip_any(img, False)
+        return img
+
+    def _run_pil(self, img):
+        _need_pil(img)
+        if sample_rng().random() < self.prob:
+            return img.transpose(Image.FLIP_TOP_BOTTOM)
+        return img
+
+
+# ----------------------------------------------------------------------------------------- pads
+
+
+class Pad(ImageTensorOperation):
+    """Pads the image borders.
+
+    Args:
+        padding (Union[int, Sequence[int]]): an int for all sides, (left/right, top/bottom) or
+            (left, top, right, bottom).
+        fill_value (Union[int, tuple[int, int, int]], optional): fill for CONSTANT mode. Default: 0.
+        padding_mode (Border, optional): CONSTANT, EDGE, REFLECT or SYMMETRIC. Default: Border.CONSTANT.
+
+    Raises:
+        TypeError: if an argument has the wrong type.
+        ValueError: if a value is out of range.
+
+    Examples:
+        >>> import numpy as np
+        >>> Pad((1, 2))(np.zeros((2, 2, 3), np.uint8)).shape
+        (6, 4, 3)
+    """
+
+    def __init__(self, padding, fill_value=0, padding_mode=Border.CONSTANT):
+        ck.check_padding(padding)
+        ck.check_fill_value(fill_value)
+        ck.type_check(padding_mode, (Border,), "padding_mode")
+        self.padding, self.fill_value, self.padding_mode = padding, fill_value, padding_mode
+        self._pad = ck.parse_padding(padding)
+        self._fill = ck.fill_tuple(fill_value)
+        self._border = geo.CV_BORDER[padding_mode]
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        _check_pad_image(img)
+        left, top, right, bottom = self._pad
+        return geo.pad(img, top, bottom, left, right, self._border, self._fill)
+
+    def _run_pil(self, img):
+        _need_pil(img)
+        return _pad_pil(img, *self._pad, self._fill, self.padding_mode)
+
+
+class PadToSize(ImageTensorOperation):
+    """Pads the image to `size`, placing it at `offset` (centred when None).
+
+    Args:
+        size (Union[int, Sequence[int]]): target (height, width), or one int for a square.
+        offset (Union[int, Sequence[int]], optional): (top, left) of the image in the output, or
+            one int for both; None or () centres it. Default: None.
+        fill_value (Union[int, tuple[int, int, int]], optional): fill for CONSTANT mode. Default: 0.
+        padding_mode (Border, optional): CONSTANT, EDGE, REFLECT or SYMMETRIC. Default: Border.CONSTANT.
+
+    Raises:
+        TypeError: if an argument has the wrong type.
+        ValueError: if a value is out of range.
+        RuntimeError: if the image is larger than `size` or does not fit at `offset`.
+
+    Examples:
+        >>> import numpy as np
+        >>> PadToSize((4, 5))(np.zeros((2, 2), np.uint8)).shape
+        (4, 5)
+    """
+
+    implementation = Implementation.C
+
+    def __init__(self, size, offset=None, fill_value=0, padding_mode=Border.CONSTANT):
+        ck.type_check(size, (int, list, tuple), "size")
+        if isinstance(size, int):
+            ck.check_pos_int32(size, "size")
+        else:
+            if len(size) != 2:
+                raise ValueError("The size must be a sequence of length 2.")
+            for i, v in enumerate(size):
+                ck.check_pos_int32(v, f"size{i}")
+        if offset is not None:
+            ck.type_check(offset, (int, list, tuple), "offset")
+            if isinstance(offset, int):
+                ck.check_non_negative_int32(offset, "offset")
+            else:
+                if len(offset) not in (0, 2):
+                    raise ValueError("The offset must be empty or a sequence of length 2.")
+                for i, v in enumerate(offset):
+                    ck.check_non_negative_int32(v, f"offset{i}")
+        ck.check_fill_value(fill_value)
+        ck.type_check(padding_mode, (Border,), "padding_mode")
+        self.size, self.offset, self.fill_value, self.padding_mode = size, offset, fill_value, padding_mode
+        self._hw = ck.size_pair(size)
+        if offset is None or (not isinstance(offset, int) and len(offset) == 0):
+            self._offset = None
+        else:
+            self._offset = (offset, offset) if isinstance(offset, int) else (offset[0], offset[1])
+        self._fill = ck.fill_tuple(fill_value)
+        self._border = geo.CV_BORDER[padding_mode]
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        _check_pad_image(img, "PadToSize")
+        th, tw = self._hw
+        h, w = img.shape[:2]
+        if th < h or tw < w:
+            raise op_error("PadToSize", f"the target size to pad should be no less than the original image "
+                                        f"size, but got target size ({th}, {tw}) and original size ({h}, {w}).")
+        if self._offset is None:
+            top, left = (th - h) // 2, (tw - w) // 2
+        else:
+            top, left = self._offset
+            if top + h > th or left + w > tw:
+                raise op_error("PadToSize", f"the sum of offset and original image size should be no more "
+                                            f"than the target size to pad, but got offset ({top}, {left}) plus "
+                                            f"original size ({h}, {w}) bigger than ({th}, {tw})")
+        return geo.pad(img, top, th - h - top, left, tw - w - left, self._border, self._fill)
+
+
+# ------------------------------------------------------------------------------ rotation/affine
+
+
+def _check_warp_image(img: np.ndarray, op: str) -> None:
+    if img.ndim not in (2, 3):
+        raise op_error(op, f"image shape is not <H,W,C> or <H,W>, but got rank: {img.ndim}")
+
+
+class Rotate(ImageTensorOperation):
+    """Rotates the image counter-clockwise by `degrees`.
+
+    Args:
+        degrees (Union[int, float]): the angle.
+        resample (Inter, optional): NEAREST, BILINEAR, BICUBIC or AREA. Default: Inter.NEAREST.
+        expand (bool, optional): grow the output to hold the whole rotated image. Default: False.
+        center (tuple[float, float], optional): (x, y) to rotate about; None is the image centre.
+            Default: None.
+        fill_value (Union[int, tuple[int, int, int]], optional): fill outside the image. Default: 0.
+
+    Raises:
+        TypeError: if an argument has the wrong type.
+        ValueError: if a value is out of range.
+
+    Examples:
+        >>> import numpy as np
+        >>> Rotate(90)(np.array([[1, 2], [3, 4]], np.uint8)).tolist()
+        [[2, 4], [1, 3]]
+    """
+
+    implementation = Implementation.C
+
+    def __init__(self, degrees, resample=Inter.NEAREST, expand=False, center=None, fill_value=0):
+        ck.type_check(degrees, (float, int), "degrees")
+        ck.check_float32(degrees, "degrees")
+        _check_resample_expand_center_fill(resample, expand, center, fill_value)
+        self.degrees, self.resample, self.expand = degrees, resample, expand
+        self.center, self.fill_value = center, fill_value
+        self._fill = ck.fill_tuple(fill_value)
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        _check_warp_image(img, "Rotate")
+        return _rotate_array(img, float(self.degrees), self.resample, self.expand, self.center, self._fill, "Rotate")
+
+
+def _check_resample_expand_center_fill(resample, expand, center, fill_value) -> None:
+    ck.type_check(resample, (Inter,), "resample")
+    ck.type_check(expand, (bool,), "expand")
+    if center is not None:
+        ck.check_2tuple(center, "center")
+        for v in center:
+            ck.type_check(v, (int, float), "center")
+            ck.check_value(v, (ck.INT32_MIN, ck.INT32_MAX), "center")
+    ck.check_fill_value(fill_value)
+
+
+def _warp_inter(resample: Inter, op: str) -> int:
+    if resample in (Inter.ANTIALIAS, Inter.PILCUBIC):
+        raise op_error(op, "Invalid interpolation mode, only support NEAREST, LINEAR, CUBIC and AREA.")
+    return geo.CV_INTER[resample]
+
+
+def _rotate_array(img: np.ndarray, degrees: float, resample: Inter, expand: bool, center, fill: tuple,
+                  op: str) -> np.ndarray:
+    h, w = img.shape[:2]
+    m, ow, oh = geo.rotation_matrix(h, w, degrees, center, expand)
+    return geo.warp_affine(img, m, ow, oh, _warp_inter(resample, op), fill)
+
+
+class RandomRotation(ImageTensorOperation):
+    """Rotates the image by an angle drawn uniformly from `degrees`.
+
+    Args:
+        degrees (Union[int, float, Sequence[float]]): (min, max) of the angle, or one non-negative
+            number d for (-d, d).
+        resample (Inter, optional): the interpolation. Default: Inter.NEAREST.
+        expand (bool, optional): grow the output to hold the whole rotated image. Default: False.
+        center (tuple[float, float], optional): (x, y) to rotate about; None is the centre.
+            Default: None.
+        fill_value (Union[int, tuple[int, int, int]], optional): fill outside the image. Default: 0.
+
+    Raises:
+        TypeError: if an argument has the wrong type.
+        ValueError: if a value is out of range.
+
+    Examples:
+        >>> import numpy as np
+        >>> RandomRotation((90, 90))(np.array([[1, 2], [3, 4]], np.uint8)).tolist()
+        [[2, 4], [1, 3]]
+    """
+
+    random = True
+
+    def __init__(self, degrees, resample=Inter.NEAREST, expand=False, center=None, fill_value=0):
+        ck.check_degrees(degrees)
+        _check_resample_expand_center_fill(resample, expand, center, fill_value)
+        if isinstance(degrees, (int, float)):
+            d = degrees % 360
+            rng = (-d, d)
+        elif degrees[1] - degrees[0] >= 360:
+            rng = (-180, 180)
+        else:
+            lo, hi = degrees[0] % 360, degrees[1] % 360
+            rng = (lo, hi + 360 if lo > hi else hi)
+        self.degrees, self.resample, self.expand = degrees, resample, expand
+        self.center, self.fill_value = center, fill_value
+        _interpolation_mode(self, resample)
+        self._range = (float(rng[0]), float(rng[1]))
+        self._fill = ck.fill_tuple(fill_value)
+
+    def _angle(self) -> float:
+        return float(sample_rng().uniform(self._range[0], self._range[1]))
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        _check_warp_image(img, "RandomRotation")
+        return _rotate_array(img, self._angle(), self.resample, self.expand, self.center, self._fill,
+                             "RandomRotation")
+
+    def _run_pil(self, img):
+        _need_pil(img)
+        if self.resample in (Inter.AREA, Inter.PILCUBIC):
+            raise TypeError(NO_PIL_INTER)
+        angle = self._angle() % 360.0
+        if self.resample == Inter.ANTIALIAS and (angle not in (0, 90, 180, 270) or self.center):
+            raise ValueError("When using Inter.ANTIALIAS, center needs to be None and angle needs to be an "
+                             "integer multiple of 90.")
+        return img.rotate(angle, geo.PIL_INTER[self.resample], self.expand, self.center, fillcolor=self._fill)
+
+
+def _check_affine_args(degrees, translate, scale, shear, resample, fill_value) -> None:
+    ck.type_check(degrees, (int, float), "degrees")
+    ck.check_value(degrees, (-180, 180), "degrees")
+    ck.type_check(translate, (list, tuple), "translate")
+    if len(translate) != 2:
+        raise TypeError("The length of translate should be 2.")
+    for i, t in enumerate(translate):
+        ck.type_check(t, (int, float), f"translate[{i}]")
+        ck.check_value(t, (-1.0, 1.0), f"translate[{i}]")
+    ck.type_check(scale, (int, float), "scale")
+    ck.check_positive(scale, "scale")
+    ck.type_check(shear, (numbers.Number, tuple, list), "shear")
+    if isinstance(shear, (list, tuple)):
+        if len(shear) != 2:
+            raise TypeError("The length of shear should be 2.")
+        for i, s in enumerate(shear):
+            ck.type_check(s, (int, float), f"shear[{i}]")
+            ck.check_value(s, (-180, 180), f"shear[{i}]")
+    else:
+        ck.check_value(shear, (-180, 180), "shear")
+    ck.type_check(resample, (Inter,), "resample")
+    ck.check_fill_value(fill_value)
+
+
+class Affine(ImageTensorOperation):
+    """Applies an affine transform: rotation, translation, scale and shear about the centre.
+
+    Args:
+        degrees (float): rotation angle in degrees, in [-180, 180].
+        translate (Sequence[float]): horizontal and vertical translation, in pixels, each in [-1, 1]
+            (as MindSpore checks them).
+        scale (float): scale factor, positive.
+        shear (Union[float, Sequence[float]]): shear angle(s) in degrees: one for x, or (x, y).
+        resample (Inter, optional): the interpolation. Default: Inter.NEAREST.
+        fill_value (Union[int, tuple[int, int, int]], optional): fill outside the image. Default: 0.
+
+    Raises:
+        TypeError: if an argument has the wrong type.
+        ValueError: if a value is out of range.
+
+    Examples:
+        >>> import numpy as np
+        >>> Affine(0, [0, 0], 1.0, 0)(np.ones((3, 3), np.uint8)).tolist()
+        [[1, 1, 1], [1, 1, 1], [1, 1, 1]]
+    """
+
+    implementation = Implementation.C
+
+    def __init__(self, degrees, translate, scale, shear, resample=Inter.NEAREST, fill_value=0):
+        _check_affine_args(degrees, translate, scale, shear, resample, fill_value)
+        self.degrees, self.translate, self.scale, self.shear = degrees, translate, scale, shear
+        self.resample, self.fill_value = resample, fill_value
+        self._shear = (float(shear), 0.0) if isinstance(shear, numbers.Number) else (float(shear[0]), float(shear[1]))
+        self._fill = ck.fill_tuple(fill_value)
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        _check_warp_image(img, "Affine")
+        h, w = img.shape[:2]
+        m = geo.affine_matrix(h, w, float(self.degrees), (float(self.translate[0]), float(self.translate[1])),
+                              float(self.scale), self._shear)
+        return geo.warp_affine(img, m, w, h, _warp_inter(self.resample, "Affine"), self._fill)
+
+
+class RandomAffine(ImageTensorOperation):
+    """Applies a random affine transform.
+
+    Args:
+        degrees (Union[int, float, Sequence[float]]): rotation range (min, max), or d for (-d, d).
+        translate (Sequence[float], optional): maximum translation as fractions of the width and
+            height: (tx, ty) draws x in [-tx, tx] * width and y in [-ty, ty] * height; four values
+            (x_min, x_max, y_min, y_max) give the ranges. Default: None (no translation).
+        scale (Sequence[float], optional): scale range (min, max). Default: None (1.0).
+        shear (Union[float, Sequence[float]], optional): shear range: s for x in (-s, s);
+            (min, max) for x; (x_min, x_max, y_min, y_max). Default: None (no shear).
+        resample (Inter, optional): the interpolation. Default: Inter.NEAREST.
+        fill_value (Union[int, tuple[int, int, int]], optional): fill outside the image. Default: 0.
+
+    Raises:
+        TypeError: if an argument has the wrong type.
+        ValueError: if a value is out of range.
+
+    Examples:
+        >>> import numpy as np
+        >>> RandomAffine(0)(np.ones((3, 3), np.uint8)).tolist()
+        [[1, 1, 1], [1, 1, 1], [1, 1, 1]]
+    """
+
+    random = True
+
+    def __init__(self, degrees, translate=None, scale=None, shear=None, resample=Inter.NEAREST, fill_value=0):
+        ck.check_degrees(degrees)
+        if translate is not None:
+            ck.type_check(translate, (list, tuple), "translate")
+            ck.type_check_list(translate, (int, float), "translate")
+            if len(translate) not in (2, 4):
+                raise TypeError("translate should be a list or tuple of length 2 or 4.")
+            for i, t in enumerate(translate):
+                ck.check_value(t, (-1.0, 1.0), f"translate at {i}")
+        if scale is not None:
+            ck.type_check(scale, (tuple, list), "scale")
+            ck.type_check_list(scale, (int, float), "scale")
+            if len(scale) != 2:
+                raise TypeError("scale should be a list or tuple of length 2.")
+            if scale[0] > scale[1]:
+                raise ValueError("Input scale[1] must be equal to or greater than scale[0].")
+            ck.check_range(scale, (0, ck.FLOAT_MAX_INTEGER))
+            ck.check_positive(scale[1], "scale[1]")
+        if shear is not None:
+            ck.type_check(shear, (numbers.Number, tuple, list), "shear")
+            if isinstance(shear, numbers.Number):
+                ck.check_positive(shear, "shear")
+            else:
+                ck.type_check_list(shear, (int, float), "shear")
+                if len(shear) not in (2, 4):
+                    raise TypeError("shear must be of length 2 or 4.")
+                if len(shear) == 2 and shear[0] > shear[1]:
+                    raise ValueError("Input shear[1] must be equal to or greater than shear[0]")
+                if len(shear) == 4 and (shear[0] > shear[1] or shear[2] > shear[3]):
+                    raise ValueError("Input shear[1] must be equal to or greater than shear[0] and "
+                                     "shear[3] must be equal to or greater than shear[2].")
+        ck.type_check(resample, (Inter,), "resample")
+        if fill_value is not None:
+            ck.check_fill_value(fill_value)
+        self.degrees, self.translate, self.scale, self.shear = degrees, translate, scale, shear
+        self.resample, self.fill_value = resample, fill_value
+        _interpolation_mode(self, resample)
+        self._degrees = (-float(degrees), float(degrees)) if isinstance(degrees, numbers.Number) else \
+            (float(degrees[0]), float(degrees[1]))
+        if translate is None:
+            self._translate = (0.0, 0.0, 0.0, 0.0)
+        elif len(translate) == 2:
+            self._translate = (-translate[0], translate[0], -translate[1], translate[1])
+        else:
+            self._translate = tuple(float(t) for t in translate)
+        self._scale = (1.0, 1.0) if scale is None else (float(scale[0]), float(scale[1]))
+        if shear is None:
+            self._shear = (0.0, 0.0, 0.0, 0.0)
+        elif isinstance(shear, numbers.Number):
+            self._shear = (-float(shear), float(shear), 0.0, 0.0)
+        elif len(shear) == 2:
+            self._shear = (float(shear[0]), float(shear[1]), 0.0, 0.0)
+        else:
+            self._shear = tuple(float(s) for s in shear)
+        self._fill = ck.fill_tuple(fill_value if fill_value is not None else 0)
+
+    def params(self, h: int, w: int) -> tuple[float, tuple[float, float], float, tuple[float, float]]:
+        """Draws (angle, (tx, ty) in pixels, scale, (shear_x, shear_y)) from ``sample_rng()``."""
+        rng = sample_rng()
+        angle = float(rng.uniform(self._degrees[0], self._degrees[1]))
+        t = self._translate
+        tx = float(np.round(rng.uniform(t[0] * w, t[1] * w)))
+        ty = float(np.round(rng.uniform(t[2] * h, t[3] * h)))
+        scale = float(rng.uniform(self._scale[0], self._scale[1]))
+        s = self._shear
+        shear = (float(rng.uniform(s[0], s[1])), float(rng.uniform(s[2], s[3])))
+        return angle, (tx, ty), scale, shear
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        _check_warp_image(img, "RandomAffine")
+        h, w = img.shape[:2]
+        angle, tr, scale, shear = self.params(h, w)
+        m = geo.affine_matrix(h, w, angle, tr, scale, shear)
+        return geo.warp_affine(img, m, w, h, _warp_inter(self.resample, "RandomAffine"), self._fill)
+
+    def _run_pil(self, img):
+        if not is_pil(img):
+            raise ValueError("Input image should be a Pillow image.")
+        if self.resample in (Inter.AREA, Inter.PILCUBIC):
+            raise TypeError(NO_PIL_INTER)
+        w, h = img.size
+        angle, (tx, ty), scale, (sx, sy) = self.params(h, w)
+        return img.transform((w, h), Image.AFFINE, _pil_affine_inverse(w, h, angle, (tx, ty), scale, (sx, sy)),
+                             geo.PIL_INTER[self.resample], fillcolor=self._fill)
+
+
+def _pil_affine_inverse(w: int, h: int, angle: float, translate: tuple[float, float], scale: float,
+                        shear: tuple[float, float]) -> list[float]:
+    """The inverse matrix Pillow's ``Image.transform(AFFINE)`` wants, as MindSpore's Python op builds it."""
+    cx, cy = w * 0.5 + 0.5, h * 0.5 + 0.5
+    a = math.radians(angle)
+    s0, s1 = math.radians(shear[0]), math.radians(shear[1])
+    inv_scale = 1.0 / scale
+    d = math.cos(a + s0) * math.cos(a + s1) + math.sin(a + s0) * math.sin(a + s1)
+    m = [math.cos(a + s0), math.sin(a + s0), 0.0, -math.sin(a + s1), math.cos(a + s1), 0.0]
+    m = [inv_scale / d * v for v in m]
+    tx, ty = translate
+    m[2] += m[0] * (-cx - tx) + m[1] * (-cy - ty)
+    m[5] += m[3] * (-cx - tx) + m[4] * (-cy - ty)
+    m[2] += cx
+    m[5] += cy
+    return m
