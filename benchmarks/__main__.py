@@ -1,0 +1,255 @@
+"""python -m benchmarks: headrace against MindSpore 2.10, PyTorch's DataLoader and tf.data on the
+workloads of /work/shared/BENCHMARKS.md (W1 overhead, W2 imagenet-like, W3 records, limits).
+
+Every (system, variant, workers) runs alone in its own interpreter, one after another; results go
+to benchmarks/_out/<time>/results.{json,md} and benchmarks/_out/latest.*; a full run (all
+workloads and systems at the spec's sizes, >= 3 epochs) also writes benchmarks/RESULTS.md.
+
+    python -m benchmarks                         # everything (about half an hour on 2 cores)
+    python -m benchmarks --quick                 # smoke run on tiny sizes
+    python -m benchmarks -w w2 -s headrace,mindspore --workers 2 --epochs 5
+    python -m benchmarks --list                  # what would run
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+
+from . import envs, harness, report, suite, w1, w2, w3
+
+OUT = os.path.join(harness.ROOT, "benchmarks", "_out")
+DATA = os.path.join(harness.ROOT, "benchmarks", "_data")
+WORKLOADS = ["w1", "w2", "w3", "limits"]
+QUICK = {"w1": 5_120, "w2": w2.QUICK_COUNT, "w3": 500}
+FULL = {"w1": w1.N, "w2": w2.COUNT, "w3": w3.ROWS}
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-w", "--workloads", default=",".join(WORKLOADS), help="comma list")
+    p.add_argument("-s", "--systems", default=",".join(suite.SYSTEMS), help="comma list")
+    p.add_argument("--variant", action="append", default=[],
+                   help="run only variants whose name contains this (repeatable)")
+    p.add_argument("--workers", default="1,2", help="worker counts for systems that have workers")
+    p.add_argument("--epochs", type=int, default=None, help="timed epochs (default 3; quick 1)")
+    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--quick", action="store_true", help="tiny sizes, 1 epoch: a smoke run")
+    p.add_argument("--w1-rows", type=int, default=None)
+    p.add_argument("--w2-images", type=int, default=None)
+    p.add_argument("--w3-rows", type=int, default=None)
+    p.add_argument("--data", default=DATA, help="data root (generated once, reused)")
+    p.add_argument("--out", default=OUT)
+    p.add_argument("--timeout", type=float, default=1800, help="seconds per run")
+    p.add_argument("--no-setup", action="store_true", help="do not create venvs / pip install")
+    p.add_argument("--list", action="store_true", help="print the runs and exit")
+    a = p.parse_args(argv)
+    a.workloads = [x for x in a.workloads.split(",") if x]
+    a.systems = [x for x in a.systems.split(",") if x]
+    a.workers = [int(x) for x in a.workers.split(",") if x]
+    for x in a.workloads:
+        if x not in WORKLOADS:
+            p.error(f"unknown workload {x!r}; pick from {WORKLOADS}")
+    for x in a.systems:
+        if x not in suite.SYSTEMS:
+            p.error(f"unknown system {x!r}; pick from {list(suite.SYSTEMS)}")
+    base = QUICK if a.quick else FULL
+    a.sizes = {"w1": a.w1_rows or base["w1"], "w2": a.w2_images or base["w2"],
+               "w3": a.w3_rows or base["w3"]}
+    a.sizes["limits"] = a.sizes["w2"]
+    if a.epochs is None:
+        a.epochs = 1 if a.quick else 3
+    a.full = (not a.quick and a.sizes == {**FULL, "limits": FULL["w2"]} and a.epochs >= 3
+              and a.workloads == WORKLOADS and a.systems == list(suite.SYSTEMS) and not a.variant
+              and a.workers == [1, 2])
+    return a
+
+
+def plan(a) -> list[tuple[suite.Config, int]]:
+    runs = []
+    for cfg in suite.configs():
+        if cfg.workload not in a.workloads or cfg.system not in a.systems:
+            continue
+        if a.variant and not any(v in cfg.variant for v in a.variant):
+            continue
+        for w in cfg.workers:
+            if w == 0 or w in a.workers:
+                runs.append((cfg, w))
+    return runs
+
+
+def items_for(a, cfg: suite.Config) -> int:
+    n = a.sizes[cfg.workload]
+    return min(n, cfg.items) if cfg.items else n
+
+
+# --------------------------------------------------------------------------- setup and data
+
+def setup(a) -> dict:
+    status = {}
+    if a.no_setup:
+        return {"setup": "skipped (--no-setup)"}
+    if "mindspore" in a.systems:
+        status["mindspore venv"] = envs.setup_oracle()
+    if {"torch", "tf"} & set(a.systems) or {"w2", "limits"} & set(a.workloads):
+        status.update(envs.setup_bench_venv())
+    return status
+
+
+def generate(a) -> dict:
+    """W1 in this interpreter; W2 where scikit-image is (the benchmark venv). Returns W2's meta."""
+    if "w1" in a.workloads:
+        w1.generate(a.data)
+    if not {"w2", "limits"} & set(a.workloads):
+        return {}
+    count = a.sizes["w2"]
+    meta = os.path.join(w2.w2_dir(a.data, count), "meta.json")
+    py = next((p for p in (suite.BENCH_PY, sys.executable) if envs.can_import(p, "skimage")), None)
+    if py is None:
+        print("[data] scikit-image is not importable anywhere: W2 data can't be generated",
+              file=sys.stderr)
+    else:
+        print(f"[data] W2: {count} JPEGs under {w2.w2_dir(a.data, count)} (once)", file=sys.stderr)
+        code = "import sys; from benchmarks import w2; w2.generate(sys.argv[1], int(sys.argv[2]))"
+        subprocess.run([py, "-c", code, a.data, str(count)], cwd=harness.ROOT, check=False,
+                       env=dict(os.environ, **harness.RUNNER_ENV))
+    if os.path.exists(meta):
+        with open(meta) as f:
+            return json.load(f)
+    return {}
+
+
+# --------------------------------------------------------------------------- running
+
+def run_one(a, cfg: suite.Config, workers: int) -> dict:
+    module, _, extra = suite.SYSTEMS[cfg.system]
+    args = [*extra, "--workload", cfg.workload, "--variant", cfg.variant,
+            "--workers", str(workers), "--epochs", str(a.epochs), "--warmup", str(a.warmup),
+            "--items", str(items_for(a, cfg)), "--data", os.path.abspath(a.data)]
+    res = harness.launch(harness.Launch(envs.interpreter(cfg.system), module, args, a.timeout))
+    res.update(workload=cfg.workload, system=cfg.system, variant=cfg.variant, workers=workers,
+               compare=cfg.compare, note=cfg.note)
+    return res
+
+
+def progress(i: int, n: int, r: dict) -> None:
+    s = harness.summarize(r, suite.UNITS[r["workload"]]) if r.get("status") == "ok" else {}
+    m = r.get("measured", {})
+    what = (f"{s['median']:,.0f} {suite.UNITS[r['workload']]} "
+            f"(min {s['min']:,.0f}, max {s['max']:,.0f})" if s
+            else f"{r.get('status')}: {(r.get('error') or '')[:200]}")
+    print(f"[{i}/{n}] {r['workload']} {r['system']} {r['variant']!r} w={r['workers']}: {what}; "
+          f"load1 {m.get('load1_start', 0):.2f}->{m.get('load1_end', 0):.2f}, "
+          f"other busy cores {m.get('other_busy_cores', 0):.2f}", file=sys.stderr, flush=True)
+
+
+def machine() -> dict:
+    cpu = mem = ""
+    with open("/proc/cpuinfo") as f:
+        cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+    with open("/proc/meminfo") as f:
+        mem = f.readline().split(":", 1)[1].strip()
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem, "kernel": platform.release(),
+            "python": sys.version.split()[0]}
+
+
+def git_commit() -> str:
+    r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                       cwd=harness.ROOT)
+    return r.stdout.strip() or "?"
+
+
+def header(a, meta: dict, results: list[dict]) -> str:
+    m = meta["machine"]
+    vers = {}
+    for r in results:
+        for k, v in (r.get("versions") or {}).items():
+            vers.setdefault(f"{k} ({r['system']})" if k == "numpy" else k, v)
+    w2m = meta.get("w2_data") or {}
+    lines = [
+        "# headrace benchmark results",
+        "",
+        f"Produced by `{meta['command']}` on {meta['started']} (commit {meta['commit']}); "
+        f"{'full run' if a.full else 'partial run'}.",
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory']} RAM, Linux {m['kernel']}; shared "
+        "with other work, so each row carries the 1-minute load average at its start and end, and "
+        "the CPU cores that processes other than the run's own tree kept busy on average while it "
+        "ran (from /proc/stat minus the tree's rusage).",
+        "",
+        "Method (spec: /work/shared/BENCHMARKS.md): each row is one interpreter running one "
+        f"system alone; {a.warmup} warm-up epoch(s), then {a.epochs} timed epoch(s); an epoch "
+        "builds the pipeline, creates the iterator and drains it, so start-up counts; '1st batch' "
+        "is the median time from the start of an epoch to its first batch.  Rates are per-epoch "
+        "medians with min–max.  Peak RSS sums the whole process tree (workers included; PSS in "
+        "brackets counts shared pages once), sampled every 0.2 s.  OpenCV is pinned to one thread "
+        "(`cv2.setNumThreads(1)` and `OPENCV_FOR_THREADS_NUM=1` for copies we cannot reach). "
+        "headrace/peer = headrace's median (the variant named by the row, same workers) / the "
+        "row's median: above 1 means headrace is faster.",
+        "",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(vers.items())) + ".",
+        "Setup: " + ", ".join(f"{k}: {v}" for k, v in meta["setup"].items()) + ".",
+    ]
+    if w2m:
+        lines += [
+            "",
+            f"W2 data: {w2m['params']['count']} JPEGs, mean {w2m['mean_kib']:.1f} KiB, "
+            f"sha256 of all bytes in index order `{w2m['sha256']}` "
+            f"(made with {', '.join(f'{k} {v}' for k, v in w2m['versions'].items())}). The spec's "
+            "digest (`ca479df30d6dbc68…`, mean 71.8 KiB) is not reproduced: the spec fixes the "
+            "seeds and the steps but not the order of the random draws, the crop rounding, the "
+            "colour-jitter arithmetic or the noise dtype, so another faithful reading gives other "
+            "bytes; the mean size and bits per pixel match closely.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(a, meta: dict, results: list[dict], final: bool) -> str:
+    report.add_summaries(results)
+    report.add_ratios(results)
+    md = report.markdown(results, header(a, meta, results))
+    os.makedirs(meta["out_dir"], exist_ok=True)
+    doc = {"meta": meta, "results": results}
+    for d in (meta["out_dir"], a.out):
+        with open(os.path.join(d, "results.json" if d != a.out else "latest.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+        with open(os.path.join(d, "results.md" if d != a.out else "latest.md"), "w") as f:
+            f.write(md)
+    if final and a.full:
+        with open(os.path.join(harness.ROOT, "benchmarks", "RESULTS.md"), "w") as f:
+            f.write(md)
+    return md
+
+
+def main(argv=None) -> int:
+    a = parse_args(argv)
+    runs = plan(a)
+    if a.list:
+        for cfg, w in runs:
+            print(f"{cfg.workload}\t{cfg.system}\t{cfg.variant}\tworkers={w}\titems={items_for(a, cfg)}")
+        return 0
+    started = dt.datetime.now().astimezone()
+    meta = {"command": "python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),
+            "started": started.isoformat(timespec="seconds"), "commit": git_commit(),
+            "machine": machine(), "sizes": a.sizes, "epochs": a.epochs, "warmup": a.warmup,
+            "full": a.full, "out_dir": os.path.join(a.out, started.strftime("%Y%m%d-%H%M%S"))}
+    meta["setup"] = setup(a)
+    meta["w2_data"] = generate(a)
+    results = []
+    for i, (cfg, w) in enumerate(runs, 1):
+        results.append(run_one(a, cfg, w))
+        progress(i, len(runs), results[-1])
+        write_outputs(a, meta, results, final=False)   # partial results survive an interruption
+    md = write_outputs(a, meta, results, final=True)
+    print(md)
+    print(f"[done] {meta['out_dir']}/results.{{md,json}}"
+          + ("; benchmarks/RESULTS.md updated" if a.full else ""), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

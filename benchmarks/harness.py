@@ -1,0 +1,294 @@
+"""Shared benchmark harness: the epoch timer that runners use, and the launcher that runs each runner
+in its own interpreter while watching its process tree (peak RSS/PSS) and the machine's load.
+
+Standard library only: runners import this module under every peer's interpreter (MindSpore's venv
+has NumPy 1.26, the main one NumPy 2).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+
+RESULT_MARK = "@@BENCH_RESULT@@ "
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# OpenCV reads this when it creates its thread pool: it pins the copies of OpenCV we cannot reach
+# from Python (the one inside MindSpore, the one TensorFlow might load) to one thread too.
+RUNNER_ENV = {"OPENCV_FOR_THREADS_NUM": "1", "GLOG_v": "3", "TF_CPP_MIN_LOG_LEVEL": "2",
+              "PYTHONHASHSEED": "0", "PYTHONWARNINGS": "ignore"}
+
+
+# --------------------------------------------------------------------------- inside a runner
+
+class Unavailable(Exception):
+    """The system cannot be imported or lacks the API a workload needs."""
+
+
+def pin_opencv() -> None:
+    """cv2.setNumThreads(1) where this interpreter has cv2 (MindSpore's venv does not)."""
+    try:
+        import cv2
+    except ImportError:
+        return
+    cv2.setNumThreads(1)
+
+
+def runner_args(description: str) -> argparse.Namespace:
+    """The command line every runner accepts (the launcher builds it from a Config)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--workload", required=True)
+    p.add_argument("--variant", required=True)
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--items", type=int, default=0, help="W1 rows / W3 records per epoch (0 = spec)")
+    p.add_argument("--data", required=True, help="data root (benchmarks/_data or a test dir)")
+    p.add_argument("--module", default="", help="for the MindSpore-API runner: mindspore|headrace")
+    return p.parse_args()
+
+
+def time_epochs(make_iter, count, epochs: int, warmup: int, check=None) -> dict:
+    """Runs `warmup` + `epochs` epochs; an epoch is `make_iter()` plus full iteration.
+
+    `count(batch)` -> (items, bytes) in the batch; `check(batch)` validates the first batch once.
+    Returns per-epoch seconds, items, bytes and time to first batch.
+    """
+    out = {"warmup": [], "epochs": []}
+    for e in range(warmup + epochs):
+        t0 = time.perf_counter()
+        first = None
+        items = nbytes = 0
+        it = make_iter()
+        for batch in it:
+            if first is None:
+                first = time.perf_counter() - t0
+                if check is not None and e == 0:
+                    check(batch)
+            n, b = count(batch)
+            items += n
+            nbytes += b
+        seconds = time.perf_counter() - t0
+        del it
+        rec = {"seconds": seconds, "items": items, "bytes": nbytes, "first_batch_s": first}
+        out["warmup" if e < warmup else "epochs"].append(rec)
+    return out
+
+
+def time_calls(fn, epochs: int, warmup: int, before=None) -> dict:
+    """Times `fn()` -> (items, bytes) like an epoch; `before()` runs untimed ahead of each call."""
+    out = {"warmup": [], "epochs": []}
+    for e in range(warmup + epochs):
+        if before is not None:
+            before()
+        t0 = time.perf_counter()
+        items, nbytes = fn()
+        seconds = time.perf_counter() - t0
+        rec = {"seconds": seconds, "items": items, "bytes": nbytes, "first_batch_s": None}
+        out["warmup" if e < warmup else "epochs"].append(rec)
+    return out
+
+
+def emit(result: dict) -> None:
+    print(RESULT_MARK + json.dumps(result), flush=True)
+
+
+def runner_main(run, description: str) -> None:
+    """Entry point of a runner script: parses the args, calls `run(args) -> dict`, prints JSON.
+
+    `run` raises Unavailable when the system can't be used; any other exception is a failure.
+    """
+    args = runner_args(description)
+    pin_opencv()
+    base = {"workload": args.workload, "variant": args.variant, "workers": args.workers,
+            "python": sys.version.split()[0]}
+    try:
+        res = run(args)
+        res = {**base, "status": "ok", **res}
+    except Unavailable as e:
+        res = {**base, "status": "unavailable", "error": f"not available yet: {e}"}
+    except BaseException as e:  # noqa: BLE001 - reported, the suite goes on
+        res = {**base, "status": "failed", "error": f"{type(e).__name__}: {e}",
+               "traceback": traceback.format_exc()[-3000:]}
+    emit(res)
+    sys.stdout.flush()
+    # Some frameworks leave non-daemon threads behind; the result is out, so leave now.
+    os._exit(0)
+
+
+def import_or_unavailable(name: str):
+    import importlib
+    try:
+        return importlib.import_module(name)
+    except Exception as e:  # noqa: BLE001 - any import failure means "not available"
+        raise Unavailable(f"import {name}: {type(e).__name__}: {e}") from e
+
+
+# --------------------------------------------------------------------------- the launcher side
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _children_map() -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        stat = _read(f"/proc/{name}/stat")
+        if not stat:
+            continue
+        ppid = int(stat[stat.rfind(")") + 2:].split()[1])
+        kids.setdefault(ppid, []).append(int(name))
+    return kids
+
+
+def tree_pids(root: int) -> list[int]:
+    kids = _children_map()
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        out.append(pid)
+        todo.extend(kids.get(pid, ()))
+    return out
+
+
+def _rss_pss(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of one process in bytes; PSS shares pages between forked workers fairly."""
+    rss = pss = 0
+    for line in _read(f"/proc/{pid}/smaps_rollup").splitlines():
+        if line.startswith("Rss:"):
+            rss = int(line.split()[1]) * 1024
+        elif line.startswith("Pss:"):
+            pss = int(line.split()[1]) * 1024
+    return rss, pss
+
+
+def cpu_times() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine since boot."""
+    vals = [int(v) for v in _read("/proc/stat").splitlines()[0].split()[1:]]
+    hz = os.sysconf("SC_CLK_TCK")
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
+    return (sum(vals[:8]) - idle) / hz, sum(vals[:8]) / hz
+
+
+def loadavg() -> float:
+    return float(_read("/proc/loadavg").split()[0])
+
+
+class TreeMonitor(threading.Thread):
+    """Samples the process tree under `pid` every `period` s: peak summed RSS and PSS, max procs."""
+
+    def __init__(self, pid: int, period: float = 0.2):
+        super().__init__(daemon=True)
+        self.pid, self.period = pid, period
+        self.peak_rss = self.peak_pss = self.max_procs = 0
+        self._stop_evt = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_evt.is_set():
+            pids = tree_pids(self.pid)
+            rss = pss = 0
+            for p in pids:
+                r, s = _rss_pss(p)
+                rss += r
+                pss += s
+            self.peak_rss = max(self.peak_rss, rss)
+            self.peak_pss = max(self.peak_pss, pss)
+            self.max_procs = max(self.max_procs, len(pids))
+            self._stop_evt.wait(self.period)
+
+    def stop(self) -> None:
+        self._stop_evt.set()
+        self.join(5)
+
+
+@dataclass
+class Launch:
+    python: str
+    module: str            # e.g. "benchmarks.peers.torchdl"
+    args: list[str]
+    timeout: float = 1800.0
+    env: dict = field(default_factory=dict)
+
+
+def launch(spec: Launch) -> dict:
+    """Runs one runner to completion and returns its JSON result plus what we measured around it."""
+    env = dict(os.environ, **RUNNER_ENV, **spec.env)
+    env.pop("PYTHONPATH", None)
+    cmd = [spec.python, "-m", spec.module, *spec.args]
+    load0, (busy0, tot0) = loadavg(), cpu_times()
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+    except OSError as e:
+        return {"status": "unavailable", "error": f"not available: cannot start {spec.python}: {e}"}
+    mon = TreeMonitor(proc.pid)
+    mon.start()
+    timed_out = False
+    try:
+        stdout, stderr = proc.communicate(timeout=spec.timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        os.killpg(proc.pid, signal.SIGKILL)  # our own child's session, by its id
+        stdout, stderr = proc.communicate()
+    wall = time.perf_counter() - t0
+    mon.stop()
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    busy1, tot1 = cpu_times()
+    ncpu = os.cpu_count() or 1
+    ours = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
+    res = None
+    for line in stdout.splitlines():
+        if line.startswith(RESULT_MARK):
+            res = json.loads(line[len(RESULT_MARK):])
+    if res is None:
+        why = f"timed out after {spec.timeout:.0f} s" if timed_out else f"exit code {proc.returncode}"
+        res = {"status": "failed", "error": f"runner gave no result ({why})",
+               "traceback": (stderr or "")[-3000:]}
+    elif res.get("status") != "ok":
+        res.setdefault("stderr_tail", (stderr or "")[-1500:])
+    res["measured"] = {
+        "wall_s": wall,
+        "peak_rss_mib": mon.peak_rss / 2**20,
+        "peak_pss_mib": mon.peak_pss / 2**20,
+        "max_procs": mon.max_procs,
+        "load1_start": load0,
+        "load1_end": loadavg(),
+        # Busy cores over the run, all processes on the machine, and ours (this runner's tree).
+        "machine_busy_cores": (busy1 - busy0) / max(tot1 - tot0, 1e-9) * ncpu,
+        "our_cores": ours / wall,
+    }
+    res["measured"]["other_busy_cores"] = max(
+        0.0, res["measured"]["machine_busy_cores"] - res["measured"]["our_cores"])
+    res["command"] = " ".join(cmd)
+    return res
+
+
+def summarize(res: dict, unit: str) -> dict:
+    """Median / min / max of the per-epoch rate in `unit` (items/s, or MB/s from bytes)."""
+    eps = res.get("epochs") or []
+    if not eps:
+        return {}
+    if unit == "MB/s":
+        rates = [e["bytes"] / 1e6 / e["seconds"] for e in eps]
+    else:
+        rates = [e["items"] / e["seconds"] for e in eps]
+    firsts = [e["first_batch_s"] for e in eps if e.get("first_batch_s") is not None]
+    return {"median": statistics.median(rates), "min": min(rates), "max": max(rates),
+            "n": len(rates), "first_batch_s": statistics.median(firsts) if firsts else None,
+            "items_per_epoch": eps[0]["items"]}

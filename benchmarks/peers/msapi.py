@@ -1,0 +1,175 @@
+"""Runner for the MindSpore data API, used literally as is for MindSpore 2.10 and for headrace:
+`--module mindspore` or `--module headrace` picks the package, and the code below is what a
+MindSpore user writes (`<module>.dataset`, `<module>.dataset.vision`, `<module>.mindrecord`).
+
+    python -m benchmarks.peers.msapi --module headrace --workload w1 --variant threads --workers 2 \
+        --data benchmarks/_data
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import w1, w2, w3
+from ..harness import Unavailable, import_or_unavailable, runner_main, time_calls, time_epochs
+
+
+def api(module: str, *names: str):
+    """Imports `<module>.<name>` for each name; a missing module or class means Unavailable."""
+    mods = [import_or_unavailable(f"{module}.{n}") for n in names]
+    return mods[0] if len(mods) == 1 else mods
+
+
+def need(mod, *attrs: str) -> None:
+    for a in attrs:
+        if not hasattr(mod, a):
+            raise Unavailable(f"{mod.__name__}.{a} does not exist")
+
+
+def versions(module: str) -> dict:
+    mod = import_or_unavailable(module)
+    return {module: getattr(mod, "__version__", "?"), "numpy": np.__version__}
+
+
+# --------------------------------------------------------------------------- W1
+
+def run_w1(a) -> dict:
+    ds = api(a.module, "dataset")
+    need(ds, "GeneratorDataset")
+    src = w1.load_source(a.data, a.items)
+    procs = a.variant == "processes"
+    output_numpy = a.variant != "ms.Tensor output"
+
+    def make_iter():
+        data = ds.GeneratorDataset(src, ["data", "label"], shuffle=False,
+                                   num_parallel_workers=a.workers, python_multiprocessing=procs)
+        data = data.map(w1.plus1, input_columns=["data"], num_parallel_workers=a.workers,
+                        python_multiprocessing=procs)
+        data = data.batch(w1.BATCH)
+        return data.create_tuple_iterator(output_numpy=output_numpy, num_epochs=1)
+
+    def check(batch):
+        w1.check_batch(*(np.asarray(c.asnumpy() if hasattr(c, "asnumpy") else c) for c in batch))
+
+    return time_epochs(make_iter, lambda b: (len(b[0]), 0), a.epochs, a.warmup, check)
+
+
+# --------------------------------------------------------------------------- W2
+
+def mindrecord_file(a, FileWriter, files) -> str:
+    """W2 as MindRecord written by this system's own FileWriter (once, untimed)."""
+    d = os.path.join(w2.w2_dir(a.data, a.items or w2.COUNT), "mindrecord", a.module)
+    path = os.path.join(d, "images.mindrecord")
+    if os.path.exists(path + ".done"):
+        return path
+    os.makedirs(d, exist_ok=True)
+    writer = FileWriter(path, shard_num=1, overwrite=True)
+    writer.add_schema({"image": {"type": "bytes"}, "label": {"type": "int32"}}, "w2")
+    for s in range(0, len(files), 500):
+        rows = []
+        for p, label in files[s:s + 500]:
+            with open(p, "rb") as f:
+                rows.append({"image": f.read(), "label": label})
+        writer.write_raw_data(rows)
+    writer.commit()
+    open(path + ".done", "w").close()
+    return path
+
+
+def run_w2(a) -> dict:
+    ds, vision, mr = api(a.module, "dataset", "dataset.vision", "mindrecord")
+    need(ds, "MindDataset", "ImageFolderDataset")
+    need(vision, "Decode", "RandomResizedCrop", "RandomHorizontalFlip", "Normalize", "HWC2CHW",
+         "RandomCropDecodeResize")
+    need(mr, "FileWriter")
+    d = w2.w2_dir(a.data, a.items or w2.COUNT)
+    files = w2.manifest(d)
+    mean, std = [float(v) for v in w2.MEAN], [float(v) for v in w2.STD]
+    tail = [vision.RandomHorizontalFlip(), vision.Normalize(mean=mean, std=std), vision.HWC2CHW()]
+    if a.variant == "RandomCropDecodeResize":
+        ops = [vision.RandomCropDecodeResize(w2.SIZE)] + tail
+    else:
+        ops = [vision.Decode(), vision.RandomResizedCrop(w2.SIZE)] + tail
+    if a.variant == "ImageFolderDataset":
+        def source():
+            return ds.ImageFolderDataset(os.path.join(d, "jpeg"), shuffle=True,
+                                         num_parallel_workers=a.workers)
+    else:
+        path = mindrecord_file(a, mr.FileWriter, files)
+
+        def source():
+            return ds.MindDataset(path, columns_list=["image", "label"], shuffle=True,
+                                  num_parallel_workers=a.workers)
+
+    def make_iter():
+        data = source().map(ops, input_columns=["image"], num_parallel_workers=a.workers)
+        data = data.batch(w2.BATCH)
+        return data.create_tuple_iterator(output_numpy=True, num_epochs=1)
+
+    return time_epochs(make_iter, lambda b: (len(b[0]), 0), a.epochs, a.warmup,
+                       lambda b: w2.check_batch(b[0], b[1]))
+
+
+# --------------------------------------------------------------------------- W3
+
+def run_w3(a) -> dict:
+    ds, mr = api(a.module, "dataset", "mindrecord")
+    need(ds, "MindDataset")
+    need(mr, "FileWriter")
+    rows = a.items or w3.ROWS
+    path = os.path.join(w3.w3_dir(a.data), a.module, "records.mindrecord")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    files = [path, path + ".db"]
+
+    def write():
+        writer = mr.FileWriter(path, shard_num=1, overwrite=True)
+        writer.add_schema({"label": {"type": "int32"}, "data": {"type": "bytes"}}, "w3")
+        for s in range(0, rows, w3.CHUNK):
+            writer.write_raw_data([{"label": i, "data": payloads[i]}
+                                   for i in range(s, min(s + w3.CHUNK, rows))])
+        writer.commit()
+        return rows, rows * w3.RECORD
+
+    if a.variant == "write":
+        payloads = w3.payloads(rows)
+        return time_calls(write, a.epochs, a.warmup)
+    if not w3.is_complete(path, rows):
+        payloads = w3.payloads(rows)
+        write()
+        w3.mark_complete(path, rows)
+        del payloads
+
+    def make_iter():
+        data = ds.MindDataset(path, columns_list=["data", "label"],
+                              shuffle=a.variant == "read shuffle", num_parallel_workers=a.workers)
+        return data.create_tuple_iterator(output_numpy=True, num_epochs=1)
+
+    def count(row):   # MindSpore gives a bytes field as an `S102400` array of shape (1,)
+        return 1, np.asarray(row[0]).nbytes
+
+    def check(row):
+        assert count(row)[1] == w3.RECORD, count(row)
+
+    if a.variant == "read cold":
+        out = {"warmup": [], "epochs": []}
+        for e in range(a.warmup + a.epochs):
+            w3.drop_cache(files)
+            r = time_epochs(make_iter, count, 1, 0, check)["epochs"][0]
+            out["warmup" if e < a.warmup else "epochs"].append(r)
+        return out
+    return time_epochs(make_iter, count, a.epochs, a.warmup, check)
+
+
+def run(a) -> dict:
+    fn = {"w1": run_w1, "w2": run_w2, "w3": run_w3}[a.workload]
+    res = fn(a)
+    if a.workload == "w3" and a.variant == "write":
+        w3.mark_complete(os.path.join(w3.w3_dir(a.data), a.module, "records.mindrecord"),
+                         a.items or w3.ROWS)
+    res["versions"] = versions(a.module)
+    return res
+
+
+if __name__ == "__main__":
+    runner_main(run, __doc__)

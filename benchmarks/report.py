@@ -1,0 +1,85 @@
+"""Turns the list of run results into the Markdown table (and ratios headrace / peer)."""
+from __future__ import annotations
+
+from .harness import summarize
+from .suite import UNITS
+
+TITLES = {"w1": "W1 overhead (rows/s)", "w2": "W2 imagenet-like (images/s)",
+          "w3": "W3 records (MB/s, 10^6 bytes of payload)",
+          "limits": "Limits: one core, one thread, JPEGs in memory (images/s)"}
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "–"
+    if v >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.3g}" if v < 10 else f"{v:.0f}"
+
+
+def add_summaries(results: list[dict]) -> None:
+    for r in results:
+        r["summary"] = summarize(r, UNITS[r["workload"]]) if r.get("status") == "ok" else {}
+
+
+def ratio_base(results: list[dict], r: dict) -> dict | None:
+    """The headrace row that `r` is compared with: the `compare` variant, same workers if run."""
+    if r["system"] == "headrace" or not r.get("compare"):
+        return None
+    cands = [h for h in results if h["system"] == "headrace" and h["workload"] == r["workload"]
+             and h["variant"] == r["compare"] and h.get("summary")]
+    for w in (r["workers"], max(r["workers"], 1), 1, 0):
+        for h in cands:
+            if h["workers"] == w:
+                return h
+    return None
+
+
+def add_ratios(results: list[dict]) -> None:
+    for r in results:
+        base = ratio_base(results, r)
+        r["ratio"] = None
+        if base and r.get("summary"):
+            r["ratio"] = base["summary"]["median"] / r["summary"]["median"]
+            r["ratio_against"] = f"headrace {base['variant']} w={base['workers']}"
+
+
+def table(results: list[dict], workload: str) -> str:
+    rows = [r for r in results if r["workload"] == workload]
+    if not rows:
+        return ""
+    unit = UNITS[workload]
+    head = (f"### {TITLES[workload]}\n\n"
+            f"| system | variant | workers | items/epoch | median {unit} | min–max | 1st batch s "
+            f"| peak RSS MiB (PSS) | load1 start→end | other busy cores | headrace/peer | note |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    lines = []
+    for r in rows:
+        m = r.get("measured", {})
+        s = r.get("summary") or {}
+        w = "–" if r["workers"] == 0 else str(r["workers"])
+        load = (f"{m['load1_start']:.2f}→{m['load1_end']:.2f}" if m else "–")
+        other = f"{m['other_busy_cores']:.2f}" if m else "–"
+        rss = (f"{m['peak_rss_mib']:,.0f} ({m['peak_pss_mib']:,.0f})" if m else "–")
+        note = r.get("note", "")
+        if s:
+            median, rng = _fmt(s["median"]), f"{_fmt(s['min'])}–{_fmt(s['max'])}"
+            first = f"{s['first_batch_s']:.3f}" if s.get("first_batch_s") is not None else "–"
+            items = f"{s['items_per_epoch']:,}"
+        else:
+            median, rng, first, items = f"**{r.get('status', '?')}**", "–", "–", "–"
+            err = (r.get("error") or "").replace("|", "\\|").replace("\n", " ")
+            note = (note + "; " if note else "") + err[:160]
+        ratio = f"{r['ratio']:.2f}" if r.get("ratio") else "–"
+        lines.append(f"| {r['system']} | {r['variant']} | {w} | {items} | {median} | {rng} | {first} "
+                     f"| {rss} | {load} | {other} | {ratio} | {note} |")
+    return head + "\n".join(lines) + "\n"
+
+
+def markdown(results: list[dict], header: str) -> str:
+    parts = [header]
+    for wl in ("w1", "w2", "w3", "limits"):
+        t = table(results, wl)
+        if t:
+            parts.append(t)
+    return "\n".join(parts)

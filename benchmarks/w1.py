@@ -1,0 +1,82 @@
+"""W1 "overhead": 200,000 rows of float32 (16,) + int32 label, a trivial Python map, batch 256.
+
+The random-access source class and the map function below are shared by every peer's runner, so
+all of them read exactly the same Python object per row.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .suite import Config
+
+N = 200_000
+BATCH = 256
+SLOW_ITEMS = 51_200   # epoch size of the slow secondary variants (noted in items/epoch)
+
+
+def generate(root: str) -> None:
+    """Writes w1/data.npy and w1/labels.npy (the spec's seed) unless they already exist."""
+    d = os.path.join(root, "w1")
+    os.makedirs(d, exist_ok=True)
+    data_p, labels_p = os.path.join(d, "data.npy"), os.path.join(d, "labels.npy")
+    if os.path.exists(data_p) and os.path.exists(labels_p):
+        return
+    data = np.random.default_rng(1).standard_normal((N, 16), dtype=np.float32)
+    labels = (np.arange(N) % 1000).astype(np.int32)
+    np.save(data_p + ".tmp.npy", data)
+    np.save(labels_p + ".tmp.npy", labels)
+    os.replace(data_p + ".tmp.npy", data_p)
+    os.replace(labels_p + ".tmp.npy", labels_p)
+
+
+class Source:
+    """Random-access rows: (float32 (16,) view, 0-d int32 array)."""
+
+    def __init__(self, data: np.ndarray, labels: np.ndarray, n: int):
+        self.data, self.labels, self.n = data, labels, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i):
+        return self.data[i], np.asarray(self.labels[i])
+
+
+def load_source(root: str, items: int) -> Source:
+    d = os.path.join(root, "w1")
+    data = np.load(os.path.join(d, "data.npy"))
+    labels = np.load(os.path.join(d, "labels.npy"))
+    return Source(data, labels, items or N)
+
+
+def plus1(x):
+    return x + 1
+
+
+def check_batch(data, label, first_index: int = 0) -> None:
+    """The first batch must be rows 0..255 plus one, as float32 (256, 16), labels int."""
+    data, label = np.asarray(data), np.asarray(label)
+    assert data.shape[1:] == (16,) and data.dtype == np.float32, (data.shape, data.dtype)
+    expect = np.random.default_rng(1).standard_normal((data.shape[0], 16), dtype=np.float32) + 1
+    assert np.allclose(data, expect), "W1 first batch differs from rows 0.. + 1"
+    assert label.reshape(-1)[: 3].tolist() == [0, 1, 2], label[:3]
+
+
+CONFIGS = [
+    Config("w1", "python", "bare loop", (0,), note="in-process loop, no framework"),
+    Config("w1", "headrace", "threads", compare="threads"),
+    Config("w1", "headrace", "processes", items=SLOW_ITEMS, compare="processes"),
+    Config("w1", "mindspore", "threads", compare="threads"),
+    Config("w1", "mindspore", "processes", items=SLOW_ITEMS, compare="processes",
+           note="python_multiprocessing=True"),
+    Config("w1", "mindspore", "ms.Tensor output", items=SLOW_ITEMS, compare="threads",
+           note="output_numpy=False"),
+    Config("w1", "torch", "DataLoader", compare="threads", note="num_workers=w (processes)"),
+    Config("w1", "torch", "num_workers=0", (0,), compare="threads"),
+    Config("w1", "tf", "numpy_function", compare="threads"),
+    Config("w1", "tf", "from_generator", items=SLOW_ITEMS, compare="threads"),
+    Config("w1", "tf", "native", compare="threads",
+           note="from_tensor_slices + graph x+1: no Python per row, an upper bound"),
+]
