@@ -1,0 +1,759 @@
+"""Samplers: which rows of a random-access source a pass reads, and in what order.
+
+MindSpore's public sampler classes, with its signatures, defaults, checks and messages. Each
+sampler turns into an engine plan (``plan()``, from ``headrace._engine.samplers``); sources call
+:func:`select_sampler` to turn their ``num_samples`` / ``shuffle`` / ``sampler`` / ``num_shards`` /
+``shard_id`` arguments into one plan. Under ``ds.config.set_seed(s)`` the orders equal MindSpore's.
+
+Differences from MindSpore 2.10, all on inputs it accepts but mishandles:
+
+* values MindSpore checks only when a pipeline starts (``num_shards`` < 1, a negative
+  ``start_index``, negative or all-zero weights, ``num_val`` < 1, ``offset`` > ``num_shards``) are
+  refused by the constructor, with ``ValueError`` and MindSpore's wording;
+* booleans are not accepted where an integer or a number is expected, and an ``offset`` below -1
+  is refused;
+* ``WeightedRandomSampler`` also takes a tuple or a 1-D NumPy array of weights, and refuses
+  infinite or NaN weights;
+* an empty ``SubsetSampler`` yields nothing (MindSpore crashes).
+"""
+from __future__ import annotations
+
+import collections.abc
+import copy
+import enum
+import numbers
+from typing import Any
+
+import numpy as np
+
+from headrace._engine import samplers as _plans
+from headrace._util import checks
+from headrace.dataset.core import config as _config
+
+__all__ = [
+    "BuiltinSampler", "DistributedSampler", "IterSampler", "PKSampler", "RandomSampler", "Sampler",
+    "SequentialSampler", "Shuffle", "SubsetRandomSampler", "SubsetSampler", "WeightedRandomSampler",
+    "check_sampler_shuffle_shard_options", "resolve_sampler", "select_sampler",
+]
+
+_INT64_MAX = checks.INT64_MAX
+
+
+class Shuffle(str, enum.Enum):
+    """Shuffle modes.
+
+    ``FALSE``: no shuffle. ``ADAPTIVE``: global up to 100 million rows, partial above. ``GLOBAL``:
+    shuffle all rows (and files). ``PARTIAL``: shuffle every million rows. ``FILES``: shuffle the
+    file order only. ``INFILE``: keep the file order, shuffle within each file. Samplers over
+    random-access sources support ``GLOBAL`` (and ``FALSE`` for ``DistributedSampler``).
+
+    Examples:
+        >>> Shuffle("global") is Shuffle.GLOBAL, str(Shuffle.FILES)
+        (True, 'Shuffle.FILES')
+    """
+
+    FALSE = "false"
+    ADAPTIVE = "adaptive"
+    GLOBAL = "global"
+    PARTIAL = "partial"
+    FILES = "files"
+    INFILE = "infile"
+
+    def __str__(self) -> str:
+        return f"Shuffle.{self.name}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
+def _as_shuffle(value: Any) -> Shuffle | None:
+    """The Shuffle member equal to ``value`` (a member or its string), else None."""
+    if isinstance(value, Shuffle):
+        return value
+    if isinstance(value, str):
+        try:
+            return Shuffle(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _check_num_samples(num_samples: Any) -> int | None:
+    if num_samples is None:
+        return None
+    if not _is_int(num_samples):
+        raise TypeError(f"num_samples must be integer but was: {num_samples}.")
+    if num_samples < 0 or num_samples > _INT64_MAX:
+        raise ValueError(f"num_samples exceeds the boundary between 0 and {_INT64_MAX}(INT64_MAX)!")
+    return int(num_samples)
+
+
+def _check_int(value: Any, name: str) -> int:
+    if not _is_int(value):
+        raise TypeError(f"{name} must be integer but was: {value}.")
+    return int(value)
+
+
+def _check_bool(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a boolean value but was: {value}.")
+    return value
+
+
+class BuiltinSampler:
+    """Base of the built-in samplers (not meant to be subclassed by users; see :class:`Sampler`).
+
+    Args:
+        num_samples (int, optional): Most rows to yield per pass. Default: None (all).
+    """
+
+    def __init__(self, num_samples=None):
+        self.child_sampler = None
+        self.num_samples = num_samples
+
+    # -- engine side -------------------------------------------------------------------------
+    def _own_plan(self) -> _plans.SamplerPlan:
+        raise NotImplementedError(f"{type(self).__name__} must implement _own_plan().")
+
+    def plan(self) -> _plans.SamplerPlan:
+        """The engine plan of this sampler, its child samplers included."""
+        own = self._own_plan()
+        if self.child_sampler is None:
+            return own
+        return _plans.ChainedPlan(own, self.child_sampler.plan())
+
+    def parse(self):
+        """Same as :meth:`plan` (MindSpore returns its C++ sampler object here)."""
+        return self.plan()
+
+    # -- MindSpore's methods -----------------------------------------------------------------
+    def add_child(self, sampler):
+        """Makes this sampler sample from ``sampler``'s output instead of the whole source.
+
+        The parent sees as many rows as the child yields and picks positions among them.
+
+        Args:
+            sampler (BuiltinSampler): The child sampler, or None.
+
+        Raises:
+            RuntimeError: If a child is already set, the child's shuffle mode is
+                ``Shuffle.PARTIAL``, or this sampler's mode is not ``Shuffle.FALSE``/``GLOBAL``.
+
+        Examples:
+            >>> sampler = SequentialSampler(start_index=0, num_samples=3)
+            >>> sampler.add_child(RandomSampler(num_samples=4))
+            >>> sampler.get_num_samples()
+            3
+        """
+        if sampler is not None and not isinstance(sampler, BuiltinSampler):
+            raise TypeError("Input sampler is not an instance of a sampler.")
+        if self.child_sampler is not None:
+            raise RuntimeError("Cannot add child sampler, this sampler already has a child.")
+        if sampler is not None and sampler.get_shuffle_mode() == Shuffle.PARTIAL:
+            raise RuntimeError("When multiple samplers are used, ensure that the shuffle of the input sampler "
+                               "must not be Shuffle.PARTIAL.")
+        mode = self.get_shuffle_mode()
+        if mode not in (Shuffle.GLOBAL, Shuffle.FALSE):
+            raise RuntimeError("When multiple samplers are used, ensure that the shuffle of the current sampler "
+                               f"must be Shuffle.FALSE or Shuffle.GLOBAL, but got: {mode}.")
+        self.child_sampler = sampler
+
+    def get_child(self):
+        """The child sampler, or None."""
+        return self.child_sampler
+
+    def is_shuffled(self):
+        raise NotImplementedError("Sampler must implement is_shuffled.")
+
+    def is_sharded(self):
+        raise NotImplementedError("Sampler must implement is_sharded.")
+
+    def get_num_samples(self):
+        """``num_samples``, combined with the child's: the smaller of the two, or whichever is set.
+
+        Returns:
+            int or None.
+        """
+        if self.child_sampler is not None:
+            child_samples = self.child_sampler.get_num_samples()
+            if self.num_samples is not None:
+                return self.num_samples if child_samples is None else min(self.num_samples, child_samples)
+            return child_samples
+        return self.num_samples
+
+    def get_shuffle_mode(self):
+        """The sampler's shuffle mode (``Shuffle.FALSE`` unless it shuffles)."""
+        return Shuffle.FALSE
+
+    def _child_is(self, attr: str, default: bool) -> bool:
+        return default if self.child_sampler is None else getattr(self.child_sampler, attr)()
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if k != "child_sampler")
+        return f"{type(self).__name__}({fields})"
+
+
+class Sampler(BuiltinSampler):
+    """Base of user-defined samplers: implement ``__iter__`` (and optionally ``__len__``, ``reset``).
+
+    ``__iter__`` yields source indices (or lists of them, which are flattened). Before the first
+    pass the engine sets ``dataset_size`` (the rows it samples from); ``reset()`` runs between
+    passes. Each iterator works on its own copy of the sampler.
+
+    Args:
+        num_samples (int, optional): Most indices to take per pass. Default: None (``len(self)`` if
+            the class defines ``__len__``, else all that ``__iter__`` yields).
+
+    Examples:
+        >>> class ReverseSampler(Sampler):
+        ...     def __iter__(self):
+        ...         return iter(range(self.dataset_size - 1, -1, -1))
+        >>> s = ReverseSampler()
+        >>> s._handshake(4)
+        >>> s.get_indices().tolist()
+        [3, 2, 1, 0]
+    """
+
+    def __init__(self, num_samples=None):
+        super().__init__(_check_num_samples(num_samples))
+        self.dataset_size = 0
+        if self.num_samples is None and hasattr(self, "__len__"):
+            self.num_samples = len(self)
+        self.batch_sizes = []
+
+    def __iter__(self):
+        raise NotImplementedError
+
+    def reset(self):
+        """Called between passes; override to change state per pass."""
+
+    def _handshake(self, ds_size):
+        self.dataset_size = ds_size
+
+    def get_indices(self):
+        """One pass of indices as a NumPy array (list items are flattened). Do not override."""
+        indices, sizes = _plans._user_indices(self)
+        self.batch_sizes.append(sizes)
+        return np.array(indices)
+
+    def _get_batch_sizes(self):
+        return self.batch_sizes.pop(0) if self.batch_sizes else []
+
+    def _own_plan(self) -> _plans.SamplerPlan:
+        return _plans.UserPlan(self)
+
+    def plan(self) -> _plans.SamplerPlan:
+        child = self.child_sampler
+        saved = self.child_sampler
+        self.child_sampler = None  # the user object's copy need not carry its child
+        try:
+            own = self._own_plan()
+        finally:
+            self.child_sampler = saved
+        return own if child is None else _plans.ChainedPlan(own, child.plan())
+
+    def add_child(self, sampler):
+        if sampler is not None and not isinstance(sampler, BuiltinSampler):
+            raise TypeError("Input sampler is not an instance of a sampler.")
+        self.child_sampler = sampler
+
+    def is_shuffled(self):
+        return self._child_is("is_shuffled", False)
+
+    def is_sharded(self):
+        return self._child_is("is_sharded", False)
+
+    def get_num_samples(self):
+        if self.num_samples is not None:
+            return self.num_samples
+        probe = copy.deepcopy(self)
+        probe.get_indices()
+        return len(probe.batch_sizes[-1])
+
+
+class IterSampler(Sampler):
+    """Wraps any iterable of indices as a sampler (what a plain iterable ``sampler=`` becomes).
+
+    Args:
+        sampler (Iterable): Yields source indices; iterated once per pass.
+        num_samples (int, optional): Most indices per pass. Default: None (``len(sampler)`` when it
+            has a length, else all).
+
+    Examples:
+        >>> IterSampler([4, 1, 3]).get_indices().tolist()
+        [4, 1, 3]
+    """
+
+    def __init__(self, sampler, num_samples=None):
+        if not isinstance(sampler, collections.abc.Iterable) or isinstance(sampler, (str, bytes)):
+            raise TypeError("sampler should be either iterable or from mindspore.dataset.samplers.")
+        if num_samples is None and hasattr(sampler, "__len__"):
+            num_samples = len(sampler)
+        super().__init__(num_samples=num_samples)
+        self.sampler = sampler
+
+    def __iter__(self):
+        return iter(self.sampler)
+
+
+class DistributedSampler(BuiltinSampler):
+    """One shard of the rows, for data-parallel training.
+
+    Rows are dealt out in turn (shard ``s`` gets rows ``s, s + num_shards, ...``) and the last
+    ones wrap to the start so every shard gets ``ceil(rows / num_shards)`` rows. With ``shuffle``
+    the rows are permuted first, the same way in every shard: the seed is the one configured when
+    the sampler is made (``ds.config.get_seed()``, 5489 if never set), plus one, plus the pass.
+
+    Args:
+        num_shards (int): Number of shards.
+        shard_id (int): This shard, in [0, num_shards - 1].
+        shuffle (Union[bool, Shuffle], optional): Permute the rows first. Default: True
+            (``Shuffle.GLOBAL``).
+        num_samples (int, optional): Most rows per shard. Default: None (all of the shard).
+        offset (int, optional): The shard that receives row 0 (for concatenated datasets);
+            -1 deals evenly. Default: -1.
+
+    Raises:
+        TypeError: If an argument has the wrong type.
+        ValueError: If num_shards < 1, shard_id is out of range, or offset is not in
+            [-1, num_shards].
+
+    Examples:
+        >>> from headrace._util.types import SampleContext
+        >>> DistributedSampler(3, 1, shuffle=False).plan().indices(SampleContext(10, 0, 0)).tolist()
+        [1, 4, 7, 0]
+    """
+
+    def __init__(self, num_shards, shard_id, shuffle=True, num_samples=None, offset=-1):
+        num_shards = _check_int(num_shards, "num_shards")
+        shard_id = _check_int(shard_id, "shard_id")
+        mode = shuffle if isinstance(shuffle, bool) else _as_shuffle(shuffle)
+        if mode is None:
+            raise TypeError(f"shuffle must be a boolean value or valid shuffle mode but was: {shuffle}.")
+        num_samples = _check_num_samples(num_samples)
+        offset = _check_int(offset, "offset")
+        if num_shards <= 0:
+            raise ValueError(f"DistributedSampler: num_shards must be greater than 0, but got: {num_shards}")
+        if not 0 <= shard_id < num_shards:
+            raise ValueError(f"DistributedSampler: shard_id must be in range [0, {num_shards}), but got: {shard_id}")
+        self._check_offset(offset, num_shards)
+        self.num_shards = num_shards
+        self.shard_id = shard_id
+        if isinstance(mode, bool):
+            mode = Shuffle.GLOBAL if mode else Shuffle.FALSE
+        self.shuffle = mode
+        self.seed = _config.get_seed()
+        self.offset = offset
+        super().__init__(num_samples)
+
+    @staticmethod
+    def _check_offset(offset: int, num_shards: int) -> None:
+        if offset > num_shards:
+            raise ValueError(f"DistributedSampler: offset must be no more than num_shards({num_shards}), "
+                             f"but got: {offset}")
+        if offset < -1:
+            raise ValueError(f"DistributedSampler: offset must be -1 or in [0, num_shards({num_shards})], "
+                             f"but got: {offset}")
+
+    def _own_plan(self) -> _plans.SamplerPlan:
+        if self.shuffle not in (Shuffle.FALSE, Shuffle.GLOBAL):
+            raise RuntimeError(f"The shuffle mode: {self.shuffle} is not supported with current dataset.")
+        return _plans.DistributedPlan(self.num_shards, self.shard_id, self.shuffle == Shuffle.GLOBAL,
+                                      self.num_samples or 0, self.offset, (self.seed + 1) & 0xFFFFFFFF)
+
+    def set_offset(self, offset):
+        """Sets ``offset`` and returns this sampler."""
+        offset = _check_int(offset, "offset")
+        self._check_offset(offset, self.num_shards)
+        self.offset = offset
+        return self
+
+    def is_shuffled(self):
+        if self.child_sampler is None:
+            return self.shuffle != Shuffle.FALSE
+        return self.child_sampler.is_shuffled()
+
+    def is_sharded(self):
+        if self.child_sampler is None:
+            return self.num_shards > 1
+        return self.child_sampler.is_sharded()
+
+    def get_shuffle_mode(self):
+        return self.shuffle
+
+
+class PKSampler(BuiltinSampler):
+    """``num_val`` rows of every class, drawn at random within the class (with replacement).
+
+    Needs a source that knows each row's class (folder and labelled-file sources).
+
+    Args:
+        num_val (int): Rows per class.
+        num_class (int, optional): Not supported; must be None. Default: None.
+        shuffle (bool, optional): Visit the classes in random order. Default: False.
+        class_column (str, optional): Label column (MindRecord sources). Default: 'label'.
+        num_samples (int, optional): Most rows per pass. Default: None (all).
+
+    Raises:
+        TypeError: If an argument has the wrong type.
+        ValueError: If num_val < 1.
+        NotImplementedError: If num_class is given.
+
+    Examples:
+        >>> import numpy as np
+        >>> from headrace._util.types import SampleContext
+        >>> labels = lambda: np.array([0, 0, 1, 1, 1])
+        >>> PKSampler(1).plan().indices(SampleContext(5, 0, 1, labels)).tolist()
+        [0, 4]
+    """
+
+    def __init__(self, num_val, num_class=None, shuffle=False, class_column='label', num_samples=None):
+        num_val = _check_int(num_val, "num_val")
+        if num_class is not None:
+            raise NotImplementedError("Not supported to specify num_class for PKSampler.")
+        _check_bool(shuffle, "shuffle")
+        if not isinstance(class_column, str):
+            raise TypeError(f"class_column must be a str value but was: {class_column}.")
+        num_samples = _check_num_samples(num_samples)
+        if num_val <= 0:
+            raise ValueError(f"PKSampler: num_val must be greater than 0, but got: {num_val}")
+        self.num_val = num_val
+        self.shuffle = shuffle
+        self.class_column = class_column
+        super().__init__(num_samples)
+
+    def _own_plan(self) -> _plans.SamplerPlan:
+        return _plans.PKPlan(self.num_val, self.shuffle, self.num_samples or 0)
+
+    def is_shuffled(self):
+        return self._child_is("is_shuffled", self.shuffle)
+
+    def is_sharded(self):
+        return self._child_is("is_sharded", False)
+
+
+class RandomSampler(BuiltinSampler):
+    """All rows in a random order, reshuffled every pass; or draws with replacement.
+
+    Under ``ds.config.set_seed(s)`` the order is MindSpore's: pass 0 is ``std::shuffle`` of the
+    row ids with ``mt19937(s)``, pass k shuffles pass k-1's order with ``mt19937(s + k)``.
+
+    Args:
+        replacement (bool, optional): Draw with replacement. Default: False.
+        num_samples (int, optional): Rows per pass (at most the row count). Default: None (all).
+        shuffle (Shuffle, optional): Shuffle mode; random-access sources support
+            ``Shuffle.GLOBAL`` only. Default: ``Shuffle.GLOBAL``.
+
+    Raises:
+        TypeError: If an argument has the wrong type.
+        ValueError: If num_samples is negative.
+
+    Examples:
+        >>> from headrace._util.types import SampleContext
+        >>> RandomSampler().plan().indices(SampleContext(10, 0, 1)).tolist()
+        [9, 0, 2, 5, 7, 4, 6, 3, 1, 8]
+    """
+
+    def __init__(self, replacement=False, num_samples=None, shuffle=Shuffle.GLOBAL):
+        _check_bool(replacement, "replacement")
+        num_samples = _check_num_samples(num_samples)
+        mode = _as_shuffle(shuffle)
+        if mode is None or mode == Shuffle.FALSE:
+            raise TypeError(f"shuffle must be valid shuffle mode but was: {shuffle}.")
+        self.shuffle = mode
+        self.deterministic = False
+        self.replacement = replacement
+        self.reshuffle_each_epoch = True
+        super().__init__(num_samples)
+
+    def _own_plan(self) -> _plans.SamplerPlan:
+        if self.shuffle is not Shuffle.GLOBAL:
+            raise RuntimeError(f"The shuffle mode: {self.shuffle} is not supported with current dataset.")
+        return _plans.RandomPlan(self.replacement, self.num_samples or 0)
+
+    def is_shuffled(self):
+        return True
+
+    def is_sharded(self):
+        return self._child_is("is_sharded", False)
+
+    def get_shuffle_mode(self):
+        return self.shuffle
+
+
+class SequentialSampler(BuiltinSampler):
+    """Rows in order, from ``start_index``.
+
+    Args:
+        start_index (int, optional): First row. Default: None (0).
+        num_samples (int, optional): Most rows per pass. Default: None (all).
+
+    Raises:
+        TypeError: If an argument has the wrong type.
+        ValueError: If start_index or num_samples is negative.
+
+    Examples:
+        >>> from headrace._util.types import SampleContext
+        >>> SequentialSampler(2, 3).plan().indices(SampleContext(10, 0, 0)).tolist()
+        [2, 3, 4]
+    """
+
+    def __init__(self, start_index=None, num_samples=None):
+        if start_index is not None:
+            if not _is_int(start_index):
+                raise TypeError(f"start_index must be integer but was: {start_index}.")
+            if start_index < 0:
+                raise ValueError("SequentialSampler: start_index_ must be greater than or equal to 0, "
+                                 f"but got: {start_index}")
+        num_samples = _check_num_samples(num_samples)
+        self.start_index = start_index
+        super().__init__(num_samples)
+
+    def _own_plan(self) -> _plans.SamplerPlan:
+        return _plans.SequentialPlan(self.start_index or 0, self.num_samples or 0)
+
+    def is_shuffled(self):
+        return self._child_is("is_shuffled", False)
+
+    def is_sharded(self):
+        return self._child_is("is_sharded", False)
+
+    def get_shuffle_mode(self):
+        return Shuffle.FALSE
+
+
+class SubsetSampler(BuiltinSampler):
+    """The given row ids, in the given order.
+
+    Args:
+        indices (Iterable[int]): Row ids (any iterable but a string; a single int is one id).
+        num_samples (int, optional): Take only the first ``num_samples`` ids. Default: None.
+
+    Raises:
+        TypeError: If indices is not an iterable of ints, or num_samples is not an int.
+        ValueError: If num_samples is negative.
+
+    Examples:
+        >>> from headrace._util.types import SampleContext
+        >>> SubsetSampler([4, 0, 2]).plan().indices(SampleContext(5, 0, 0)).tolist()
+        [4, 0, 2]
+    """
+
+    def __init__(self, indices, num_samples=None):
+        num_samples = _check_num_samples(num_samples)
+        if _is_int(indices):
+            indices = [indices]
+        elif isinstance(indices, str) or not isinstance(indices, collections.abc.Iterable):
+            raise TypeError(f"Unsupported sampler object of type ({type(indices)})")
+        elif num_samples is None:
+            indices = list(indices)
+        elif isinstance(indices, list):
+            indices = indices[:num_samples]
+        else:
+            indices = [i for i, _ in zip(indices, range(num_samples))]
+        for i, item in enumerate(indices):
+            if not _is_int(item):
+                raise TypeError("SubsetSampler: Type of indices element must be int, "
+                                f"but got list[{i}]: {item}, type: {type(item)}.")
+        self.indices = indices
+        super().__init__(num_samples)
+
+    _shuffled = False
+
+    def _own_plan(self) -> _plans.SamplerPlan:
+        return _plans.SubsetPlan(tuple(int(i) for i in self.indices), self.num_samples or 0, self._shuffled)
+
+    def is_shuffled(self):
+        return self._shuffled
+
+    def is_sharded(self):
+        return self._child_is("is_sharded", False)
+
+    def get_num_samples(self):
+        num_samples = super().get_num_samples()
+        return len(self.indices) if num_samples is None else min(len(self.indices), num_samples)
+
+    def get_shuffle_mode(self):
+        return Shuffle.GLOBAL if self._shuffled else Shuffle.FALSE
+
+
+class SubsetRandomSampler(SubsetSampler):
+    """The given row ids in a random order, reshuffled every pass.
+
+    Under ``set_seed(s)``, as in MindSpore, every pass shuffles the previous pass's order again
+    with ``mt19937(s)``.
+
+    Args:
+        indices (Iterable[int]): Row ids.
+        num_samples (int, optional): Keep only the first ``num_samples`` ids (before shuffling).
+            Default: None.
+
+    Examples:
+        >>> from headrace._util.types import SampleContext
+        >>> sorted(SubsetRandomSampler([4, 0, 2]).plan().indices(SampleContext(5, 0, 7)).tolist())
+        [0, 2, 4]
+    """
+
+    _shuffled = True
+
+
+class WeightedRandomSampler(BuiltinSampler):
+    """Rows ``0 .. len(weights) - 1`` drawn with probability proportional to their weight.
+
+    Under ``set_seed(s)`` every pass draws the same rows (MindSpore reseeds each pass).
+
+    Args:
+        weights (list[float]): One weight per row; need not sum to 1.
+        num_samples (int, optional): Draws per pass (at most the row count). Default: None (the
+            row count).
+        replacement (bool, optional): Draw with replacement. Default: True.
+
+    Raises:
+        TypeError: If an argument has the wrong type.
+        ValueError: If weights is empty, all zero, has a negative or non-finite weight, or (without
+            replacement) fewer weights than num_samples.
+
+    Examples:
+        >>> from headrace._util.types import SampleContext
+        >>> plan = WeightedRandomSampler([0, 0, 1], num_samples=3).plan()
+        >>> plan.indices(SampleContext(3, 0, 5)).tolist()
+        [2, 2, 2]
+    """
+
+    def __init__(self, weights, num_samples=None, replacement=True):
+        if isinstance(weights, np.ndarray) and weights.ndim == 1:
+            weights = weights.tolist()
+        elif isinstance(weights, tuple):
+            weights = list(weights)
+        elif not isinstance(weights, list):
+            weights = [weights]
+        for ind, w in enumerate(weights):
+            if not isinstance(w, numbers.Real) or isinstance(w, bool):
+                raise TypeError("type of weights element must be number, "
+                                f"but got w[{ind}]: {w}, type: {type(w)}.")
+        num_samples = _check_num_samples(num_samples)
+        _check_bool(replacement, "replacement")
+        if not weights:
+            raise ValueError("WeightedRandomSampler: weights vector must not be empty")
+        for ind, w in enumerate(weights):
+            if w < 0:
+                raise ValueError("WeightedRandomSampler: weights vector must not contain negative numbers, "
+                                 f"got: weights[{ind}] = {float(w):f}")
+            if not np.isfinite(w):
+                raise ValueError("WeightedRandomSampler: weights vector must not contain inf or nan, "
+                                 f"got: weights[{ind}] = {float(w)}")
+        if all(w == 0 for w in weights):
+            raise ValueError("WeightedRandomSampler: elements of weights vector must not be all zero")
+        if not replacement and num_samples and num_samples > len(weights):
+            raise ValueError("Invalid parameter, without replacement, weight size must be greater than or equal "
+                             f"to num_samples, but got weight size: {len(weights)}, num_samples: {num_samples}")
+        self.weights = weights
+        self.replacement = replacement
+        super().__init__(num_samples)
+
+    def _own_plan(self) -> _plans.SamplerPlan:
+        return _plans.WeightedRandomPlan(tuple(float(w) for w in self.weights), self.num_samples or 0,
+                                         self.replacement)
+
+    def is_shuffled(self):
+        return True
+
+    def is_sharded(self):
+        return self._child_is("is_sharded", False)
+
+    def get_shuffle_mode(self):
+        return Shuffle.GLOBAL
+
+
+# --------------------------------------------------------------------------------------------
+# From a source's arguments to one sampler
+# --------------------------------------------------------------------------------------------
+
+def resolve_sampler(num_samples, shuffle, sampler, num_shards, shard_id):
+    """The sampler MindSpore builds for a random-access source's arguments.
+
+    * A ``sampler`` given with any of ``num_samples``, ``shuffle``, ``num_shards``, ``shard_id``
+      is a conflict (ValueError) when it is a sampler object; a list, tuple or array of ids
+      becomes a :class:`SubsetSampler` (taking ``num_samples``), any other iterable an
+      :class:`IterSampler`, an int a one-id :class:`SubsetSampler`.
+    * Otherwise ``shuffle`` None or True means ``Shuffle.GLOBAL``. With ``num_shards``: a
+      :class:`DistributedSampler` (shuffled unless ``shuffle`` is False). Shuffled without shards:
+      a :class:`RandomSampler`, drawing with replacement when ``num_samples`` is given.
+      Not shuffled: a :class:`SequentialSampler`.
+
+    Returns:
+        BuiltinSampler.
+    """
+    if sampler is not None:
+        if isinstance(sampler, BuiltinSampler):
+            if any(arg is not None for arg in (num_shards, shard_id, shuffle, num_samples)):
+                raise ValueError(f"Conflicting arguments during sampler assignments. num_samples: {num_samples}, "
+                                 f"num_shards: {num_shards}, shard_id: {shard_id}, shuffle: {shuffle}.")
+            return sampler
+        if isinstance(sampler, (np.ndarray, list, tuple)):
+            return SubsetSampler(sampler, num_samples)
+        if _is_int(sampler):
+            return SubsetSampler([sampler])
+        if not isinstance(sampler, (str, bytes)) and isinstance(sampler, collections.abc.Iterable):
+            return IterSampler(sampler, num_samples)
+        raise TypeError(f"Unsupported sampler object of type ({type(sampler)})")
+    if shuffle is None or shuffle is True:
+        mode = Shuffle.GLOBAL
+    elif shuffle is False:
+        mode = Shuffle.FALSE
+    else:
+        mode = _as_shuffle(shuffle) if not isinstance(shuffle, bool) else None
+        if mode is None:
+            raise RuntimeError(f"The input parameter shuffle: {shuffle} is not valid.")
+    if mode is not Shuffle.FALSE:
+        if num_shards is not None:
+            return DistributedSampler(num_shards, shard_id, shuffle=mode, num_samples=num_samples)
+        if num_samples is not None:
+            return RandomSampler(replacement=True, num_samples=num_samples, shuffle=mode)
+        return RandomSampler(shuffle=mode)
+    if num_shards is not None:
+        return DistributedSampler(num_shards, shard_id, shuffle=mode, num_samples=num_samples)
+    return SequentialSampler(num_samples=num_samples)
+
+
+def select_sampler(num_samples, shuffle, sampler, num_shards, shard_id) -> _plans.SamplerPlan:
+    """The engine plan for a random-access source's sampling arguments (see :func:`resolve_sampler`).
+
+    Examples:
+        >>> from headrace._util.types import SampleContext
+        >>> select_sampler(None, False, None, 3, 2).indices(SampleContext(10, 0, 0)).tolist()
+        [2, 5, 8, 1]
+    """
+    return resolve_sampler(num_samples, shuffle, sampler, num_shards, shard_id).plan()
+
+
+def check_sampler_shuffle_shard_options(sampler=None, shuffle=None, num_shards=None, shard_id=None,
+                                        num_samples=None):
+    """MindSpore's combined check of these arguments for file and folder sources.
+
+    (``GeneratorDataset`` and ``NumpySlicesDataset`` skip it and rely on :func:`resolve_sampler`.)
+
+    Raises:
+        RuntimeError: If ``sampler`` is combined with shuffle, sharding or num_samples, or only one
+            of num_shards / shard_id is given.
+        TypeError, ValueError: If num_shards or shard_id is not an int in range.
+    """
+    if sampler is not None:
+        if shuffle is not None:
+            raise RuntimeError("sampler and shuffle cannot be specified at the same time.")
+        if num_shards is not None or shard_id is not None:
+            raise RuntimeError("sampler and sharding cannot be specified at the same time.")
+        if num_samples is not None:
+            raise RuntimeError("sampler and num_samples cannot be specified at the same time.")
+    if num_shards is not None:
+        checks.check_pos_int32(num_shards, "num_shards")
+        if shard_id is None:
+            raise RuntimeError("num_shards is specified and currently requires shard_id as well.")
+        checks.check_int(shard_id, "shard_id")
+        checks.check_range(shard_id, (0, num_shards - 1), "shard_id")
+    if num_shards is None and shard_id is not None:
+        raise RuntimeError("shard_id is specified but num_shards is not.")
