@@ -90,19 +90,29 @@ def w2_dir(root: str, count: int) -> str:
     return os.path.join(root, "w2" if count == COUNT else f"w2-{count}")
 
 
+def _params(count: int, skimage: bool) -> dict:
+    return {"count": count, "gen_version": GEN_VERSION, "photos": "skimage" if skimage else "custom"}
+
+
+def is_generated(root: str, count: int, skimage: bool = True) -> bool:
+    """True if w2_dir(root, count) holds a complete set made with these parameters."""
+    try:
+        with open(os.path.join(w2_dir(root, count), "meta.json")) as f:
+            return json.load(f).get("params") == _params(count, skimage)
+    except (OSError, ValueError):
+        return False
+
+
 def generate(root: str, count: int = COUNT, photos: list[np.ndarray] | None = None) -> str:
     """Writes `count` JPEGs + manifest.tsv + all_sha256.txt under w2/ (once); returns the dir.
 
     `photos` replaces the scikit-image photos (tests use synthetic ones).
     """
     d = w2_dir(root, count)
+    if is_generated(root, count, photos is None):
+        return d
     meta_p = os.path.join(d, "meta.json")
-    want = {"count": count, "gen_version": GEN_VERSION,
-            "photos": "skimage" if photos is None else "custom"}
-    if os.path.exists(meta_p):
-        with open(meta_p) as f:
-            if json.load(f).get("params") == want:
-                return d
+    want = _params(count, photos is None)
     import cv2
     import PIL
     cv2.setNumThreads(1)

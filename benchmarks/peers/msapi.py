@@ -79,10 +79,13 @@ def mindrecord_file(a, FileWriter, files) -> str:
 
 def run_w2(a) -> dict:
     ds, vision, mr = api(a.module, "dataset", "dataset.vision", "mindrecord")
-    need(ds, "MindDataset", "ImageFolderDataset")
-    need(vision, "Decode", "RandomResizedCrop", "RandomHorizontalFlip", "Normalize", "HWC2CHW",
-         "RandomCropDecodeResize")
-    need(mr, "FileWriter")
+    folder = a.variant == "ImageFolderDataset"
+    need(ds, "ImageFolderDataset" if folder else "MindDataset")
+    need(vision, "RandomHorizontalFlip", "Normalize", "HWC2CHW",
+         *(["RandomCropDecodeResize"] if a.variant == "RandomCropDecodeResize"
+           else ["Decode", "RandomResizedCrop"]))
+    if not folder:
+        need(mr, "FileWriter")
     d = w2.w2_dir(a.data, a.items or w2.COUNT)
     files = w2.manifest(d)
     mean, std = [float(v) for v in w2.MEAN], [float(v) for v in w2.STD]
@@ -91,7 +94,7 @@ def run_w2(a) -> dict:
         ops = [vision.RandomCropDecodeResize(w2.SIZE)] + tail
     else:
         ops = [vision.Decode(), vision.RandomResizedCrop(w2.SIZE)] + tail
-    if a.variant == "ImageFolderDataset":
+    if folder:
         def source():
             return ds.ImageFolderDataset(os.path.join(d, "jpeg"), shuffle=True,
                                          num_parallel_workers=a.workers)
@@ -115,8 +118,9 @@ def run_w2(a) -> dict:
 
 def run_w3(a) -> dict:
     ds, mr = api(a.module, "dataset", "mindrecord")
-    need(ds, "MindDataset")
     need(mr, "FileWriter")
+    if a.variant != "write":
+        need(ds, "MindDataset")
     rows = a.items or w3.ROWS
     path = os.path.join(w3.w3_dir(a.data), a.module, "records.mindrecord")
     os.makedirs(os.path.dirname(path), exist_ok=True)
