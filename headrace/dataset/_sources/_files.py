@@ -1,0 +1,186 @@
+"""Shared pieces of the file-format sources: argument checks for paths, file lists and usage,
+a base class for sources over files, and reading helpers that name the file when they fail.
+"""
+from __future__ import annotations
+
+import glob
+import os
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from headrace._engine import plan as P
+from headrace._util import checks
+from headrace._util.errors import PipelineError
+from headrace.dataset._sources.base import MappableDataset
+
+NO_DATA = ("Invalid data, {op} API can't read the data file (interface mismatch or no data found). "
+           "Check {what}: {path}")
+
+
+def check_dir(path: Any, name: str = "dataset_dir") -> str:
+    """``path`` as a str naming an existing folder; TypeError / ValueError otherwise."""
+    checks.check_type(path, (str, os.PathLike), name)
+    path = os.fspath(path)
+    if not os.path.isdir(path) or not os.access(path, os.R_OK):
+        raise ValueError(f"The folder {path} does not exist or is not a directory or permission denied!")
+    return path
+
+
+def check_file(path: Any, name: str = "dataset_file") -> str:
+    """``path`` as a str naming an existing readable file; TypeError / ValueError otherwise."""
+    checks.check_type(path, (str, os.PathLike), name)
+    path = os.fspath(path)
+    if not os.path.isfile(path) or not os.access(path, os.R_OK):
+        raise ValueError(f"The file {path} does not exist or permission denied!")
+    return path
+
+
+def expand_files(dataset_files: Any, name: str = "dataset_files") -> list[str]:
+    """A file pattern or a list of them, expanded with ``glob`` and sorted (MindSpore sorts too).
+
+    A file named twice is read twice. Raises TypeError for other kinds of value, ValueError for an
+    empty list or for patterns that match no file.
+    """
+    if isinstance(dataset_files, (str, os.PathLike)):
+        patterns = [os.fspath(dataset_files)]
+    elif isinstance(dataset_files, (list, tuple)):
+        if not dataset_files:
+            raise ValueError(f"Input {name} can not be empty, but got '{list(dataset_files)}'.")
+        for p in dataset_files:
+            if not isinstance(p, (str, os.PathLike)):
+                raise TypeError(f"{name} should be type str or a list of strings.")
+        patterns = [os.fspath(p) for p in dataset_files]
+    else:
+        raise TypeError(f"{name} should be type str or a list of strings.")
+    files, missing = [], []
+    for pattern in patterns:
+        if os.path.isfile(pattern):
+            files.append(pattern)
+            continue
+        found = sorted(f for f in glob.glob(pattern) if os.path.isfile(f))
+        if not found:
+            missing.append(pattern)
+        files.extend(found)
+    if missing:
+        raise ValueError(f"The following patterns did not match any files: {missing}.")
+    return sorted(files)
+
+
+def check_usage(usage: Any, valid: Sequence[str], default: str, name: str = "usage") -> str:
+    """``usage`` (None means ``default``) checked against ``valid``."""
+    if usage is None:
+        return default
+    checks.check_type(usage, str, name)
+    if usage not in valid:
+        raise ValueError(f"Input {name} is not within the valid set of {list(valid)}.")
+    return usage
+
+
+def check_decode(decode: Any) -> bool:
+    return checks.check_bool(decode, "decode")
+
+
+def check_decrypt(decrypt: Any) -> Any:
+    if decrypt is not None and not callable(decrypt):
+        raise TypeError(f"Argument decrypt is not a callable object, but got {type(decrypt)}")
+    return decrypt
+
+
+def check_class_indexing(class_indexing: Any) -> dict[str, int] | None:
+    if class_indexing is None:
+        return None
+    checks.check_type(class_indexing, dict, "class_indexing")
+    for k, v in class_indexing.items():
+        if not isinstance(k, str):
+            raise TypeError(f"class_indexing key {k!r} is not of type [str], but got {type(k)}.")
+        checks.check_int(v, f"class_indexing[{k!r}]")
+        checks.check_range(v, (-checks.INT32_MAX - 1, checks.INT32_MAX), f"class_indexing[{k!r}]")
+    return {k: int(v) for k, v in class_indexing.items()}
+
+
+def check_extensions(extensions: Any) -> list[str] | None:
+    if extensions is None:
+        return None
+    checks.check_type(extensions, (list, tuple), "extensions")
+    for i, e in enumerate(extensions):
+        if not isinstance(e, str):
+            raise TypeError(f"extensions[{i}] with value {e!r} is not of type [str], but got {type(e)}.")
+    return list(extensions)
+
+
+def file_extension(name: str) -> str:
+    """The part of ``name`` from its last dot (``'.JPG'``; ``''`` without a dot), case kept."""
+    dot = name.rfind(".")
+    return name[dot:] if dot >= 0 else ""
+
+
+def read_bytes(path: str, offset: int = 0, length: int = -1) -> bytes:
+    """``length`` bytes of ``path`` from ``offset`` (-1: to the end); opens and closes the file."""
+    with open(path, "rb") as f:
+        if offset:
+            f.seek(offset)
+        return f.read(length)
+
+
+def read_exact(path: str, offset: int, length: int, op: str, what: str = "record") -> bytes:
+    """Exactly ``length`` bytes at ``offset``, or a PipelineError naming the file (it shrank)."""
+    try:
+        data = read_bytes(path, offset, length)
+    except OSError as e:
+        raise PipelineError(op, f"Invalid file, failed to read {path}: {e.strerror or e}.", file=path) from e
+    if len(data) != length:
+        raise PipelineError(op, f"Invalid file, {path} ended inside a {what}: expected {length} bytes at "
+                                f"offset {offset}, got {len(data)}; the file changed or is truncated.", file=path)
+    return data
+
+
+def as_uint8(data: bytes) -> np.ndarray:
+    """A writable 1-D uint8 array holding ``data``."""
+    return np.frombuffer(bytearray(data), dtype=np.uint8)
+
+
+class NoDataStream:
+    """A ``StreamSource`` that fails when read: a source that found nothing to read.
+
+    ``get_dataset_size()`` reports 0 (as in MindSpore); iterating raises the reason.
+    """
+
+    def __init__(self, names: Sequence[str], op: str, detail: str, file: str | None = None) -> None:
+        self.column_names = list(names)
+        self._op, self._detail, self._file = op, detail, file
+
+    def iterate(self) -> Iterator[tuple]:
+        raise PipelineError(self._op, self._detail, file=self._file)
+        yield ()  # pragma: no cover - makes this a generator
+
+
+class FileSourceDataset(MappableDataset):
+    """Base of the sources that read files by index.
+
+    Subclasses implement ``_make_source()`` (a RandomAccessSource); when it has no rows, iterating
+    raises ``_no_data_detail()`` instead of yielding nothing, as MindSpore does.
+    """
+
+    def __init__(self, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
+                 num_shards=None, shard_id=None, cache=None):
+        from headrace.dataset.samplers import check_sampler_shuffle_shard_options  # noqa: PLC0415
+        check_sampler_shuffle_shard_options(sampler, shuffle, num_shards, shard_id, num_samples)
+        super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
+
+    def _no_data_detail(self) -> str:
+        return NO_DATA.format(op=self._source_name(), what="file path", path=getattr(self, "dataset_dir", ""))
+
+    def _make_plan(self) -> P.Node:
+        src = self._source()
+        if len(src) == 0:
+            name = self._source_name()
+            stream = NoDataStream(src.column_names, name, self._no_data_detail())
+            return P.StreamNode((), tuple(src.column_names), stream, name, None, 0)
+        return super()._make_plan()
+
+    def _class_indexing(self):
+        return {}
+
+    def _num_classes(self):
+        return None

@@ -1,0 +1,335 @@
+"""MNIST, Fashion-MNIST (IDX files) and CIFAR-10 / CIFAR-100 (binary version) datasets."""
+from __future__ import annotations
+
+import os
+import struct
+import threading
+import numpy as np
+
+from headrace._util.errors import PipelineError
+from headrace.dataset._sources._files import FileSourceDataset, NO_DATA, check_dir, check_usage, read_exact
+
+__all__ = ["Cifar100Dataset", "Cifar10Dataset", "FashionMnistDataset", "MnistDataset"]
+
+_USAGES = ("train", "test", "all")
+_IMAGES_MAGIC, _LABELS_MAGIC = 2051, 2049
+
+
+# --------------------------------------------------------------------------------------------
+# MNIST
+# --------------------------------------------------------------------------------------------
+
+class IdxSource:
+    """(image, label) rows from pairs of IDX files, loaded into memory on first use."""
+
+    column_names = ("image", "label")
+
+    def __init__(self, pairs: list[tuple[str, str]], op: str) -> None:
+        self.pairs = pairs
+        self.op = op
+        self._lock = threading.Lock()
+        self._data: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_lock"], state["_data"] = None, None  # workers reload; no large arrays pickled
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def _load(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        data = self._data
+        if data is None:
+            with self._lock:
+                if self._data is None:
+                    self._data = self._read_all()
+                data = self._data
+        return data
+
+    def _read_all(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        images, labels, owner = [], [], []
+        for k, (img_path, lab_path) in enumerate(self.pairs):
+            imgs = self._read_images(img_path)
+            labs = self._read_labels(lab_path)
+            if len(imgs) != len(labs):
+                raise PipelineError(self.op, "Invalid mnist file, num of images should be equal to num of labels, "
+                                    f"but got num of images: {len(imgs)}, num of labels: {len(labs)} "
+                                    f"({img_path}, {lab_path}).", file=img_path)
+            images.append(imgs)
+            labels.append(labs)
+            owner.append(np.full(len(labs), k, dtype=np.int32))
+        if not images:
+            return np.zeros((0, 28, 28, 1), np.uint8), np.zeros(0, np.uint32), np.zeros(0, np.int32)
+        shapes = {a.shape[1:] for a in images}
+        if len(shapes) > 1:
+            raise PipelineError(self.op, f"Invalid mnist file, the image files have different image sizes: "
+                                f"{sorted(shapes)}.", file=self.pairs[0][0])
+        return np.concatenate(images), np.concatenate(labels), np.concatenate(owner)
+
+    def _header(self, path: str, size: int) -> bytes:
+        try:
+            with open(path, "rb") as f:
+                head = f.read(size)
+        except OSError as e:
+            raise PipelineError(self.op, f"Invalid mnist file, failed to open {path}: {e.strerror or e}.",
+                                file=path) from e
+        if len(head) < size:
+            raise PipelineError(self.op, f"Invalid mnist file, {path} is too short to hold an IDX header.", file=path)
+        return head
+
+    def _read_images(self, path: str) -> np.ndarray:
+        magic, n, rows, cols = struct.unpack(">IIII", self._header(path, 16))
+        if magic != _IMAGES_MAGIC:
+            raise PipelineError(self.op, f"Invalid mnist file, the number of images in {path} should be "
+                                f"{_IMAGES_MAGIC}, but got {magic}.", file=path)
+        need = n * rows * cols
+        raw = np.fromfile(path, dtype=np.uint8, offset=16)
+        if raw.size != need:
+            raise PipelineError(self.op, f"Invalid mnist file, the data length of images in {path} should be "
+                                f"{need} ({n} images of {rows}x{cols}), but got {raw.size}.", file=path)
+        return raw.reshape(n, rows, cols, 1)
+
+    def _read_labels(self, path: str) -> np.ndarray:
+        magic, n = struct.unpack(">II", self._header(path, 8))
+        if magic != _LABELS_MAGIC:
+            raise PipelineError(self.op, f"Invalid mnist file, the number of labels in {path} should be "
+                                f"{_LABELS_MAGIC}, but got {magic}.", file=path)
+        raw = np.fromfile(path, dtype=np.uint8, offset=8)
+        if raw.size != n:
+            raise PipelineError(self.op, f"Invalid mnist file, the data length of labels in {path} should be "
+                                f"{raw.size}, but got {n}.", file=path)
+        return raw.astype(np.uint32)
+
+    def __len__(self) -> int:
+        return len(self._load()[1])
+
+    def read(self, index: int) -> tuple:
+        images, labels, _ = self._load()
+        return images[index].copy(), np.array(labels[index], dtype=np.uint32)
+
+    def labels(self) -> np.ndarray:
+        return self._load()[1].astype(np.int64)
+
+    def file_of(self, index: int) -> str | None:
+        data = self._data
+        if data is None or index >= len(data[2]):
+            return None
+        return self.pairs[int(data[2][index])][0]
+
+
+def _mnist_pairs(root: str, usage: str, op: str) -> list[tuple[str, str]]:
+    """(images file, labels file) pairs for ``usage``, test before train as MindSpore reads them."""
+    prefixes = {"train": ["train"], "test": ["t10k"], "all": ["t10k", "train"]}[usage]
+    pairs = []
+    for prefix in prefixes:
+        img = os.path.join(root, f"{prefix}-images-idx3-ubyte")
+        lab = os.path.join(root, f"{prefix}-labels-idx1-ubyte")
+        if os.path.isfile(img):
+            if not os.path.isfile(lab):
+                raise PipelineError(op, f"Invalid mnist file, the label file {lab} of the image file {img} "
+                                    "does not exist.", file=lab)
+            pairs.append((img, lab))
+    return pairs
+
+
+class MnistDataset(FileSourceDataset):
+    """The MNIST handwritten digits, read from the four IDX files in ``dataset_dir``.
+
+    Rows are ``image`` (uint8, 28x28x1) and ``label`` (uint32 scalar). ``usage`` "train" reads
+    ``train-images-idx3-ubyte`` / ``train-labels-idx1-ubyte``, "test" the ``t10k-*`` pair and "all"
+    both (test rows first, as MindSpore orders them).
+
+    Args:
+        dataset_dir (str): Folder holding the IDX files (not gzipped).
+        usage (str, optional): "train", "test" or "all". Default: None, "all".
+        num_samples (int, optional): Rows to read. Default: None, all.
+        num_parallel_workers (int, optional): Reader threads. Default: None, the configured number.
+        shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).
+        sampler (Sampler, optional): Which rows to read. Default: None.
+        num_shards (int, optional): Split the rows into this many shards. Default: None.
+        shard_id (int, optional): The shard to read. Default: None.
+        cache (DatasetCache, optional): Not used by headrace. Default: None.
+
+    Raises:
+        ValueError: If ``dataset_dir`` is not a folder or ``usage`` is not valid.
+        RuntimeError: When iterating, if a file is damaged (wrong magic number or length) or missing.
+
+    Examples:
+        >>> import os, struct, tempfile, numpy as np, headrace.dataset as ds
+        >>> root = tempfile.mkdtemp()
+        >>> _ = open(os.path.join(root, "t10k-images-idx3-ubyte"), "wb").write(
+        ...     struct.pack(">IIII", 2051, 2, 28, 28) + bytes(2 * 784))
+        >>> _ = open(os.path.join(root, "t10k-labels-idx1-ubyte"), "wb").write(struct.pack(">II", 2049, 2) + b"\\x07\\x03")
+        >>> d = ds.MnistDataset(root, usage="test", shuffle=False)
+        >>> [(r["image"].shape, int(r["label"])) for r in d.create_dict_iterator(output_numpy=True)]
+        [((28, 28, 1), 7), ((28, 28, 1), 3)]
+    """
+
+    _KIND = "mnist"
+
+    def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
+                 sampler=None, num_shards=None, shard_id=None, cache=None):
+        self.dataset_dir = check_dir(dataset_dir)
+        self.usage = check_usage(usage, _USAGES, "all")
+        super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
+
+    def _make_source(self) -> IdxSource:
+        return IdxSource(_mnist_pairs(self.dataset_dir, self.usage, self._source_name()), self._source_name())
+
+    def _no_data_detail(self) -> str:
+        return NO_DATA.format(op=self._source_name(), what="file in directory", path=self.dataset_dir)
+
+    def _labels(self) -> np.ndarray:
+        return self._source().labels()
+
+
+class FashionMnistDataset(MnistDataset):
+    """Fashion-MNIST (Zalando's clothing images), in the same IDX layout and file names as MNIST.
+
+    Takes the same arguments as :class:`MnistDataset`; rows are ``image`` (uint8, 28x28x1) and
+    ``label`` (uint32).
+
+    Examples:
+        >>> import os, struct, tempfile, headrace.dataset as ds
+        >>> root = tempfile.mkdtemp()
+        >>> _ = open(os.path.join(root, "train-images-idx3-ubyte"), "wb").write(
+        ...     struct.pack(">IIII", 2051, 1, 28, 28) + bytes(784))
+        >>> _ = open(os.path.join(root, "train-labels-idx1-ubyte"), "wb").write(struct.pack(">II", 2049, 1) + b"\\x09")
+        >>> [int(r[1]) for r in ds.FashionMnistDataset(root, usage="train").create_tuple_iterator(output_numpy=True)]
+        [9]
+    """
+
+
+# --------------------------------------------------------------------------------------------
+# CIFAR
+# --------------------------------------------------------------------------------------------
+
+_IMAGE_BYTES = 3 * 32 * 32
+
+
+class CifarSource:
+    """Rows from CIFAR binary files: ``label_bytes`` label bytes then a CHW 32x32x3 image per record."""
+
+    def __init__(self, files: list[str], names: tuple[str, ...], label_bytes: int, op: str, kind: str) -> None:
+        self.column_names = names
+        self.files = files
+        self.label_bytes = label_bytes
+        self.record = label_bytes + _IMAGE_BYTES
+        self.op = op
+        counts = []
+        for f in files:
+            size = os.path.getsize(f)
+            if size % self.record:
+                raise PipelineError(op, f"Invalid {kind} file, failed to read data from: {f}, re-download "
+                                    f"dataset(make sure it is {kind.upper().replace('CIFAR', 'CIFAR-')} binary "
+                                    f"version). Its size {size} is not a multiple of the record size "
+                                    f"{self.record}.", file=f)
+            counts.append(size // self.record)
+        self._starts = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+
+    def __len__(self) -> int:
+        return int(self._starts[-1])
+
+    def _locate(self, index: int) -> tuple[str, int]:
+        k = int(np.searchsorted(self._starts, index, side="right")) - 1
+        return self.files[k], (index - int(self._starts[k])) * self.record
+
+    def read(self, index: int) -> tuple:
+        path, offset = self._locate(index)
+        rec = read_exact(path, offset, self.record, self.op)
+        image = np.frombuffer(rec, dtype=np.uint8, offset=self.label_bytes).reshape(3, 32, 32)
+        image = np.ascontiguousarray(image.transpose(1, 2, 0))
+        labels = tuple(np.array(b, dtype=np.uint32) for b in rec[:self.label_bytes])
+        return (image,) + labels
+
+    def labels(self) -> np.ndarray:
+        """The last label byte of every record (the fine label for CIFAR-100)."""
+        out = []
+        for f in self.files:
+            raw = np.fromfile(f, dtype=np.uint8).reshape(-1, self.record)
+            out.append(raw[:, self.label_bytes - 1].astype(np.int64))
+        return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+    def file_of(self, index: int) -> str | None:
+        if 0 <= index < len(self):
+            return self._locate(index)[0]
+        return None
+
+
+class Cifar10Dataset(FileSourceDataset):
+    """CIFAR-10, binary version: ``data_batch_*.bin`` (train) and ``test_batch.bin`` (test).
+
+    Rows are ``image`` (uint8, 32x32x3, HWC) and ``label`` (uint32 scalar). Files are read in sorted
+    name order; "all" reads the train and test files in that order. A file may hold any number of
+    whole records (MindSpore requires exactly 10000 per file).
+
+    Args:
+        dataset_dir (str): Folder holding the ``.bin`` files.
+        usage (str, optional): "train", "test" or "all". Default: None, "all".
+        num_samples (int, optional): Rows to read. Default: None, all.
+        num_parallel_workers (int, optional): Reader threads. Default: None, the configured number.
+        shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).
+        sampler (Sampler, optional): Which rows to read. Default: None.
+        num_shards (int, optional): Split the rows into this many shards. Default: None.
+        shard_id (int, optional): The shard to read. Default: None.
+        cache (DatasetCache, optional): Not used by headrace. Default: None.
+
+    Raises:
+        ValueError: If ``dataset_dir`` is not a folder or ``usage`` is not valid.
+        RuntimeError: If a file's size is not a whole number of records, or no file was found.
+
+    Examples:
+        >>> import os, tempfile, headrace.dataset as ds
+        >>> root = tempfile.mkdtemp()
+        >>> _ = open(os.path.join(root, "test_batch.bin"), "wb").write(b"\\x04" + bytes(3072))
+        >>> [(r[0].shape, int(r[1])) for r in ds.Cifar10Dataset(root, usage="test").create_tuple_iterator(output_numpy=True)]
+        [((32, 32, 3), 4)]
+    """
+
+    _KIND = "cifar10"
+    _COLUMNS: tuple[str, ...] = ("image", "label")
+    _KEYS = {"train": ("data_batch",), "test": ("test_batch",), "all": ("data_batch", "test_batch")}
+
+    def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
+                 sampler=None, num_shards=None, shard_id=None, cache=None):
+        self.dataset_dir = check_dir(dataset_dir)
+        self.usage = check_usage(usage, _USAGES, "all")
+        super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
+
+    def _files(self) -> list[str]:
+        keys = self._KEYS[self.usage]
+        names = sorted(e.name for e in os.scandir(self.dataset_dir)
+                       if e.is_file() and e.name.endswith(".bin") and any(k in e.name for k in keys))
+        return [os.path.join(self.dataset_dir, n) for n in names]
+
+    def _make_source(self) -> CifarSource:
+        return CifarSource(self._files(), self._COLUMNS, len(self._COLUMNS) - 1, self._source_name(), self._KIND)
+
+    def _no_data_detail(self) -> str:
+        return NO_DATA.format(op=self._source_name(), what="file in directory", path=self.dataset_dir)
+
+    def _labels(self) -> np.ndarray:
+        return self._source().labels()
+
+
+class Cifar100Dataset(Cifar10Dataset):
+    """CIFAR-100, binary version: ``train.bin`` and ``test.bin``.
+
+    Rows are ``image`` (uint8, 32x32x3, HWC), ``coarse_label`` and ``fine_label`` (uint32 scalars).
+    Takes the same arguments as :class:`Cifar10Dataset`; files whose name contains "train" / "test"
+    and ends with ``.bin`` are read, in sorted name order.
+
+    Examples:
+        >>> import os, tempfile, headrace.dataset as ds
+        >>> root = tempfile.mkdtemp()
+        >>> _ = open(os.path.join(root, "test.bin"), "wb").write(b"\\x02\\x11" + bytes(3072))
+        >>> d = ds.Cifar100Dataset(root, usage="test")
+        >>> d.get_col_names(), [(int(r[1]), int(r[2])) for r in d.create_tuple_iterator(output_numpy=True)]
+        (['image', 'coarse_label', 'fine_label'], [(2, 17)])
+    """
+
+    _KIND = "cifar100"
+    _COLUMNS = ("image", "coarse_label", "fine_label")
+    _KEYS = {"train": ("train",), "test": ("test",), "all": ("train", "test")}
