@@ -479,8 +479,8 @@ class UserPlan(SamplerPlan):
         return f"UserPlan({type(self._pristine).__name__})"
 
 
-def _user_indices(sampler: Any) -> tuple[np.ndarray, list[int]]:
-    """Materialises one pass of a user sampler: flattened int64 indices and batch sizes."""
+def _user_items(sampler: Any) -> tuple[np.ndarray, list[int]]:
+    """One pass of a user sampler as MindSpore's ``get_indices`` makes it: a flat array, batch sizes."""
     limit = getattr(sampler, "num_samples", None)
     flat: list[Any] = []
     sizes: list[int] = []
@@ -495,9 +495,18 @@ def _user_indices(sampler: Any) -> tuple[np.ndarray, list[int]]:
         # Like MindSpore, the limit is checked after an item is taken (so 0 still takes one).
         if limit is not None and count + 1 >= limit:
             break
-    arr = np.array(flat)
+    try:
+        arr = np.array(flat)
+    except (ValueError, TypeError):  # ragged nesting
+        arr = np.array(None, dtype=object)
     if arr.dtype == object:
         raise RuntimeError("Fetched indices can not be converted to a valid ndarray.")
+    return arr, sizes
+
+
+def _user_indices(sampler: Any) -> tuple[np.ndarray, list[int]]:
+    """One pass of a user sampler as the engine takes it: int64 indices (else an error), batch sizes."""
+    arr, sizes = _user_items(sampler)
     if arr.dtype.kind not in "iu":
         raise RuntimeError(f"Python sampler should return index of type integer, but got: {arr.dtype}")
     return _readonly(arr.astype(np.int64).reshape(-1)), sizes

@@ -236,9 +236,9 @@ class Sampler(BuiltinSampler):
 
     def get_indices(self):
         """One pass of indices as a NumPy array (list items are flattened). Do not override."""
-        indices, sizes = _plans._user_indices(self)
+        indices, sizes = _plans._user_items(self)
         self.batch_sizes.append(sizes)
-        return np.array(indices)
+        return indices
 
     def _get_batch_sizes(self):
         return self.batch_sizes.pop(0) if self.batch_sizes else []
