@@ -1,4 +1,27 @@
-"""MindRecord files: MindSpore's ``mindspore.mindrecord`` API (FileWriter, FileReader, MindPage)."""
-from .filewriter import FileWriter
+"""MindRecord files with MindSpore's ``mindspore.mindrecord`` API.
 
-__all__ = ["FileWriter"]
+``FileWriter`` writes, ``FileReader`` iterates, ``MindPage`` groups rows by an index field, and
+``reindex`` rebuilds a lost or damaged ``.db`` index from its data file. Files are byte-compatible
+with MindSpore 2.10 in both directions.
+"""
+from enum import Enum, IntEnum
+
+from ._reindex import reindex
+from .filereader import FileReader
+from .filewriter import FileWriter
+from .mindpage import MindPage
+
+
+class MSRStatus(IntEnum):
+    """Status codes MindSpore's MindRecord API exposes as ``SUCCESS`` and ``FAILED``."""
+
+    SUCCESS = 0
+    FAILED = 1
+
+    __str__ = Enum.__str__
+
+
+SUCCESS = MSRStatus.SUCCESS
+FAILED = MSRStatus.FAILED
+
+__all__ = ["FAILED", "FileReader", "FileWriter", "MSRStatus", "MindPage", "SUCCESS", "reindex"]

@@ -34,6 +34,9 @@ def max_consumer_count() -> int:
 
 
 def check_num_consumer(value: Any) -> int:
+    """MindSpore's num_consumer check. Like MindSpore, the default (4) is accepted on any machine."""
+    if type(value) is int and value == 4:
+        return value
     if value is None:
         raise ParamValueError("Parameter num_consumer is None.")
     if not isinstance(value, int):

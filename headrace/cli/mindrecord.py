@@ -1,0 +1,60 @@
+"""``headrace mindrecord``: maintenance of MindRecord files (``reindex``, ``info``).
+
+``main(argv)`` takes the arguments after ``mindrecord``; it returns the process exit status.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Sequence
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="headrace mindrecord", description="Maintain MindRecord files.")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("reindex", help="rebuild the .db index of MindRecord data files from their pages",
+                       description="Rebuild the .db index files of MindRecord datasets by walking the data files. "
+                                   "The data files are only read; each index is replaced atomically.")
+    r.add_argument("files", nargs="+", metavar="FILE", help="a data file of each dataset to reindex")
+    r.add_argument("--only", action="store_true",
+                   help="rebuild only the named files' indexes, not those of their sibling shards")
+    i = sub.add_parser("info", help="print the header of MindRecord data files as JSON")
+    i.add_argument("files", nargs="+", metavar="FILE")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs ``headrace mindrecord <command> ...``; returns 0 on success, 1 if a file failed, 2 on usage errors."""
+    from headrace.mindrecord import reindex  # noqa: PLC0415 - keep `headrace --help` fast
+    from headrace.mindrecord._format.header import read_header_path  # noqa: PLC0415
+    try:
+        args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    status = 0
+    for f in args.files:
+        try:
+            if args.command == "reindex":
+                for db, rows in reindex(f, all_shards=not args.only):
+                    print(f"{db}: {rows} rows")
+            else:
+                h = read_header_path(f)
+                info = {"file": os.path.abspath(f), "version": h.version, "rows": h.num_rows,
+                        "header_size": h.header_size, "page_size": h.page_size, "pages": len(h.pages),
+                        "shard_id": h.shard_id, "shard_addresses": h.shard_addresses,
+                        "schema": h.schema.content(), "desc": h.schema.desc, "index_fields": h.index_fields}
+                print(json.dumps(info, ensure_ascii=False))
+        except (OSError, RuntimeError, ValueError, TypeError) as exc:
+            print(f"headrace mindrecord {args.command}: {f}: {exc}", file=sys.stderr)
+            for note in getattr(exc, "__notes__", ()):
+                print(f"  {note}", file=sys.stderr)
+            status = 1
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

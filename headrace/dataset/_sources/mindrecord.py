@@ -1,0 +1,536 @@
+"""MindDataset: rows of MindRecord files, read by index.
+
+``MindRecordSource`` is the random-access source the engine reads (one ``os.pread`` per row, from
+any thread or process). ``MindDataset`` is MindSpore's class on top of it. Its sampling follows
+MindSpore's MindRecord samplers, which differ from the samplers of other sources: shuffles use
+``std::default_random_engine`` (``minstd_rand0``) seeded with ``seed + 1`` (+ the epoch), not the
+Mersenne Twister.
+
+* ``shuffle`` on (the default) without shards: epoch k shuffles epoch k-1's order again with seed
+  ``seed + 1 + k``; with ``num_samples`` rows are drawn with replacement instead.
+* with ``num_shards``: every epoch shuffles ``range(rows)`` afresh with seed ``seed + 1 + k``,
+  then shard ``i`` takes positions ``i, i + num_shards, ...`` (wrapping to equal sizes).
+* ``SubsetRandomSampler``: the given ids shuffled with seed ``seed + 1``, the same every epoch.
+* Padded samples (``padded_sample``/``num_padded``) are rows ``rows .. rows + num_padded - 1``
+  and take part in shuffling and sharding like any row.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any, Sequence
+
+import numpy as np
+
+from headrace._engine.samplers import SamplerPlan
+from headrace._util import checks, mtshuffle
+from headrace._util.types import SampleContext
+from headrace.dataset._sources.base import MappableDataset
+from headrace.mindrecord._format.errors import MindRecordRuntimeError
+from headrace.mindrecord._format.reader import ColumnDecoder, ShardSetReader
+
+__all__ = ["MindDataset", "MindRecordSource"]
+
+_LE = {"int32": "<i4", "int64": "<i8", "float32": "<f4", "float64": "<f8"}
+
+
+# ---------------------------------------------------------------------------------------------
+# The source
+# ---------------------------------------------------------------------------------------------
+
+class MindRecordSource:
+    """Random access to the rows of MindRecord files, as tuples of NumPy arrays.
+
+    Column values are what MindSpore's MindDataset yields: int32/int64/float32/float64 scalars as
+    0-d arrays of that dtype, strings as 0-d ``U`` arrays, bytes as ``S`` arrays of shape (1,)
+    (the full bytes, trailing NULs included, via ``.tobytes()``), arrays in their schema dtype and
+    shape. Rows past the data are the padded sample.
+
+    Args:
+        dataset_files: a data file (all shards of its dataset) or a list of data files (only those).
+        columns_list: columns to produce, in order; None means every field, sorted by name.
+        padded_sample: values of the padded row, by column (needs ``columns_list``).
+        num_padded: how many padded rows follow the data.
+        rebuild_missing_index: rebuild a missing or damaged ``.db`` in memory instead of raising.
+
+    Raises:
+        RuntimeError: a file is missing or damaged, or a column is not in the schema.
+        TypeError, ValueError: a padded value does not fit its column.
+    """
+
+    def __init__(self, dataset_files: str | Sequence[str], columns_list: Sequence[str] | None = None,
+                 padded_sample: dict | None = None, num_padded: int = 0, *,
+                 rebuild_missing_index: bool = False) -> None:
+        files = [dataset_files] if isinstance(dataset_files, str) else list(dataset_files)
+        self._reader = ShardSetReader(files, load_dataset=isinstance(dataset_files, str),
+                                      rebuild_missing_index=rebuild_missing_index)
+        schema = self._reader.schema
+        if columns_list:
+            for c in columns_list:
+                if c not in schema.fields:
+                    raise MindRecordRuntimeError(f"Invalid data, column name: {c} can not found in schema. Please "
+                                                 f"check the 'column_list'.")
+            self.column_names = list(columns_list)
+        else:
+            self.column_names = list(schema.names)
+        self._decoder = ColumnDecoder(schema, self.column_names, self._reader.compressed, flavor="numpy")
+        self._num_padded = int(num_padded or 0)
+        self._padded = (padded_row(schema, self.column_names, padded_sample) if self._num_padded else None)
+        self._rows = -1
+
+    @property
+    def num_data_rows(self) -> int:
+        """Rows stored in the files (without padded rows)."""
+        if self._rows < 0:
+            self._rows = len(self._reader)
+        return self._rows
+
+    @property
+    def schema(self):
+        return self._reader.schema
+
+    @property
+    def files(self) -> list[str]:
+        return list(self._reader.paths)
+
+    def __len__(self) -> int:
+        return self.num_data_rows + self._num_padded
+
+    def read(self, index: int) -> tuple:
+        """Row ``index`` as a tuple of arrays in ``column_names`` order (thread-safe)."""
+        n = self.num_data_rows
+        if index >= n:
+            if index < n + self._num_padded:
+                return tuple(a.copy() for a in self._padded)
+            raise IndexError(f"row {index} is out of range for MindDataset of {n + self._num_padded} rows")
+        if index < 0:
+            raise IndexError(f"row {index} is out of range for MindDataset of {n + self._num_padded} rows")
+        reader = self._reader
+        rec, blob = reader.read_records(index)
+        return tuple(self._decoder.decode(rec, blob, lambda: reader.where(index)))
+
+    def column_values(self, column: str) -> list:
+        """Every data row's value of a scalar column (for PKSampler), read from the raw records."""
+        decoder = ColumnDecoder(self._reader.schema, [column], self._reader.compressed, flavor="python")
+        reader = self._reader
+        out = []
+        for i in range(self.num_data_rows):
+            rec, blob = reader.read_records(i)
+            out.append(decoder.decode(rec, blob, lambda i=i: reader.where(i))[0])
+        return out
+
+    def close(self) -> None:
+        self._reader.close()
+
+
+def padded_row(schema, columns: Sequence[str], sample: dict) -> tuple:
+    """The padded sample converted to what a row of those columns holds."""
+    out = []
+    for c in columns:
+        f = schema.fields[c]
+        v = sample[c]
+        try:
+            if f.type == "bytes":
+                if isinstance(v, np.ndarray):
+                    v = v.tobytes()
+                elif isinstance(v, str):
+                    v = v.encode("utf-8")
+                if not isinstance(v, (bytes, bytearray)):
+                    raise TypeError(f"expected bytes, got {type(v).__name__}")
+                out.append(np.frombuffer(bytes(v), dtype=f"S{len(v)}") if v else np.zeros(1, dtype="S1"))
+            elif f.type == "string":
+                if not isinstance(v, (str, np.str_)):
+                    raise TypeError(f"expected str, got {type(v).__name__}")
+                out.append(np.array(str(v)))
+            else:
+                arr = np.asarray(v)
+                if arr.dtype.kind not in "biuf":
+                    raise TypeError(f"expected a number or a numeric array, got {arr.dtype}")
+                if f.type.startswith("int") and arr.dtype.kind == "f" and not np.all(np.mod(arr, 1) == 0):
+                    raise ValueError(f"{v!r} is not a whole number for a {f.type} column")
+                cast = arr.astype(_LE[f.type])
+                if f.type.startswith("int") and not np.array_equal(cast, arr):
+                    raise ValueError(f"{v!r} does not fit in {f.type}")
+                if f.shape is not None:
+                    cast = cast.reshape(f.shape)
+                elif cast.ndim:
+                    raise ValueError(f"expected a scalar, got shape {cast.shape}")
+                out.append(cast)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"padded_sample['{c}'] does not fit column '{c}' ({f.type}"
+                            f"{'' if f.shape is None else ' ' + str(list(f.shape))}): {exc}") from None
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# minstd_rand0 and libstdc++'s std::shuffle over it
+# ---------------------------------------------------------------------------------------------
+
+_M = 2147483647          # 2**31 - 1
+_A = 16807
+_RANGE = _M - 2          # g.max() - g.min() = (2**31 - 2) - 1
+
+
+class MinStd0:
+    """``std::minstd_rand0`` (``std::default_random_engine`` of libstdc++): x <- 16807 x mod (2**31 - 1)."""
+
+    _BLOCK = 4096
+
+    def __init__(self, seed: int) -> None:
+        s = int(seed) % _M
+        self._x = 1 if s == 0 else s
+        self._buf = np.zeros(0, dtype=np.int64)
+        self._pos = 0
+        self._mult = None
+
+    def _fill(self, count: int) -> np.ndarray:
+        """The next ``count`` outputs minus ``g.min()`` (i.e. in [0, _RANGE]), vectorised by blocks."""
+        out = np.empty(count, dtype=np.int64)
+        x = self._x
+        first = min(count, self._BLOCK)
+        for k in range(first):
+            x = (x * _A) % _M
+            out[k] = x
+        if count > first:
+            step = pow(_A, self._BLOCK, _M)
+            for start in range(self._BLOCK, count, self._BLOCK):
+                end = min(start + self._BLOCK, count)
+                out[start:end] = (out[start - self._BLOCK:end - self._BLOCK] * step) % _M
+        self._x = int(out[-1]) if count else x
+        return out - 1
+
+    def words(self, count: int) -> np.ndarray:
+        have = self._buf[self._pos:self._pos + count]
+        self._pos += len(have)
+        if len(have) == count:
+            return have
+        return np.concatenate([have, self._fill(count - len(have))])
+
+    def unread(self, words: np.ndarray) -> None:
+        self._buf = np.concatenate([words, self._buf[self._pos:]])
+        self._pos = 0
+
+    def uniform(self, high: int) -> int:
+        """``std::uniform_int_distribution(0, high)`` over this engine (libstdc++ 9, down-scaling)."""
+        span = high + 1
+        scaling = _RANGE // span
+        past = span * scaling
+        while True:
+            w = int(self.words(1)[0])
+            if w < past:
+                return w // scaling
+
+
+def minstd_shuffle(n: int, seed: int) -> np.ndarray:
+    """The permutation ``std::shuffle`` of ``n`` items applies with ``std::default_random_engine(seed)``.
+
+    ``std::shuffle(a, engine)`` leaves ``a`` equal to ``a[minstd_shuffle(len(a), seed)]``.
+    """
+    if n <= 1:
+        return np.arange(max(n, 0), dtype=np.int64)
+    gen = MinStd0(seed)
+    if _RANGE // n >= n:           # libstdc++ draws two positions from one number
+        j = [0] * n
+        i = 1
+        if n % 2 == 0:
+            j[1] = gen.uniform(1)
+            i = 2
+        while i < n:
+            b1 = i + 2
+            x = gen.uniform((i + 1) * b1 - 1)
+            j[i], j[i + 1] = x // b1, x % b1
+            i += 2
+        return mtshuffle._apply_swaps(np.array(j, dtype=np.int64))  # noqa: SLF001 - shared swap resolver
+    # one position per number, vectorised with rejections re-done chunk by chunk
+    count = n - 1
+    span = np.arange(2, n + 1, dtype=np.int64)
+    scaling = _RANGE // span
+    past = span * scaling
+    j = np.zeros(n, dtype=np.int64)
+    t = 0
+    chunk = 1 << 16
+    while t < count:
+        end = min(t + chunk, count)
+        w = gen.words(end - t)
+        bad = w >= past[t:end]
+        if not bad.any():
+            j[t + 1:end + 1] = w // scaling[t:end]
+            t = end
+            continue
+        k = int(bad.argmax())
+        j[t + 1:t + k + 1] = w[:k] // scaling[t:t + k]
+        gen.unread(w[k + 1:])
+        t += k
+    return mtshuffle._apply_swaps(j)  # noqa: SLF001
+
+
+# ---------------------------------------------------------------------------------------------
+# MindRecord sampling plans
+# ---------------------------------------------------------------------------------------------
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    a.flags.writeable = False
+    return a
+
+
+@dataclasses.dataclass(frozen=True)
+class MindShufflePlan(SamplerPlan):
+    """MindSpore's MindRecord shuffle (see the module docstring).
+
+    Attributes:
+        num_shards, shard_id: sharding (1, 0: none). Sharded shuffles start afresh every epoch and
+            use ``seed`` (the configured seed when the dataset was made), so all shards agree.
+        num_samples_limit: rows per pass (0: all); without shards, a limit draws with replacement.
+        seed: the seed for sharded plans.
+    """
+
+    num_shards: int = 1
+    shard_id: int = 0
+    num_samples_limit: int = 0
+    seed: int = 0
+
+    def is_shuffled(self) -> bool:
+        return True
+
+    def is_sharded(self) -> bool:
+        return self.num_shards > 1
+
+    def num_samples(self, num_rows: int, labels=None) -> int:
+        if self.num_shards > 1:
+            return self._cap(self.num_samples_limit, -(-num_rows // self.num_shards))
+        if self.num_samples_limit > 0:
+            return self.num_samples_limit
+        return num_rows
+
+    def indices(self, ctx: SampleContext) -> np.ndarray:
+        n = ctx.num_rows
+        if n <= 0:
+            return _ro(np.zeros(0))
+        if self.num_shards > 1:
+            perm = minstd_shuffle(n, (self.seed + 1 + ctx.pass_index) & mtshuffle.M32)
+            size = -(-n // self.num_shards)
+            pos = (np.arange(size, dtype=np.int64) * self.num_shards + self.shard_id) % n
+            ids = perm[pos]
+            return _ro(ids[:self._cap(self.num_samples_limit, size)])
+        if self.num_samples_limit > 0:
+            # draws with replacement, each from a fresh mt19937(seed + 1 + k) as MindSpore does
+            count = self.num_samples_limit
+            base = ctx.seed + 1 + ctx.pass_index * count
+            return _ro(np.array([mtshuffle.MT19937((base + k) & mtshuffle.M32).uniform(n - 1) for k in range(count)]))
+        perm = np.arange(n, dtype=np.int64)
+        for k in range(ctx.pass_index + 1):
+            perm = perm[minstd_shuffle(n, (ctx.seed + 1 + k) & mtshuffle.M32)]
+        return _ro(perm)
+
+
+@dataclasses.dataclass(frozen=True)
+class MindSubsetRandomPlan(SamplerPlan):
+    """``SubsetRandomSampler`` over MindRecord: the ids shuffled with seed + 1, the same every epoch."""
+
+    ids: tuple
+    num_samples_limit: int = 0
+
+    def is_shuffled(self) -> bool:
+        return True
+
+    def num_samples(self, num_rows: int, labels=None) -> int:
+        return self._cap(self.num_samples_limit, len(self.ids))
+
+    def indices(self, ctx: SampleContext) -> np.ndarray:
+        ids = np.asarray(self.ids, dtype=np.int64)
+        bad = (ids < 0) | (ids >= ctx.num_rows)
+        if bad.any():
+            raise RuntimeError(f"Invalid data, sample id: {int(ids[bad][0])} is out of bound [0, {ctx.num_rows}).")
+        perm = ids[minstd_shuffle(len(ids), (ctx.seed + 1) & mtshuffle.M32)]
+        return _ro(perm[:self.num_samples(ctx.num_rows)])
+
+
+def _is_enum(value: Any, name: str) -> bool:
+    return type(value).__name__ == "Shuffle" and getattr(value, "name", None) == name
+
+
+def _mind_plan(shuffle: Any, sampler: Any, num_samples: int | None, num_shards: int | None,
+               shard_id: int | None) -> SamplerPlan | None:
+    """MindRecord's own plan for these arguments, or None where the engine's standard plan matches."""
+    from headrace.dataset import samplers as S  # noqa: PLC0415 - samplers import the source layer
+    from headrace.dataset.core import config  # noqa: PLC0415
+    limit = num_samples or 0
+    if sampler is None:
+        if shuffle is False or _is_enum(shuffle, "FALSE") or _is_enum(shuffle, "FILES"):
+            return None
+        if num_shards is not None:
+            return MindShufflePlan(num_shards, shard_id, limit, seed=config.get_seed())
+        return MindShufflePlan(num_samples_limit=limit)
+    if isinstance(sampler, S.SubsetRandomSampler):
+        return MindSubsetRandomPlan(tuple(int(i) for i in sampler.indices), sampler.num_samples or 0)
+    if isinstance(sampler, S.RandomSampler) and sampler.child_sampler is None:
+        if sampler.replacement:
+            return MindShufflePlan(num_samples_limit=sampler.num_samples or 0)
+        if sampler.num_samples:
+            return None
+        return MindShufflePlan()
+    if isinstance(sampler, S.DistributedSampler) and sampler.child_sampler is None and sampler.offset == -1:
+        if sampler.shuffle is False or _is_enum(sampler.shuffle, "FALSE"):
+            return None
+        return MindShufflePlan(sampler.num_shards, sampler.shard_id, sampler.num_samples or 0, seed=sampler.seed)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# MindDataset
+# ---------------------------------------------------------------------------------------------
+
+def _check_file(path: Any) -> str:
+    if not isinstance(path, str):
+        raise TypeError(f"path: {path} is not string")
+    name = os.path.basename(os.path.realpath(path))
+    if set(name) & set("\\/:*?\"<>|`&';"):
+        raise ValueError("filename should not contain \\/:*?\\\"<>|`&;\\'")
+    if name.startswith(" ") or name.endswith(" "):
+        raise ValueError("filename should not start/end with space.")
+    real = os.path.realpath(path)
+    if not os.path.isfile(real) or not os.access(real, os.R_OK):
+        raise ValueError(f"The file {real} does not exist or permission denied!")
+    return path
+
+
+def _type_check(value: Any, types: tuple, name: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) and int in types:
+        raise TypeError(f"Argument {name} with value {value} is not of type {list(types)}, but got {type(value)}.")
+    if not isinstance(value, types):
+        raise TypeError(f"Argument {name} with value {value} is not of type {list(types)}, but got {type(value)}.")
+
+
+class MindDataset(MappableDataset):
+    """A source dataset reading MindRecord files.
+
+    Args:
+        dataset_files (Union[str, list[str]]): A data file (every shard of its dataset is read) or
+            a list of data files (only those, in that order).
+        columns_list (list[str], optional): Columns to read, in output order. Default: ``None``
+            (every field, sorted by name).
+        num_parallel_workers (int, optional): Reader threads. Default: ``None`` (the configured number).
+        shuffle (Union[bool, Shuffle], optional): Shuffle rows every epoch. Default: ``None`` (shuffle).
+        num_shards (int, optional): Split the dataset into this many shards. Default: ``None``.
+        shard_id (int, optional): The shard to read. Default: ``None``.
+        sampler (Sampler, optional): SubsetRandomSampler, SubsetSampler, PKSampler,
+            DistributedSampler, RandomSampler or SequentialSampler. Default: ``None``.
+        padded_sample (dict, optional): A row appended ``num_padded`` times (needs ``columns_list``).
+            Default: ``None``.
+        num_padded (int, optional): Number of padded rows. Default: ``None``.
+        num_samples (int, optional): Rows to read. Default: ``None`` (all).
+        cache (DatasetCache, optional): Not supported; must be None. Default: ``None``.
+
+    Raises:
+        ValueError: a file does not exist, or the arguments conflict.
+        RuntimeError: a ``.db`` index is missing, or padding arguments are incomplete.
+        TypeError: an argument has the wrong type.
+
+    Examples:
+        >>> import os, tempfile
+        >>> import headrace.dataset as ds
+        >>> from headrace.mindrecord import FileWriter
+        >>> path = os.path.join(tempfile.mkdtemp(), "md.mindrecord")
+        >>> w = FileWriter(path); w.add_schema({"label": {"type": "int32"}, "data": {"type": "bytes"}})
+        >>> w.write_raw_data([{"label": i, "data": bytes([i])} for i in range(3)]); w.commit()
+        >>> d = ds.MindDataset(path, shuffle=False)
+        >>> [int(r["label"]) for r in d.create_dict_iterator(output_numpy=True)]
+        [0, 1, 2]
+    """
+
+    def __init__(self, dataset_files, columns_list=None, num_parallel_workers=None, shuffle=None, num_shards=None,
+                 shard_id=None, sampler=None, padded_sample=None, num_padded=None, num_samples=None, cache=None):
+        from headrace.dataset import samplers as S  # noqa: PLC0415 - samplers import the source layer
+        if isinstance(dataset_files, list):
+            if not dataset_files:
+                raise ValueError("dataset_files should not be empty.")
+            for f in dataset_files:
+                _check_file(f)
+        else:
+            _check_file(dataset_files)
+        for name, value in (("num_samples", num_samples), ("num_shards", num_shards), ("shard_id", shard_id),
+                            ("num_padded", num_padded)):
+            _type_check(value, (int,), name)
+        if num_samples is not None:
+            checks.check_range(num_samples, (0, checks.INT64_MAX), "num_samples")
+        if num_parallel_workers is not None:
+            checks.check_num_parallel_workers(num_parallel_workers)
+        _type_check(columns_list, (list,), "columns_list")
+        _type_check(padded_sample, (dict,), "padded_sample")
+        if cache is not None:
+            raise ValueError("cache is not supported by headrace; pass cache=None.")
+        S.check_sampler_shuffle_shard_options(sampler, shuffle, num_shards, shard_id, num_samples)
+        if padded_sample is not None:
+            if num_padded is None:
+                raise RuntimeError("padded_sample is specified and requires num_padded as well.")
+            if num_padded < 0:
+                raise ValueError(f"num_padded is invalid, num_padded={num_padded}.")
+            if columns_list is None:
+                raise RuntimeError("padded_sample is specified and requires columns_list as well.")
+            for column in columns_list:
+                if column not in padded_sample:
+                    raise ValueError("padded_sample cannot match columns_list.")
+        if padded_sample is None and num_padded is not None:
+            raise RuntimeError("num_padded is specified but padded_sample is not.")
+        if num_samples and (_is_enum(shuffle, "FILES") or _is_enum(shuffle, "INFILE")):
+            raise ValueError("'Shuffle.FILES' or 'Shuffle.INFILE' and 'num_samples' cannot be specified at the "
+                             "same time.")
+        valid = (S.SubsetRandomSampler, S.SubsetSampler, S.PKSampler, S.DistributedSampler, S.RandomSampler,
+                 S.SequentialSampler)
+        if sampler is not None and not isinstance(sampler, valid):
+            raise ValueError("The sampler is not supported yet.")
+        files = list(dataset_files) if isinstance(dataset_files, list) else [dataset_files]
+        if not isinstance(dataset_files, list):
+            db = dataset_files + ".db"
+            if not os.path.exists(db):
+                raise RuntimeError(f"The input: {db} is not exists.")
+        else:
+            for f in files:
+                if not os.path.exists(f + ".db"):
+                    raise RuntimeError(f"The input: {f}.db is not exists.")
+        base_shuffle = shuffle
+        if sampler is None and (_is_enum(shuffle, "INFILE") or _is_enum(shuffle, "ADAPTIVE")
+                                or _is_enum(shuffle, "GLOBAL")):
+            base_shuffle = True
+        elif sampler is None and _is_enum(shuffle, "FILES"):
+            base_shuffle = False
+        super().__init__(num_samples=num_samples, num_parallel_workers=num_parallel_workers, shuffle=base_shuffle,
+                         sampler=sampler, num_shards=num_shards, shard_id=shard_id, cache=None)
+        self.shuffle_flag = shuffle
+        self.dataset_files = dataset_files
+        self.columns_list = columns_list
+        self.padded_sample = padded_sample
+        self.num_padded = num_padded or 0
+        plan = _mind_plan(shuffle, sampler, num_samples, self.num_shards, self.shard_id)
+        if plan is not None:
+            self._sampler_plan = plan
+
+    def _make_source(self) -> MindRecordSource:
+        src = MindRecordSource(self.dataset_files, self.columns_list, self.padded_sample, self.num_padded)
+        if self.num_shards is not None and self.num_padded:
+            total = len(src)
+            if total % self.num_shards:
+                raise RuntimeError(f"Invalid data, the size of dataset and padded samples: {total} can not be "
+                                   f"divisible by the value of 'num_shards': {self.num_shards}.\n Please adjust the "
+                                   f"value of 'num_padded'.")
+        return src
+
+    def _labels(self) -> np.ndarray:
+        column = getattr(self.sampler, "class_column", None) or "label"
+        src = self._source()
+        if column not in src.schema.fields or src.schema.fields[column].is_blob:
+            raise ValueError(f"PKSampler needs a scalar column '{column}' in the MindRecord schema.")
+        values = src.column_values(column)
+        values += [None] * (len(src) - len(values))
+        _, codes = np.unique(np.array([str(v) for v in values]), return_inverse=True)
+        return codes.astype(np.int64)
+
+    def _with_sampler(self, sampler: Any) -> "MindDataset":
+        clone = super()._with_sampler(sampler)
+        plan = _mind_plan(None, sampler, None, None, None)
+        if plan is not None:
+            clone._sampler_plan = plan
+        return clone
