@@ -373,9 +373,9 @@ class RandomResizedCrop(ImageTensorOperation):
         self._scale = (float(scale[0]), float(scale[1]))
         self._ratio = (float(ratio[0]), float(ratio[1]))
 
-    def box(self, h: int, w: int) -> tuple[int, int, int, int]:
+    def box(self, h: int, w: int, pil: bool = False) -> tuple[int, int, int, int]:
         """Draws (top, left, height, width) for an h x w image from ``sample_rng()``."""
-        return geo.random_resized_crop_box(sample_rng(), h, w, self._scale, self._ratio, self.max_attempts)
+        return geo.random_resized_crop_box(sample_rng(), h, w, self._scale, self._ratio, self.max_attempts, pil)
 
     def _run(self, img: np.ndarray) -> np.ndarray:
         if img.ndim < 2:
@@ -393,7 +393,7 @@ class RandomResizedCrop(ImageTensorOperation):
         if self.interpolation in (Inter.AREA, Inter.PILCUBIC):
             raise TypeError(NO_PIL_INTER)
         w, h = img.size
-        top, left, ch, cw = self.box(h, w)
+        top, left, ch, cw = self.box(h, w, pil=True)
         window = img.crop((left, top, left + cw, top + ch))
         return window.resize((self._hw[1], self._hw[0]), geo.PIL_INTER[self.interpolation])
 
@@ -714,7 +714,7 @@ class Rotate(ImageTensorOperation):
         _check_resample_expand_center_fill(resample, expand, center, fill_value)
         self.degrees, self.resample, self.expand = degrees, resample, expand
         self.center, self.fill_value = center, fill_value
-        self._fill = ck.fill_tuple(fill_value)
+        self._fill = ck.fill_tuple(fill_value)[::-1]  # MindSpore's C++ Rotate reads the triple as BGR
 
     def _run(self, img: np.ndarray) -> np.ndarray:
         _check_warp_image(img, "Rotate")
@@ -785,13 +785,14 @@ class RandomRotation(ImageTensorOperation):
         _interpolation_mode(self, resample)
         self._range = (float(rng[0]), float(rng[1]))
         self._fill = ck.fill_tuple(fill_value)
+        self._fill_bgr = self._fill[::-1]  # the C++ op reads the triple as BGR
 
     def _angle(self) -> float:
         return float(sample_rng().uniform(self._range[0], self._range[1]))
 
     def _run(self, img: np.ndarray) -> np.ndarray:
         _check_warp_image(img, "RandomRotation")
-        return _rotate_array(img, self._angle(), self.resample, self.expand, self.center, self._fill,
+        return _rotate_array(img, self._angle(), self.resample, self.expand, self.center, self._fill_bgr,
                              "RandomRotation")
 
     def _run_pil(self, img):
@@ -834,8 +835,8 @@ class Affine(ImageTensorOperation):
 
     Args:
         degrees (float): rotation angle in degrees, in [-180, 180].
-        translate (Sequence[float]): horizontal and vertical translation, in pixels, each in [-1, 1]
-            (as MindSpore checks them).
+        translate (Sequence[float]): horizontal and vertical translation as fractions of the
+            image width and height, each in [-1, 1].
         scale (float): scale factor, positive.
         shear (Union[float, Sequence[float]]): shear angle(s) in degrees: one for x, or (x, y).
         resample (Inter, optional): the interpolation. Default: Inter.NEAREST.
@@ -863,8 +864,8 @@ class Affine(ImageTensorOperation):
     def _run(self, img: np.ndarray) -> np.ndarray:
         _check_warp_image(img, "Affine")
         h, w = img.shape[:2]
-        m = geo.affine_matrix(h, w, float(self.degrees), (float(self.translate[0]), float(self.translate[1])),
-                              float(self.scale), self._shear)
+        shift = (float(self.translate[0]) * w, float(self.translate[1]) * h)
+        m = geo.affine_matrix(h, w, float(self.degrees), shift, float(self.scale), self._shear)
         return geo.warp_affine(img, m, w, h, _warp_inter(self.resample, "Affine"), self._fill)
 
 
@@ -880,7 +881,9 @@ class RandomAffine(ImageTensorOperation):
         shear (Union[float, Sequence[float]], optional): shear range: s for x in (-s, s);
             (min, max) for x; (x_min, x_max, y_min, y_max). Default: None (no shear).
         resample (Inter, optional): the interpolation. Default: Inter.NEAREST.
-        fill_value (Union[int, tuple[int, int, int]], optional): fill outside the image. Default: 0.
+        fill_value (Union[int, tuple[int, int, int]], optional): fill outside the image (NumPy
+            input; on a PIL image the outside is black, as in MindSpore with Pillow >= 10).
+            Default: 0.
 
     Raises:
         TypeError: if an argument has the wrong type.
@@ -950,13 +953,24 @@ class RandomAffine(ImageTensorOperation):
             self._shear = tuple(float(s) for s in shear)
         self._fill = ck.fill_tuple(fill_value if fill_value is not None else 0)
 
-    def params(self, h: int, w: int) -> tuple[float, tuple[float, float], float, tuple[float, float]]:
-        """Draws (angle, (tx, ty) in pixels, scale, (shear_x, shear_y)) from ``sample_rng()``."""
+    def params(self, h: int, w: int, pil: bool = False) -> tuple[float, tuple[float, float], float,
+                                                                   tuple[float, float]]:
+        """Draws (angle, (tx, ty) in pixels, scale, (shear_x, shear_y)) from ``sample_rng()``.
+
+        The NumPy path shifts by a fraction drawn from the translate ranges times the image size;
+        the Pillow path, as MindSpore's Python op, by a whole number of pixels drawn from
+        (-translate[0] * width, translate[0] * width) and (-translate[1] * height, ...).
+        """
         rng = sample_rng()
         angle = float(rng.uniform(self._degrees[0], self._degrees[1]))
-        t = self._translate
-        tx = float(np.round(rng.uniform(t[0] * w, t[1] * w)))
-        ty = float(np.round(rng.uniform(t[2] * h, t[3] * h)))
+        ux, uy = float(rng.random()), float(rng.random())
+        if pil:
+            mx, my = (0.0, 0.0) if self.translate is None else (self.translate[0] * w, self.translate[1] * h)
+            tx, ty = float(np.round(-mx + 2 * mx * ux)), float(np.round(-my + 2 * my * uy))
+        else:
+            t = self._translate
+            tx = (t[0] + (t[1] - t[0]) * ux) * w
+            ty = (t[2] + (t[3] - t[2]) * uy) * h
         scale = float(rng.uniform(self._scale[0], self._scale[1]))
         s = self._shear
         shear = (float(rng.uniform(s[0], s[1])), float(rng.uniform(s[2], s[3])))
@@ -975,9 +989,11 @@ class RandomAffine(ImageTensorOperation):
         if self.resample in (Inter.AREA, Inter.PILCUBIC):
             raise TypeError(NO_PIL_INTER)
         w, h = img.size
-        angle, (tx, ty), scale, (sx, sy) = self.params(h, w)
+        angle, (tx, ty), scale, (sx, sy) = self.params(h, w, pil=True)
+        # MindSpore's Python op passes the fill only when ``Image.__version__ >= '5'`` as strings,
+        # which is False for Pillow 10 and later: outside pixels are black whatever fill_value is.
         return img.transform((w, h), Image.AFFINE, _pil_affine_inverse(w, h, angle, (tx, ty), scale, (sx, sy)),
-                             geo.PIL_INTER[self.resample], fillcolor=self._fill)
+                             geo.PIL_INTER[self.resample])
 
 
 def _pil_affine_inverse(w: int, h: int, angle: float, translate: tuple[float, float], scale: float,
