@@ -1,0 +1,265 @@
+"""AutoAugment, RandAugment, TrivialAugmentWide, UniformAugment; the fixed-point affine warp.
+
+Every output of the automatic augmentations must be one of the finitely many images the policy
+can produce (enumerated here from the kernels); the compat tests check MindSpore's outputs
+against the same enumeration.
+"""
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+import pytest
+
+from headrace._util import rng
+from headrace.dataset.vision import _ops_augment as G
+from headrace.dataset.vision import _ops_color as C
+from headrace.dataset.vision._kernels import augment as A
+from headrace.dataset.vision._kernels import color as K
+from headrace.dataset.vision.utils import AutoAugmentPolicy, Inter
+
+IMG = np.random.default_rng(11).integers(0, 256, (12, 16, 3), dtype=np.uint8)
+FILL = (10, 20, 30)
+
+
+def keyed(op, img, key):
+    with rng.sample_key(key):
+        return op(img)
+
+
+def stack(images):
+    return np.stack(list(images))
+
+
+def in_set(out, candidates):
+    return bool((candidates == out).all(axis=(1, 2, 3)).any())
+
+
+# ---------------------------------------------------------------- geometry helpers
+
+def test_magnitude_ramp_is_float32_steps():
+    ramp = A.magnitude_ramp(0.0, 0.9, 5)
+    assert ramp.dtype == np.float32
+    assert ramp.tolist() == [0.0, float(np.float32(0.225)), float(np.float32(0.45)),
+                             float(np.float32(np.float32(3) * np.float32(0.225))), float(np.float32(0.9))]
+    assert A.magnitude_ramp(255, 0, 5).tolist() == [255.0, 191.25, 127.5, 63.75, 0.0]
+
+
+def test_affine_matrix_identity_and_pure_rotation():
+    assert np.allclose(A.affine_matrix(0, (0, 0), 1, (0, 0), (5, 5)), [[1, 0, 0], [0, 1, 0]])
+    assert np.allclose(A.affine_matrix(30, (0, 0), 1, (0, 0), (4.5, 3.5)),
+                       cv2.getRotationMatrix2D((4.5, 3.5), -30, 1.0))
+    m = A.affine_matrix(0, (2, -1), 1, (0, 0), (0, 0))
+    assert np.allclose(m, [[1, 0, 2], [0, 1, -1]])
+
+
+@pytest.mark.parametrize("interp", [0, 2, 3, 4])
+def test_warp_integer_translation_is_a_shift(interp):
+    out = A.warp_affine(IMG, np.array([[1, 0, 3], [0, 1, -2]], float), interp, FILL)
+    assert np.array_equal(out[:-2, 3:], IMG[2:, :-3])
+    assert (out[:, :3] == FILL).all() and (out[-2:] == FILL).all()
+
+
+def test_warp_bilinear_samples_on_a_32nd_pixel_grid():
+    # a shift of 0.3 px is sampled at 10/32 px: weights 22/32 and 10/32
+    row = np.array([[0, 64, 128, 192, 255]], np.uint8)
+    out = A.warp_affine(row, np.array([[1, 0, -0.3], [0, 1, 0]], float), 2, (0, 0, 0))
+    want = np.rint(row[0, :4] * (22 / 32) + row[0, 1:] * (10 / 32)).astype(int)
+    assert np.abs(out[0, :4].astype(int) - want).max() <= 1
+
+
+def test_apply_augment_colour_ops_use_one_plus_magnitude():
+    m = np.float32(-0.675)
+    assert np.array_equal(A.apply_augment(IMG, "Brightness", m, 0, FILL),
+                          K.adjust_brightness(IMG, np.float32(1) + m))
+    assert np.array_equal(A.apply_augment(IMG, "Color", 0.3, 0, FILL), K.adjust_saturation(IMG, np.float32(1.3)))
+    assert np.array_equal(A.apply_augment(IMG, "Solarize", 170.7, 0, FILL), K.solarize(IMG, (170.7, 170.7)))
+    assert A.apply_augment(IMG, "Identity", 0, 0, FILL) is IMG
+
+
+def test_apply_augment_translate_is_a_fraction_of_the_size():
+    out = A.apply_augment(IMG, "TranslateX", 0.25, 0, FILL)       # 0.25 * 16 = 4 px
+    assert np.array_equal(out[:, 4:], IMG[:, :-4]) and (out[:, :4] == FILL).all()
+    assert (A.apply_augment(IMG, "TranslateY", 1.0, 0, FILL) == FILL).all()
+
+
+def test_apply_augment_rotate_fill_channel_order():
+    out = A.apply_augment(IMG, "Rotate", 45.0, 0, FILL)
+    assert out[0, 0].tolist() == [20, 30, 10]
+    shear = A.apply_augment(IMG, "ShearX", 0.9, 0, FILL)
+    assert shear[0, 0].tolist() == [10, 20, 30]
+
+
+def test_shear_uses_degrees_of_the_magnitude_about_the_centre():
+    m = 0.3
+    mat = A.affine_matrix(0, (0, 0), 1, (math.degrees(m), 0), (7.5, 5.5))
+    assert np.array_equal(A.apply_augment(IMG, "ShearX", m, 2, FILL), A.warp_affine(IMG, mat, 2, FILL))
+    # the centre row is a fixed point of a horizontal shear
+    assert np.allclose(mat @ [3.0, 5.5, 1.0], [3.0, 5.5])
+
+
+# ---------------------------------------------------------------- output spaces
+
+def _signed(name, m):
+    return [m, -m] if name in A._SIGNED else [m]
+
+
+def rand_augment_space(img, magnitude, bins, interp):
+    out = []
+    for name, mags in A._rand_augment_space(bins, *img.shape[:2]):
+        m = float(mags[magnitude]) if mags is not None else 0.0
+        out.extend(A.apply_augment(img, name, s, interp, FILL) for s in _signed(name, m))
+    return stack(out)
+
+
+def test_rand_augment_outputs_are_in_the_space():
+    op = G.RandAugment(num_ops=1, magnitude=3, num_magnitude_bins=5, interpolation=Inter.BILINEAR, fill_value=FILL)
+    space = rand_augment_space(IMG, 3, 5, 2)
+    outs = [keyed(op, IMG, (1, k)) for k in range(60)]
+    assert all(in_set(o, space) for o in outs)
+    assert len({o.tobytes() for o in outs}) > 8
+
+
+def test_rand_augment_zero_ops_is_identity():
+    assert np.array_equal(G.RandAugment(num_ops=0)(IMG), IMG)
+
+
+def test_trivial_augment_outputs_are_in_the_space():
+    space = []
+    for name, mags in A._trivial_augment_space(4):
+        for m in (mags if mags is not None else [0.0]):
+            space.extend(A.apply_augment(IMG, name, s, 0, FILL) for s in _signed(name, float(m)))
+    space = stack(space)
+    op = G.TrivialAugmentWide(4, Inter.NEAREST, FILL)
+    outs = [keyed(op, IMG, (2, k)) for k in range(60)]
+    assert all(in_set(o, space) for o in outs)
+    assert len({o.tobytes() for o in outs}) > 8
+
+
+@pytest.mark.parametrize("policy", list(AutoAugmentPolicy))
+def test_auto_augment_outputs_are_in_the_policy_space(policy):
+    h, w = IMG.shape[:2]
+
+    def steps(name, idx):
+        m = A._auto_augment_magnitude(name, idx, h, w) if idx is not None else 0.0
+        return [(name, s) for s in _signed(name, m)]
+
+    space = [IMG]
+    for (o1, _, m1), (o2, _, m2) in A.AUTO_AUGMENT_POLICIES[policy.value]:
+        for a in steps(o1, m1):
+            y = A.apply_augment(IMG, *a, 0, FILL)
+            space.append(y)
+            for b in steps(o2, m2):
+                space.append(A.apply_augment(IMG, *b, 0, FILL))
+                space.append(A.apply_augment(y, *b, 0, FILL))
+    space = stack(space)
+    op = G.AutoAugment(policy, Inter.NEAREST, FILL)
+    outs = [keyed(op, IMG, (3, k)) for k in range(40)]
+    assert all(in_set(o, space) for o in outs)
+
+
+def test_auto_augment_tables():
+    for subs in A.AUTO_AUGMENT_POLICIES.values():
+        assert len(subs) == 25 and all(len(s) == 2 for s in subs)
+    assert A._auto_augment_magnitude("Solarize", 3, 8, 8) == float(A.magnitude_ramp(256, 0, 10)[3])
+    assert A._auto_augment_magnitude("Posterize", 9, 8, 8) == 4.0
+
+
+# ---------------------------------------------------------------- op checks
+
+@pytest.mark.parametrize("make,exc,msg", [
+    (lambda: G.AutoAugment(policy="imagenet"), TypeError,
+     "Argument policy with value imagenet is not of type [<enum 'AutoAugmentPolicy'>], but got <class 'str'>."),
+    (lambda: G.AutoAugment(fill_value=(1, 2)), TypeError, "fill_value should be a single integer or a 3-tuple."),
+    (lambda: G.AutoAugment(fill_value=256), ValueError, "Input fill_value is not within the required interval of [0, 255]."),
+    (lambda: G.AutoAugment(interpolation=2), TypeError,
+     "Argument interpolation with value 2 is not of type [<enum 'Inter'>], but got <class 'int'>."),
+    (lambda: G.RandAugment(magnitude=31), ValueError, "Input magnitude is not within the required interval of [0, 31)."),
+    (lambda: G.RandAugment(num_magnitude_bins=1), ValueError,
+     "Input num_magnitude_bins is not within the required interval of [2, 16777216]."),
+    (lambda: G.RandAugment(num_ops=-1), ValueError, "Input num_ops is not within the required interval of [0, 16777216]."),
+    (lambda: G.RandAugment(fill_value=(1, 2, 300)), ValueError,
+     "Input fill_value[2] is not within the required interval of [0, 255]."),
+    (lambda: G.RandAugment(fill_value=1.5), TypeError, "fill_value should be a single integer or a 3-tuple."),
+    (lambda: G.TrivialAugmentWide(num_magnitude_bins=1), ValueError,
+     "Input num_magnitude_bins is not within the required interval of [2, 16777216]."),
+    (lambda: G.UniformAugment([C.Invert()], 2), ValueError, "num_ops is greater than transforms list size."),
+    (lambda: G.UniformAugment([C.Invert()], 0), ValueError, "Input num_ops must be greater than 0."),
+    (lambda: G.UniformAugment([C.Invert], 1), ValueError,
+     "op_list[0] should be a dataset processing operation instance, but got: "
+     "<class 'headrace.dataset.vision._ops_color.Invert'>. It may be missing parentheses for instantiation."),
+    (lambda: G.UniformAugment([1], 1), TypeError,
+     "transforms[0] is neither a transforms op (TensorOperation) nor a callable pyfunc."),
+])
+def test_argument_checks(make, exc, msg):
+    with pytest.raises(exc) as info:
+        make()
+    assert str(info.value) == msg
+
+
+def test_defaults():
+    op = G.AutoAugment()
+    assert op.policy == AutoAugmentPolicy.IMAGENET and op.interpolation == Inter.NEAREST and op.fill_value == (0, 0, 0)
+    op = G.RandAugment()
+    assert (op.num_ops, op.magnitude, op.num_magnitude_bins) == (2, 9, 31)
+    assert G.TrivialAugmentWide().num_magnitude_bins == 31
+
+
+@pytest.mark.parametrize("op", [G.AutoAugment(), G.RandAugment(), G.TrivialAugmentWide()])
+def test_bad_images(op):
+    name = type(op).__name__
+    with pytest.raises(RuntimeError, match=f"{name}: the dimension of image tensor does not match"):
+        op(IMG[..., 0])
+    with pytest.raises(RuntimeError, match=f"{name}: the channel of image tensor does not match.*But got channel 4"):
+        op(np.zeros((4, 4, 4), np.uint8))
+    with pytest.raises(RuntimeError, match=f"{name}: the data type of image tensor.*But got type float32"):
+        op(IMG.astype(np.float32))
+
+
+@pytest.mark.parametrize("interp", [Inter.ANTIALIAS, Inter.PILCUBIC])
+def test_unsupported_interpolation_fails_at_call(interp):
+    op = G.TrivialAugmentWide(interpolation=interp)
+    with pytest.raises(RuntimeError, match=f"TrivialAugmentWide: interpolation {interp.name} is not supported"):
+        op(IMG)
+
+
+@pytest.mark.parametrize("op", [G.AutoAugment(), G.RandAugment(), G.TrivialAugmentWide()])
+def test_keyed_determinism(op):
+    assert np.array_equal(keyed(op, IMG, (4, 4)), keyed(op, IMG, (4, 4)))
+
+
+# ---------------------------------------------------------------- UniformAugment
+
+def test_uniform_augment_picks_distinct_ops_in_list_order():
+    calls = []
+
+    def tag(name):
+        def fn(x):
+            calls.append(name)
+            return x
+        return fn
+
+    op = G.UniformAugment([tag("a"), tag("b"), tag("c")], num_ops=2)
+    counts = {0: 0, 1: 0, 2: 0}
+    for k in range(200):
+        calls.clear()
+        keyed(op, IMG, (5, k))
+        assert len(calls) == len(set(calls)) <= 2
+        assert calls == sorted(calls)
+        counts[len(calls)] += 1
+    # each picked op runs with probability 1/2: 0, 1, 2 ops run in about 1:2:1
+    assert 25 < counts[0] < 80 and 70 < counts[1] < 130 and 25 < counts[2] < 80
+
+
+def test_uniform_augment_runs_ops_on_their_input_kind():
+    from PIL import Image
+    op = G.UniformAugment([C.Invert(), C.AdjustBrightness(2.0)], num_ops=2)
+    out = keyed(op, Image.fromarray(IMG), (6, 1))
+    assert isinstance(out, Image.Image)
+    outs = {keyed(op, IMG, (6, k)).tobytes() for k in range(40)}
+    want = {IMG.tobytes(), K.invert(IMG).tobytes(), K.adjust_brightness(IMG, 2.0).tobytes(),
+            K.adjust_brightness(K.invert(IMG), 2.0).tobytes()}
+    assert outs == want
+    with pytest.raises(TypeError, match="Input should be NumPy or PIL image"):
+        op([1, 2])
