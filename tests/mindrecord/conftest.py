@@ -1,0 +1,34 @@
+import logging
+
+import numpy as np
+import pytest
+
+from headrace.mindrecord import FileWriter
+
+SCHEMA = {"label": {"type": "int32"}, "name": {"type": "string"}, "data": {"type": "bytes"},
+          "vec": {"type": "int64", "shape": [-1]}, "mat": {"type": "float32", "shape": [2, -1]}}
+
+
+def make_rows(n, start=0):
+    return [{"label": i, "name": f"n{i}", "data": bytes([i % 256]) * (i % 7), "vec": np.arange(i % 5, dtype=np.int64) - 2,
+             "mat": np.full((2, 2), i, np.float32)} for i in range(start, start + n)]
+
+
+def write(path, rows, shard_num=1, schema=None, index=None, page_size=None, header_size=None, **kw):
+    w = FileWriter(str(path), shard_num, **kw)
+    w.add_schema(schema or SCHEMA, "test")
+    if index:
+        w.add_index(index)
+    if page_size:
+        w.set_page_size(page_size)
+    if header_size:
+        w.set_header_size(header_size)
+    w.write_raw_data(rows)
+    w.commit()
+    return w
+
+
+@pytest.fixture
+def mr_logs(caplog):
+    caplog.set_level(logging.WARNING, logger="headrace.mindrecord")
+    return caplog
