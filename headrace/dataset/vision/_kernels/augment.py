@@ -12,11 +12,8 @@ depends on our generator (``rng``), not MindSpore's:
   (most draws move the image out of view entirely, as in MindSpore);
 * Rotate turns by ``magnitude`` degrees (counter-clockwise) about the same centre and fills
   with the channels of ``fill_value`` in the order (1, 2, 0), as MindSpore does;
-* geometric warps use OpenCV 4's fixed-point sampling (1/32 pixel, see :func:`warp_affine`),
-  which MindSpore's OpenCV build uses and newer OpenCV releases no longer do.
-
-The geometric helpers here are private to these ops (the general geometry kernels live in
-``geometry.py``).
+* geometric warps use OpenCV 4's fixed-point sampling (``geometry.warp_affine``), which
+  MindSpore's OpenCV build uses and newer OpenCV releases no longer do.
 """
 from __future__ import annotations
 
@@ -26,92 +23,21 @@ from typing import Sequence
 import cv2
 import numpy as np
 
-from headrace.dataset.vision._kernels import color
+from headrace.dataset.vision._kernels import color, geometry
 
-__all__ = ["AUTO_AUGMENT_POLICIES", "affine_matrix", "apply_augment", "auto_augment",
-           "magnitude_ramp", "rand_augment", "trivial_augment_wide", "warp_affine"]
+__all__ = ["AUTO_AUGMENT_POLICIES", "apply_augment", "auto_augment", "magnitude_ramp", "rand_augment",
+           "trivial_augment_wide"]
 
 _F32 = np.float32
 
 # MindSpore's Inter values -> OpenCV flags for warps (AREA warps bilinearly, as in OpenCV).
 _WARP_FLAGS = {0: cv2.INTER_NEAREST, 2: cv2.INTER_LINEAR, 3: cv2.INTER_CUBIC, 4: cv2.INTER_LINEAR}
-_AB_BITS, _INTER_BITS = 10, 5
 
 
-def warp_affine(img: np.ndarray, matrix: np.ndarray, interpolation: int,
-                fill: Sequence[int]) -> np.ndarray:
-    """``cv2.warpAffine`` (forward ``matrix``, constant border) as OpenCV 4.x computes it.
-
-    OpenCV 4 maps each destination pixel to the source in 10-bit fixed point and samples at
-    1/32 pixel positions with integer weights; we build those maps and let ``cv2.remap`` do the
-    sampling, so results match MindSpore's build bit for bit (bicubic: a handful of edge pixels
-    may differ).
-
-    Args:
-        img: HW or HWC uint8 array.
-        matrix: 2x3 forward affine matrix.
-        interpolation: MindSpore Inter value (NEAREST, BILINEAR, BICUBIC or AREA).
-        fill: border colour (3 values).
-
-    Returns:
-        the warped array, same shape and dtype.
-    """
+def _warp(img: np.ndarray, matrix: np.ndarray, interpolation: int, fill: Sequence[int]) -> np.ndarray:
+    """Warps with OpenCV 4's fixed-point sampling (``geometry.warp_affine``), same size out."""
     h, w = img.shape[:2]
-    inv = cv2.invertAffineTransform(np.asarray(matrix, np.float64))
-    flag = _WARP_FLAGS[int(interpolation)]
-    scale = 1 << _AB_BITS
-    nearest = flag == cv2.INTER_NEAREST
-    delta = scale // 2 if nearest else scale >> (_INTER_BITS + 1)
-    xs, ys = np.arange(w, dtype=np.float64), np.arange(h, dtype=np.float64)
-    gx = np.rint(inv[0, 0] * xs * scale).astype(np.int64)
-    gy = np.rint(inv[1, 0] * xs * scale).astype(np.int64)
-    rx = np.rint((inv[0, 1] * ys + inv[0, 2]) * scale).astype(np.int64) + delta
-    ry = np.rint((inv[1, 1] * ys + inv[1, 2]) * scale).astype(np.int64) + delta
-    fx = rx[:, None] + gx[None, :]
-    fy = ry[:, None] + gy[None, :]
-    border = tuple(float(v) for v in fill)
-    if nearest:
-        xy = np.stack([fx >> _AB_BITS, fy >> _AB_BITS], axis=-1)
-        xy = np.clip(xy, -32768, 32767).astype(np.int16)
-        out = cv2.remap(img, xy, None, cv2.INTER_NEAREST, borderMode=cv2.BORDER_CONSTANT,
-                        borderValue=border)
-    else:
-        fx >>= _AB_BITS - _INTER_BITS
-        fy >>= _AB_BITS - _INTER_BITS
-        mask = (1 << _INTER_BITS) - 1
-        xy = np.stack([fx >> _INTER_BITS, fy >> _INTER_BITS], axis=-1)
-        xy = np.clip(xy, -32768, 32767).astype(np.int16)
-        frac = ((fy & mask) << _INTER_BITS | (fx & mask)).astype(np.uint16)
-        out = cv2.remap(img, xy, frac, flag, borderMode=cv2.BORDER_CONSTANT, borderValue=border)
-    return out.reshape(img.shape)
-
-
-def affine_matrix(degrees: float, translate: Sequence[float], scale: float, shear: Sequence[float],
-                  center: Sequence[float]) -> np.ndarray:
-    """Forward matrix of MindSpore's Affine: rotate, scale and shear about ``center``, then shift.
-
-    Args:
-        degrees: rotation angle (degrees).
-        translate: (tx, ty) shift in pixels.
-        scale: isotropic scale.
-        shear: (shear_x, shear_y) in degrees.
-        center: (cx, cy).
-
-    Returns:
-        a 2x3 float64 matrix.
-    """
-    a = math.radians(degrees)
-    sx = math.radians(shear[0])
-    sy = -math.radians(shear[1])
-    cos_ay, sin_ay = math.cos(a + sy), math.sin(a + sy)
-    m00 = scale * cos_ay / math.cos(sy)
-    m01 = scale * (-cos_ay * math.tan(sx) / math.cos(sy) - math.sin(a))
-    m10 = scale * sin_ay / math.cos(sy)
-    m11 = scale * (-sin_ay * math.tan(sx) / math.cos(sy) + math.cos(a))
-    cx, cy = center
-    m02 = (1 - m00) * cx - m01 * cy + translate[0]
-    m12 = (1 - m11) * cy - m10 * cx + translate[1]
-    return np.array([[m00, m01, m02], [m10, m11, m12]], np.float64)
+    return geometry.warp_affine(img, matrix, w, h, _WARP_FLAGS[int(interpolation)], tuple(int(v) for v in fill))
 
 
 def magnitude_ramp(start: float, end: float, bins: int) -> np.ndarray:
@@ -140,21 +66,20 @@ def apply_augment(img: np.ndarray, name: str, magnitude: float, interpolation: i
         the transformed image (the input itself for Identity).
     """
     h, w = img.shape[:2]
-    center = ((w - 1) * 0.5, (h - 1) * 0.5)
     m = _F32(magnitude)
     if name == "Identity":
         return img
     if name == "ShearX":
-        mat = affine_matrix(0.0, (0.0, 0.0), 1.0, (math.degrees(m), 0.0), center)
+        mat = geometry.affine_matrix(h, w, 0.0, (0.0, 0.0), 1.0, (math.degrees(m), 0.0))
     elif name == "ShearY":
-        mat = affine_matrix(0.0, (0.0, 0.0), 1.0, (0.0, math.degrees(m)), center)
+        mat = geometry.affine_matrix(h, w, 0.0, (0.0, 0.0), 1.0, (0.0, math.degrees(m)))
     elif name == "TranslateX":
-        mat = affine_matrix(0.0, (float(m) * w, 0.0), 1.0, (0.0, 0.0), center)
+        mat = geometry.affine_matrix(h, w, 0.0, (float(m) * w, 0.0), 1.0, (0.0, 0.0))
     elif name == "TranslateY":
-        mat = affine_matrix(0.0, (0.0, float(m) * h), 1.0, (0.0, 0.0), center)
+        mat = geometry.affine_matrix(h, w, 0.0, (0.0, float(m) * h), 1.0, (0.0, 0.0))
     elif name == "Rotate":
-        mat = cv2.getRotationMatrix2D(center, float(m), 1.0)
-        return warp_affine(img, mat, interpolation, (fill[1], fill[2], fill[0]))
+        mat, _, _ = geometry.rotation_matrix(h, w, float(m), None, False)
+        return _warp(img, mat, interpolation, (fill[1], fill[2], fill[0]))
     elif name == "Brightness":
         return color.adjust_brightness(img, _F32(1) + m)
     elif name == "Color":
@@ -175,7 +100,7 @@ def apply_augment(img: np.ndarray, name: str, magnitude: float, interpolation: i
         return color.invert(img)
     else:
         raise ValueError(f"unknown augmentation {name!r}")
-    return warp_affine(img, mat, interpolation, fill)
+    return _warp(img, mat, interpolation, fill)
 
 
 _SIGNED = frozenset(("ShearX", "ShearY", "TranslateX", "TranslateY", "Rotate", "Brightness",
