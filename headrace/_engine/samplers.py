@@ -447,8 +447,8 @@ class UserPlan(SamplerPlan):
         return len(_user_indices(probe)[0])
 
     def rows_for_parent(self, ctx: SampleContext) -> int:
-        declared = getattr(self._pristine, "num_samples", None)
-        return self._cap(int(declared or 0), ctx.num_rows)
+        # MindSpore hands a parent the user sampler's own count (declared, or one pass counted).
+        return self.num_samples(ctx.num_rows)
 
     def _advance(self, ctx: SampleContext) -> tuple[np.ndarray, list[int]]:
         if self._live is None or ctx.pass_index < self._live_pass or ctx.num_rows != self._live_rows:
