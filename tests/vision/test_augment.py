@@ -185,7 +185,14 @@ def test_defaults():
     assert G.TrivialAugmentWide().num_magnitude_bins == 31
 
 
-@pytest.mark.parametrize("op", [G.AutoAugment(), G.RandAugment(), G.TrivialAugmentWide()])
+def test_auto_augment_bad_images_use_mindspore_texts():
+    with pytest.raises(RuntimeError, match=r"AutoAugment: input tensor is not in shape of <H,W,C>, but got rank: 2"):
+        G.AutoAugment()(IMG[..., 0])
+    with pytest.raises(RuntimeError, match="AutoAugment: channel of input image should be 3, but got: 1"):
+        G.AutoAugment()(IMG[..., :1])
+
+
+@pytest.mark.parametrize("op", [G.RandAugment(), G.TrivialAugmentWide()])
 def test_bad_images(op):
     name = type(op).__name__
     with pytest.raises(RuntimeError, match=f"{name}: the dimension of image tensor does not match"):

@@ -39,12 +39,13 @@ class _AutoAugmentBase(ImageTensorOperation):
     implementation = Implementation.C
     random = True
     interpolation: Inter
+    _msgs: dict[str, str] | None = None
 
     def _check_input(self, img: np.ndarray) -> None:
         if self.interpolation not in _WARPABLE:
             raise op_error(self.op_name, f"interpolation {self.interpolation.name} is not supported; use "
                                          f"NEAREST, BILINEAR, BICUBIC or AREA.")
-        check_image(img, self.op_name, ranks=(3,), channels=(3,), dtypes=U8)
+        check_image(img, self.op_name, ranks=(3,), channels=(3,), dtypes=U8, msgs=self._msgs)
 
 
 class AutoAugment(_AutoAugmentBase):
@@ -72,6 +73,9 @@ class AutoAugment(_AutoAugmentBase):
         >>> AutoAugment()(np.zeros((8, 8, 3), np.uint8)).shape
         (8, 8, 3)
     """
+
+    _msgs = {"rank": "input tensor is not in shape of <H,W,C>, but got rank: {nd}",
+             "channel": "channel of input image should be 3, but got: {c}"}
 
     def __init__(self, policy=AutoAugmentPolicy.IMAGENET, interpolation=Inter.NEAREST, fill_value=0):
         type_check(policy, (AutoAugmentPolicy,), "policy")

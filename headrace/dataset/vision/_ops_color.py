@@ -58,7 +58,8 @@ def _tuple_text(values: Sequence[Any]) -> str:
 
 
 def check_image(img: np.ndarray, op: str, *, ranks: Sequence[int] = (2, 3),
-                channels: Sequence[int] | None = (1, 3), dtypes: Sequence[str] | None = ALL_CV) -> None:
+                channels: Sequence[int] | None = (1, 3), dtypes: Sequence[str] | None = ALL_CV,
+                msgs: dict[str, str] | None = None) -> None:
     """Raises ``RuntimeError("<op>: ...")`` unless ``img`` has an accepted rank, channel count and dtype.
 
     The texts are MindSpore's ("the dimension of image tensor does not match the requirement of
@@ -70,8 +71,18 @@ def check_image(img: np.ndarray, op: str, *, ranks: Sequence[int] = (2, 3),
         ranks: accepted numbers of dimensions.
         channels: accepted sizes of the last axis of a 3-D image (None: any).
         dtypes: accepted dtype names (None: any).
+        msgs: texts replacing the default ones, keyed "rank" ("rank1" for 1-D input), "channel" or
+            "dtype"; they may use
+            ``{nd}`` (rank), ``{c}`` (channels) and ``{dt}`` (dtype name).
     """
     nd = img.ndim
+    msgs = msgs or _NO_MSGS
+    if nd not in ranks and "rank" in msgs:
+        raise op_error(op, msgs["rank1" if nd == 1 and "rank1" in msgs else "rank"].format(nd=nd))
+    if channels is not None and nd == 3 and img.shape[2] not in channels and "channel" in msgs:
+        raise op_error(op, msgs["channel"].format(c=img.shape[2]))
+    if dtypes is not None and _dtype_name(img.dtype) not in dtypes and "dtype" in msgs:
+        raise op_error(op, msgs["dtype"].format(dt=_dtype_name(img.dtype)))
     if nd not in ranks:
         shape = "<H, W> or <H, W, C>" if tuple(ranks) == (2, 3) else (
             "<H, W, C>" if tuple(ranks) == (3,) else "<H, W>")
@@ -88,6 +99,19 @@ def check_image(img: np.ndarray, op: str, *, ranks: Sequence[int] = (2, 3),
                            f"Expecting tensor in type of {_tuple_text(dtypes)}. "
                            f"But got type {_dtype_name(img.dtype)}.")
 
+
+_NO_MSGS: dict[str, str] = {}
+# MindSpore's own texts for some ops' input errors.
+INVERT_MSGS = {"rank": "input tensor is not in shape of <H,W,C>, but got rank: {nd}",
+               "channel": "the number of channels of input tensor is not 3, but got: {c}"}
+HIST_MSGS = {"rank": "image rank should be 2 or 3,  but got: {nd}",
+             "channel": "channel of input image should be 1 or 3, but got: {c}"}
+POSTERIZE_MSGS = {"rank": "input image is not in shape of <H,W,C> or <H,W>, but got rank: {nd}",
+                  "dtype": "data type of input image should be int8 or uint8, but got {dt}"}
+SHARPNESS_MSGS = {"rank": "shape of input is not <H,W,C> or <H,W>, but got rank: {nd}"}
+HWC_OR_HW_MSGS = {"rank": "input tensor is not in shape of <H,W> or <H,W,C>, but got rank: {nd}",
+                  "rank1": "input tensor is not in shape of <H,W> or <H,W,C>, but got rank: {nd}. You may need "
+                           "to perform Decode first."}
 
 PIL_REQUIRED = "img should be PIL image. Got {}. Use Decode() for encoded data or ToPIL() for decoded data."
 
@@ -329,7 +353,7 @@ class AdjustSharpness(_Device, ImageTensorOperation):
 
     def _run(self, img):
         self._check_device()
-        check_image(img, "AdjustSharpness", channels=None, dtypes=FILTER)
+        check_image(img, "AdjustSharpness", channels=None, dtypes=FILTER, msgs=SHARPNESS_MSGS)
         if img.dtype == np.bool_:
             img = img.view(np.uint8)
         return K.adjust_sharpness(img, self.sharpness_factor)
@@ -352,7 +376,7 @@ class Invert(_Device, ImageTensorOperation):
 
     def _run(self, img):
         self._check_device()
-        check_image(img, "Invert", ranks=(3,), channels=(3,), dtypes=CV_NO_F16)
+        check_image(img, "Invert", ranks=(3,), channels=(3,), dtypes=CV_NO_F16, msgs=INVERT_MSGS)
         return K.invert(img)
 
     def _run_pil(self, img):
@@ -376,7 +400,7 @@ class Equalize(_Device, ImageTensorOperation):
 
     def _run(self, img):
         self._check_device()
-        check_image(img, "Equalize", dtypes=U8)
+        check_image(img, "Equalize", dtypes=U8, msgs=HIST_MSGS)
         return K.equalize(img)
 
     def _run_pil(self, img):
@@ -429,7 +453,7 @@ class AutoContrast(_Device, ImageTensorOperation):
 
     def _run(self, img):
         self._check_device()
-        check_image(img, "AutoContrast", dtypes=("bool", "uint8"))
+        check_image(img, "AutoContrast", dtypes=("bool", "uint8"), msgs=HIST_MSGS)
         if img.dtype == np.bool_:
             img = img.view(np.uint8)
         return K.auto_contrast(img, self.cutoff, self._ignore)
@@ -468,7 +492,7 @@ class Posterize(_Device, ImageTensorOperation):
 
 
 def _posterize(img: np.ndarray, op: str, bits: int) -> np.ndarray:
-    check_image(img, op, channels=None, dtypes=("bool", "int8", "uint8"))
+    check_image(img, op, channels=None, dtypes=("bool", "int8", "uint8"), msgs=POSTERIZE_MSGS)
     if img.dtype != np.uint8:
         img = img.view(np.uint8)
     return K.posterize(img, bits)
@@ -580,7 +604,7 @@ class GaussianBlur(_Device, ImageTensorOperation):
 
     def _run(self, img):
         self._check_device()
-        check_image(img, "GaussianBlur", channels=None, dtypes=FILTER)
+        check_image(img, "GaussianBlur", channels=None, dtypes=FILTER, msgs=HWC_OR_HW_MSGS)
         return K.gaussian_blur(img, self._ksize, self._sigma)
 
 
@@ -616,7 +640,8 @@ class ConvertColor(_Device, ImageTensorOperation):
 
     def _run(self, img):
         self._check_device()
-        check_image(img, "ConvertColor", channels=(1, 3, 4), dtypes=("bool", "uint8", "uint16", "float32"))
+        check_image(img, "ConvertColor", channels=(1, 3, 4), dtypes=("bool", "uint8", "uint16", "float32"),
+                    msgs=dict(HWC_OR_HW_MSGS, channel="number of channels of image should be 1, 3, 4, but got:{c}"))
         got = 1 if img.ndim == 2 else img.shape[2]
         if got != self._channels:
             raise op_error("ConvertColor", f"{self.convert_mode.name} expects an image with "
@@ -833,7 +858,7 @@ class RandomSharpness(ImageTensorOperation):
         self.degrees = degrees
 
     def _run(self, img):
-        check_image(img, "RandomSharpness", channels=None, dtypes=FILTER)
+        check_image(img, "RandomSharpness", channels=None, dtypes=FILTER, msgs=SHARPNESS_MSGS)
         if img.dtype == np.bool_:
             img = img.view(np.uint8)
         return K.adjust_sharpness(img, _uniform(*self.degrees))
@@ -875,7 +900,8 @@ class RandomAdjustSharpness(ImageTensorOperation):
         self.degree = degree
 
     def _run(self, img):
-        check_image(img, "RandomAdjustSharpness", channels=None, dtypes=FILTER)
+        check_image(img, "RandomAdjustSharpness", channels=None, dtypes=FILTER,
+                    msgs={"rank": "image shape is not <H,W,C> or <H,W>, got rank: {nd}"})
         if img.dtype == np.bool_:
             img = img.view(np.uint8)
         if not _hit(self.prob):
@@ -913,7 +939,9 @@ class RandomAutoContrast(ImageTensorOperation):
         self.prob = prob
 
     def _run(self, img):
-        check_image(img, "RandomAutoContrast", channels=(3,), dtypes=("bool", "uint8"))
+        check_image(img, "RandomAutoContrast", channels=(3,), dtypes=("bool", "uint8"), msgs={
+            "rank": "image shape is not <H,W,C> or <H,W>, got rank: {nd}",
+            "channel": "image shape is incorrect, expected num of channels is 3, but got: {c}"})
         if img.dtype == np.bool_:
             img = img.view(np.uint8)
         if not _hit(self.prob):
@@ -946,7 +974,9 @@ class RandomEqualize(ImageTensorOperation):
         self.prob = prob
 
     def _run(self, img):
-        check_image(img, "RandomEqualize", dtypes=U8)
+        check_image(img, "RandomEqualize", dtypes=U8, msgs=dict(
+            HWC_OR_HW_MSGS, channel="input image is not in channel of 1 or 3, but got: {c}",
+            dtype="input image is not in type of uint8, but got: {dt}"))
         if not _hit(self.prob):
             return img
         return K.equalize(img)
@@ -977,7 +1007,9 @@ class RandomInvert(ImageTensorOperation):
         self.prob = prob
 
     def _run(self, img):
-        check_image(img, "RandomInvert", ranks=(3,), channels=(3,), dtypes=CV_NO_F16)
+        check_image(img, "RandomInvert", ranks=(3,), channels=(3,), dtypes=CV_NO_F16, msgs={
+            "rank": "image shape is not <H,W,C>, got rank: {nd}",
+            "channel": "image shape is incorrect, expected num of channels is 3, but got:{c}"})
         if not _hit(self.prob):
             return img
         return K.invert(img)
