@@ -120,7 +120,7 @@ class RepeatNode(Node):
     def size(self) -> int | None:
         n = self.children[0].size()
         if self.count is None:
-            return None if n != 0 else 0
+            return n  # MindSpore reports one round's size for an endless repeat
         return None if n is None else n * self.count
 
 

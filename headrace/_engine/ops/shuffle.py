@@ -25,18 +25,28 @@ class ShuffleIter(OpIter):
         self._parent_done = False
         self._pass_start: dict | None = None
         self._restore: dict | None = None
+        self._ended = False
         self.name = f"Shuffle(buffer_size={node.buffer_size})"
 
     def _reset(self, pass_index: int) -> None:
         super()._reset(pass_index)
         self._buf = []
         self._parent_done = False
-        if self._restore is not None and self._restore["pass"] == pass_index:
-            self._rng.set_state(self._restore["rng"])
-            self._restore = None
+        restore = self._restore
+        if restore is not None:
+            if restore["pass"] == pass_index:
+                self._rng.set_state(restore["rng"])
+            elif restore["pass"] + 1 == pass_index and "next" in restore:
+                self._rng.set_state(restore["next"])
+                self._restore = None
         self._pass_start = {"pass": pass_index, "rng": self._rng.get_state()}
+        self._ended = False
 
     def pass_state(self) -> dict | None:
+        """Where the stream stood when this pass began, and once the pass has ended, where the next
+        pass (an op's pass numbers are consecutive) begins."""
+        if self._pass_start is not None and self._ended:
+            return dict(self._pass_start, next=self._rng.get_state())
         return self._pass_start
 
     def restore_pass_state(self, state: dict) -> None:
@@ -53,6 +63,7 @@ class ShuffleIter(OpIter):
             except StopIteration:
                 self._parent_done = True
         if not buf:
+            self._ended = True
             raise StopIteration
         slot = self._rng.below(len(buf))
         row = buf[slot]

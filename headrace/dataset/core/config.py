@@ -51,7 +51,7 @@ def _positive(value, what, name):
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} isn't of type int.")
     if not 0 < value <= INT32_MAX:
-        raise ValueError(f"{what} given is not within the required range (0, INT32_MAX({INT32_MAX})].")
+        raise ValueError(f"{what} is not within the required range (0, INT32_MAX({INT32_MAX})].")
     return value
 
 
@@ -106,7 +106,7 @@ def get_prefetch_size():
 
 
 def set_monitor_sampling_interval(interval):
-    _options.update(monitor_sampling_interval=_positive(interval, "Interval", "interval"))
+    _options.update(monitor_sampling_interval=_positive(interval, "Interval given", "interval"))
 
 
 def get_monitor_sampling_interval():

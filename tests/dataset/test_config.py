@@ -1,0 +1,62 @@
+import json
+
+import pytest
+
+import headrace.dataset as ds
+
+
+def test_defaults():
+    c = ds.config
+    assert c.get_seed() == 5489
+    assert c.get_prefetch_size() == 16
+    assert c.get_multiprocessing_start_method() == "fork"
+    assert c.get_iterator_mode() == {"do_copy": False, "parallel_convert": False}
+    assert c.get_error_samples_mode() == c.ErrorSamplesMode.RETURN
+    assert 1 <= c.get_num_parallel_workers() <= 8
+
+
+@pytest.mark.parametrize("setter, value, exc, text", [
+    ("set_seed", -1, ValueError, r"seed given is not within the required range \[0, UINT32_MAX\(4294967295\)\]."),
+    ("set_seed", "a", TypeError, "seed isn't of type int."),
+    ("set_seed", 2**32, ValueError, "seed given is not within the required range"),
+    ("set_num_parallel_workers", 0, ValueError, r"Number of parallel workers given is not within the required range \(0, INT32_MAX\(2147483647\)\]."),
+    ("set_prefetch_size", 0, ValueError, r"size is not within the required range \(0, INT32_MAX\(2147483647\)\]."),
+    ("set_multiprocessing_start_method", "x", ValueError, r"Input start_method is not within the valid set of \['fork', 'spawn'\]."),
+    ("set_monitor_sampling_interval", 0, ValueError, "Interval given is not within the required range"),
+    ("set_callback_timeout", 0, ValueError, "Timeout given is not within the required range."),
+    ("set_enable_shared_mem", 1, TypeError, "enable must be of type bool."),
+])
+def test_setter_errors(setter, value, exc, text):
+    with pytest.raises(exc, match=text):
+        getattr(ds.config, setter)(value)
+
+
+def test_set_and_get_and_snapshot_at_iterator_creation():
+    ds.config.set_seed(1)
+    assert ds.config.get_seed() == 1
+    ds.config.set_prefetch_size(4)
+    assert ds.config.get_prefetch_size() == 4
+    ds.config.set_multiprocessing_start_method("spawn")
+    assert ds.config.get_multiprocessing_start_method() == "spawn"
+    d = ds.NumpySlicesDataset(list(range(10)))
+    it = d.create_tuple_iterator(output_numpy=True)
+    ds.config.set_seed(2)  # after the iterator was created: does not change its order
+    first = [int(r[0]) for r in it]
+    ds.config.set_seed(1)
+    assert [int(r[0]) for r in d.create_tuple_iterator(output_numpy=True)] == first
+
+
+def test_more_workers_than_cpus_warns(monkeypatch):
+    monkeypatch.setattr(ds.config.os, "cpu_count", lambda: 2)
+    with pytest.warns(UserWarning, match="exceeds the number of CPUs"):
+        ds.config.set_num_parallel_workers(4)
+    assert ds.config.get_num_parallel_workers() == 4
+
+
+def test_load(tmp_path):
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps({"seed": 9, "numParallelWorkers": 1, "opConnectorSize": 8}))
+    ds.config.load(str(p))
+    assert (ds.config.get_seed(), ds.config.get_num_parallel_workers(), ds.config.get_prefetch_size()) == (9, 1, 8)
+    with pytest.raises(RuntimeError, match="Failed to load config file"):
+        ds.config.load(str(tmp_path / "missing.json"))

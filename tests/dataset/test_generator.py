@@ -1,0 +1,190 @@
+import numpy as np
+import pytest
+
+import headrace.dataset as ds
+from tests.helpers import rows
+
+
+class RandomAccess:
+    def __init__(self, n=5):
+        self.n = n
+
+    def __getitem__(self, i):
+        if i >= self.n:
+            raise IndexError("list index out of range")
+        return np.array(i), np.array([i, i * 2], dtype=np.int32)
+
+    def __len__(self):
+        return self.n
+
+
+def gen3():
+    for i in range(3):
+        yield np.array(i), np.array([i] * 2)
+
+
+def test_generator_function_keeps_order_and_converts_python_values():
+    def g():
+        yield 1, 2.5, "ab", b"xy", [1, 2], True, np.float32(3)
+    out = list(ds.GeneratorDataset(g, list("abcdefg")).create_tuple_iterator(output_numpy=True))
+    (a, b, c, d, e, f, h), = out
+    assert (a.dtype, a.shape, a.item()) == (np.int64, (), 1)
+    assert (b.dtype, b.item()) == (np.float64, 2.5)
+    assert (c.dtype.kind, c.item()) == ("U", "ab")
+    assert (d.dtype.kind, d.item()) == ("S", b"xy")
+    assert (e.dtype, e.tolist()) == (np.int64, [1, 2])
+    assert (f.dtype, f.item()) == (np.bool_, True)
+    assert (h.dtype, h.item()) == (np.float32, 3.0)
+
+
+def test_single_value_row_and_list_row():
+    assert rows(ds.GeneratorDataset(lambda: (np.array([1, 2]) for _ in range(1)), ["a"])) == [[[1, 2]]]
+    assert rows(ds.GeneratorDataset(lambda: (7 for _ in range(2)), "a")) == [[7], [7]]
+    assert rows(ds.GeneratorDataset(lambda: ([1, 2] for _ in range(1)), ["a", "b"])) == [[1, 2]]
+
+
+def test_random_access_source_sequential_and_column_names():
+    d = ds.GeneratorDataset(RandomAccess(), ["x", "y"], shuffle=False)
+    assert d.get_col_names() == ["x", "y"]
+    assert d.get_dataset_size() == 5
+    assert rows(d) == [[i, [i, 2 * i]] for i in range(5)]
+    assert rows(d)[0][1] == [0, 0]
+
+
+def test_random_access_default_shuffles_and_is_a_permutation():
+    ds.config.set_seed(3)
+    d = ds.GeneratorDataset(RandomAccess(20), ["x", "y"])
+    order = [r[0] for r in rows(d)]
+    assert sorted(order) == list(range(20))
+    assert order != list(range(20))
+    assert d.is_shuffled()
+
+
+def test_iterable_with_len_and_num_samples():
+    class It:
+        def __len__(self):
+            return 4
+
+        def __iter__(self):
+            return iter([np.array(i) for i in range(4)])
+    d = ds.GeneratorDataset(It(), ["a"])
+    assert d.get_dataset_size() == 4
+    assert rows(d) == [[0], [1], [2], [3]]
+    d2 = ds.GeneratorDataset(lambda: (np.array(i) for i in range(10)), ["a"], num_samples=4)
+    assert d2.get_dataset_size() == 4
+    assert rows(d2) == [[0], [1], [2], [3]]
+
+
+def test_column_count_mismatch_message():
+    d = ds.GeneratorDataset(gen3, ["a"])
+    it = d.create_tuple_iterator()
+    with pytest.raises(RuntimeError) as e:
+        next(it)
+    msg = str(e.value)
+    assert ("the 'source' of 'GeneratorDataset' should return same number of NumPy arrays as specified in "
+            "column_names, the size of column_names is:1 and number of returned NumPy array is:2") in msg
+    assert "sample index: 0" in msg
+
+
+def test_len_mismatch_message():
+    class Short:
+        def __len__(self):
+            return 5
+
+        def __iter__(self):
+            return iter([np.array(i) for i in range(3)])
+    with pytest.raises(RuntimeError, match="The actual amount of data read from generator 3 is different from "
+                                           "generator.len 5, you should adjust generator.len to make them match."):
+        rows(ds.GeneratorDataset(Short(), ["a"]))
+
+
+def test_random_access_index_error_carries_user_traceback_and_rows_before():
+    class Liar(RandomAccess):
+        def __len__(self):
+            return 5
+    src = Liar(3)
+    it = ds.GeneratorDataset(src, ["x", "y"], shuffle=False).create_tuple_iterator(output_numpy=True)
+    got = [next(it)[0].item() for _ in range(3)]
+    assert got == [0, 1, 2]
+    with pytest.raises(RuntimeError) as e:
+        next(it)
+    assert isinstance(e.value.__cause__, IndexError)
+    assert "IndexError: list index out of range" in str(e.value)
+    assert "sample index: 3" in str(e.value)
+    assert "GeneratorDataset" in str(e.value)
+
+
+def test_generator_function_that_raises():
+    def g():
+        yield np.array(1)
+        raise KeyError("bad row")
+    it = ds.GeneratorDataset(g, ["a"]).create_tuple_iterator(output_numpy=True)
+    assert next(it)[0].item() == 1
+    with pytest.raises(RuntimeError) as e:
+        next(it)
+    assert isinstance(e.value.__cause__, KeyError)
+    assert "in g" in str(e.value)
+
+
+@pytest.mark.parametrize("kwargs, exc, text", [
+    (dict(source=5, column_names=["a"]), TypeError, "should be callable, iterable or random accessible"),
+    (dict(source=gen3), ValueError, "Neither columns_names nor schema are provided."),
+    (dict(source=gen3, column_names=["a"], sampler=ds.SequentialSampler()), ValueError,
+     "sampler is not supported if source does not have attribute '__getitem__'."),
+    (dict(source=gen3, column_names=["a"], num_shards=2, shard_id=0), ValueError,
+     "num_shards is not supported if source does not have attribute '__getitem__'."),
+    (dict(source=gen3, column_names=["a", "a"]), ValueError, "duplicate"),
+    (dict(source=gen3, column_names=[1]), TypeError, "column_names"),
+    (dict(source=gen3, column_names=["a"], num_parallel_workers=0), ValueError, "num_parallel_workers"),
+])
+def test_argument_errors(kwargs, exc, text):
+    with pytest.raises(exc, match=text.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        ds.GeneratorDataset(**kwargs)
+
+
+def test_column_types_cast():
+    d = ds.GeneratorDataset(RandomAccess(2), ["x", "y"], column_types=[np.float32, "int8"], shuffle=False)
+    (x, y), _ = list(d.create_tuple_iterator(output_numpy=True))
+    assert x.dtype == np.float32 and y.dtype == np.int8
+
+
+def test_shuffle_ignored_for_generator_function():
+    assert rows(ds.GeneratorDataset(gen3, ["a", "b"], shuffle=True)) == [[0, [0, 0]], [1, [1, 1]], [2, [2, 2]]]
+
+
+def test_sharding_interleaves_and_pads():
+    src = [np.array(i) for i in range(10)]
+    shards = [[r[0] for r in rows(ds.GeneratorDataset(src, ["a"], shuffle=False, num_shards=3, shard_id=s))]
+              for s in range(3)]
+    assert shards == [[0, 3, 6, 9], [1, 4, 7, 0], [2, 5, 8, 1]]
+
+
+def test_batch_sampler_and_collate_fn():
+    d = ds.GeneratorDataset(RandomAccess(4), ["a", "b"], batch_sampler=[[0, 1], [2], [3, 0, 1]])
+    assert d.get_dataset_size() == 3
+    assert rows(d) == [[[0, 1], [[0, 0], [1, 2]]], [[2], [[2, 4]]], [[3, 0, 1], [[3, 6], [0, 0], [1, 2]]]]
+    d2 = ds.GeneratorDataset(RandomAccess(4), ["a", "b"], batch_sampler=[[0, 1], [2]],
+                             collate_fn=lambda a, b: (np.array(len(a)), np.sum(b)))
+    assert rows(d2) == [[2, 3], [1, 6]]
+
+
+def test_dict_value_travels_as_object_column():
+    d = ds.GeneratorDataset(lambda: ({"x": i} for i in range(2)), ["d"]).map(lambda v: np.array(v["x"] * 10))
+    assert rows(d) == [[0], [10]]
+
+
+def test_pk_sampler_on_generator_with_labels():
+    class Labeled(RandomAccess):
+        labels = [0, 1, 0, 1, 2, 2]
+
+        def __len__(self):
+            return 6
+    d = ds.GeneratorDataset(Labeled(6), ["x", "y"], sampler=ds.PKSampler(1))
+    got = sorted(Labeled.labels[r[0]] for r in rows(d))
+    assert got == [0, 1, 2]
+
+
+def test_pk_sampler_without_labels_says_what_to_do():
+    d = ds.GeneratorDataset(RandomAccess(6), ["x", "y"], sampler=ds.PKSampler(1))
+    with pytest.raises(Exception, match="labels"):
+        rows(d)

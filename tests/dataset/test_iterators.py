@@ -1,0 +1,79 @@
+import json
+
+import numpy as np
+import pytest
+
+import headrace.dataset as ds
+
+
+def data():
+    return ds.NumpySlicesDataset({"a": [1, 2, 3], "s": ["x", "y", "z"]}, shuffle=False)
+
+
+def test_tuple_iterator_rows_are_lists_with_tensors_for_numbers():
+    row = next(iter(data()))
+    assert isinstance(row, list)
+    assert isinstance(row[0], ds.Tensor) and isinstance(row[0], np.ndarray)
+    assert row[0].asnumpy().item() == 1 and type(row[0].asnumpy()) is np.ndarray
+    assert type(row[1]) is np.ndarray and row[1].item() == "x"
+
+
+def test_dict_iterator_and_output_numpy():
+    rows = list(data().create_dict_iterator(output_numpy=True))
+    assert [sorted(r) for r in rows] == [["a", "s"]] * 3
+    assert type(rows[0]["a"]) is np.ndarray
+
+
+def test_columns_selects_and_orders():
+    it = data().create_tuple_iterator(columns=["s", "a"], output_numpy=True)
+    assert it.get_col_names() == ["s", "a"]
+    assert [(r[0].item(), r[1].item()) for r in it] == [("x", 1), ("y", 2), ("z", 3)]
+    with pytest.raises(ValueError, match="does not exist"):
+        data().create_tuple_iterator(columns=["zz"])
+
+
+def test_epochs_and_reading_past_them():
+    it = data().create_tuple_iterator(num_epochs=2, output_numpy=True)
+    assert [r[0].item() for r in it] == [1, 2, 3]
+    assert [r[0].item() for r in it] == [1, 2, 3]
+    with pytest.raises(RuntimeError, match="EOF buffer encountered. User tries to fetch data beyond the specified "
+                                           "number of epochs."):
+        next(it)
+    it = data().create_tuple_iterator(output_numpy=True)  # -1: any number of epochs
+    for _ in range(3):
+        assert len(list(it)) == 3
+
+
+def test_num_epochs_checks():
+    with pytest.raises(ValueError, match=r"Input num_epochs is not within the required interval of \[-1, 2147483647\]."):
+        data().create_tuple_iterator(num_epochs=-2)
+    with pytest.raises(ValueError, match="num_epochs"):
+        data().create_tuple_iterator(num_epochs=0)
+    with pytest.raises(TypeError, match="output_numpy"):
+        data().create_tuple_iterator(output_numpy=1)
+
+
+def test_do_copy_gives_independent_buffers():
+    arr = np.zeros((2, 3), np.float32)
+    d = ds.NumpySlicesDataset(arr, shuffle=False)
+    copied = next(iter(d.create_tuple_iterator(do_copy=True)))[0]
+    assert not np.shares_memory(copied, arr)
+
+
+def test_state_is_small_json_and_versioned():
+    it = data().create_tuple_iterator()
+    next(it)
+    state = it.get_state()
+    assert json.loads(json.dumps(state)) == state
+    assert state["version"] == 1 and state["epoch"] == 0 and state["step"] == 1
+    with pytest.raises(ValueError, match="state must be a dict from get_state"):
+        data().create_tuple_iterator().set_state({"version": 99})
+
+
+def test_stop_is_idempotent_and_ends_reading():
+    it = data().create_tuple_iterator()
+    next(it)
+    it.stop()
+    it.stop()
+    with pytest.raises(RuntimeError, match="stopped"):
+        next(it)
