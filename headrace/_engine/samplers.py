@@ -439,10 +439,17 @@ class UserPlan(SamplerPlan):
         return self._pristine
 
     def num_samples(self, num_rows: int, labels: LabelsFn | None = None) -> int:
+        """The declared ``num_samples`` (not capped), else the length of one pass of a copy.
+
+        Returns -1 (unknown) when there is no declared count and the object cannot be copied.
+        """
         declared = getattr(self._pristine, "num_samples", None)
         if declared is not None:
             return int(declared)
-        probe = copy.deepcopy(self._pristine)
+        try:
+            probe = copy.deepcopy(self._pristine)
+        except Exception:  # noqa: BLE001 - any failure to copy means "unknown"
+            return -1
         probe._handshake(num_rows)
         return len(_user_indices(probe)[0])
 

@@ -21,7 +21,9 @@ version. They never touch NumPy's or Python's global random state.
 """
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 from typing import Any, Iterator
 
 import numpy as np
@@ -306,12 +308,12 @@ def _temper64(mt: np.ndarray) -> list[int]:
 class MT19937_64:
     """The ``std::mt19937_64`` stream of 64-bit words for ``seed``.
 
-    Tracks how many words were drawn (:attr:`draws`), and :meth:`skip` jumps ahead cheaply
+    Knows how many words were drawn (:attr:`draws`), and :meth:`skip` jumps ahead cheaply
     (a vectorised twist per 312 words, no tempering), so a position can be saved as
-    ``(seed, draws)`` and restored.
+    ``(seed, draws)`` and restored. A draw is one step of a list iterator (about 0.1 us).
     """
 
-    __slots__ = ("seed", "draws", "_state", "_out", "_pos")
+    __slots__ = ("seed", "_state", "_it", "_blocks")
 
     def __init__(self, seed: int) -> None:
         self.seed = int(seed) & M64
@@ -321,24 +323,30 @@ class MT19937_64:
             prev = (6364136223846793005 * (prev ^ (prev >> 62)) + i) & M64
             words.append(prev)
         self._state = np.array(words, dtype=np.uint64)
-        self._out: list[int] = []
-        self._pos = 0
-        self.draws = 0
+        self._it: Iterator[int] = iter(())
+        self._blocks = 0  # tempered blocks handed out so far
+
+    def _refill(self) -> None:
+        self._state = _twist64(self._state)
+        self._it = iter(_temper64(self._state))
+        self._blocks += 1
 
     def next(self) -> int:
         """The next 64-bit word."""
-        pos = self._pos
-        if pos >= len(self._out):
-            self._state = _twist64(self._state)
-            self._out = _temper64(self._state)
-            pos = 0
-        self._pos = pos + 1
-        self.draws += 1
-        return self._out[pos]
+        try:
+            return next(self._it)
+        except StopIteration:
+            self._refill()
+            return next(self._it)
 
     def below(self, n: int) -> int:
         """``next() % n``: how MindSpore's buffer shuffle picks a slot among ``n`` live rows."""
         return self.next() % n
+
+    @property
+    def draws(self) -> int:
+        """Words drawn (or skipped) since seeding."""
+        return self._blocks * _N64 - operator.length_hint(self._it)
 
     def get_state(self) -> dict[str, int]:
         """The position as ``{"seed", "draws"}`` (JSON-able); :meth:`set_state` restores it."""
@@ -347,28 +355,25 @@ class MT19937_64:
     def set_state(self, state: dict[str, int]) -> None:
         fresh = MT19937_64(int(state["seed"]))
         fresh.skip(int(state["draws"]))
-        self.seed, self.draws = fresh.seed, fresh.draws
-        self._state, self._out, self._pos = fresh._state, fresh._out, fresh._pos
+        self.seed, self._state, self._it, self._blocks = fresh.seed, fresh._state, fresh._it, fresh._blocks
 
     def skip(self, count: int) -> None:
         """Discards the next ``count`` words."""
         if count < 0:
             raise ValueError(f"count must be non-negative, but got {count}.")
-        left = len(self._out) - self._pos
+        left = operator.length_hint(self._it)
         if count <= left:
-            self._pos += count
-            self.draws += count
+            for _ in itertools.islice(self._it, count):
+                pass
             return
-        self.draws += left
         count -= left
         while count > _N64:
             self._state = _twist64(self._state)
+            self._blocks += 1
             count -= _N64
-            self.draws += _N64
-        self._state = _twist64(self._state)
-        self._out = _temper64(self._state)
-        self._pos = count
-        self.draws += count
+        self._refill()
+        for _ in itertools.islice(self._it, count):
+            pass
 
 
 # --------------------------------------------------------------------------------------------

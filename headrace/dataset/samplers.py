@@ -247,13 +247,12 @@ class Sampler(BuiltinSampler):
         return _plans.UserPlan(self)
 
     def plan(self) -> _plans.SamplerPlan:
-        child = self.child_sampler
-        saved = self.child_sampler
-        self.child_sampler = None  # the user object's copy need not carry its child
+        child = getattr(self, "child_sampler", None)  # a subclass may skip Sampler.__init__
+        self.child_sampler = None  # the plan's copy of the user object need not carry the child
         try:
             own = self._own_plan()
         finally:
-            self.child_sampler = saved
+            self.child_sampler = child
         return own if child is None else _plans.ChainedPlan(own, child.plan())
 
     def add_child(self, sampler):
