@@ -353,7 +353,7 @@ def test_user_plan_sizes_and_batches():
 
     assert S.UserPlan(Reverse()).num_samples(5) == 5
     assert S.UserPlan(Counting(12)).num_samples(5) == 12  # not capped (MindSpore reads past the end)
-    assert S.UserPlan(Counting(12)).rows_for_parent(SampleContext(5, 0, 0)) == 5
+    assert S.UserPlan(Counting(12)).rows_for_parent(SampleContext(5, 0, 0)) == 12  # its own count
 
     class Batches(Counting):
         def __iter__(self):
