@@ -166,6 +166,10 @@ class BuiltinSampler:
         """The child sampler, or None."""
         return self.child_sampler
 
+    def parse_child(self):
+        """The child sampler's plan, or None."""
+        return None if self.child_sampler is None else self.child_sampler.plan()
+
     def is_shuffled(self):
         raise NotImplementedError("Sampler must implement is_shuffled.")
 

@@ -160,6 +160,14 @@ def test_subset_random_reapplies_the_same_shuffle():
     assert passes(S.SubsetPlan((3, 5, 7), shuffle=True), 20, 11, 3) == [[5, 7, 3], [7, 3, 5], [3, 5, 7]]
 
 
+@settings(max_examples=40, deadline=None)
+@given(ids=st.lists(st.integers(0, 49), max_size=60), seed=st.integers(0, 2**32 - 1), k=st.integers(0, 3),
+       seeded=st.booleans())
+def test_subset_random_pass_is_a_permutation_of_the_ids(ids, seed, k, seeded):
+    out = S.SubsetPlan(tuple(ids), shuffle=True).indices(Ctx(50, k, seed, None, seeded)).tolist()
+    assert sorted(out) == sorted(ids)
+
+
 def test_subset_random_unseeded_gets_fresh_passes():
     plan = S.SubsetPlan(tuple(range(50)), shuffle=True)
     seeded = [plan.indices(Ctx(50, k, 4, None, True)).tolist() for k in range(3)]

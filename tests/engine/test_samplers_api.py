@@ -206,6 +206,7 @@ def test_add_child_rules():
     s = S.SequentialSampler(start_index=0, num_samples=3)
     s.add_child(S.RandomSampler(num_samples=4))
     assert isinstance(s.get_child(), S.RandomSampler)
+    assert s.parse_child() == P.RandomPlan(False, 4) and S.SequentialSampler().parse_child() is None
     assert isinstance(s.plan(), P.ChainedPlan)
     with pytest.raises(RuntimeError) as e:
         s.add_child(S.SequentialSampler())
