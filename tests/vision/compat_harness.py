@@ -21,12 +21,17 @@ from mindspore.dataset.vision import Inter, Border, ImageReadMode
 from mindspore.dataset.transforms import Relational as R
 from PIL import Image
 I = INPUTS["inputs"]
+def _plain(r):
+    if hasattr(r, "mode") and hasattr(r, "getbands"):
+        return ("PIL", r.mode, np.asarray(r))
+    if isinstance(r, (tuple, list)):
+        return type(r)(_plain(x) for x in r)
+    if not isinstance(r, (np.ndarray, np.generic, int, float, str, bytes, type(None))):
+        return ("OBJ", type(r).__name__)
+    return r
 def _run(expr):
     try:
-        r = eval(expr)
-        if isinstance(r, Image.Image):
-            r = ("PIL", r.mode, np.asarray(r))
-        return r
+        return _plain(eval(expr))
     except Exception as e:
         return e
 RESULT = [_run(e) for e in INPUTS["exprs"]]
@@ -50,14 +55,21 @@ def headrace_env(inputs):
 
 
 def run_headrace(expr, env):
-    from PIL import Image
     try:
-        r = eval(expr, dict(env))
-        if isinstance(r, Image.Image):
-            r = ("PIL", r.mode, np.asarray(r))
-        return r
+        return _plain(eval(expr, dict(env)))
     except Exception as e:  # noqa: BLE001 - compared as a value
         return e
+
+
+def _plain(r):
+    from PIL import Image
+    if isinstance(r, Image.Image):
+        return ("PIL", r.mode, np.asarray(r))
+    if isinstance(r, (tuple, list)):
+        return type(r)(_plain(x) for x in r)
+    if not isinstance(r, (np.ndarray, np.generic, int, float, str, bytes, type(None))):
+        return ("OBJ", type(r).__name__)
+    return r
 
 
 def _ms_message(msg: str) -> str:
@@ -83,7 +95,7 @@ def compare(expected, got, check):
 
 
 def _compare_values(expected, got, check):
-    if isinstance(expected, tuple) and expected and expected[0] == "PIL":
+    if isinstance(expected, tuple) and expected and isinstance(expected[0], str) and expected[0] == "PIL":
         assert isinstance(got, tuple) and got[0] == "PIL", got
         assert got[1] == expected[1], (got[1], expected[1])
         return _compare_values(expected[2], got[2], check)

@@ -140,7 +140,8 @@ class Compose(_Compound):
     """Applies a list of transforms in order; plain Python callables may be mixed in.
 
     A nested Compose is flattened. Each op's outputs are the next op's inputs (an op returning a
-    tuple feeds several arrays onwards).
+    tuple feeds several arrays onwards). As in MindSpore, a list holding a Pillow-only op (ToPIL,
+    Decode(to_pil=True), ...) runs as plain Python and returns a tuple even for one output.
 
     Args:
         transforms (list): the transforms (ops or callables) to apply.
@@ -160,6 +161,11 @@ class Compose(_Compound):
         super().__init__(transforms)
         self.transforms = Compose.decompose(self.transforms)
         self.random = any(getattr(t, "random", True) for t in self.transforms)
+        # With a Pillow-only op inside, MindSpore runs the list as Python code: inputs pass as
+        # given, function outputs are not converted, and the result is always a tuple.
+        self._python = any(getattr(t, "implementation", None) == Implementation.PY for t in self.transforms)
+        if self._python:
+            self.implementation = Implementation.PY
 
     @staticmethod
     def decompose(operations: list) -> list:
@@ -176,6 +182,11 @@ class Compose(_Compound):
         if not args:
             raise TypeError("Compose was called without an image. Fix invocation (avoid it being "
                             "invoked as Compose([...])()).")
+        if self._python:
+            values = args
+            for op in self.transforms:
+                values = _apply(op.transform if type(op) is _Wrapped else op, values)
+            return values
         values = args if self.implementation == Implementation.PY else _inputs(args)
         for op in self.transforms:
             values = _apply(op, values)
@@ -724,10 +735,10 @@ class Unique(TensorOperation):
         return self._run(a)
 
     def _run(self, a: np.ndarray) -> tuple:
-        if a.ndim < 2:
-            raise _err("Unique", f"input must be at least 2-D in order to do unique op, got rank:{a.ndim}")
         if _is_text(a.dtype):
             raise _err("Unique", f"only support numeric datatype of input, got {type_name(a.dtype)}.")
+        if a.ndim < 2:
+            raise _err("Unique", f"input must be at least 2-D in order to do unique op, got rank:{a.ndim}")
         if a.dtype.kind not in "iuf":
             raise _err("Unique", "Unique op only supports numeric input.")
         flat = a.reshape(-1)
