@@ -294,6 +294,9 @@ class ColumnDecoder:
             self._decoders.append((c, f.is_blob, self._blob_decoder(f) if f.is_blob else self._raw_decoder(f)))
         self._need_blob = any(is_blob for _, is_blob, _ in self._decoders)
 
+    def __reduce__(self):   # the per-column closures are rebuilt, not pickled
+        return (ColumnDecoder, (self.schema, self.columns, self.compressed, self.flavor))
+
     def decode(self, rec: dict, blob: bytearray, where: Callable[[], tuple[str, int]]) -> list:
         """Values of the selected columns, in order."""
         parts = None
