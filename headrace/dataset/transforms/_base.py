@@ -121,13 +121,17 @@ class FuncWrapper(TensorOperation):
         return f"FuncWrapper({getattr(self.transform, '__name__', self.transform)!r})"
 
 
-def as_operation(op: Any) -> Any:
-    """An operation as is; a plain callable wrapped in :class:`FuncWrapper`."""
+def as_operation(op: Any, name: str = "op") -> Any:
+    """An operation as is; a plain callable wrapped in :class:`FuncWrapper`.
+
+    Raises:
+        TypeError: ``"<name> is neither a transforms op ... nor a callable pyfunc."`` otherwise.
+    """
     if isinstance(op, TensorOperation) or hasattr(op, "implementation"):
         return op
     if callable(op):
         return FuncWrapper(op)
-    raise TypeError(f"op_list[0] is neither a transforms op (TensorOperation) nor a callable pyfunc.")
+    raise TypeError(f"{name} is neither a transforms op (TensorOperation) nor a callable pyfunc.")
 
 
 def not_random(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -6,24 +6,42 @@ path (as MindSpore picks its C++ or Python implementation).
 from headrace.dataset.transforms._base import not_random
 from headrace.dataset.vision import _fusion  # noqa: F401  (registers fuse_ops rules)
 from headrace.dataset.vision import transforms, utils
-from headrace.dataset.vision.transforms import (HWC2CHW, Affine, CenterCrop, Crop, Decode,
-                                                HorizontalFlip, Normalize, NormalizePad, Pad,
-                                                PadToSize, RandomAffine, RandomCrop,
-                                                RandomCropDecodeResize, RandomHorizontalFlip,
-                                                RandomResizedCrop, RandomRotation,
+from headrace.dataset.vision.transforms import (AdjustBrightness, AdjustContrast, AdjustGamma,
+                                                AdjustHue, AdjustSaturation, AdjustSharpness,
+                                                Affine, AutoAugment, AutoContrast, CenterCrop,
+                                                ConvertColor, Crop, CutMixBatch, CutOut, Decode,
+                                                Equalize, Erase, GaussianBlur, Grayscale, HWC2CHW,
+                                                HorizontalFlip, Invert, MixUpBatch, Normalize,
+                                                NormalizePad, Pad, PadToSize, Posterize,
+                                                RandAugment, RandomAdjustSharpness, RandomAffine,
+                                                RandomAutoContrast, RandomColor, RandomColorAdjust,
+                                                RandomCrop, RandomCropDecodeResize, RandomEqualize,
+                                                RandomErasing, RandomGrayscale,
+                                                RandomHorizontalFlip, RandomInvert,
+                                                RandomPosterize, RandomResizedCrop, RandomRotation,
+                                                RandomSharpness, RandomSolarize,
                                                 RandomVerticalFlip, Rescale, Resize, ResizedCrop,
-                                                Rotate, ToNumpy, ToPIL, ToTensor, ToType,
-                                                VerticalFlip)
-from headrace.dataset.vision.utils import (AutoAugmentPolicy, Border, ConvertMode, ImageBatchFormat,
-                                           ImageReadMode, Inter, SliceMode, encode_jpeg, encode_png,
-                                           get_image_num_channels, get_image_size, read_file,
-                                           read_image, write_file, write_jpeg, write_png)
+                                                Rotate, Solarize, ToNumpy, ToPIL, ToTensor, ToType,
+                                                TrivialAugmentWide, UniformAugment, VerticalFlip)
+from headrace.dataset.vision.utils import (AutoAugmentPolicy, Border, ConvertMode,
+                                           ImageBatchFormat, ImageReadMode, Inter, SliceMode,
+                                           encode_jpeg, encode_png, get_image_num_channels,
+                                           get_image_size, read_file, read_image, write_file,
+                                           write_jpeg, write_png)
 
-__all__ = ["Affine", "AutoAugmentPolicy", "Border", "CenterCrop", "ConvertMode", "Crop", "Decode",
-           "HWC2CHW", "HorizontalFlip", "ImageBatchFormat", "ImageReadMode", "Inter", "Normalize",
-           "NormalizePad", "Pad", "PadToSize", "RandomAffine", "RandomCrop", "RandomCropDecodeResize",
-           "RandomHorizontalFlip", "RandomResizedCrop", "RandomRotation", "RandomVerticalFlip",
-           "Rescale", "Resize", "ResizedCrop", "Rotate", "SliceMode", "ToNumpy", "ToPIL", "ToTensor",
-           "ToType", "VerticalFlip", "encode_jpeg", "encode_png", "get_image_num_channels",
-           "get_image_size", "not_random", "read_file", "read_image", "transforms", "utils",
-           "write_file", "write_jpeg", "write_png"]
+__all__ = [
+    "AdjustBrightness", "AdjustContrast", "AdjustGamma", "AdjustHue", "AdjustSaturation",
+    "AdjustSharpness", "Affine", "AutoAugment", "AutoAugmentPolicy", "AutoContrast", "Border",
+    "CenterCrop", "ConvertColor", "ConvertMode", "Crop", "CutMixBatch", "CutOut", "Decode",
+    "Equalize", "Erase", "GaussianBlur", "Grayscale", "HWC2CHW", "HorizontalFlip",
+    "ImageBatchFormat", "ImageReadMode", "Inter", "Invert", "MixUpBatch", "Normalize",
+    "NormalizePad", "Pad", "PadToSize", "Posterize", "RandAugment", "RandomAdjustSharpness",
+    "RandomAffine", "RandomAutoContrast", "RandomColor", "RandomColorAdjust", "RandomCrop",
+    "RandomCropDecodeResize", "RandomEqualize", "RandomErasing", "RandomGrayscale",
+    "RandomHorizontalFlip", "RandomInvert", "RandomPosterize", "RandomResizedCrop",
+    "RandomRotation", "RandomSharpness", "RandomSolarize", "RandomVerticalFlip", "Rescale",
+    "Resize", "ResizedCrop", "Rotate", "SliceMode", "Solarize", "ToNumpy", "ToPIL", "ToTensor",
+    "ToType", "TrivialAugmentWide", "UniformAugment", "VerticalFlip", "encode_jpeg", "encode_png",
+    "get_image_num_channels", "get_image_size", "not_random", "read_file", "read_image",
+    "transforms", "utils", "write_file", "write_jpeg", "write_png",
+]

@@ -1,5 +1,15 @@
 """All vision operations in one module (MindSpore's ``mindspore.dataset.vision.transforms``)."""
 from headrace.dataset.vision._base import ImageTensorOperation
+from headrace.dataset.vision._ops_augment import (AutoAugment, RandAugment, TrivialAugmentWide,
+                                                  UniformAugment)
+from headrace.dataset.vision._ops_color import (AdjustBrightness, AdjustContrast, AdjustGamma,
+                                                AdjustHue, AdjustSaturation, AdjustSharpness,
+                                                AutoContrast, ConvertColor, Equalize, GaussianBlur,
+                                                Grayscale, Invert, Posterize, RandomAdjustSharpness,
+                                                RandomAutoContrast, RandomColor, RandomColorAdjust,
+                                                RandomEqualize, RandomGrayscale, RandomInvert,
+                                                RandomPosterize, RandomSharpness, RandomSolarize,
+                                                Solarize)
 from headrace.dataset.vision._ops_convert import (HWC2CHW, Normalize, NormalizePad, Rescale, ToNumpy,
                                                   ToPIL, ToTensor, ToType)
 from headrace.dataset.vision._ops_decode import Decode, RandomCropDecodeResize
@@ -8,9 +18,17 @@ from headrace.dataset.vision._ops_geometry import (Affine, CenterCrop, Crop, Hor
                                                    RandomHorizontalFlip, RandomResizedCrop,
                                                    RandomRotation, RandomVerticalFlip, Resize,
                                                    ResizedCrop, Rotate, VerticalFlip)
+from headrace.dataset.vision._ops_mix import CutMixBatch, CutOut, Erase, MixUpBatch, RandomErasing
 
-__all__ = ["Affine", "CenterCrop", "Crop", "Decode", "HWC2CHW", "HorizontalFlip", "ImageTensorOperation",
-           "Normalize", "NormalizePad", "Pad", "PadToSize", "RandomAffine", "RandomCrop",
-           "RandomCropDecodeResize", "RandomHorizontalFlip", "RandomResizedCrop", "RandomRotation",
-           "RandomVerticalFlip", "Rescale", "Resize", "ResizedCrop", "Rotate", "ToNumpy", "ToPIL",
-           "ToTensor", "ToType", "VerticalFlip"]
+__all__ = [
+    "AdjustBrightness", "AdjustContrast", "AdjustGamma", "AdjustHue", "AdjustSaturation",
+    "AdjustSharpness", "Affine", "AutoAugment", "AutoContrast", "CenterCrop", "ConvertColor", "Crop",
+    "CutMixBatch", "CutOut", "Decode", "Equalize", "Erase", "GaussianBlur", "Grayscale", "HWC2CHW",
+    "HorizontalFlip", "ImageTensorOperation", "Invert", "MixUpBatch", "Normalize", "NormalizePad", "Pad",
+    "PadToSize", "Posterize", "RandAugment", "RandomAdjustSharpness", "RandomAffine",
+    "RandomAutoContrast", "RandomColor", "RandomColorAdjust", "RandomCrop", "RandomCropDecodeResize",
+    "RandomEqualize", "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip", "RandomInvert",
+    "RandomPosterize", "RandomResizedCrop", "RandomRotation", "RandomSharpness", "RandomSolarize",
+    "RandomVerticalFlip", "Rescale", "Resize", "ResizedCrop", "Rotate", "Solarize", "ToNumpy", "ToPIL",
+    "ToTensor", "ToType", "TrivialAugmentWide", "UniformAugment", "VerticalFlip",
+]
