@@ -13,11 +13,14 @@ from headrace.dataset._datasets import (
     TakeDataset, ZipDataset, zip,
 )
 from headrace.dataset._iterators import DictIterator, TupleIterator
+from headrace.dataset._schema import Schema
 from headrace.dataset._sources.base import MappableDataset, SourceDataset
 from headrace.dataset._sources.generator import GeneratorDataset, NumpySlicesDataset
 from headrace.dataset._sources.mnist_cifar import (
     Cifar100Dataset, Cifar10Dataset, FashionMnistDataset, MnistDataset,
 )
+from headrace.dataset._sources.text_files import CSVDataset, TextFileDataset
+from headrace.dataset._sources.tfrecord import TFRecordDataset
 from headrace.dataset._sources.vision_folders import ImageFolderDataset
 from headrace.dataset._tensor import Tensor
 from headrace.dataset.core import config
@@ -27,12 +30,12 @@ from headrace.dataset.samplers import (
 )
 
 __all__ = [
-    "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "BuiltinSampler", "Cifar100Dataset",
-    "Cifar10Dataset", "ConcatDataset", "Dataset", "DictIterator", "DistributedSampler", "FashionMnistDataset",
-    "FilterDataset", "FlatMapDataset", "GeneratorDataset", "ImageFolderDataset", "IterSampler", "MapDataset",
-    "MappableDataset", "MnistDataset", "NumpySlicesDataset", "PKSampler", "PaddedBatchDataset",
-    "ProjectDataset", "RandomSampler", "RenameDataset", "RepeatDataset", "Sampler", "SequentialSampler",
-    "Shuffle", "ShuffleDataset", "SkipDataset", "SourceDataset", "SubsetRandomSampler", "SubsetSampler",
-    "TakeDataset", "Tensor", "TupleIterator", "WeightedRandomSampler", "ZipDataset", "config", "core",
-    "transforms", "vision", "zip",
+    "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "BuiltinSampler", "CSVDataset",
+    "Cifar100Dataset", "Cifar10Dataset", "ConcatDataset", "Dataset", "DictIterator", "DistributedSampler",
+    "FashionMnistDataset", "FilterDataset", "FlatMapDataset", "GeneratorDataset", "ImageFolderDataset",
+    "IterSampler", "MapDataset", "MappableDataset", "MnistDataset", "NumpySlicesDataset", "PKSampler",
+    "PaddedBatchDataset", "ProjectDataset", "RandomSampler", "RenameDataset", "RepeatDataset", "Sampler",
+    "Schema", "SequentialSampler", "Shuffle", "ShuffleDataset", "SkipDataset", "SourceDataset",
+    "SubsetRandomSampler", "SubsetSampler", "TFRecordDataset", "TakeDataset", "Tensor", "TextFileDataset",
+    "TupleIterator", "WeightedRandomSampler", "ZipDataset", "config", "core", "transforms", "vision", "zip",
 ]

@@ -184,3 +184,47 @@ class FileSourceDataset(MappableDataset):
 
     def _num_classes(self):
         return None
+
+
+class RowFilesDataset(FileSourceDataset):
+    """Base of the sources MindSpore reads as streams of rows from files (TFRecord, CSV, TextFile).
+
+    headrace indexes the records instead, and reads them in the orders described in
+    ``_filerows.py``: ``shuffle`` takes a bool or a ``Shuffle`` mode instead of a sampler.
+    Subclasses set ``dataset_files`` and implement ``_make_source()``, whose source also has
+    ``counts()`` (rows per file).
+    """
+
+    def __init__(self, dataset_files, num_samples=None, num_parallel_workers=None, shuffle=None, num_shards=None,
+                 shard_id=None, cache=None):
+        from headrace.dataset._sources._filerows import shuffle_mode  # noqa: PLC0415 - sibling helper
+        self.dataset_files = expand_files(dataset_files)
+        self._mode = shuffle_mode(shuffle)
+        super().__init__(num_samples, num_parallel_workers, False, None, num_shards, shard_id, cache)
+        self.shuffle_flag = shuffle
+        self.shuffle_level = shuffle
+
+    def _equal_rows(self) -> bool:
+        return True
+
+    def _row_limit(self) -> int | None:
+        return self.num_samples
+
+    def _make_plan(self) -> P.Node:
+        from headrace.dataset._sources._filerows import FileRowsPlan  # noqa: PLC0415
+        src = self._source()
+        self._sampler_plan = FileRowsPlan(src.counts, self._mode, self.num_shards, self.shard_id,
+                                          self._row_limit(), self._equal_rows())
+        return super()._make_plan()
+
+    def is_shuffled(self):
+        return self._mode != "false"
+
+    def is_sharded(self):
+        return self.num_shards is not None and self.num_shards > 1
+
+    def use_sampler(self, new_sampler):
+        raise TypeError(f"{type(self).__name__} reads its files in stream order and takes no sampler; "
+                        "use shuffle, num_shards and shard_id.")
+
+    add_sampler = use_sampler
