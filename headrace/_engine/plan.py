@@ -30,8 +30,9 @@ class RandomAccessNode(Node):
     num_workers: int = 1
     labels: Callable[[], Any] | None = None
 
-    def size(self) -> int:
-        return self.sampler.num_samples(len(self.source))
+    def size(self) -> int | None:
+        n = self.sampler.num_samples(len(self.source), self.labels)
+        return None if n is None or n < 0 else n  # -1: only reading can tell (PK without labels)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

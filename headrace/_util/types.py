@@ -43,12 +43,15 @@ class SampleContext:
         seed: the pipeline's seed (already drawn from the OS when the user set none).
         labels: returns each row's class id as an int64 array (PKSampler needs it); raises
             ``ValueError`` when the source cannot name classes.
+        seeded: False when the user set no seed (``seed`` was drawn from the OS): samplers that
+            MindSpore reseeds per pass only when seeded then draw fresh each pass.
     """
 
     num_rows: int
     pass_index: int
     seed: int
     labels: Callable[[], np.ndarray] | None = None
+    seeded: bool = True
 
 
 class IndexSampler(Protocol):

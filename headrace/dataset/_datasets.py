@@ -512,8 +512,8 @@ class BatchDataset(Dataset):
 class PaddedBatchDataset(BatchDataset):
     def __init__(self, input_dataset, batch_size, drop_remainder=False, num_parallel_workers=None, pad_info=None):
         super().__init__(input_dataset, batch_size, drop_remainder, num_parallel_workers)
-        checked = _check_pad_info(pad_info)
-        self._pad_info = {} if checked is None else checked
+        # None pads nothing (rows must agree in shape); {} pads every column to the batch's largest.
+        self._pad_info = _check_pad_info(pad_info)
 
 
 class BucketBatchByLengthDataset(Dataset):

@@ -71,7 +71,9 @@ def test_padded_batch():
     assert rows(ragged().padded_batch(2, pad_info={"v": ([None], -1)})) == [[[[0, -1], [0, 1]]], [[[0, 1, 2, -1], [0, 1, 2, 3]]]]
     assert rows(ragged().padded_batch(2, pad_info={"v": ([5], 9)}))[0] == [[[0, 9, 9, 9, 9], [0, 1, 9, 9, 9]]]
     assert rows(ragged().padded_batch(2, pad_info={"v": None}))[0] == [[[0, 0], [0, 1]]]
-    assert rows(ragged().padded_batch(2))[1] == [[[0, 1, 2, 0], [0, 1, 2, 3]]]
+    assert rows(ragged().padded_batch(2, pad_info={}))[1] == [[[0, 1, 2, 0], [0, 1, 2, 3]]]
+    with pytest.raises(RuntimeError, match="Cannot batch tensors with different shapes"):
+        rows(ragged().padded_batch(2))  # no pad_info: nothing is padded
 
 
 def test_bucket_batch_by_length():

@@ -28,7 +28,7 @@ PIPELINES = {
     "batch_drop": lambda: src().batch(3, drop_remainder=True),
     "batch_callable": lambda: src().batch(lambda info: info.get_batch_num() + 1),
     "per_batch_map": lambda: src().batch(2, per_batch_map=lambda x, y, info: (x, y), input_columns=["x", "y"]),
-    "padded_batch": lambda: ds.GeneratorDataset(lambda: (np.arange(n) for n in (1, 2, 3)), ["v"]).padded_batch(2),
+    "padded_batch": lambda: ds.GeneratorDataset(lambda: (np.arange(n) for n in (1, 2, 3)), ["v"]).padded_batch(2, pad_info={}),
     "bucket": lambda: ds.GeneratorDataset(lambda: (np.arange(n) for n in (1, 3, 2, 4)), ["v"]).bucket_batch_by_length(
         ["v"], [3], [2, 2], pad_info={"v": None}),
     "shuffle": lambda: src().shuffle(3),

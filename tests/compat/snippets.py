@@ -1,0 +1,59 @@
+"""Run the same pipeline-building snippet under MindSpore (oracle) and headrace; compare results.
+
+A snippet is Python text that sees ``ds`` and ``np`` and assigns the dataset to ``d`` (and may set
+``EPOCHS``). ``describe(d)`` reads it the same way on both sides.
+"""
+import textwrap
+
+DESCRIBE = '''
+def describe(d, epochs=1):
+    out = {"cols": d.get_col_names(), "size": d.get_dataset_size(), "rows": []}
+    it = d.create_tuple_iterator(num_epochs=epochs, output_numpy=True)
+    for _ in range(epochs):
+        out["rows"].append([[np.asarray(v) for v in r] for r in it])
+    return out
+
+def run_snippet(code, seed=None):
+    if seed is not None:
+        ds.config.set_seed(seed)
+    env = {"ds": ds, "np": np, "EPOCHS": 1}
+    exec(code, env)
+    try:
+        return describe(env["d"], env["EPOCHS"])
+    except Exception as e:
+        return {"error": type(e).__name__, "msg": str(e)}
+'''
+
+
+def oracle_program(snippets):
+    """Program text for run_ms: runs every snippet, RESULT is the list of descriptions."""
+    return DESCRIBE + "\nRESULT = [run_snippet(c, s) for c, s in INPUTS]\n"
+
+
+def run_local(code, seed=None):
+    import numpy as np  # noqa: PLC0415
+    import headrace.dataset as ds  # noqa: PLC0415
+    env = {"ds": ds, "np": np}
+    exec(DESCRIBE, env)
+    return env["run_snippet"](textwrap.dedent(code), seed)
+
+
+def assert_same(ours, theirs, label):
+    assert ("error" in ours) == ("error" in theirs), f"{label}: ours={_short(ours)} theirs={_short(theirs)}"
+    if "error" in theirs:
+        return
+    assert ours["cols"] == theirs["cols"], label
+    assert ours["size"] == theirs["size"], label
+    assert len(ours["rows"]) == len(theirs["rows"]), label
+    for e, (a, b) in enumerate(zip(ours["rows"], theirs["rows"])):
+        assert len(a) == len(b), f"{label}: epoch {e} has {len(a)} rows, MindSpore {len(b)}"
+        for i, (ra, rb) in enumerate(zip(a, b)):
+            for c, (x, y) in enumerate(zip(ra, rb)):
+                where = f"{label}: epoch {e} row {i} column {c}"
+                assert x.dtype == y.dtype, f"{where}: dtype {x.dtype} vs {y.dtype}"
+                assert x.shape == y.shape, f"{where}: shape {x.shape} vs {y.shape}"
+                assert x.tolist() == y.tolist(), f"{where}: {x.tolist()} vs {y.tolist()}"
+
+
+def _short(d):
+    return {k: (v if k != "rows" else "...") for k, v in d.items()}
