@@ -152,8 +152,10 @@ def test_implementation_kinds_and_randomness_flags():
      "RandomAutoContrast: image shape is not <H,W,C> or <H,W>, got rank: 4"),
     (C.AdjustSharpness(1.0), np.zeros((1, 2, 2, 3), np.uint8),
      "AdjustSharpness: shape of input is not <H,W,C> or <H,W>, but got rank: 4"),
-    (C.ConvertColor(ConvertMode.COLOR_RGBA2GRAY), np.zeros((2, 2, 3), np.uint8),
-     "ConvertColor: COLOR_RGBA2GRAY expects an image with 4 channels, but got 3."),
+    (C.ConvertColor(ConvertMode.COLOR_RGBA2GRAY), np.zeros((2, 2, 1), np.uint8),
+     "ConvertColor: COLOR_RGBA2GRAY expects an image with 3 or 4 channels, but got 1."),
+    (C.ConvertColor(ConvertMode.COLOR_GRAY2RGB), np.zeros((2, 2, 3), np.uint8),
+     "ConvertColor: COLOR_GRAY2BGR expects an image with 1 channel, but got 3."),
     (C.RandomColor((1, 1)), np.zeros((2, 2), np.uint8),
      "RandomColor: image shape is not <H,W,C> or channel is not 3, got rank: 2, and shape: <2,2>"),
 ])
@@ -210,6 +212,13 @@ def test_gaussian_blur_resolves_sigma_once():
     assert op._ksize == (5, 3) and op._sigma == (K.gaussian_sigma(5), K.gaussian_sigma(5))
     op = C.GaussianBlur((3, 7), (0.5, 0))
     assert op._sigma == (0.5, K.gaussian_sigma(7))
+
+
+def test_contrast_mean_rounds_half_to_even():
+    # oracle: grey means 116.5 and 117.5 blend with 116 and 118
+    for a, b, want in ((116, 117, 116), (117, 118, 118)):
+        img = np.array([[[a] * 3, [b] * 3]], np.uint8)
+        assert (C.AdjustContrast(0.0)(img) == want).all()
 
 
 def test_convert_color_modes():

@@ -112,6 +112,9 @@ def test_erase_bad_images():
         X.Erase(0, 0, 1, 1)(np.zeros((4, 4, 4), np.uint8))
     with pytest.raises(RuntimeError, match="Erase: the box starting at"):
         X.Erase(20, 0, 1, 1)(np.zeros((4, 4, 3), np.uint8))
+    with pytest.raises(RuntimeError, match="Erase: box size is too large for image erase, got box height: 5, "
+                                           "box width: 1, and image height: 4, image width: 4"):
+        X.Erase(0, 0, 5, 1)(np.zeros((4, 4, 3), np.uint8))
 
 
 # ---------------------------------------------------------------- RandomErasing

@@ -643,10 +643,10 @@ class ConvertColor(_Device, ImageTensorOperation):
         check_image(img, "ConvertColor", channels=(1, 3, 4), dtypes=("bool", "uint8", "uint16", "float32"),
                     msgs=dict(HWC_OR_HW_MSGS, channel="number of channels of image should be 1, 3, 4, but got:{c}"))
         got = 1 if img.ndim == 2 else img.shape[2]
-        if got != self._channels:
-            raise op_error("ConvertColor", f"{self.convert_mode.name} expects an image with "
-                                           f"{self._channels} channel{'s' if self._channels > 1 else ''}, "
-                                           f"but got {got}.")
+        if got not in self._channels:
+            want = " or ".join(str(c) for c in self._channels)
+            raise op_error("ConvertColor", f"{self.convert_mode.name} expects an image with {want} "
+                                           f"channel{'s' if self._channels != (1,) else ''}, but got {got}.")
         return K.convert_color(img, self._mode)
 
 

@@ -83,7 +83,8 @@ class Erase(_Device, ImageTensorOperation):
     Raises:
         TypeError: if an argument has the wrong type.
         ValueError: if an argument is out of range.
-        RuntimeError: if the image is not <H, W, 3>, or the box starts outside it.
+        RuntimeError: if the image is not <H, W, 3>, the box is taller or wider than the image,
+            or it starts outside the image.
 
     Examples:
         >>> import numpy as np
@@ -119,6 +120,9 @@ class Erase(_Device, ImageTensorOperation):
             raise op_error("Erase", f"channel of input image should be 3, but got: {img.shape[2]}")
         check_image(img, "Erase", ranks=(3,), channels=(3,), dtypes=CV_NO_F16 + ("float16",))
         h, w = img.shape[:2]
+        if self.height > h or self.width > w:
+            raise op_error("Erase", f"box size is too large for image erase, got box height: {self.height}, "
+                                    f"box width: {self.width}, and image height: {h}, image width: {w}")
         if self.top > h or self.left > w:
             raise op_error("Erase", f"the box starting at (top={self.top}, left={self.left}) lies outside "
                                     f"the image of height {h} and width {w}.")

@@ -38,8 +38,8 @@ _CONVERT_CODES = (
     cv2.COLOR_BGR2RGB, cv2.COLOR_BGRA2RGBA, cv2.COLOR_BGR2GRAY, cv2.COLOR_RGB2GRAY,
     cv2.COLOR_GRAY2BGR, cv2.COLOR_GRAY2BGRA, cv2.COLOR_BGRA2GRAY, cv2.COLOR_RGBA2GRAY,
 )
-# Channels each ConvertMode value expects on input.
-CONVERT_INPUT_CHANNELS = (3, 4, 3, 4, 3, 4, 3, 3, 1, 1, 4, 4)
+# Channel counts OpenCV accepts on input for each ConvertMode value.
+CONVERT_INPUT_CHANNELS = ((1, 3, 4),) * 6 + ((3, 4), (3, 4), (1,), (1,), (3, 4), (3, 4))
 
 
 def saturate(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -120,7 +120,7 @@ def _gray_u8_mean(img: np.ndarray) -> float:
 def adjust_contrast(img: np.ndarray, factor: float) -> np.ndarray:
     """Blends an RGB image with the mean of its grey version.
 
-    Integer images blend with the mean rounded to an integer (``uint8``: through a table).
+    Integer images blend with the mean rounded half to even (``uint8``: through a table).
 
     Args:
         img: HWC RGB array (uint8, uint16 or float32).
@@ -133,7 +133,7 @@ def adjust_contrast(img: np.ndarray, factor: float) -> np.ndarray:
     mean = _gray_u8_mean(img)
     if img.dtype.kind == "f":
         return (img * a + _F32(mean) * wm).astype(img.dtype)
-    mean = float(np.floor(mean + 0.5))
+    mean = float(np.rint(mean))  # half to even (a mean of 116.5 blends with 116)
     if img.dtype == np.uint8:
         table = blend(mean, wm, _U8_RAMP, a, np.uint8)
         return _lut(img, table)
