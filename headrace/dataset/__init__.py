@@ -16,6 +16,7 @@ from headrace.dataset._iterators import DictIterator, TupleIterator
 from headrace.dataset._schema import Schema
 from headrace.dataset._sources.base import MappableDataset, SourceDataset
 from headrace.dataset._sources.generator import GeneratorDataset, NumpySlicesDataset
+from headrace.dataset._sources.mindrecord import MindDataset
 from headrace.dataset._sources.mnist_cifar import (
     Cifar100Dataset, Cifar10Dataset, FashionMnistDataset, MnistDataset,
 )
@@ -33,7 +34,7 @@ __all__ = [
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "BuiltinSampler", "CSVDataset",
     "Cifar100Dataset", "Cifar10Dataset", "ConcatDataset", "Dataset", "DictIterator", "DistributedSampler",
     "FashionMnistDataset", "FilterDataset", "FlatMapDataset", "GeneratorDataset", "ImageFolderDataset",
-    "IterSampler", "MapDataset", "MappableDataset", "MnistDataset", "NumpySlicesDataset", "PKSampler",
+    "IterSampler", "MapDataset", "MappableDataset", "MindDataset", "MnistDataset", "NumpySlicesDataset", "PKSampler",
     "PaddedBatchDataset", "ProjectDataset", "RandomSampler", "RenameDataset", "RepeatDataset", "Sampler",
     "Schema", "SequentialSampler", "Shuffle", "ShuffleDataset", "SkipDataset", "SourceDataset",
     "SubsetRandomSampler", "SubsetSampler", "TFRecordDataset", "TakeDataset", "Tensor", "TextFileDataset",

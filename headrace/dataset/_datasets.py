@@ -87,9 +87,12 @@ def replace_layout(columns: Sequence[str], in_idx: Sequence[int], out_names: Seq
 def compose_operations(operations: Sequence[Callable]) -> tuple[Callable, str]:
     """One callable running ``operations`` in order (a tuple result feeds the next as arguments)."""
     from headrace._engine.ops.map import run_chain  # noqa: PLC0415 - engine helper, one place
-    ops = tuple(operations)
+    from headrace.dataset.transforms._fusion import fuse_ops  # noqa: PLC0415
+    # Exact fusions only (e.g. Normalize+HWC2CHW, Decode+RandomResizedCrop at full scale): the output
+    # equals the unfused chain's. RandomCropDecodeResize is the op that decodes at reduced scale.
+    ops = tuple(fuse_ops(operations, reduced_decode=False))
     names = [op_display_name(op) for op in ops]
-    return run_chain(ops, names), "map operation: [" + ", ".join(names) + "]"
+    return run_chain(ops, names), "map operation: [" + ", ".join(op_display_name(op) for op in operations) + "]"
 
 
 def op_display_name(op: Any) -> str:
