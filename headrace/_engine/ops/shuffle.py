@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from headrace._engine.ops.base import BuildContext, OpIter
-import numpy as np
-
+from headrace._util.mtshuffle import MT19937_64
 from headrace._util.types import Row
 
 
@@ -20,7 +19,7 @@ class ShuffleIter(OpIter):
         super().__init__(ctx, (parent,))
         self._size = node.buffer_size
         seed = node.seed if node.seed is not None else ctx.seed
-        self._rng = _BufferRng(seed)
+        self._rng = MT19937_64(seed)
         self._buf: list[Row] = []
         self._parent_done = False
         self._pass_start: dict | None = None
@@ -77,22 +76,3 @@ class ShuffleIter(OpIter):
                 self._parent_done = True
         return row
 
-
-class _BufferRng:
-    """Interim stream (PCG64) until the MindSpore-exact mt19937_64 shuffler is wired in."""
-
-    def __init__(self, seed: int) -> None:
-        self.set_state({"seed": int(seed), "draws": 0})
-
-    def below(self, n: int) -> int:
-        self._draws += 1
-        return int(self._gen.integers(0, 1 << 63)) % n
-
-    def get_state(self) -> dict:
-        return {"seed": self._seed, "draws": self._draws}
-
-    def set_state(self, state: dict) -> None:
-        self._seed, self._draws = int(state["seed"]), int(state["draws"])
-        self._gen = np.random.Generator(np.random.PCG64(self._seed))
-        if self._draws:
-            self._gen.integers(0, 1 << 63, size=self._draws)
