@@ -423,7 +423,13 @@ class MapDataset(Dataset):
         self.operations = ops
         self.input_columns = check_columns(input_columns, "input_columns")
         self.output_columns = check_columns(output_columns, "output_columns")
-        self.python_multiprocessing = bool(kwargs.get("python_multiprocessing", False))
+        for name in ("cache", "callbacks"):
+            if kwargs.get(name) is not None:
+                raise ValueError(f"map({name}=...) is not supported by headrace yet; remove the argument.")
+        if kwargs.get("offload"):
+            raise ValueError("map(offload=True) is not supported by headrace: operations run on the host.")
+        self.python_multiprocessing = checks.check_bool(kwargs.get("python_multiprocessing", False),
+                                                        "python_multiprocessing")
         self._workers = resolve_workers(num_parallel_workers)
 
     def _make_plan(self):

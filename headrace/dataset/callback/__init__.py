@@ -1,0 +1,4 @@
+"""Mirror of ``mindspore.dataset.callback``. headrace has none of its names yet; each arrives here when it
+works (no placeholders), so ``from headrace.dataset.callback import X`` fails clearly until then."""
+
+__all__: list[str] = []
