@@ -22,7 +22,7 @@ _CHUNK = 1 << 24
 _NL, _QUOTE, _CR = 10, 34, 13
 
 
-def index_lines(path: str, quote_aware: bool, op: str) -> tuple[np.ndarray, np.ndarray]:
+def index_lines(path: str, quote_aware: bool, op: str, delim: str = ",") -> tuple[np.ndarray, np.ndarray]:
     """(start, end) byte offsets of the non-empty lines of a file (end excludes the newline).
 
     With ``quote_aware``, a newline inside a double-quoted CSV field does not end the record, and
@@ -50,9 +50,7 @@ def index_lines(path: str, quote_aware: bool, op: str) -> tuple[np.ndarray, np.n
         if q.size:
             inside = np.searchsorted(q, nl) % 2 == 1
             if q.size % 2:
-                line = int(np.searchsorted(nl, q[-1])) + 1
-                raise PipelineError(op, f"Invalid csv file, a quoted field opened on line {line} of {path} is never "
-                                    "closed.", file=path)
+                _unclosed_quote(path, nl, inside, op, delim)
             nl = nl[~inside]
     ends = np.concatenate([nl, [size]]).astype(np.int64)
     starts = np.concatenate([[0], nl + 1]).astype(np.int64)
@@ -68,6 +66,22 @@ def index_lines(path: str, quote_aware: bool, op: str) -> tuple[np.ndarray, np.n
     return starts[keep], ends[keep]
 
 
+def _unclosed_quote(path: str, nl: np.ndarray, inside: np.ndarray, op: str, delim: str) -> None:
+    """Raises for a file whose quotes never balance: names the line where the open record starts,
+    and says why when that line has a quote where CSV allows none."""
+    outside = np.flatnonzero(~inside)
+    start = int(nl[outside[-1]]) + 1 if outside.size else 0
+    line = (int(outside[-1]) + 2) if outside.size else 1
+    end = int(nl[np.searchsorted(nl, start)]) if np.searchsorted(nl, start) < nl.size else None
+    text = read_bytes(path, start, -1 if end is None else end - start).decode("utf-8", "replace").rstrip("\r")
+    reason = "a quoted field is never closed"
+    try:
+        split_csv(text, delim)
+    except CsvParseError as e:
+        reason = str(e)
+    raise PipelineError(op, f"Invalid csv file, line {line} of {path}: {reason}.", file=path)
+
+
 def _line_number(path: str, offset: int) -> int:
     """1-based number of the line holding byte ``offset`` (for error messages)."""
     data = read_bytes(path, 0, offset)
@@ -77,8 +91,10 @@ def _line_number(path: str, offset: int) -> int:
 class LineFiles:
     """Byte ranges of the records (lines or CSV records) of a list of files, indexed lazily."""
 
-    def __init__(self, files: Sequence[str], quote_aware: bool, op: str, skip_first: bool = False) -> None:
+    def __init__(self, files: Sequence[str], quote_aware: bool, op: str, skip_first: bool = False,
+                 delim: str = ",") -> None:
         self.files = list(files)
+        self.delim = delim
         self.quote_aware = quote_aware
         self.op = op
         self.skip_first = skip_first
@@ -101,7 +117,7 @@ class LineFiles:
         if index is None:
             built, headers = [], []
             for path in self.files:
-                starts, ends = index_lines(path, self.quote_aware, self.op)
+                starts, ends = index_lines(path, self.quote_aware, self.op, self.delim)
                 if self.skip_first:
                     headers.append(read_bytes(path, int(starts[0]), int(ends[0] - starts[0])) if len(starts) else None)
                     starts, ends = starts[1:], ends[1:]
@@ -328,7 +344,7 @@ class CsvSource:
     def __init__(self, files: Sequence[str], delim: str, kinds: list[int], names: list[str] | None, op: str) -> None:
         self.delim = delim
         self.op = op
-        self.lines = LineFiles(files, True, op, skip_first=names is None)
+        self.lines = LineFiles(files, True, op, skip_first=names is None, delim=delim)
         self._kinds = kinds
         self._given_names = names
         self.column_names = list(names) if names is not None else []
