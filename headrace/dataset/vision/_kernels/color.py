@@ -14,6 +14,7 @@ errors. None of them mutates its input.
 """
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import cv2
@@ -104,6 +105,12 @@ def blend(a: np.ndarray | float, wa: float, b: np.ndarray, wb: float, dtype: np.
     Returns:
         the blended array, in ``dtype``.
     """
+    if (np.dtype(dtype) == np.uint8 and isinstance(a, np.ndarray) and a.dtype == np.uint8
+            and b.dtype == np.uint8 and a.size >= 4096):
+        # Both operands are bytes: look the result up in a 256 x 256 table of the same formula.
+        idx = np.left_shift(a, 8, dtype=np.uint16)
+        idx |= b
+        return np.take(_blend_table(float(_F32(wa)), float(_F32(wb))), idx)
     bw = np.asarray(b, dtype=np.float32) * _F32(wb)
     if np.dtype(dtype).kind == "f":
         return (np.asarray(a, dtype=np.float32) * _F32(wa) + bw).astype(dtype)
@@ -111,6 +118,14 @@ def blend(a: np.ndarray | float, wa: float, b: np.ndarray, wb: float, dtype: np.
     # float32 is the fused multiply-add OpenCV's vector code performs.
     acc = np.asarray(a, dtype=np.float64) * float(_F32(wa)) + bw
     return saturate(acc.astype(np.float32), dtype)
+
+
+@functools.lru_cache(maxsize=64)
+def _blend_table(wa: float, wb: float) -> np.ndarray:
+    """``blend(a, wa, b, wb)`` for every pair of bytes, indexed by ``a << 8 | b``."""
+    table = blend(_U8_RAMP[:, None], wa, _U8_RAMP[None, :], wb, np.uint8).ravel()
+    table.setflags(write=False)
+    return table
 
 
 def _gray_u8_mean(img: np.ndarray) -> float:
@@ -188,9 +203,18 @@ def adjust_hue(img: np.ndarray, factor: float) -> np.ndarray:
     return cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB).astype(img.dtype)
 
 
+@functools.lru_cache(maxsize=64)
 def _gamma_table(gamma: float, gain: float) -> np.ndarray:
     # The table MindSpore's C++ op and its Pillow op share: truncation, with a 255.999 scale.
-    return np.array([int((255 + 1 - 1e-3) * gain * pow(v / 255.0, gamma)) for v in range(256)])
+    table = np.array([int((255 + 1 - 1e-3) * gain * pow(v / 255.0, gamma)) for v in range(256)])
+    table.setflags(write=False)
+    return table
+
+
+def _lut_any_rank(img: np.ndarray, table: np.ndarray) -> np.ndarray:
+    if img.ndim <= 3 and img.flags.c_contiguous:
+        return _lut(img, table)
+    return np.take(table, img)
 
 
 def adjust_gamma(img: np.ndarray, gamma: float, gain: float = 1.0) -> np.ndarray:
@@ -214,7 +238,7 @@ def adjust_gamma(img: np.ndarray, gamma: float, gain: float = 1.0) -> np.ndarray
             return np.clip(np.power(x, _F32(gamma)), 0, 1).astype(np.float32)
     table = _gamma_table(gamma, gain)
     if img.dtype == np.uint8:
-        return table.clip(0, 255).astype(np.uint8)[img]
+        return _lut_any_rank(img, table.clip(0, 255).astype(np.uint8))
     if img.dtype == np.bool_:
         return table.clip(0, 255)[img.view(np.uint8)] != 0
     idx = np.clip(img, 0, 255).astype(np.intp)
@@ -269,8 +293,9 @@ def equalize(img: np.ndarray) -> np.ndarray:
     """Histogram equalisation of each channel of a uint8 HW or HWC image (OpenCV's method)."""
     if img.ndim == 2:
         return cv2.equalizeHist(img)
-    planes = [cv2.equalizeHist(np.ascontiguousarray(img[..., c])) for c in range(img.shape[2])]
-    return np.stack(planes, axis=-1)
+    if img.shape[2] == 1:
+        return cv2.equalizeHist(img[..., 0])[..., None]
+    return cv2.merge([cv2.equalizeHist(p) for p in cv2.split(img)])
 
 
 def _cut_tail(hist: np.ndarray, cut: int) -> None:
@@ -284,7 +309,7 @@ def _cut_tail(hist: np.ndarray, cut: int) -> None:
 
 
 def _auto_contrast_table(plane: np.ndarray, cutoff: int, ignore: Sequence[int]) -> np.ndarray:
-    hist = np.bincount(plane.ravel(), minlength=256).astype(np.int64)
+    hist = cv2.calcHist([plane], [0], None, [256], [0, 256]).ravel().astype(np.int64)
     if len(ignore):
         hist[list(ignore)] = 0
     n = int(hist.sum())
@@ -318,10 +343,12 @@ def auto_contrast(img: np.ndarray, cutoff: float = 0.0, ignore: Sequence[int] = 
     cut = int(cutoff)
     if img.ndim == 2:
         return _lut(img, _auto_contrast_table(img, cut, ignore))
-    planes = [_auto_contrast_table(img[..., c], cut, ignore) for c in range(img.shape[2])]
+    planes = cv2.split(img) if img.shape[2] <= 4 else [np.ascontiguousarray(img[..., c])
+                                                        for c in range(img.shape[2])]
+    tables = [_auto_contrast_table(p, cut, ignore) for p in planes]
     if img.shape[2] == 3:
-        return cv2.LUT(img, np.stack(planes, axis=-1)[:, None, :]).reshape(img.shape)
-    return np.stack([p[img[..., c]] for c, p in enumerate(planes)], axis=-1)
+        return cv2.LUT(img, np.stack(tables, axis=-1)[:, None, :]).reshape(img.shape)
+    return np.stack([cv2.LUT(p, t).reshape(p.shape) for p, t in zip(planes, tables)], axis=-1)
 
 
 def posterize(img: np.ndarray, bits: int) -> np.ndarray:
