@@ -1,24 +1,25 @@
-"""Plan -> iterator tree. Each call builds fresh iterators, so one plan serves many iterators."""
+"""Plan -> iterator tree. Each call builds fresh iterators, so one plan serves many iterators.
+
+Sources read by index, maps, filters and batches are grouped into stages (``parallel/stage.py``)
+that run serially, on threads or in worker processes; the other ops are built one by one.
+"""
 from __future__ import annotations
 
 from typing import Any, Callable
 
 from headrace._engine import plan as P
 from headrace._engine.ops.base import BuildContext, OpIter
-from headrace._engine.ops.batch import BatchIter, BucketBatchIter
+from headrace._engine.ops.batch import BucketBatchIter
 from headrace._engine.ops.columns import SelectIter
 from headrace._engine.ops.combine import ConcatIter, ZipIter
 from headrace._engine.ops.flat_map import FlatMapIter
-from headrace._engine.ops.map import FilterIter, MapIter
 from headrace._engine.ops.repeat import RepeatIter
 from headrace._engine.ops.shuffle import ShuffleIter
 from headrace._engine.ops.slice import SkipIter, TakeIter
-from headrace._engine.ops.source import RandomAccessIter, StreamIter
+from headrace._engine.ops.source import StreamIter
+from headrace._engine.parallel.stage import build_stage, plan_stage
 
 _UNARY: dict[type, Callable[..., OpIter]] = {
-    P.MapNode: MapIter,
-    P.FilterNode: FilterIter,
-    P.BatchNode: BatchIter,
     P.BucketBatchNode: BucketBatchIter,
     P.ShuffleNode: ShuffleIter,
     P.RepeatNode: RepeatIter,
@@ -36,8 +37,10 @@ def plan_of(value: Any) -> P.Node:
 def build(node: Any, ctx: BuildContext) -> OpIter:
     node = plan_of(node)
     kind = type(node)
-    if kind is P.RandomAccessNode:
-        return RandomAccessIter(ctx, node)
+    if kind in (P.RandomAccessNode, P.MapNode, P.FilterNode, P.BatchNode):
+        sp = plan_stage(node, ctx.options)
+        if sp is not None:
+            return build_stage(sp, ctx, build)
     if kind is P.StreamNode:
         return StreamIter(ctx, node)
     if kind is P.ZipNode:

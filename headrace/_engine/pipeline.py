@@ -1,11 +1,14 @@
-"""One iterator's run of a plan: epochs, the step counter, checkpoints, shutdown."""
+"""One iterator's run of a plan: epochs, the step counter, checkpoints, prefetch, shutdown."""
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from headrace._engine import options as _options
 from headrace._engine.build import build
 from headrace._engine.ops.base import BuildContext, OpIter
+from headrace._engine.parallel.prefetch import Prefetcher
+from headrace._engine.parallel.stage import PoolRegistry
 from headrace._util import rng
 from headrace._util.errors import EPOCHS_EXHAUSTED, PipelineError
 from headrace._util.types import Row
@@ -13,47 +16,79 @@ from headrace._util.types import Row
 STATE_VERSION = 1
 
 
+class RunContext(BuildContext):
+    """The build context of a run: also carries the run's process pools across rebuilds."""
+
+    def __init__(self, seed: int, options: Any, pools: PoolRegistry) -> None:
+        super().__init__(seed, options)
+        self.pools = pools
+
+
 class PipelineRun:
     """Runs a plan for ``num_epochs`` epochs (-1: unlimited).
 
     ``next_row()`` returns the next row, raises ``StopIteration`` once at the end of each epoch,
     and raises the MindSpore "beyond the specified number of epochs" error after the last one.
-    The checkpoint is (seed, epoch, rows delivered in the epoch, plus the few ops that keep a
-    per-pass stream state); restoring rebuilds the tree, resets it to the epoch and skips.
+    A prefetch thread (``prefetch`` rows deep; default ``ds.config`` prefetch_size, 0 = none)
+    runs each epoch ahead of the consumer. The checkpoint is (seed, epoch, rows delivered to the
+    consumer in the epoch, plus the few ops that keep a per-pass stream state); restoring
+    rebuilds the tree (keeping the worker processes), resets it to the epoch and skips.
+    After a failure the run keeps raising that failure.
     """
 
-    def __init__(self, plan: Any, num_epochs: int = -1, options: _options.Options | None = None) -> None:
+    def __init__(self, plan: Any, num_epochs: int = -1, options: _options.Options | None = None,
+                 prefetch: int | None = None) -> None:
         self.options = options or _options.snapshot()
         self.seed = self.options.seed if self.options.seed is not None else rng.new_seed()
         self.num_epochs = num_epochs
         self._plan = plan
-        self._build()
+        self._prefetch_size = self.options.prefetch_size if prefetch is None else prefetch
+        self._pools = PoolRegistry()
+        self._prefetcher: Prefetcher | None = None
+        self._failed: BaseException | None = None
+        self._closed = False
+        self._lock = threading.Lock()
         self.epoch = 0
         self.step = 0
         self._started = False
-        self._closed = False
+        self._build()
 
     def _build(self) -> None:
-        self.ctx = BuildContext(self.seed, self.options)
+        self.ctx = RunContext(self.seed, self.options, self._pools)
         self.tree: OpIter = build(self._plan, self.ctx)
 
     def next_row(self) -> Row:
         if self._closed:
             raise RuntimeError("The iterator has been stopped; create a new iterator to read again.")
+        if self._failed is not None:
+            raise self._failed
         if not self._started:
             if self.num_epochs != -1 and self.epoch >= self.num_epochs:
                 raise PipelineError("iterator", EPOCHS_EXHAUSTED)
             self.tree.reset(self.epoch)
             self._started = True
+        pf = self._prefetcher
+        if pf is None and self._prefetch_size > 0:
+            pf = self._prefetcher = Prefetcher(self.tree.__next__, self._prefetch_size)
         try:
-            row = next(self.tree)
+            row = pf.get() if pf is not None else next(self.tree)
         except StopIteration:
+            self._end_pass()
             self.epoch += 1
             self.step = 0
             self._started = False
             raise
+        except BaseException as e:
+            if not isinstance(e, (KeyboardInterrupt, SystemExit)):
+                self._failed = e
+            raise
         self.step += 1
         return row
+
+    def _end_pass(self) -> None:
+        pf, self._prefetcher = self._prefetcher, None
+        if pf is not None:
+            pf.stop()
 
     def get_state(self) -> dict:
         ops = {}
@@ -69,9 +104,16 @@ class PipelineRun:
         if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
             raise ValueError(f"state must be a dict from get_state() with version {STATE_VERSION}, "
                              f"but got {state!r:.200}.")
-        self.tree.close()
-        self.seed = int(state["seed"])
-        self._build()
+        self._end_pass()
+        self._pools.keep = True  # the new tree takes over this run's worker processes
+        try:
+            self.tree.close()
+            self.seed = int(state["seed"])
+            self._build()
+        finally:
+            self._pools.keep = False
+            self._pools.close_idle()
+        self._failed = None
         by_id = {str(op.op_id): op for op in self.ctx.ops}
         for op_id, st in state.get("ops", {}).items():
             if op_id not in by_id:
@@ -89,6 +131,15 @@ class PipelineRun:
                                  f"({skipped} rows): the state comes from a different pipeline.")
 
     def close(self) -> None:
-        if not self._closed:
+        """Stops the prefetch thread and every worker; frees shared memory. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
             self._closed = True
-            self.tree.close()
+        pf, self._prefetcher = self._prefetcher, None
+        if pf is not None:
+            pf.stop(timeout=0)  # it leaves at its next check; closing the pools below wakes it
+        self.tree.close()
+        self._pools.close_idle()
+        if pf is not None:
+            pf.stop(timeout=5.0)

@@ -7,7 +7,6 @@ import numpy as np
 
 from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.ops.map import make_assembler
-from headrace._engine.parallel.ordered import OrderedThreadPool
 from headrace._util import rng
 from headrace._util.arrays import to_array
 from headrace._util.errors import PipelineError, user_error
@@ -33,10 +32,14 @@ class BatchInfo:
 def collate(values: Sequence[np.ndarray], col: int, name: str, op: str = "batch operation",
             pad: tuple[Sequence[int | None] | None, Any] | None = None) -> np.ndarray:
     """Stacks one column of a batch into one array, padding first when ``pad`` is given."""
-    first = values[0]
-    if pad is not None:
+    if pad is None:
+        try:  # fast path: same shapes and exactly the same dtype (checked by casting="no")
+            return np.stack(values, casting="no")
+        except (ValueError, TypeError, AttributeError):
+            pass  # the checks below name the problem (or accept str/bytes of different lengths)
+    else:
         values = pad_values(values, pad)
-        first = values[0]
+    first = values[0]
     dtype, shape = first.dtype, first.shape
     for v in values:
         if v.shape != shape:
@@ -85,131 +88,143 @@ def pad_values(values: Sequence[np.ndarray], pad: tuple[Sequence[int | None] | N
     return out
 
 
+class BatchFn:
+    """Makes one batch from its rows: ``per_batch_map`` (keyed by the batch number) and/or collate.
+
+    Picklable; runs wherever the batch's stage runs (caller, thread or worker process).
+    """
+
+    __slots__ = ("cols", "out_cols", "pbm", "input_idx", "assemble", "out_count", "pad", "op_id")
+
+    def __init__(self, node: Any, op_id: int) -> None:
+        self.cols = node.children[0].columns
+        self.out_cols = node.columns
+        self.pbm = node.per_batch_map
+        self.input_idx = node.input_idx
+        self.assemble = make_assembler(node.layout) if node.per_batch_map is not None else None
+        self.out_count = node.out_count
+        self.pad = node.pad_info or {}
+        self.op_id = op_id
+
+    def __call__(self, rows: list[Row], seed: int, pass_index: int, num: int) -> Row:
+        try:
+            return self._make(rows, seed, pass_index, num)
+        except PipelineError as e:
+            if e.index is None:
+                e = PipelineError(e.op, e.detail, columns=e.columns, index=num, python_stack=e.python_stack)
+            raise e from e.__cause__
+
+    def _make(self, rows: list[Row], seed: int, pass_index: int, num: int) -> Row:
+        cols = self.cols
+        if self.pbm is None:
+            pad = self.pad
+            if len(cols) == 2 and not pad:  # the most common row shape, without the generic loop
+                return (collate([r[0] for r in rows], 0, cols[0]), collate([r[1] for r in rows], 1, cols[1]))
+            return tuple([collate([r[c] for r in rows], c, cols[c], pad=pad.get(c)) for c in range(len(cols))])
+        rng.set_sample_key((seed, self.op_id, pass_index, num))
+        ins = [[r[c] for r in rows] for c in self.input_idx]
+        names = [cols[c] for c in self.input_idx]
+        try:
+            out = self.pbm(*ins, BatchInfo(num, pass_index))
+        except Exception as e:
+            raise user_error("batch operation: [per_batch_map]", e, columns=names, index=num) from e
+        if type(out) is not tuple:
+            out = (out,)
+        if len(out) != self.out_count:
+            raise PipelineError("batch operation: [per_batch_map]", f"per_batch_map returned {len(out)} "
+                                f"column(s) but {self.out_count} are expected (set output_columns).",
+                                columns=names, index=num)
+        out_arrays = [self._to_batch(v, j) for j, v in enumerate(out)]
+        rest: list[Any] = [None] * len(cols)
+        for c in range(len(cols)):
+            if c not in self.input_idx:
+                rest[c] = collate([r[c] for r in rows], c, cols[c])
+        return self.assemble(tuple(rest), out_arrays)
+
+    def _to_batch(self, value: Any, j: int) -> np.ndarray:
+        if isinstance(value, (list, tuple)) and value and isinstance(value[0], np.ndarray):
+            return collate([to_array(v) for v in value], j, self.out_cols[j] if j < len(self.out_cols) else str(j))
+        return to_array(value)
+
+
 class BatchIter(OpIter):
+    """A batch op: serially here; as the top member of a stage when ``build`` fuses it.
+
+    ``size_for(num)`` is the size of batch ``num`` of the current pass (a callable batch_size is
+    asked with ``BatchInfo`` only when a row is there to put in the batch).
+    """
+
     name = "batch operation"
 
-    def __init__(self, ctx: BuildContext, node: Any, parent: OpIter) -> None:
-        super().__init__(ctx, (parent,))
+    def __init__(self, ctx: BuildContext, node: Any, parent: OpIter | None) -> None:
+        super().__init__(ctx, (parent,) if parent is not None else ())
         self.node = node
-        self._cols = node.children[0].columns
+        self.spec = BatchFn(node, self.op_id)
         self._batch_num = 0
         self._done = False
-        self._assemble = make_assembler(node.layout) if node.per_batch_map else None
-        self._pool = (OrderedThreadPool(self._finish, node.num_workers, "hr-batch")
-                      if node.per_batch_map is not None and node.num_workers > 1 else None)
-        self._window = node.num_workers * 2
-        self._error: BaseException | None = None
 
     def _reset(self, pass_index: int) -> None:
-        if self._pool is not None:
-            self._pool.cancel_all()
-        self._error = None
         super()._reset(pass_index)
         self._batch_num = 0
         self._done = False
 
-    def _size(self) -> int:
+    def size_for(self, num: int) -> int:
         bs = self.node.batch_size
         if isinstance(bs, int):
             return bs
-        info = BatchInfo(self._batch_num, self.pass_index)
         try:
-            size = bs(info)
+            size = bs(BatchInfo(num, self.pass_index))
         except Exception as e:
-            raise user_error("batch operation: [batch_size]", e, index=self._batch_num) from e
+            raise user_error("batch operation: [batch_size]", e, index=num) from e
         if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)) or size < 1:
             raise PipelineError("batch operation", f"the batch_size function returned {size!r}; it must "
-                                "return a positive int.", index=self._batch_num)
+                                "return a positive int.", index=num)
         return int(size)
 
-    def _gather(self) -> tuple[list[Row], int] | None:
+    def gather(self, parent: OpIter) -> tuple[list[Row], int] | None:
+        """The rows of the next batch from ``parent`` and its number, or None at the end."""
         if self._done:
             return None
-        size = self._size()
-        rows: list[Row] = []
-        parent = self.parent
         try:
-            for _ in range(size):
+            rows: list[Row] = [next(parent)]  # the batch size is asked only when a row is there
+        except StopIteration:
+            self._done = True
+            return None
+        size = self.size_for(self._batch_num)
+        try:
+            for _ in range(size - 1):
                 rows.append(next(parent))
         except StopIteration:
             self._done = True
-        if not rows or (len(rows) < size and self.node.drop_remainder):
+        if len(rows) < size and self.node.drop_remainder:
             return None
         num = self._batch_num
         self._batch_num += 1
         return rows, num
 
-    def _finish(self, job: tuple[list[Row], int]) -> Row:
-        rows, num = job
-        node = self.node
-        cols = self._cols
-        if node.per_batch_map is None:
-            pad = node.pad_info or {}
-            return tuple(collate([r[c] for r in rows], c, cols[c], pad=pad.get(c)) for c in range(len(cols)))
-        rng.set_sample_key((self.ctx.seed, self.op_id, self.pass_index, num))
-        ins = [[r[c] for r in rows] for c in node.input_idx]
-        names = [cols[c] for c in node.input_idx]
-        try:
-            out = node.per_batch_map(*ins, BatchInfo(num, self.pass_index))
-        except Exception as e:
-            raise user_error("batch operation: [per_batch_map]", e, columns=names, index=num) from e
-        if type(out) is not tuple:
-            out = (out,)
-        if len(out) != node.out_count:
-            raise PipelineError("batch operation: [per_batch_map]", f"per_batch_map returned {len(out)} "
-                                f"column(s) but {node.out_count} are expected (set output_columns).",
-                                columns=names, index=num)
-        out_arrays = [self._to_batch(v, j) for j, v in enumerate(out)]
-        rest = [None] * len(cols)
-        for c in range(len(cols)):
-            if c not in node.input_idx:
-                rest[c] = collate([r[c] for r in rows], c, cols[c])
-        return self._assemble(tuple(rest), out_arrays)
-
-    def _to_batch(self, value: Any, j: int) -> np.ndarray:
-        if isinstance(value, (list, tuple)) and value and isinstance(value[0], np.ndarray):
-            return collate([to_array(v) for v in value], j, self.node.columns[j] if j < len(self.node.columns) else str(j))
-        return to_array(value)
-
-    def __next__(self) -> Row:
-        if self._pool is None:
-            job = self._gather()
-            if job is None:
-                raise StopIteration
-            try:
-                return self._finish(job)
-            except PipelineError as e:
-                if e.index is None:
-                    e = PipelineError(e.op, e.detail, columns=e.columns, index=job[1], python_stack=e.python_stack)
-                raise e from e.__cause__
-        while self._pool.pending < self._window:
-            job = self._gather()
-            if job is None:
-                break
-            self._pool.submit(job)
-        if not self._pool.pending:
-            raise StopIteration
-        return self._pool.get()
-
-    def skip(self, n: int) -> int:
-        if self._pool is not None:
-            self._pool.cancel_all()
-        done = 0
+    def skip_batches(self, parent: OpIter, n: int) -> tuple[int, int]:
+        """Skips up to ``n`` batches of ``parent``'s rows: (batches skipped, rows skipped)."""
+        done = rows = 0
         while done < n and not self._done:
-            size = self._size()
-            k = self.parent.skip(size)
+            size = self.size_for(self._batch_num)
+            k = parent.skip(size)
+            rows += k
             if k < size:
                 self._done = True
                 if k == 0 or self.node.drop_remainder:
                     break
             self._batch_num += 1
             done += 1
-        return done
+        return done, rows
 
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-        super().close()
+    def __next__(self) -> Row:
+        job = self.gather(self.parent)
+        if job is None:
+            raise StopIteration
+        return self.spec(job[0], self.ctx.seed, self.pass_index, job[1])
+
+    def skip(self, n: int) -> int:
+        return self.skip_batches(self.parent, n)[0]
 
 
 class BucketBatchIter(OpIter):

@@ -1,53 +1,142 @@
-"""An ordered thread pool: work goes in as chunks, results come out in submission order.
+"""Ordered pools: tasks go in, results come out in submission order.
 
-Threads suit work that releases the GIL (OpenCV, libjpeg-turbo, NumPy, file reads). Each chunk
-runs ``fn(chunk)`` in a worker; ``get()`` returns the oldest chunk's result, re-raising what it
-raised. Every wait is bounded by the pool's own liveness: a pool that is closed stops waiting.
+Three pools share one small interface (``submit``, ``get``, ``pending``, ``capacity``,
+``discard``, ``close``) so a stage does not care where its tasks run:
+
+* :class:`InlinePool` runs a task in the caller's thread when its result is asked for (serial).
+* :class:`ThreadPool` runs tasks on daemon threads, for work that releases the GIL.
+* ``workers.ProcessPool`` runs them in worker processes (see NOTE [ worker shutdown ] there).
+
+``discard()`` forgets everything in flight without waiting for it (a reset or a skip); the pool
+stays usable. Every wait is bounded and re-checks whether the pool was closed: a closed pool makes
+waiters raise :class:`PoolClosed`, which the prefetch thread treats as "stop".
 """
 from __future__ import annotations
 
 import collections
-import concurrent.futures as cf
 import threading
+import time
 from typing import Any, Callable
 
+POLL = 0.1  # seconds between liveness checks while waiting
 
-class OrderedThreadPool:
-    def __init__(self, fn: Callable[[Any], Any], num_workers: int, name: str = "headrace") -> None:
-        self._fn = fn
-        self._pool = cf.ThreadPoolExecutor(max_workers=num_workers, thread_name_prefix=name)
-        self._pending: collections.deque[cf.Future] = collections.deque()
-        self._closed = False
-        self._lock = threading.Lock()
+
+class PoolClosed(Exception):
+    """The pool was closed while a caller was waiting on it."""
+
+
+class InlinePool:
+    """Runs each task in the calling thread, lazily: ``get()`` runs the oldest submitted task."""
+
+    def __init__(self, run: Callable[[Any], Any], capacity: int = 1) -> None:
+        self._run = run
+        self._tasks: collections.deque = collections.deque()
+        self.capacity = capacity
+        self.num_workers = 1
 
     @property
     def pending(self) -> int:
-        return len(self._pending)
+        return len(self._tasks)
 
-    def submit(self, chunk: Any) -> None:
-        self._pending.append(self._pool.submit(self._fn, chunk))
+    def submit(self, task: Any) -> None:
+        self._tasks.append(task)
 
     def get(self) -> Any:
-        """The oldest chunk's result (blocks until it is done)."""
-        fut = self._pending.popleft()
-        return fut.result()
+        return self._run(self._tasks.popleft())
 
-    def cancel_all(self) -> None:
-        """Forgets everything in flight (waits for running chunks so no work outlives a reset)."""
-        while self._pending:
-            fut = self._pending.popleft()
-            if not fut.cancel():
-                try:
-                    fut.result()
-                except BaseException:  # noqa: BLE001 - discarded work; its error does not matter
-                    pass
+    def discard(self) -> None:
+        self._tasks.clear()
 
     def close(self) -> None:
-        with self._lock:
+        self._tasks.clear()
+
+
+class _Entry:
+    __slots__ = ("task", "result", "exc", "done", "dropped")
+
+    def __init__(self, task: Any) -> None:
+        self.task = task
+        self.result = None
+        self.exc: BaseException | None = None
+        self.done = threading.Event()
+        self.dropped = False
+
+
+class ThreadPool:
+    """``num_workers`` daemon threads taking tasks in order; results are read in order."""
+
+    def __init__(self, run: Callable[[Any], Any], num_workers: int, name: str = "headrace",
+                 capacity: int | None = None) -> None:
+        self._run = run
+        self.num_workers = num_workers
+        self.capacity = capacity or num_workers * 2
+        self._queue: collections.deque[_Entry] = collections.deque()   # waiting for a thread
+        self._inflight: collections.deque[_Entry] = collections.deque()  # in submission order
+        self._cond = threading.Condition()
+        self._closed = False
+        self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
+                         for i in range(num_workers)]
+        for t in self._threads:
+            t.start()
+
+    @property
+    def pending(self) -> int:
+        return len(self._inflight)
+
+    def submit(self, task: Any) -> None:
+        if self._closed:
+            raise PoolClosed
+        entry = _Entry(task)
+        self._inflight.append(entry)
+        with self._cond:
+            self._queue.append(entry)
+            self._cond.notify()
+
+    def _work(self) -> None:
+        run = self._run
+        while True:
+            with self._cond:
+                while not self._queue and not self._closed:
+                    self._cond.wait()
+                if self._closed:
+                    return
+                entry = self._queue.popleft()
+            if entry.dropped:
+                continue
+            try:
+                entry.result = run(entry.task)
+            except BaseException as e:  # noqa: BLE001 - handed to the reader in order
+                entry.exc = e
+            entry.task = None
+            entry.done.set()
+
+    def get(self) -> Any:
+        entry = self._inflight.popleft()
+        while not entry.done.wait(POLL):
+            if self._closed:
+                raise PoolClosed
+        if entry.exc is not None:
+            exc, entry.exc = entry.exc, None
+            raise exc
+        return entry.result
+
+    def discard(self) -> None:
+        for e in self._inflight:
+            e.dropped = True
+        self._inflight.clear()
+        with self._cond:
+            self._queue.clear()
+
+    def close(self) -> None:
+        with self._cond:
             if self._closed:
                 return
             self._closed = True
-        for fut in self._pending:
-            fut.cancel()
-        self._pending.clear()
-        self._pool.shutdown(wait=True, cancel_futures=True)
+            self._queue.clear()
+            self._cond.notify_all()
+        self._inflight.clear()
+        deadline = time.monotonic() + 2.0
+        me = threading.current_thread()
+        for t in self._threads:
+            if t is not me:
+                t.join(max(0.0, deadline - time.monotonic()))

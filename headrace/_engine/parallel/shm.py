@@ -1,0 +1,206 @@
+"""Moving payloads between processes: pickle protocol 5 with large buffers in shared memory.
+
+A payload (a task or a result: tuples, lists, NumPy arrays, errors) is pickled with protocol 5.
+Contiguous buffers of at least ``threshold`` bytes go *out of band* into a :class:`Slot`, a
+shared-memory segment that its writer reuses from one message to the next and grows on demand;
+only the pickle header, the segment name and the buffer offsets travel through the pipe. The
+receiver copies the buffers out at once, so a slot is free again as soon as its message has been
+read, and nothing the consumer holds points into shared memory.
+
+Segment names start with the owning pool's prefix (``hr<pid>_<pool>_``). The receiver unlinks a
+segment's name the first time it maps it (both sides keep their mappings), so names live in
+``/dev/shm`` only for the moment between creation and first use; the pool's ``close()`` removes
+any name still carrying its prefix (see NOTE [ worker shutdown ] in workers.py).
+
+Creating a segment reserves its pages (``posix_fallocate``): a full ``/dev/shm`` shows up as
+:class:`ShmFull` when the slot is created or grown, never as a SIGBUS when it is written. A
+writer that meets it falls back to pickling the payload in band (through the pipe).
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import pickle
+from typing import Any, Callable
+
+try:  # the private module multiprocessing.shared_memory uses; we skip its resource tracker
+    import _posixshmem
+except ImportError:  # pragma: no cover - non-POSIX platforms use the pipe transport
+    _posixshmem = None
+
+SHM_DIR = "/dev/shm"
+ALIGN = 64
+MIN_SEGMENT = 1 << 16
+THRESHOLD = 1 << 15  # buffers smaller than this travel in band (a memcpy through the pipe is cheaper)
+
+
+class ShmFull(OSError):
+    """``/dev/shm`` has no room for a segment of the requested size."""
+
+
+def available() -> bool:
+    return _posixshmem is not None
+
+
+def free_bytes() -> int | None:
+    """Free bytes in ``/dev/shm``, or None when it cannot be told (no such mount)."""
+    try:
+        st = os.statvfs(SHM_DIR)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def unlink(name: str) -> None:
+    try:
+        _posixshmem.shm_unlink("/" + name)
+    except (FileNotFoundError, OSError):
+        pass
+
+
+def unlink_prefix(prefix: str) -> int:
+    """Unlinks every segment whose name starts with ``prefix`` (Linux lists them in /dev/shm)."""
+    try:
+        names = os.listdir(SHM_DIR)
+    except OSError:
+        return 0
+    n = 0
+    for name in names:
+        if name.startswith(prefix):
+            unlink(name)
+            n += 1
+    return n
+
+
+def create(name: str, size: int) -> mmap.mmap:
+    """A new segment of ``size`` bytes with its pages reserved; raises :class:`ShmFull`."""
+    fd = _posixshmem.shm_open("/" + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+    try:
+        try:
+            os.posix_fallocate(fd, 0, size)
+        except OSError as e:
+            if e.errno not in (95,):  # EOPNOTSUPP: fall back to a sparse size below
+                unlink(name)
+                raise ShmFull(e.errno, f"/dev/shm has no room for a {size}-byte segment") from e
+            os.ftruncate(fd, size)
+        return mmap.mmap(fd, size)
+    finally:
+        os.close(fd)
+
+
+def attach(name: str) -> mmap.mmap:
+    fd = _posixshmem.shm_open("/" + name, os.O_RDWR, 0o600)
+    try:
+        return mmap.mmap(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+
+
+class Slot:
+    """A reusable segment written by one side; grows (under a new name) when a payload is larger."""
+
+    __slots__ = ("base", "gen", "name", "mm", "size")
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.gen = 0
+        self.name: str | None = None
+        self.mm: mmap.mmap | None = None
+        self.size = 0
+
+    def ensure(self, need: int) -> mmap.mmap:
+        if need > self.size:
+            size = max(MIN_SEGMENT, need + need // 4)
+            size = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
+            self.gen += 1
+            name = f"{self.base}g{self.gen}"
+            mm = create(name, size)  # may raise ShmFull; the old segment stays usable
+            self.close(unlink_name=True)
+            self.name, self.mm, self.size = name, mm, size
+        return self.mm
+
+    def close(self, unlink_name: bool = True) -> None:
+        if self.mm is not None:
+            try:
+                self.mm.close()
+            except BufferError:  # pragma: no cover - a view is still alive; the mapping dies with it
+                pass
+            if unlink_name and self.name is not None:
+                unlink(self.name)  # usually already gone: the reader unlinks on first attach
+        self.mm, self.name, self.size = None, None, 0
+
+
+class Reader:
+    """The receiving side's mappings, one per sender slot; a new name replaces the old mapping."""
+
+    def __init__(self) -> None:
+        self._maps: dict[Any, tuple[str, mmap.mmap]] = {}
+
+    def get(self, key: Any, name: str) -> mmap.mmap:
+        cur = self._maps.get(key)
+        if cur is not None and cur[0] == name:
+            return cur[1]
+        if cur is not None:
+            _close_map(cur[1])
+        mm = attach(name)
+        unlink(name)  # both sides hold mappings now; nothing needs the name any more
+        self._maps[key] = (name, mm)
+        return mm
+
+    def close(self) -> None:
+        for _, mm in self._maps.values():
+            _close_map(mm)
+        self._maps.clear()
+
+
+def _close_map(mm: mmap.mmap) -> None:
+    try:
+        mm.close()
+    except BufferError:  # pragma: no cover
+        pass
+
+
+def pack(obj: Any, slot: Slot | None, threshold: int = THRESHOLD,
+         on_full: Callable[[], None] | None = None) -> tuple[bytes, str | None, tuple]:
+    """(pickle header, segment name or None, ((offset, nbytes), ...)) for ``obj``.
+
+    Without a slot, or when ``/dev/shm`` is full (``on_full`` is told), everything is pickled in band.
+    """
+    if slot is None:
+        return pickle.dumps(obj, protocol=5), None, ()
+    bufs: list[memoryview] = []
+
+    def out_of_band(pb: pickle.PickleBuffer) -> bool:
+        mv = pb.raw()
+        if mv.nbytes < threshold:
+            return True
+        bufs.append(mv)
+        return False
+
+    head = pickle.dumps(obj, protocol=5, buffer_callback=out_of_band)
+    if not bufs:
+        return head, None, ()
+    spans = []
+    off = 0
+    for mv in bufs:
+        spans.append((off, mv.nbytes))
+        off += (mv.nbytes + ALIGN - 1) // ALIGN * ALIGN
+    try:
+        mm = slot.ensure(off)
+    except ShmFull:
+        if on_full is not None:
+            on_full()
+        return pickle.dumps(obj, protocol=5), None, ()
+    for (o, n), mv in zip(spans, bufs):
+        mm[o:o + n] = mv
+    return head, slot.name, tuple(spans)
+
+
+def unpack(head: bytes, name: str | None, spans: tuple, reader: Reader | None, key: Any) -> Any:
+    """The object ``pack`` described; buffers are copied out of shared memory."""
+    if name is None:
+        return pickle.loads(head)
+    mm = reader.get(key, name)
+    with memoryview(mm) as mv:
+        bufs = [bytearray(mv[o:o + n]) for o, n in spans]
+    return pickle.loads(head, buffers=bufs)

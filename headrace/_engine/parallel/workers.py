@@ -1,0 +1,619 @@
+"""Worker processes for stages that run Python functions (``python_multiprocessing=True``).
+
+A :class:`ProcessPool` runs one stage program (``stage.StageProgram``: read by index -> maps ->
+filter / batch) in ``num_workers`` processes started with fork or spawn, and returns the results in
+submission order. It has the same small interface as the in-process pools in ``ordered.py``.
+
+NOTE [ worker shutdown ]
+~~~~~~~~~~~~~~~~~~~~~~~~
+Queues, for one iterator (arrows are the direction data moves)::
+
+    consumer thread  <- prefetch deque <- prefetch thread: tree.__next__ -> StageIter
+                                                               |  submit(task)   ^ get() in order
+                                                               v                 |
+    main process, per worker w:   task pipe  (seq, pickle head, shm name, spans) -----> worker w
+                                  result pipe <----- ("ready", pid) | (seq, head, name, spans)
+    shared memory:  task slots (written by main, read by w), result slots (written by w, read by main)
+
+    worker w:  reader thread: task pipe -> inbox deque  (EOF or a new parent pid: unlink own
+               segment names and os._exit at once, even while a task is running)
+               main thread:   inbox -> program.run(task) -> result pipe
+
+Invariants:
+
+1. Order. Task ``seq`` goes to worker ``seq % n``; results are read in ``seq`` order, so output
+   order is input order. A discarded task (reset, skip) is still read, and dropped.
+2. Flow control. At most ``depth`` tasks per worker are in flight (``capacity = n * depth``), so
+   worker w's j-th task may use slot ``j % depth`` in both directions: task j is sent only after
+   result ``j - depth`` was read and copied out, i.e. after that slot was last used.
+3. Payloads. Buffers of at least ``shm.THRESHOLD`` bytes go to the sender's slot; everything else
+   and the slot's name go through the pipe. The receiver copies out at once and unlinks a name
+   the first time it maps it, so ``/dev/shm`` holds names only between creation and first read.
+   A full ``/dev/shm`` (``ShmFull`` from ``posix_fallocate``) or ``enable_shared_mem=False`` sends
+   the payload through the pipe instead: slower, never a SIGBUS.
+4. Waiting. Every wait in the main process polls with a short timeout and re-checks: pool closed
+   (-> ``PoolClosed``), worker exited (-> a ``PipelineError`` naming pid, exit code or signal and
+   the stage). Workers poll for their parent's death the same way.
+5. Shutdown, in this order (``close()``, idempotent; the iterator's finalizer and an atexit hook
+   call it as back-ups): mark closed (waiters leave within one poll); close our task-pipe ends
+   (EOF = "exit now"); join all workers against one 2 s deadline; SIGTERM the stragglers, join
+   0.5 s; SIGKILL what is left; close result pipes; close mappings; unlink every segment name
+   with the pool's prefix and the spawn payload file. Nothing in flight survives a close.
+6. No orphans. Forked children close every parent-side pipe end of every live pool (so EOF
+   reaches the right worker), workers poll ``os.getppid()``, and on Linux a worker created from
+   the main thread also asks for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``; not from
+   other threads, because the signal follows the creating *thread*).
+7. Threads inside workers. Spawned workers start with OMP/OpenBLAS/MKL/numba/OpenCV thread
+   counts set to 1 in their environment (before NumPy loads); forked workers set the same
+   variables and call the libraries' own setters (OpenCV, numba, and BLAS/OpenMP found among the
+   loaded shared objects), so N workers do not each start a pool of all cores.
+"""
+from __future__ import annotations
+
+import atexit
+import collections
+import ctypes
+import itertools
+import json
+import multiprocessing
+import multiprocessing.connection as mpc
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import warnings
+import weakref
+from typing import Any
+
+from headrace._engine.parallel import shm
+from headrace._engine.parallel.ordered import POLL, PoolClosed
+from headrace._util.errors import PipelineError, format_traceback
+
+THREAD_ENV = {
+    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+    "BLIS_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1",
+    "NUMBA_NUM_THREADS": "1", "OPENCV_FOR_THREADS_NUM": "1",
+}
+JOIN_TIMEOUT = 2.0
+MIN_FREE_SHM = 64 << 20  # below this, start with the pipe transport and say so
+
+_FORK_LOCK = threading.Lock()
+_PARENT_FDS: set[int] = set()  # our ends of every live pool's pipes; a forked child closes them
+_LIVE: "weakref.WeakSet[ProcessPool]" = weakref.WeakSet()
+_POOL_IDS = itertools.count()
+_atexit_done = False
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, text: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(text, RuntimeWarning, stacklevel=3)
+
+
+def _close_all_at_exit() -> None:
+    for pool in list(_LIVE):
+        pool.close()
+
+
+class ProcessPool:
+    """``num_workers`` processes running ``program.run(task)``; results in submission order."""
+
+    def __init__(self, program: Any, num_workers: int, name: str, options: Any, depth: int = 2) -> None:
+        global _atexit_done
+        self.name = name
+        self.num_workers = num_workers
+        self.depth = depth
+        self.capacity = num_workers * depth
+        self._closed = False
+        self._broken: PipelineError | None = None
+        self._lock = threading.RLock()  # guards pipe use against a concurrent close()
+        self._submitted = 0
+        self._received = 0
+        self._dropped: set[int] = set()
+        self._prefix = f"hr{os.getpid():x}_{next(_POOL_IDS)}_"
+        self._timeout = float(getattr(options, "multiprocessing_timeout_interval", 300))
+        method = getattr(options, "multiprocessing_start_method", "fork")
+        if method == "fork" and "fork" not in multiprocessing.get_all_start_methods():
+            method = "spawn"  # pragma: no cover - platforms without fork
+        self.start_method = method
+        self.use_shm = bool(getattr(options, "enable_shared_mem", True)) and self._shm_usable()
+        self._reader = shm.Reader()
+        self._task_slots = [[shm.Slot(f"{self._prefix}w{w}t{k}") for k in range(depth)]
+                            for w in range(num_workers)]
+        self._blob_path: str | None = None
+        self._workers: list[_Worker] = []
+        blob = dumps_program(program, name) if method == "spawn" else None
+        if not _atexit_done:
+            _atexit_done = True
+            atexit.register(_close_all_at_exit)
+        _LIVE.add(self)
+        try:
+            self._start(program, blob)
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- start ------------------------------------------------------------------------------
+    def _shm_usable(self) -> bool:
+        if not shm.available():
+            return False
+        free = shm.free_bytes()
+        if free is None or free < MIN_FREE_SHM:
+            have = "is missing" if free is None else f"has only {free >> 20} MiB free"
+            _warn_once("shm-start", f"/dev/shm {have}; worker processes will send data through pipes, "
+                       "which is slower. Give the container more shared memory (e.g. docker run "
+                       "--shm-size=2g) or call ds.config.set_enable_shared_mem(False) to choose pipes "
+                       "explicitly.")
+            return False
+        return True
+
+    def _start(self, program: Any, blob: bytes | None) -> None:
+        cfg = dict(prefix=self._prefix, depth=self.depth, use_shm=self.use_shm, parent_pid=os.getpid(),
+                   pdeathsig=threading.current_thread() is threading.main_thread(), name=self.name)
+        if blob is not None:
+            fd, self._blob_path = tempfile.mkstemp(prefix=self._prefix + "init",
+                                                   dir=shm.SHM_DIR if os.access(shm.SHM_DIR, os.W_OK) else None)
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob)
+        for w in range(self.num_workers):  # starting is cheap; workers boot concurrently
+            self._workers.append(self._start_one(w, program, dict(cfg, index=w)))
+
+    def _start_one(self, w: int, program: Any, cfg: dict) -> "_Worker":
+        with _FORK_LOCK:
+            task_r, task_w = os.pipe()
+            res_r, res_w = os.pipe()
+            _PARENT_FDS.update((task_w, res_r))
+            try:
+                if self.start_method == "fork":
+                    ctx = multiprocessing.get_context("fork")
+                    proc = ctx.Process(target=_fork_main, args=(program, cfg, task_r, res_w, frozenset(_PARENT_FDS)),
+                                       name=f"headrace-worker-{w}", daemon=True)
+                    proc.start()
+                else:
+                    code = ("import sys,json;sys.path[:]=json.loads(sys.argv[1]);"
+                            "from headrace._engine.parallel.workers import _spawn_main;_spawn_main(sys.argv[2:])")
+                    env = dict(os.environ, **THREAD_ENV)
+                    proc = subprocess.Popen(
+                        [sys.executable, "-c", code, json.dumps(sys.path), str(task_r), str(res_w),
+                         self._blob_path, json.dumps(cfg)],
+                        pass_fds=(task_r, res_w), env=env, stdin=subprocess.DEVNULL, close_fds=True)
+            except BaseException:
+                _PARENT_FDS.difference_update((task_w, res_r))
+                for fd in (task_r, task_w, res_r, res_w):
+                    os.close(fd)
+                raise
+            os.close(task_r)
+            os.close(res_w)
+        return _Worker(w, proc, task_w, res_r)
+
+    # ---- the pool interface -----------------------------------------------------------------
+    @property
+    def pending(self) -> int:
+        return self._submitted - self._received - len(self._dropped)
+
+    def submit(self, task: Any) -> None:
+        with self._lock:
+            self._check()
+            seq = self._submitted
+            n = self.num_workers
+            worker = self._workers[seq % n]
+            slot = self._task_slots[seq % n][(seq // n) % self.depth] if self.use_shm else None
+            head, name, spans = self._pack(task, slot)
+            try:
+                worker.task.send_bytes(pickle.dumps((seq, head, name, spans), protocol=5))
+            except (OSError, ValueError):
+                self._check()
+                raise self._died(worker) from None
+            self._submitted = seq + 1
+
+    def get(self) -> Any:
+        while True:
+            with self._lock:
+                self._check()
+                seq = self._received
+                if seq >= self._submitted:
+                    raise RuntimeError("get() on a pool with nothing in flight")
+            n = self.num_workers
+            worker = self._workers[seq % n]
+            msg = self._receive(worker)
+            with self._lock:
+                self._received = seq + 1
+                _, head, name, spans = msg
+                key = (worker.index, (seq // n) % self.depth)
+                if seq in self._dropped:
+                    self._dropped.discard(seq)
+                    if name is not None:
+                        self._reader.get(key, name)  # map (and unlink) it; the data is not wanted
+                    continue
+                rows, err, cause = shm.unpack(head, name, spans, self._reader, key)
+            if err is not None:
+                if cause is not None:
+                    err.__cause__ = cause
+                err.add_note(f"in worker {worker.index} (pid {worker.pid}) of {self.name}")
+            return rows, err
+
+    def discard(self) -> None:
+        with self._lock:
+            self._dropped.update(range(self._received, self._submitted))
+
+    def _pack(self, task: Any, slot: shm.Slot | None) -> tuple:
+        return shm.pack(task, slot, on_full=_warn_shm_full)
+
+    def _check(self) -> None:
+        if self._broken is not None:
+            raise self._broken
+        if self._closed:
+            raise PoolClosed
+
+    def _receive(self, worker: "_Worker") -> tuple:
+        waited = 0.0
+        warn_at = self._timeout
+        while True:
+            with self._lock:
+                self._check()
+                try:
+                    ready = worker.result.poll(POLL)
+                    data = worker.result.recv_bytes() if ready else None
+                except (EOFError, OSError):
+                    self._check()
+                    raise self._died(worker) from None
+            if data is not None:
+                msg = pickle.loads(data)
+                if msg[0] == "ready":
+                    worker.pid = msg[1]
+                    continue
+                if msg[0] == "fatal":
+                    self._broken = PipelineError(self.name, f"worker process {worker.pid} (worker {worker.index}) "
+                                                 "failed to start.", python_stack=msg[1])
+                    raise self._broken
+                return msg
+            if not worker.alive():
+                with self._lock:
+                    if worker.result.poll(0):
+                        continue  # it wrote something before exiting; read that first
+                    raise self._died(worker)
+            waited += POLL
+            if waited >= warn_at:
+                warn_at += self._timeout
+                warnings.warn(f"worker {worker.index} (pid {worker.pid}) of {self.name} has not returned a "
+                              f"result for {int(waited)} s; the function may be stuck.", RuntimeWarning, stacklevel=2)
+
+    def _died(self, worker: "_Worker") -> PipelineError:
+        code = worker.exitcode(wait=1.0)
+        hint = None
+        if code is None:
+            how = "closed its pipe"
+        elif code < 0:
+            sig = -code
+            try:
+                sname = signal.Signals(sig).name
+            except ValueError:
+                sname = f"signal {sig}"
+            how = f"was killed by signal {sig} ({sname})"
+            if sig == signal.SIGKILL:
+                hint = ("SIGKILL without a reason is often the out-of-memory killer: use fewer "
+                        "num_parallel_workers, a smaller batch or a smaller prefetch.")
+        else:
+            how = f"exited with code {code}"
+        err = PipelineError(self.name, f"worker process {worker.pid} (worker {worker.index}) {how} while "
+                            "the pipeline was running.")
+        if hint:
+            err.add_note(hint)
+        self._broken = err
+        return err
+
+    # ---- shutdown (see NOTE [ worker shutdown ]) --------------------------------------------
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for wk in self._workers:
+                _PARENT_FDS.discard(wk.task_fd)
+                _close_conn(wk.task)
+        deadline = time.monotonic() + JOIN_TIMEOUT
+        for wk in self._workers:
+            wk.join(max(0.0, deadline - time.monotonic()))
+        stragglers = [wk for wk in self._workers if wk.alive()]
+        for wk in stragglers:
+            wk.signal(signal.SIGTERM)
+        for wk in stragglers:
+            wk.join(0.5)
+        for wk in stragglers:
+            if wk.alive():
+                wk.signal(signal.SIGKILL)
+                wk.join(1.0)
+        with self._lock:
+            for wk in self._workers:
+                _PARENT_FDS.discard(wk.result_fd)
+                _close_conn(wk.result)
+            self._reader.close()
+            for slots in self._task_slots:
+                for s in slots:
+                    s.close()
+            if self.use_shm or self._blob_path is not None:
+                shm.unlink_prefix(self._prefix)
+            if self._blob_path is not None:
+                try:
+                    os.unlink(self._blob_path)
+                except OSError:
+                    pass
+        _LIVE.discard(self)
+
+    @property
+    def pids(self) -> list[int]:
+        return [wk.pid for wk in self._workers]
+
+
+def _close_conn(conn: mpc.Connection) -> None:
+    try:
+        conn.close()
+    except OSError:
+        pass
+
+
+def _warn_shm_full() -> None:
+    _warn_once("shm-full", "/dev/shm is full; payloads that do not fit travel through pipes instead "
+               "(slower). Give the container more shared memory (docker run --shm-size=...).")
+
+
+class _Worker:
+    """The main process's handle on one worker: process, pipes, pid."""
+
+    def __init__(self, index: int, proc: Any, task_fd: int, result_fd: int) -> None:
+        self.index = index
+        self.proc = proc
+        self.pid = proc.pid
+        self.task_fd = task_fd
+        self.result_fd = result_fd
+        self.task = mpc.Connection(task_fd, readable=False)
+        self.result = mpc.Connection(result_fd, writable=False)
+
+    def alive(self) -> bool:
+        if isinstance(self.proc, subprocess.Popen):
+            return self.proc.poll() is None
+        return self.proc.is_alive()
+
+    def exitcode(self, wait: float = 0.0) -> int | None:
+        self.join(wait)
+        if isinstance(self.proc, subprocess.Popen):
+            return self.proc.returncode
+        return self.proc.exitcode
+
+    def join(self, timeout: float) -> None:
+        if isinstance(self.proc, subprocess.Popen):
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            self.proc.join(timeout)
+
+    def signal(self, sig: int) -> None:
+        try:
+            os.kill(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+# ---- sending a program to spawned workers -----------------------------------------------------
+
+def dumps_program(program: Any, name: str) -> bytes:
+    """The program pickled for spawned workers (cloudpickle: lambdas and closures travel).
+
+    An object that cannot be sent is named here, when the pipeline starts, not at the first batch.
+    """
+    import cloudpickle  # noqa: PLC0415 - only spawn needs it
+
+    try:
+        return cloudpickle.dumps(program, protocol=5)
+    except Exception as e:  # noqa: BLE001 - find the part that failed and name it
+        culprit = None
+        for part_name, obj in getattr(program, "parts", lambda: [])():
+            try:
+                cloudpickle.dumps(obj, protocol=5)
+            except Exception:  # noqa: BLE001
+                culprit = (part_name, obj)
+                break
+        what = f"{culprit[0]} ({_short_repr(culprit[1])})" if culprit else name
+        err = TypeError(f"{what} cannot be sent to a worker process (start method 'spawn'): "
+                        f"{type(e).__name__}: {e}")
+        err.add_note("Make it picklable, use ds.config.set_multiprocessing_start_method('fork'), or run "
+                     "this op in threads (python_multiprocessing=False).")
+        raise err from e
+
+
+def _short_repr(obj: Any) -> str:
+    try:
+        text = repr(obj)
+    except Exception:  # noqa: BLE001
+        text = f"<{type(obj).__name__}>"
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+# ---- the worker side ----------------------------------------------------------------------
+
+def _fork_main(program: Any, cfg: dict, task_fd: int, res_fd: int, parent_fds: frozenset) -> None:
+    for fd in parent_fds:  # other workers' pipes: holding them would hide their EOF
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _worker_main(program, cfg, mpc.Connection(task_fd, writable=False), mpc.Connection(res_fd, readable=False))
+
+
+def _spawn_main(argv: list[str]) -> None:
+    task_fd, res_fd, blob_path, cfg = int(argv[0]), int(argv[1]), argv[2], json.loads(argv[3])
+    tasks = mpc.Connection(task_fd, writable=False)
+    results = mpc.Connection(res_fd, readable=False)
+    try:
+        with open(blob_path, "rb") as f:
+            program = pickle.loads(f.read())
+    except BaseException:  # noqa: BLE001 - tell the main process why, then leave
+        try:
+            results.send_bytes(pickle.dumps(("fatal", traceback.format_exc())))
+        finally:
+            os._exit(1)
+    _worker_main(program, cfg, tasks, results)
+    os._exit(0)
+
+
+def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Connection) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's business
+    parent = cfg["parent_pid"]
+    if cfg["pdeathsig"]:
+        _set_pdeathsig()
+    if os.getppid() != parent:
+        os._exit(0)
+    limit_native_threads()
+    depth, index = cfg["depth"], cfg["index"]
+    slots = [shm.Slot(f"{cfg['prefix']}w{index}r{k}") for k in range(depth)] if cfg["use_shm"] else None
+    reader = shm.Reader()
+    inbox: collections.deque = collections.deque()
+    cond = threading.Condition()
+
+    def leave() -> None:
+        for s in slots or ():
+            if s.name is not None:
+                shm.unlink(s.name)
+        _flush_stdio()
+        os._exit(0)
+
+    def read_tasks() -> None:
+        while True:
+            try:
+                if not tasks.poll(1.0):
+                    if os.getppid() != parent:
+                        break
+                    continue
+                data = tasks.recv_bytes()
+            except (EOFError, OSError):
+                break
+            with cond:
+                inbox.append(data)
+                cond.notify()
+        leave()  # EOF: the main process closed us (or died): stop now, even mid-task
+
+    results.send_bytes(pickle.dumps(("ready", os.getpid())))
+    threading.Thread(target=read_tasks, name="headrace-task-reader", daemon=True).start()
+    cv2_limited = "cv2" in sys.modules
+    name = cfg["name"]
+    j = 0
+    while True:
+        with cond:
+            while not inbox:
+                cond.wait(1.0)
+                if not inbox and os.getppid() != parent:
+                    leave()
+            data = inbox.popleft()
+        seq, head, seg, spans = pickle.loads(data)
+        k = j % depth
+        j += 1
+        try:
+            task = shm.unpack(head, seg, spans, reader, k)
+            rows, err = program.run(task)
+        except BaseException as e:  # noqa: BLE001 - a failure of the engine itself, reported in order
+            rows, err = [], PipelineError(name, f"the worker failed: {type(e).__name__}: {e}",
+                                          python_stack=format_traceback(e))
+        if not cv2_limited and "cv2" in sys.modules:
+            cv2_limited = True
+            limit_native_threads()
+        cause = _picklable_cause(err)
+        try:
+            head, seg, spans = shm.pack((rows, err, cause), slots[k] if slots else None, on_full=_warn_shm_full)
+        except Exception as e:  # noqa: BLE001 - e.g. a function returned something unpicklable
+            bad = PipelineError(name, f"a result could not be sent back from the worker process: "
+                                f"{type(e).__name__}: {e}", python_stack=format_traceback(e))
+            head, seg, spans = shm.pack(([], bad, None), None)
+        try:
+            results.send_bytes(pickle.dumps((seq, head, seg, spans), protocol=5))
+        except OSError:
+            leave()
+
+
+def _picklable_cause(err: PipelineError | None) -> BaseException | None:
+    if err is None or err.__cause__ is None:
+        return None
+    cause = err.__cause__
+    try:
+        pickle.dumps(cause)
+    except Exception:  # noqa: BLE001 - the traceback text travels anyway
+        return None
+    return cause
+
+
+def _flush_stdio() -> None:
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _set_pdeathsig() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover
+        pass
+
+
+def limit_native_threads() -> None:
+    """One thread per native pool inside a worker (OpenCV, BLAS/OpenMP, numba).
+
+    Environment variables cover libraries loaded from now on; the setters cover those a forked
+    worker inherited already loaded.
+    """
+    os.environ.update(THREAD_ENV)
+    cv2 = sys.modules.get("cv2")
+    if cv2 is not None:
+        try:
+            cv2.setNumThreads(1)
+        except Exception:  # noqa: BLE001
+            pass
+    numba = sys.modules.get("numba")
+    if numba is not None:
+        try:
+            numba.set_num_threads(1)
+        except Exception:  # noqa: BLE001
+            pass
+    for path in _loaded_native_pools():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for sym in ("openblas_set_num_threads", "openblas_set_num_threads64_",
+                    "scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
+                    "omp_set_num_threads", "MKL_Set_Num_Threads", "bli_thread_set_num_threads"):
+            fn = getattr(lib, sym, None)
+            if fn is not None:
+                try:
+                    fn(1)
+                except Exception:  # noqa: BLE001
+                    pass
+
+
+def _loaded_native_pools() -> list[str]:
+    try:
+        with open("/proc/self/maps") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    keys = ("openblas", "libgomp", "libiomp", "libomp", "mkl_rt", "libblis")
+    seen: list[str] = []
+    for line in lines:
+        parts = line.split(None, 5)
+        if len(parts) == 6:
+            path = parts[5]
+            base = os.path.basename(path).lower()
+            if any(k in base for k in keys) and path not in seen:
+                seen.append(path)
+    return seen
