@@ -31,7 +31,7 @@ __all__ = [
     "AdjustSharpness", "AutoContrast", "ConvertColor", "Equalize", "GaussianBlur", "Grayscale",
     "Invert", "Posterize", "RandomAdjustSharpness", "RandomAutoContrast", "RandomColor",
     "RandomColorAdjust", "RandomEqualize", "RandomGrayscale", "RandomInvert", "RandomPosterize",
-    "RandomSharpness", "RandomSolarize", "Solarize", "check_image",
+    "RandomSharpness", "RandomSolarize", "Solarize",
 ]
 
 # ------------------------------------------------------------------------- input checks
