@@ -28,6 +28,27 @@ _O_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
 _LE = {"int32": np.dtype("<i4"), "int64": np.dtype("<i8"), "float32": np.dtype("<f4"), "float64": np.dtype("<f8")}
 _INT_BOUNDS = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1)}
 
+# Descriptors belong to the process that opened them. Instead of calling os.getpid() on every read
+# (a system call), readers remember the fork generation they opened their files in; a hook that the
+# first reader installs bumps the generation in every forked child.
+_fork_generation = 0
+_hook_installed = False
+_hook_lock = threading.Lock()
+
+
+def _forked() -> None:
+    global _fork_generation
+    _fork_generation += 1
+
+
+def _install_fork_hook() -> None:
+    global _hook_installed
+    if not _hook_installed:
+        with _hook_lock:
+            if not _hook_installed and hasattr(os, "register_at_fork"):
+                os.register_at_fork(after_in_child=_forked)
+            _hook_installed = True
+
 
 def expand_files(file_name: str | Sequence[str]) -> tuple[list[str], bool]:
     """The data files to read: all shards of ``file_name`` (a str), or exactly the listed files."""
@@ -80,6 +101,7 @@ class ShardSetReader:
         self._rebuild = rebuild_missing_index
         self._lock = threading.Lock()
         self._pid = -1
+        self._gen = -1
         self._fds: list[int] = []
         self._loaded = False
         self._locs: np.ndarray | None = None
@@ -112,20 +134,26 @@ class ShardSetReader:
         self._loaded = True
 
     def _fd(self, shard: int) -> int:
-        pid = os.getpid()
-        if self._pid != pid:
-            with self._lock:
-                if self._pid != pid:
-                    old = self._fds
-                    self._fds = [_open(p) for p in self.paths]
-                    if self._pid != -1:      # descriptors inherited through fork: the child closes its copies
-                        for fd in old:
-                            try:
-                                os.close(fd)
-                            except OSError:
-                                pass
-                    self._pid = pid
+        if self._gen != _fork_generation:
+            self._reopen()
         return self._fds[shard]
+
+    def _reopen(self) -> None:
+        _install_fork_hook()
+        with self._lock:
+            if self._gen == _fork_generation:
+                return
+            old = self._fds
+            fds = [_open(p) for p in self.paths]
+            if self._pid not in (-1, os.getpid()):   # inherited through fork: the child closes its copies
+                for fd in old:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            self._fds = fds
+            self._pid = os.getpid()
+            self._gen = _fork_generation
 
     def ensure_loaded(self) -> None:
         if not self._loaded:
@@ -144,6 +172,7 @@ class ShardSetReader:
                         pass
             self._fds = []
             self._pid = -1
+            self._gen = -1
             self._raw_pages = {}
 
     def __getstate__(self) -> dict:
@@ -151,6 +180,7 @@ class ShardSetReader:
         state["_lock"] = None
         state["_fds"] = []
         state["_pid"] = -1
+        state["_gen"] = -1
         state["_raw_pages"] = {}
         return state
 
