@@ -136,9 +136,13 @@ class FileRowsPlan:
 
     # -- IndexSampler ------------------------------------------------------------------------
     def num_samples(self, num_rows: int, labels: Any = None) -> int:
+        """Rows per pass; with file shards, the rows of the files the unshuffled order gives the
+        shard (as MindSpore reports it; shuffled passes may read other files)."""
         counts = self._counts()
-        return len(self._pass_rows(counts, 0, 0)) if (self.num_shards and not self.equal_rows) else \
-            self._equal_size(int(counts.sum()))
+        if self.num_shards and not self.equal_rows:
+            n = int(counts[np.arange(len(counts)) % self.num_shards == self.shard_id].sum())
+            return min(n, self.num_samples_limit) if self.num_samples_limit else n
+        return self._equal_size(int(counts.sum()))
 
     def _equal_size(self, total: int) -> int:
         n = total if self.num_shards is None else (math.ceil(total / self.num_shards) if total else 0)
