@@ -324,3 +324,110 @@ def test_file_lists_mixing_both_writers(world):
     assert text in theirs["fr"].msg
     with pytest.raises(RuntimeError, match=re.escape(text)):
         FileReader([str(world["hr"] / "shards2"), str(world["ms"] / "shards0")])
+
+
+# ------------------------------------------------------------------------------------------ error texts
+
+ERROR_CASES = [
+    "FileWriter(None)", "FileWriter(3)", "FileWriter(D + '/x/')", "FileWriter(D + '/x*y')", "FileWriter(D + '/ x')",
+    "FileWriter(D + '/x', 0)", "FileWriter(D + '/x', 1001)", "FileWriter(D + '/x', '2')", "FileWriter(D + '/x', None)",
+    "FileWriter(D + '/x', 1, 1)",
+    "FileWriter(D + '/x').add_schema({})", "FileWriter(D + '/x').add_schema([1])",
+    "FileWriter(D + '/x').add_schema({'a-b': {'type': 'int32'}})", "FileWriter(D + '/x').add_schema({'a': {'type': 'int16'}})",
+    "FileWriter(D + '/x').add_schema({'a': 'int32'})", "FileWriter(D + '/x').add_schema({'a': {'type': 'bytes', 'shape': [1]}})",
+    "FileWriter(D + '/x').add_schema({'a': {'type': 'int32', 'shape': (1,)}})",
+    "FileWriter(D + '/x').add_schema({'a': {'type': 'int32', 'foo': 1}})",
+    "w = FileWriter(D + '/x'); w.add_schema({'a': {'type': 'int32'}}); w.add_schema({'a': {'type': 'int32'}})",
+    "FileWriter(D + '/x').add_index(['a'])",
+    "w = FileWriter(D + '/x'); w.add_schema(S); w.add_index(['b'])",
+    "w = FileWriter(D + '/x'); w.add_schema(S); w.add_index('a')",
+    "w = FileWriter(D + '/x'); w.add_schema(S); w.add_index([1])",
+    "w = FileWriter(D + '/x'); w.add_schema(S); w.add_index(['zz'])",
+    "w = FileWriter(D + '/x'); w.add_schema(S); w.add_index(['a']); w.add_index(['a'])",
+    "FileWriter(D + '/x').set_page_size(32767)", "FileWriter(D + '/x').set_page_size(32770)",
+    "FileWriter(D + '/x').set_page_size(1 << 29)", "FileWriter(D + '/x').set_header_size(16383)",
+    "FileWriter(D + '/x').set_header_size(16386)",
+    "w = FileWriter(D + '/x1'); w.commit()",
+    "w = FileWriter(D + '/x2'); w.add_schema(S); w.write_raw_data({'a': 1})",
+    "w = FileWriter(D + '/x3'); w.add_schema(S); w.write_raw_data([1])",
+    "w = FileWriter(D + '/x4'); w.add_schema(S); w.write_raw_data([])",
+    "w = FileWriter(D + '/x5'); w.add_schema(S); w.write_raw_data([{'a': 1.5, 'b': b'x'}])",
+    "w = FileWriter(D + '/x6'); w.add_schema(S); w.write_raw_data([{'a': 1, 'b': b'x'}], 1)",
+    "w = FileWriter(D + '/x7'); w.add_schema(S); w.write_raw_data([{'a': 1, 'b': b'x'}]); w.write_raw_data([{'a': 1, 'b': b'x'}], True)",
+    "w = FileWriter(D + '/x8'); w.add_schema(S); w.write_raw_data([{'a': 1, 'b': b'x'}]); w.commit(); w.write_raw_data([{'a': 1, 'b': b'x'}])",
+    "w = FileWriter(D + '/base'); w.add_schema(S); w.write_raw_data([{'a': 1, 'b': b'x'}])",
+    "FileReader(D + '/nope')", "FileReader(D + '/base', columns='a')", "FileReader(D + '/base', columns=['zz'])",
+    "FileReader(D + '/base', 0)", "FileReader(D + '/base', '2')", "FileReader(D + '/base', None)",
+    "MindPage(D + '/base').read_category_info()",
+    "m = MindPage(D + '/base'); m.category_field = 'b'", "m = MindPage(D + '/base'); m.category_field = 5",
+    "m = MindPage(D + '/base'); m.category_field = 'a'; m.read_at_page_by_id(9, 0, 1)",
+    "m = MindPage(D + '/base'); m.category_field = 'a'; m.read_at_page_by_id(0, 5, 1)",
+    "m = MindPage(D + '/base'); m.category_field = 'a'; m.read_at_page_by_name('nope', 0, 1)",
+    "m = MindPage(D + '/base'); m.category_field = 'a'; m.read_at_page_by_id(-1, 0, 1)",
+    "m = MindPage(D + '/base'); m.category_field = 'a'; m.read_at_page_by_id(0, 0, 0)",
+    "m = MindPage(D + '/base'); m.category_field = 'a'; m.read_at_page_by_name(1, 0, 1)",
+    "MindDataset(D + '/nope')", "MindDataset(D + '/base', columns_list='a')",
+    "MindDataset(D + '/base', padded_sample={'a': 1}, num_padded=1)",
+    "MindDataset(D + '/base', columns_list=['a', 'b'], padded_sample={'a': 1}, num_padded=1)",
+    "MindDataset(D + '/base', columns_list=['a'], padded_sample={'a': 1})", "MindDataset(D + '/base', num_padded=1)",
+    "MindDataset(D + '/nodb')",
+]
+
+_ERR_SNIPPET = r"""
+import os
+from mindspore.mindrecord import FileWriter, FileReader, MindPage
+MindDataset = ds.MindDataset
+D = INPUTS["dir"]
+S = {"a": {"type": "int32"}, "b": {"type": "bytes"}}
+w = FileWriter(D + "/base"); w.add_schema(S); w.write_raw_data([{"a": i, "b": b"x"} for i in range(3)]); w.commit()
+open(D + "/nodb", "wb").write(open(D + "/base", "rb").read())
+out = []
+for case in INPUTS["cases"]:
+    try:
+        exec(case, {"FileWriter": FileWriter, "FileReader": FileReader, "MindPage": MindPage, "MindDataset": MindDataset,
+                    "D": D, "S": S})
+        out.append(None)
+    except Exception as e:
+        out.append((type(e).__name__, str(e)))
+RESULT = out
+"""
+
+
+def _essence(err, d):
+    if err is None:
+        return None
+    name, text = err
+    text = text.replace(d, "<D>")
+    if "[ERROR] " in text:
+        text = text.split("[ERROR] ", 1)[1].split("\n\n----", 1)[0].rstrip("\n")
+    if name in ("MindRecordRuntimeError", "MindRecordFormatError"):
+        name = "RuntimeError"
+    return name, text
+
+
+def test_error_texts_match_mindspore(tmp_path):
+    ms_dir, hr_dir = tmp_path / "ms", tmp_path / "hr"
+    ms_dir.mkdir()
+    hr_dir.mkdir()
+    theirs = run_ms(_ERR_SNIPPET, {"dir": str(ms_dir), "cases": ERROR_CASES})
+    D, S = str(hr_dir), {"a": {"type": "int32"}, "b": {"type": "bytes"}}
+    w = FileWriter(D + "/base")
+    w.add_schema(S)
+    w.write_raw_data([{"a": i, "b": b"x"} for i in range(3)])
+    w.commit()
+    open(D + "/nodb", "wb").write(open(D + "/base", "rb").read())
+    ours = []
+    for case in ERROR_CASES:
+        try:
+            exec(case, {"FileWriter": FileWriter, "FileReader": FileReader, "MindPage": MindPage,
+                        "MindDataset": MindDataset, "D": D, "S": S})
+            ours.append(None)
+        except Exception as e:       # noqa: BLE001 - compared below
+            ours.append((type(e).__name__, str(e)))
+    assert all(t is not None for t in theirs) and all(o is not None for o in ours)   # every case is an error
+    mismatches = []
+    for case, a, b in zip(ERROR_CASES, ours, theirs):
+        ea, eb = _essence(a, D), _essence(b, str(ms_dir))
+        if ea != eb:
+            mismatches.append((case, ea, eb))
+    assert mismatches == []
