@@ -74,6 +74,8 @@ CASES = [
     ("v.RandomInvert(1.0)(I['R'])", E), ("v.RandomEqualize(1.0)(I['R'])", E),
     ("v.RandomAutoContrast(5, None, 1.0)(I['R'])", E), ("v.RandomPosterize((3, 3))(I['R'])", E),
     ("v.RandomSolarize((77, 77))(I['R'])", E),
+    ("v.RandomSelectSubpolicy([[(v.Invert(), 1.0), (v.Posterize(2), 1.0), (v.AdjustBrightness(1.5), 1.0)]])(I['R'])", E),
+    ("v.MixUp(6, 0.5, False)(I['B'], I['L'])", E),
     # ---- erase
     ("v.Erase(1, 2, 3, 4, (7.5, 8.5, 9.5))(I['R'])", E), ("v.Erase(20, 25, 10, 10, 9)(I['R'])", E),
     ("v.Erase(5, 5, 3, 3, 3.7)(I['R'].astype(np.float32))", E),
@@ -110,6 +112,10 @@ CASES = [
         "v.TrivialAugmentWide(fill_value=-1)",
         "v.UniformAugment([v.Invert()], 2)", "v.UniformAugment([v.Invert()], 0)", "v.UniformAugment([1], 1)",
         "v.UniformAugment([v.Invert()], 1.0)",
+        "v.RandomSelectSubpolicy([])", "v.RandomSelectSubpolicy([[]])",
+        "v.RandomSelectSubpolicy([[(v.Invert(), 1.5)]])", "v.RandomSelectSubpolicy([[v.Invert()]])",
+        "v.RandomSelectSubpolicy([[(1, 0.5)]])", "v.RandomSelectSubpolicy([[(v.Invert(), 'a')]])",
+        "v.RandomSelectSubpolicy('a')", "v.MixUp(0, 1)", "v.MixUp(4, 0)", "v.MixUp(4, 1, 1)", "v.MixUp(4, 'a')",
     )],
     # ---- bad images: same type and text where MindSpore words the error itself
     *[(expr, "err") for expr in (
@@ -145,6 +151,8 @@ CASES = [
         "v.Erase(40, 0, 1, 1)(I['R'])", "v.Erase(20, 25, 50, 50, 9)(I['R'])", "v.RandomErasing(1.0)(I['G'])", "v.AdjustSharpness(1.0)(I['R'][None])",
         "v.ConvertColor(v.ConvertMode.COLOR_RGBA2GRAY)(I['G'])", "v.ConvertColor(v.ConvertMode.COLOR_GRAY2RGB)(I['R'])", "v.TrivialAugmentWide(interpolation=Inter.ANTIALIAS)(I['R'])",
         "v.RandAugment(interpolation=Inter.PILCUBIC)(I['R'])", "v.MixUpBatch()(I['B'], I['L'][:3])",
+        "v.RandomSelectSubpolicy([(v.Invert(), 0.5)])",  # the message prints the op's repr
+        "v.MixUp(3, 0.5)(I['B'], I['L'])",
     )],
 ]
 
@@ -158,6 +166,7 @@ DRAWS = {
     "CUTMIX": "[v.CutMixBatch(v.ImageBatchFormat.NHWC, 1.0, 0.8)(I['B'], I['L']) for _ in range(40)]",
     "CUTMIX_NCHW": "[v.CutMixBatch(v.ImageBatchFormat.NCHW, 2.0, 1.0)(I['B'].transpose(0, 3, 1, 2).copy(), I['L']) for _ in range(20)]",
     "CUTOUT": "[v.CutOut(4, 2)(I['flat']) for _ in range(150)]",
+    "MIXUP_PY": "[v.MixUp(6, 0.5)(I['B'], I['L']) for _ in range(10)]",
     "ERASING": "[v.RandomErasing(1.0, value=(1, 2, 3))(I['chw']) for _ in range(60)]",
 }
 
@@ -287,6 +296,17 @@ def test_cutmix_outputs_follow_headrace_box_rules(results, key, nchw):
             assert (y1 < h - 1 or y0 == h - 1) and (x1 < w - 1 or x0 == w - 1)
             area = (y1 - y0 + 1) * (x1 - x0 + 1)
             np.testing.assert_allclose(out_labels[i, j], area / (h * w), rtol=1e-5)
+
+
+def test_python_mixup_mixes_each_sample_with_the_next(results):
+    imgs, labels = INPUTS["B"].astype(np.float64), INPUTS["L"]
+    nxt = (np.arange(6) + 1) % 6
+    for out_imgs, out_labels in results[1]["MIXUP_PY"]:
+        assert out_imgs.dtype == np.float64 and out_labels.dtype == np.float64
+        lam = out_labels[np.arange(6), np.arange(6)]
+        np.testing.assert_allclose(out_labels[np.arange(6), nxt], 1 - lam, rtol=1e-12)
+        want = lam[:, None, None, None] * imgs + (1 - lam[:, None, None, None]) * imgs[nxt]
+        np.testing.assert_allclose(out_imgs, want, rtol=1e-12)
 
 
 def test_cutout_patches_follow_headrace_rules(results):

@@ -249,3 +249,37 @@ def test_uniform_augment_runs_ops_on_their_input_kind():
     assert outs == want
     with pytest.raises(TypeError, match="Input should be NumPy or PIL image"):
         op([1, 2])
+
+
+# ---------------------------------------------------------------- RandomSelectSubpolicy
+
+def test_random_select_subpolicy_runs_one_subpolicy():
+    x = np.arange(18, dtype=np.uint8).reshape(2, 3, 3)
+    op = G.RandomSelectSubpolicy([[(C.Invert(), 1.0), (C.Posterize(2), 1.0)], [(lambda im: im + 1, 1.0)],
+                                  [(C.Invert(), 0.0)]])
+    outs = {keyed(op, x, (7, k)).tobytes() for k in range(60)}
+    assert outs == {K.posterize(K.invert(x), 2).tobytes(), (x + 1).tobytes(), x.tobytes()}
+
+
+def test_random_select_subpolicy_step_probability():
+    x = np.zeros((1, 1, 3), np.uint8)
+    op = G.RandomSelectSubpolicy([[(C.Invert(), 0.25)]])
+    hits = sum(int(keyed(op, x, (8, k))[0, 0, 0]) == 255 for k in range(400))
+    assert 60 < hits < 140
+
+
+@pytest.mark.parametrize("make,exc,msg", [
+    (lambda: G.RandomSelectSubpolicy([]), ValueError, "policy can not be empty."),
+    (lambda: G.RandomSelectSubpolicy([[]]), ValueError, "policy[0] can not be empty."),
+    (lambda: G.RandomSelectSubpolicy("a"), TypeError,
+     "Argument policy with value a is not of type [<class 'list'>], but got <class 'str'>."),
+    (lambda: G.RandomSelectSubpolicy([[(C.Invert(), 1.5)]]), ValueError,
+     "Input prob of (op, prob) policy[0][0] is not within the required interval of [0, 1]."),
+    (lambda: G.RandomSelectSubpolicy([[C.Invert()]]), ValueError, "Value policy[0][0] needs to be a 2-tuple."),
+    (lambda: G.RandomSelectSubpolicy([[(1, 0.5)]]), TypeError,
+     "op of (op, prob) in policy[0][0] is neither a transforms op (TensorOperation) nor a callable pyfunc."),
+])
+def test_random_select_subpolicy_checks(make, exc, msg):
+    with pytest.raises(exc) as info:
+        make()
+    assert str(info.value) == msg

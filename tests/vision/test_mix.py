@@ -256,3 +256,38 @@ def test_batch_ops_are_functions_of_the_sample_key():
     for op in (X.MixUpBatch(), X.CutMixBatch(ImageBatchFormat.NHWC, 1.0, 0.5)):
         a, b = keyed(op, IMGS, LABELS), keyed(op, IMGS, LABELS)
         assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
+# ---------------------------------------------------------------- MixUp (Python op)
+
+def test_mixup_single_mixes_each_sample_with_the_next():
+    imgs = np.stack([np.full((2, 2, 3), 10 * i, np.uint8) for i in range(4)])
+    out, lab = keyed(X.MixUp(4, 0.5), imgs, np.eye(4))
+    assert out.dtype == np.float64 and lab.dtype == np.float64
+    lam = lab[np.arange(4), np.arange(4)]
+    np.testing.assert_allclose(lab[np.arange(4), (np.arange(4) + 1) % 4], 1 - lam)
+    np.testing.assert_allclose(out[:, 0, 0, 0], lam * 10 * np.arange(4) + (1 - lam) * 10 * ((np.arange(4) + 1) % 4))
+
+
+def test_mixup_with_previous_batch_keeps_state():
+    op = X.MixUp(2, 1.0, is_single=False)
+    imgs = np.stack([np.full((1, 1, 3), 50, np.uint8), np.full((1, 1, 3), 100, np.uint8)])
+    first, _ = keyed(op, imgs, np.eye(2))
+    assert np.array_equal(first, imgs.astype(np.float64))
+    second, lab = keyed(op, imgs * 2, np.eye(2)[::-1], key=(9,))
+    lam = np.array([lab[0, 1], lab[1, 0]])     # the new labels are the reversed identity
+    np.testing.assert_allclose(lab.sum(axis=1), 1)
+    np.testing.assert_allclose(second[:, 0, 0, 0], lam * np.array([100, 200]) + (1 - lam) * np.array([50, 100]))
+
+
+def test_mixup_checks():
+    with pytest.raises(ValueError, match=r"Input is not within the required interval of \[1, 16777216\]."):
+        X.MixUp(0, 1)
+    with pytest.raises(ValueError, match="Input alpha must be greater than 0."):
+        X.MixUp(4, 0)
+    with pytest.raises(TypeError, match="Argument is_single with value 1 is not of type"):
+        X.MixUp(4, 1, 1)
+    with pytest.raises(ValueError, match="MixUp: the image and label batches must hold batch_size=3 samples"):
+        X.MixUp(3, 1)(IMGS[:4], LABELS[:4])
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'label'"):
+        X.MixUp(4, 1)(IMGS[:4])

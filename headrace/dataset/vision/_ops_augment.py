@@ -1,5 +1,5 @@
 """Automatic augmentation operations of ``headrace.dataset.vision``: AutoAugment, RandAugment,
-TrivialAugmentWide and UniformAugment (MindSpore's names, signatures and checks; kernels in
+TrivialAugmentWide, UniformAugment and RandomSelectSubpolicy (MindSpore's names, signatures and checks; kernels in
 ``_kernels/augment.py``)."""
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from PIL import Image
 
 from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation, as_operation
-from headrace.dataset.transforms._checks import (FLOAT_MAX_INTEGER, check_positive, check_uint8,
-                                                 check_value, type_check)
+from headrace.dataset.transforms._checks import (FLOAT_MAX_INTEGER, check_2tuple, check_positive,
+                                                 check_uint8, check_value, type_check)
 from headrace.dataset.vision._base import ImageTensorOperation, op_error
 from headrace.dataset.vision._kernels import augment as A
 from headrace.dataset.vision._ops_color import U8, check_image
 from headrace.dataset.vision.utils import AutoAugmentPolicy, Inter
 
-__all__ = ["AutoAugment", "RandAugment", "TrivialAugmentWide", "UniformAugment"]
+__all__ = ["AutoAugment", "RandAugment", "RandomSelectSubpolicy", "TrivialAugmentWide", "UniformAugment"]
 
 _WARPABLE = (Inter.NEAREST, Inter.BILINEAR, Inter.BICUBIC, Inter.AREA)
 
@@ -221,17 +221,77 @@ class UniformAugment(ImageTensorOperation):
             self.implementation = None
 
     def __call__(self, *args: Any) -> Any:
-        for a in args:
-            if not isinstance(a, (np.ndarray, Image.Image)):
-                raise TypeError(f"Input should be NumPy or PIL image, got {type(a)}.")
+        _check_image_args(args)
         rng = sample_rng()
         picked = np.sort(rng.choice(len(self.transforms), size=self.num_ops, replace=False))
         values = args
         for idx in picked.tolist():
             if rng.random() < 0.5:
-                out = self.transforms[idx](*values)
-                values = out if isinstance(out, tuple) else (out,)
+                values = _apply_op(self.transforms[idx], values)
         return values[0] if len(values) == 1 else values
 
     def __repr__(self) -> str:
         return f"UniformAugment({self.transforms!r}, num_ops={self.num_ops})"
+
+
+def _apply_op(op: Any, values: tuple) -> tuple:
+    out = op(*values)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _check_image_args(args: tuple) -> None:
+    for a in args:
+        if not isinstance(a, (np.ndarray, Image.Image)):
+            raise TypeError(f"Input should be NumPy or PIL image, got {type(a)}.")
+
+
+class RandomSelectSubpolicy(ImageTensorOperation):
+    """Picks one sub-policy uniformly at random and runs its steps, each with its probability.
+
+    A policy is a list of sub-policies; a sub-policy is a list of ``(op, prob)`` pairs applied in
+    order, each one with probability ``prob``.
+
+    Args:
+        policy (list[list[tuple[TensorOperation, float]]]): the sub-policies.
+
+    Raises:
+        TypeError: if `policy` or a sub-policy is not a list, or an op is not callable.
+        ValueError: if `policy` or a sub-policy is empty, a step is not an (op, prob) pair, or a
+            probability is not in [0, 1].
+
+    Examples:
+        >>> import numpy as np
+        >>> from headrace.dataset.vision._ops_color import Invert
+        >>> op = RandomSelectSubpolicy([[(Invert(), 1.0)]])
+        >>> op(np.zeros((1, 1, 3), np.uint8)).tolist()
+        [[[255, 255, 255]]]
+    """
+
+    implementation = Implementation.C
+    random = True
+
+    def __init__(self, policy):
+        type_check(policy, (list,), "policy")
+        if not policy:
+            raise ValueError("policy can not be empty.")
+        for sub_ind, sub in enumerate(policy):
+            type_check(sub, (list,), f"policy[{[sub_ind]}]")
+            if not sub:
+                raise ValueError(f"policy[{sub_ind}] can not be empty.")
+            for op_ind, step in enumerate(sub):
+                check_2tuple(step, f"policy[{sub_ind}][{op_ind}]")
+                if not callable(step[0]) and getattr(step[0], "parse", None) is None:
+                    raise TypeError(f"op of (op, prob) in policy[{sub_ind}][{op_ind}] is neither a transforms op "
+                                    f"(TensorOperation) nor a callable pyfunc.")
+                check_value(step[1], (0, 1), f"prob of (op, prob) policy[{sub_ind}][{op_ind}]")
+        self.policy = policy
+        self._policy = [[(as_operation(op), float(prob)) for op, prob in sub] for sub in policy]
+
+    def __call__(self, *args: Any) -> Any:
+        _check_image_args(args)
+        rng = sample_rng()
+        values = args
+        for op, prob in self._policy[int(rng.integers(len(self._policy)))]:
+            if rng.random() < prob:
+                values = _apply_op(op, values)
+        return values[0] if len(values) == 1 else values

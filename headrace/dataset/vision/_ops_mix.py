@@ -1,5 +1,5 @@
 """Erasing and mixing operations of ``headrace.dataset.vision``: CutOut, Erase, RandomErasing,
-MixUpBatch and CutMixBatch (MindSpore's names, signatures and checks; kernels in
+MixUp, MixUpBatch and CutMixBatch (MindSpore's names, signatures and checks; kernels in
 ``_kernels/mix.py``)."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from headrace.dataset.vision._kernels import mix as M
 from headrace.dataset.vision._ops_color import CV_NO_F16, _Device, check_image
 from headrace.dataset.vision.utils import ImageBatchFormat
 
-__all__ = ["CutMixBatch", "CutOut", "Erase", "MixUpBatch", "RandomErasing"]
+__all__ = ["CutMixBatch", "CutOut", "Erase", "MixUp", "MixUpBatch", "RandomErasing"]
 
 
 class CutOut(ImageTensorOperation):
@@ -333,3 +333,66 @@ class CutMixBatch(ImageTensorOperation):
             raise op_error("CutMixBatch", f"invalid image type, image must be in a numeric type, but got: "
                                           f"{images.dtype}.")
         return M.cutmix_batch(images, labels, float(self.alpha), float(self.prob), self._nchw, sample_rng())
+
+
+class MixUp(PyImageOperation):
+    """Mixes a batch of NumPy images and one-hot labels with per-sample Beta(alpha, alpha) weights.
+
+    With `is_single` each sample ``i`` is mixed with sample ``i + 1`` of the same batch (the last
+    with the first); otherwise with the output of the previous call (the first call returns the
+    batch unchanged), which makes the op keep state between calls, as MindSpore's does. Outputs
+    are float64, computed the way NumPy broadcasts ``lam * image + (1 - lam) * other``.
+
+    Args:
+        batch_size (int): samples per batch, >= 1; the inputs must have exactly this many.
+        alpha (float): Beta distribution parameter, positive.
+        is_single (bool, optional): mix within the batch (True) or with the previous output.
+            Default: True.
+
+    Raises:
+        TypeError: if an argument has the wrong type.
+        ValueError: if `batch_size` < 1, `alpha` <= 0, or the inputs do not hold `batch_size` samples.
+
+    Examples:
+        >>> import numpy as np
+        >>> images, labels = MixUp(4, 0.5)(np.zeros((4, 2, 2, 3), np.uint8), np.eye(4))
+        >>> images.dtype, labels.shape, bool(np.allclose(labels.sum(axis=1), 1))
+        (dtype('float64'), (4, 4), True)
+    """
+
+    random = True
+
+    def __init__(self, batch_size, alpha, is_single=True):
+        type_check(is_single, (bool,), "is_single")
+        type_check(batch_size, (int,), "batch_size")
+        type_check(alpha, (int, float), "alpha")
+        check_value(batch_size, (1, FLOAT_MAX_INTEGER))
+        check_positive(alpha, "alpha")
+        self.batch_size = batch_size
+        self.alpha = alpha
+        self.is_single = is_single
+        self.image = 0
+        self.label = 0
+        self.is_first = True
+
+    def __call__(self, image, label):
+        image, label = np.asarray(image), np.asarray(label)
+        n = self.batch_size
+        if image.shape[:1] != (n,) or label.shape[:1] != (n,):
+            raise ValueError(f"MixUp: the image and label batches must hold batch_size={n} samples, but got "
+                             f"image shape {image.shape} and label shape {label.shape}.")
+        lam = sample_rng().beta(self.alpha, self.alpha, n)
+        if self.is_single:
+            other_image, other_label = np.roll(image, -1, axis=0), np.roll(label, -1, axis=0)
+        else:
+            if self.is_first:
+                lam = np.ones(n)
+                self.is_first = False
+            other_image, other_label = self.image, self.label
+        lam_image = lam.reshape((n,) + (1,) * (image.ndim - 1))
+        lam_label = lam.reshape((n,) + (1,) * (label.ndim - 1))
+        mixed_image = lam_image * image + (1 - lam_image) * other_image
+        mixed_label = lam_label * label + (1 - lam_label) * other_label
+        if not self.is_single:
+            self.image, self.label = mixed_image, mixed_label
+        return mixed_image, mixed_label
