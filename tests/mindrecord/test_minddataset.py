@@ -108,6 +108,12 @@ def test_pipeline_columns_and_workers(typed):
     assert d.get_col_names() == ["ad", "af", "ai", "al", "b", "f32", "f64", "i32", "i64", "s"]
     assert d.get_dataset_size() == 4
     assert [int(r["i32"]) for r in d.create_dict_iterator(output_numpy=True)] == [0, 1, 2, 3]
+    item = d[2]
+    assert isinstance(item, list) and item[7].dtype == np.int32 and int(item[7]) == 2
+    with pytest.raises(ValueError, match="index cannot be negative, but got -1."):
+        d[-1]
+    with pytest.raises(TypeError):
+        d["1"]
 
 
 def test_minstd_shuffle_matches_libstdcxx():

@@ -508,6 +508,21 @@ class MindDataset(MappableDataset):
         if plan is not None:
             self._sampler_plan = plan
 
+    def __getitem__(self, index):
+        """Row ``index`` (in file order, padded rows after the data) as a list of arrays.
+
+        Raises:
+            TypeError: ``index`` is not an int.
+            ValueError: ``index`` is negative.
+            IndexError: ``index`` is past the last row.
+        """
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError(f"Argument index with value {index!r} is not of type [<class 'int'>], but got "
+                            f"{type(index)}.")
+        if index < 0:
+            raise ValueError(f"index cannot be negative, but got {index}.")
+        return list(self._source().read(index))
+
     def _make_source(self) -> MindRecordSource:
         src = MindRecordSource(self.dataset_files, self.columns_list, self.padded_sample, self.num_padded)
         if self.num_shards is not None and self.num_padded:

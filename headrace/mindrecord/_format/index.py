@@ -12,6 +12,7 @@ import os
 import sqlite3
 import struct
 from typing import Any, Iterable, Sequence
+from urllib.parse import quote
 
 import numpy as np
 
@@ -118,7 +119,6 @@ def _open_db(db_path: str) -> sqlite3.Connection:
 
 
 def _quote_uri(path: str) -> str:
-    from urllib.parse import quote
     return quote(os.path.abspath(path), safe="/")
 
 

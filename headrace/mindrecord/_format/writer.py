@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import secrets
+import sqlite3
 import stat
 from typing import Sequence
 
@@ -28,9 +29,9 @@ import numpy as np
 
 from .encode import EncodedRow
 from .errors import MindRecordFormatError, MindRecordRuntimeError
-from .header import (BLOB, DEFAULT_HEADER_SIZE, DEFAULT_PAGE_SIZE, MIN_HEADER_SIZE, MIN_PAGE_SIZE, RAW,
-                     Header, Page, read_header)
-from .index import ShardIndex, load_index, scan_shard, write_index
+from .header import (BLOB, DEFAULT_PAGE_SIZE, MIN_HEADER_SIZE, MIN_PAGE_SIZE, RAW, Header, Page, check_same_dataset,
+                     read_header, read_header_path, shard_paths)
+from .index import ShardIndex, _open_db, field_column, load_index, scan_shard, write_index
 from .schema import Schema
 
 logger = logging.getLogger("headrace.mindrecord")
@@ -185,7 +186,6 @@ class ShardSetWriter:
     @classmethod
     def for_append(cls, path: str) -> "ShardSetWriter":
         """A writer that appends to the dataset ``path`` belongs to (all its shards)."""
-        from .header import read_header_path, shard_paths, check_same_dataset
         first = read_header_path(path)
         paths = shard_paths(path, first)
         headers = [read_header_path(p) for p in paths]
@@ -532,8 +532,6 @@ def _load_values(path: str, header: Header) -> dict[str, list]:
     """Index-field values of the rows already in a shard, read from its ``.db``."""
     if not header.index_fields:
         return {}
-    import sqlite3
-    from .index import _open_db, field_column
     con = _open_db(path + ".db")
     try:
         cols = ",".join(field_column(f) for f in header.index_fields)
