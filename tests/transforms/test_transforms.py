@@ -22,7 +22,7 @@ def _x86_cast(x: float, target) -> int:
     signed = np.dtype(target).kind == "i"
 
     def cvtt(v, width):  # cvttsd2si: truncate, or the minimum int when out of range / NaN
-        if math.isnan(v) or not (-2.0**(width - 1) <= math.trunc(v) <= 2.0**(width - 1) - 1):
+        if not math.isfinite(v) or not (-2.0**(width - 1) <= math.trunc(v) <= 2.0**(width - 1) - 1):
             return -2**(width - 1)
         return math.trunc(v)
     if np.dtype(target) == np.uint64:
