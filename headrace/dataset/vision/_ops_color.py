@@ -8,6 +8,9 @@ RandomSolarize, RandomGrayscale.
 
 Ops with a Pillow path (MindSpore's "dual" ops) run it when called on a ``PIL.Image`` and return
 an image; everything else runs the NumPy kernels in ``_kernels/color.py``.
+
+The module is longer than our usual ~800 lines: 24 small classes, mostly docstrings and
+argument checks. They share the input checks and factor rules at the top, so they stay together.
 """
 from __future__ import annotations
 
