@@ -17,6 +17,7 @@ from headrace.dataset._schema import Schema
 from headrace.dataset._sources.base import MappableDataset, SourceDataset
 from headrace.dataset._sources.generator import GeneratorDataset, NumpySlicesDataset
 from headrace.dataset._sources.mindrecord import MindDataset
+from headrace.dataset._sources.misc import FakeImageDataset, PaddedDataset, RandomDataset
 from headrace.dataset._sources.mnist_cifar import (
     Cifar100Dataset, Cifar10Dataset, FashionMnistDataset, MnistDataset,
 )
@@ -33,10 +34,11 @@ from headrace.dataset.samplers import (
 __all__ = [
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "BuiltinSampler", "CSVDataset",
     "Cifar100Dataset", "Cifar10Dataset", "ConcatDataset", "Dataset", "DictIterator", "DistributedSampler",
-    "FashionMnistDataset", "FilterDataset", "FlatMapDataset", "GeneratorDataset", "ImageFolderDataset",
-    "IterSampler", "MapDataset", "MappableDataset", "MindDataset", "MnistDataset", "NumpySlicesDataset", "PKSampler",
-    "PaddedBatchDataset", "ProjectDataset", "RandomSampler", "RenameDataset", "RepeatDataset", "Sampler",
-    "Schema", "SequentialSampler", "Shuffle", "ShuffleDataset", "SkipDataset", "SourceDataset",
-    "SubsetRandomSampler", "SubsetSampler", "TFRecordDataset", "TakeDataset", "Tensor", "TextFileDataset",
-    "TupleIterator", "WeightedRandomSampler", "ZipDataset", "config", "core", "transforms", "vision", "zip",
+    "FakeImageDataset", "FashionMnistDataset", "FilterDataset", "FlatMapDataset", "GeneratorDataset",
+    "ImageFolderDataset", "IterSampler", "MapDataset", "MappableDataset", "MindDataset", "MnistDataset",
+    "NumpySlicesDataset", "PKSampler", "PaddedBatchDataset", "PaddedDataset", "ProjectDataset",
+    "RandomDataset", "RandomSampler", "RenameDataset", "RepeatDataset", "Sampler", "Schema",
+    "SequentialSampler", "Shuffle", "ShuffleDataset", "SkipDataset", "SourceDataset", "SubsetRandomSampler",
+    "SubsetSampler", "TFRecordDataset", "TakeDataset", "Tensor", "TextFileDataset", "TupleIterator",
+    "WeightedRandomSampler", "ZipDataset", "config", "core", "transforms", "vision", "zip",
 ]
