@@ -115,7 +115,13 @@ def write_index(db_path: str, header: Header, shard_name: str, index: ShardIndex
 
 def _open_db(db_path: str) -> sqlite3.Connection:
     uri = "file:" + _quote_uri(db_path) + "?mode=ro"
-    return sqlite3.connect(uri, uri=True, check_same_thread=False)
+    con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+    con.text_factory = _text   # damaged text must not surface as UnicodeDecodeError
+    return con
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
 
 
 def _quote_uri(path: str) -> str:
@@ -158,7 +164,7 @@ def load_index(data_path: str, header: Header) -> ShardIndex:
             rows = con.execute("SELECT ROW_ID, PAGE_ID_RAW, PAGE_OFFSET_RAW, PAGE_OFFSET_RAW_END, ROW_GROUP_ID, "
                                "PAGE_ID_BLOB, PAGE_OFFSET_BLOB, PAGE_OFFSET_BLOB_END FROM INDEXES "
                                "ORDER BY ROW_ID").fetchall()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, ValueError) as exc:
             raise _damaged(db_path, data_path, str(exc)) from None
     finally:
         con.close()
