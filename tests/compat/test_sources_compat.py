@@ -197,12 +197,16 @@ STRUCTURE_CASES = [
 
 
 def test_padded_and_synthetic_sources_match_mindspore():
-    theirs = run_ms(oracle_program(PADDED_CASES), PADDED_CASES)
-    for (code, seed), want in zip(PADDED_CASES, theirs):
+    program = oracle_program(PADDED_CASES).replace("RESULT = ", "PADDED = ") + \
+        _STRUCTURE.replace("RESULT = [structure(c, s) for c, s in INPUTS]",
+                           "RESULT = (PADDED, [structure(c, s) for c, s in STRUCT])")
+    program = program.replace("for c, s in INPUTS]\n", "for c, s in INPUTS[0]]\n", 1)
+    program = "STRUCT = INPUTS[1]\n" + program
+    padded, structures = run_ms(program, [PADDED_CASES, STRUCTURE_CASES])
+    for (code, seed), want in zip(PADDED_CASES, padded):
         assert_same(run_local(code, seed), want, code)
-    theirs = run_ms(_STRUCTURE, STRUCTURE_CASES)
     import headrace.dataset as hds
     scope = {"ds": hds, "np": np, "INPUTS": STRUCTURE_CASES}
     exec(_STRUCTURE, scope)
-    for case, ours, want in zip(STRUCTURE_CASES, scope["RESULT"], theirs):
+    for case, ours, want in zip(STRUCTURE_CASES, scope["RESULT"], structures):
         assert ours == want, case
