@@ -9,9 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from headrace._engine import plan as P
 from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._util.mtshuffle import MT19937_64
 from headrace._util.types import Row
+
+
+_ALL = 1 << 62
+
+
+def _has_endless_repeat(node: P.Node) -> bool:
+    if isinstance(node, P.RepeatNode) and node.count is None:
+        return True
+    return any(_has_endless_repeat(c) for c in node.children)
 
 
 class ShuffleIter(OpIter):
@@ -25,21 +35,56 @@ class ShuffleIter(OpIter):
         self._pass_start: dict | None = None
         self._restore: dict | None = None
         self._ended = False
+        self._endless = _has_endless_repeat(node.children[0])
+        self._current = -1
         self.name = f"Shuffle(buffer_size={node.buffer_size})"
 
     def _reset(self, pass_index: int) -> None:
+        # The stream at the start of pass p has made one draw per row of every earlier pass (as
+        # MindSpore's continuing stream does when each pass is read to its end). Passes cut short
+        # or never run are completed by counting their rows, so the start of a pass is a pure
+        # function of the seed and the data, whatever read-ahead or restore happened before. A
+        # restored state only saves that counting; one taken ahead of this pass waits for it.
+        restore = self._restore
+        done = self._current  # (self.pass_index already holds the new pass number)
+        if restore is not None and restore["pass"] <= pass_index:
+            self._restore = None
+            done = restore["pass"]
+            if done == pass_index:
+                self._rng.set_state(restore["rng"])
+                done -= 1
+            elif "next" in restore:
+                self._rng.set_state(restore["next"])
+            else:
+                self._rng.set_state(restore["rng"])
+                self.parent.reset(done)
+                self._buf, self._parent_done, self._ended = [], False, False
+                self._complete_pass()
+        elif done >= 0 and not self._ended:
+            self._complete_pass()
+        for skipped in range(done + 1, pass_index):
+            if self._endless:
+                break
+            self.parent.reset(skipped)
+            self._rng.skip(self.parent.skip(_ALL))
         super()._reset(pass_index)
         self._buf = []
         self._parent_done = False
-        restore = self._restore
-        if restore is not None:
-            if restore["pass"] == pass_index:
-                self._rng.set_state(restore["rng"])
-            elif restore["pass"] + 1 == pass_index and "next" in restore:
-                self._rng.set_state(restore["next"])
-                self._restore = None
         self._pass_start = {"pass": pass_index, "rng": self._rng.get_state()}
         self._ended = False
+        self._current = pass_index
+
+    def _complete_pass(self) -> None:
+        """Advances the stream as if the current pass had been read to its end (one draw per row).
+
+        Not done above an endless repeat, whose pass has no end.
+        """
+        if self._endless:
+            return
+        left = len(self._buf) + (0 if self._parent_done else self.parent.skip(_ALL))
+        self._rng.skip(left)
+        self._buf = []
+        self._parent_done = self._ended = True
 
     def pass_state(self) -> dict | None:
         """Where the stream stood when this pass began, and once the pass has ended, where the next
