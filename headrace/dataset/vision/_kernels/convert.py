@@ -16,7 +16,9 @@ def normalize(img: np.ndarray, mean: np.ndarray, std: np.ndarray, channel_axis: 
     An <H, W, C<=4> image goes through OpenCV's per-channel scalar arithmetic (one pass each,
     3-4x faster than NumPy broadcasting over a last axis of 3, and bit-identical to it).
     """
-    if img.ndim == 3 and channel_axis == 2 and img.shape[2] <= 4 and img.dtype in _CV_NORMALIZE:
+    # (OpenCV reads a 4-tuple as a 4x1 array, not a scalar, when the image itself has 4 pixels)
+    if (img.ndim == 3 and channel_axis == 2 and img.shape[2] <= 4 and img.dtype in _CV_NORMALIZE
+            and img.shape[0] * img.shape[1] > 4):
         c = img.shape[2]
         m = tuple(float(x) for x in mean) + (0.0,) * (4 - c)
         s = tuple(float(x) for x in std) + (1.0,) * (4 - c)

@@ -74,8 +74,8 @@ def _jpeg(buf: bytes | memoryview, op: str, min_height: int = 0, min_width: int 
         try:  # a recoverable warning (e.g. extraneous bytes): decode leniently
             return simplejpeg.decode_jpeg(buf, colorspace="RGB", min_height=min_height,
                                           min_width=min_width, strict=False)
-        except ValueError as exc2:
-            raise decode_error(op, f"libjpeg-turbo: {exc2}") from None
+        except ValueError:
+            return None  # some warnings stay fatal in the TurboJPEG API: OpenCV's libjpeg tries
 
 
 def decode_rgb(data: Any, op: str = "Decode") -> np.ndarray:
@@ -91,6 +91,9 @@ def decode_rgb(data: Any, op: str = "Decode") -> np.ndarray:
     except cv2.error:
         img = None
     if img is None:
+        if is_jpeg(buf):
+            raise decode_error(op, "The JPEG data is corrupt or truncated (its header or image data "
+                                   "cannot be read).")
         return _pil_rgb(buf, op)
     return cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
 
