@@ -92,11 +92,10 @@ class PipelineRun:
 
     def get_state(self) -> dict:
         ops = {}
-        if self._started:
-            for op in self.ctx.ops:
-                st = op.pass_state()
-                if st is not None:
-                    ops[str(op.op_id)] = st
+        for op in self.ctx.ops:  # also between epochs: a stream op says where its next pass starts
+            st = op.pass_state()
+            if st is not None:
+                ops[str(op.op_id)] = st
         return {"version": STATE_VERSION, "seed": self.seed, "epoch": self.epoch, "step": self.step,
                 "ops": ops}
 

@@ -118,8 +118,8 @@ class BatchFn:
         cols = self.cols
         if self.pbm is None:
             pad = self.pad
-            if len(cols) == 2 and not pad:  # the most common row shape, without the generic loop
-                return (collate([r[0] for r in rows], 0, cols[0]), collate([r[1] for r in rows], 1, cols[1]))
+            if not pad and all(len(r) == len(cols) for r in rows[:1]):
+                return tuple([collate(v, c, cols[c]) for c, v in enumerate(zip(*rows))])
             return tuple([collate([r[c] for r in rows], c, cols[c], pad=pad.get(c)) for c in range(len(cols))])
         rng.set_sample_key((seed, self.op_id, pass_index, num))
         ins = [[r[c] for r in rows] for c in self.input_idx]

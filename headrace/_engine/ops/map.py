@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._util import rng
 from headrace._util.arrays import to_array
@@ -17,6 +19,7 @@ from headrace._util.errors import PipelineError, user_error
 from headrace._util.types import Row
 
 _set_key = rng.set_sample_key
+_ndarray = np.ndarray
 
 
 def make_assembler(layout: tuple[tuple[str, int], ...]) -> Callable[[Row, Any], Row]:
@@ -39,8 +42,17 @@ class _Assembler:
     def __call__(self, row: Row, out: Any) -> Row:
         p = self.replace_at
         if p is not None and len(row) == len(self.spec):
-            return row[:p] + (out[0],) + row[p + 1:]
+            return self.place(row, out[0])
         return tuple([row[j] if from_in else out[j] for from_in, j in self.spec])
+
+    def place(self, row: Row, value: Any) -> Row:
+        """``row`` with ``value`` at ``replace_at`` (the in-place single-output case)."""
+        p = self.replace_at
+        if len(row) == 2:
+            return (value, row[1]) if p == 0 else (row[0], value)
+        r = list(row)
+        r[p] = value
+        return tuple(r)
 
 
 class MapFn:
@@ -67,6 +79,14 @@ class MapFn:
         except Exception as e:
             raise user_error(self.name, e, columns=self.in_names, index=index) from e
         if type(out) is not tuple:
+            if self.n_out == 1 and self.assemble.replace_at is not None and len(row) == len(self.assemble.spec):
+                if type(out) is not _ndarray:
+                    try:
+                        out = to_array(out)
+                    except TypeError as e:
+                        raise PipelineError(self.name, f"an output is not convertible to an array: {e}",
+                                            columns=self.in_names, index=index) from e
+                return self.assemble.place(row, out)
             out = (out,)
         if len(out) != self.n_out:
             raise PipelineError(self.name, f"the function returned {len(out)} column(s) but "

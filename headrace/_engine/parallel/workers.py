@@ -440,11 +440,16 @@ def _short_repr(obj: Any) -> str:
 # ---- the worker side ----------------------------------------------------------------------
 
 def _fork_main(program: Any, cfg: dict, task_fd: int, res_fd: int, parent_fds: frozenset) -> None:
+    global _FORK_LOCK, _LIVE
     for fd in parent_fds:  # other workers' pipes: holding them would hide their EOF
         try:
             os.close(fd)
         except OSError:
             pass
+    # This process starts with no pools of its own (the lock was copied while held by the parent).
+    _FORK_LOCK = threading.Lock()
+    _PARENT_FDS.clear()
+    _LIVE = weakref.WeakSet()
     _worker_main(program, cfg, mpc.Connection(task_fd, writable=False), mpc.Connection(res_fd, readable=False))
 
 
