@@ -17,7 +17,7 @@ ORACLE_PRELUDE = """
 import mindspore.dataset.vision as v
 import mindspore.dataset.transforms as t
 import mindspore.common.dtype as mt
-from mindspore.dataset.vision import Inter, Border, ImageReadMode
+from mindspore.dataset.vision import Inter, Border, ImageReadMode, SliceMode
 from mindspore.dataset.transforms import Relational as R
 from PIL import Image
 I = INPUTS["inputs"]
@@ -49,8 +49,9 @@ def headrace_env(inputs):
     import headrace.dataset.transforms as t
     import headrace.dataset.vision as v
     from headrace.dataset.transforms import Relational as R
-    from headrace.dataset.vision import Border, ImageReadMode, Inter
+    from headrace.dataset.vision import Border, ImageReadMode, Inter, SliceMode
     return {"v": v, "t": t, "mt": mt, "Inter": Inter, "Border": Border, "ImageReadMode": ImageReadMode,
+            "SliceMode": SliceMode,
             "R": R, "np": np, "Image": Image, "I": inputs}
 
 

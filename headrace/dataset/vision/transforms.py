@@ -13,22 +13,25 @@ from headrace.dataset.vision._ops_color import (AdjustBrightness, AdjustContrast
 from headrace.dataset.vision._ops_convert import (HWC2CHW, Normalize, NormalizePad, Rescale, ToNumpy,
                                                   ToPIL, ToTensor, ToType)
 from headrace.dataset.vision._ops_decode import Decode, RandomCropDecodeResize
-from headrace.dataset.vision._ops_geometry import (Affine, CenterCrop, Crop, HorizontalFlip, Pad,
-                                                   PadToSize, RandomAffine, RandomCrop,
-                                                   RandomHorizontalFlip, RandomResizedCrop,
-                                                   RandomRotation, RandomVerticalFlip, Resize,
-                                                   ResizedCrop, Rotate, VerticalFlip)
+from headrace.dataset.vision._ops_geometry import (Affine, CenterCrop, Crop, FiveCrop, HorizontalFlip,
+                                                   Pad, PadToSize, RandomAffine, RandomCrop,
+                                                   RandomHorizontalFlip, RandomResize,
+                                                   RandomResizedCrop, RandomRotation,
+                                                   RandomVerticalFlip, Resize, ResizedCrop, Rotate,
+                                                   SlicePatches, TenCrop, VerticalFlip)
 from headrace.dataset.vision._ops_mix import CutMixBatch, CutOut, Erase, MixUpBatch, RandomErasing
 
 __all__ = [
     "AdjustBrightness", "AdjustContrast", "AdjustGamma", "AdjustHue", "AdjustSaturation",
-    "AdjustSharpness", "Affine", "AutoAugment", "AutoContrast", "CenterCrop", "ConvertColor", "Crop",
-    "CutMixBatch", "CutOut", "Decode", "Equalize", "Erase", "GaussianBlur", "Grayscale", "HWC2CHW",
-    "HorizontalFlip", "ImageTensorOperation", "Invert", "MixUpBatch", "Normalize", "NormalizePad", "Pad",
-    "PadToSize", "Posterize", "RandAugment", "RandomAdjustSharpness", "RandomAffine",
-    "RandomAutoContrast", "RandomColor", "RandomColorAdjust", "RandomCrop", "RandomCropDecodeResize",
-    "RandomEqualize", "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip", "RandomInvert",
-    "RandomPosterize", "RandomResizedCrop", "RandomRotation", "RandomSharpness", "RandomSolarize",
-    "RandomVerticalFlip", "Rescale", "Resize", "ResizedCrop", "Rotate", "Solarize", "ToNumpy", "ToPIL",
-    "ToTensor", "ToType", "TrivialAugmentWide", "UniformAugment", "VerticalFlip",
+    "AdjustSharpness", "Affine", "AutoAugment", "AutoContrast", "CenterCrop", "ConvertColor",
+    "Crop", "CutMixBatch", "CutOut", "Decode", "Equalize", "Erase", "FiveCrop", "GaussianBlur",
+    "Grayscale", "HWC2CHW", "HorizontalFlip", "ImageTensorOperation", "Invert", "MixUpBatch",
+    "Normalize", "NormalizePad", "Pad", "PadToSize", "Posterize", "RandAugment",
+    "RandomAdjustSharpness", "RandomAffine", "RandomAutoContrast", "RandomColor",
+    "RandomColorAdjust", "RandomCrop", "RandomCropDecodeResize", "RandomEqualize", "RandomErasing",
+    "RandomGrayscale", "RandomHorizontalFlip", "RandomInvert", "RandomPosterize", "RandomResize",
+    "RandomResizedCrop", "RandomRotation", "RandomSharpness", "RandomSolarize",
+    "RandomVerticalFlip", "Rescale", "Resize", "ResizedCrop", "Rotate", "SlicePatches", "Solarize",
+    "TenCrop", "ToNumpy", "ToPIL", "ToTensor", "ToType", "TrivialAugmentWide", "UniformAugment",
+    "VerticalFlip",
 ]
