@@ -268,6 +268,49 @@ class Dataset:
         from headrace.dataset._split import split_dataset  # noqa: PLC0415 - keeps this module lean
         return split_dataset(self, sizes, randomize)
 
+    def save(self, file_name, num_files=1, file_type="mindrecord"):
+        """Writes one epoch of this pipeline as MindRecord files (MindSpore's type mapping).
+
+        Scalars of bool/int8..int32/uint8/uint16 are stored as int32, uint32/int64/uint64 as int64,
+        float16/float32 as float32, str as string and bytes as bytes; arrays keep their dtype class
+        with shape [-1, ...]. Scalar non-bytes columns are indexed.
+
+        Args:
+            file_name (str): the data file (with ``num_files > 1``, shards get suffixes 0..n-1).
+            num_files (int, optional): number of shard files, in [1, 1000]. Default: 1.
+            file_type (str, optional): only 'mindrecord'. Default: 'mindrecord'.
+
+        Examples:
+            >>> import os, tempfile, headrace.dataset as ds
+            >>> path = os.path.join(tempfile.mkdtemp(), "x.mindrecord")
+            >>> ds.NumpySlicesDataset({"x": [1, 2]}, shuffle=False).save(path)
+            >>> [int(r[0]) for r in ds.MindDataset(path, shuffle=False).create_tuple_iterator(output_numpy=True)]
+            [1, 2]
+        """
+        from headrace.mindrecord._save import write_dataset  # noqa: PLC0415 - the writer is only needed here
+        if not isinstance(file_name, str):
+            raise TypeError(f"Argument file_name with value {file_name!r} is not of type [str], but got {type(file_name)}.")
+        if isinstance(num_files, bool) or not isinstance(num_files, int):
+            raise TypeError(f"Argument num_files with value {num_files!r} is not of type [int], but got {type(num_files)}.")
+        if not 1 <= num_files <= 1000:
+            raise ValueError("num_files should between 0 and 1000.")
+        if file_type != "mindrecord":
+            raise ValueError(f"{file_type} dataset format is not supported.")
+        from headrace._engine.pipeline import PipelineRun  # noqa: PLC0415
+
+        run = PipelineRun(self._plan, num_epochs=1)
+
+        def rows():
+            while True:
+                try:
+                    yield run.next_row()
+                except StopIteration:
+                    return
+        try:
+            write_dataset(file_name, num_files, self.get_col_names(), rows())
+        finally:
+            run.close()
+
     # ---- iterators ------------------------------------------------------------------------
     def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False, do_copy=False):
         """An iterator yielding each row as a list of column values.

@@ -203,7 +203,9 @@ def save_row(schema: dict, columns: Sequence[str], row: Sequence[np.ndarray]) ->
         if t == "string":
             out[name] = str(arr.item()) if arr.ndim == 0 else str(arr.reshape(-1)[0])
         elif t == "bytes":
-            out[name] = arr.tobytes()
+            # a 0-d 'S' array's item drops NumPy's trailing-NUL padding (b'' is stored as b'', as in
+            # MindSpore); anything else is stored as its raw bytes
+            out[name] = arr.item() if arr.ndim == 0 and arr.dtype.kind == "S" else arr.tobytes()
         elif "shape" in spec:
             out[name] = np.ascontiguousarray(arr, dtype=t)
         else:
