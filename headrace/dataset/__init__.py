@@ -15,6 +15,7 @@ from headrace.dataset._datasets import (
 from headrace.dataset._iterators import DictIterator, TupleIterator
 from headrace.dataset._schema import Schema
 from headrace.dataset._sources.base import MappableDataset, SourceDataset
+from headrace.dataset._sources.coco_voc import CocoDataset, VOCDataset
 from headrace.dataset._sources.generator import GeneratorDataset, NumpySlicesDataset
 from headrace.dataset._sources.mindrecord import MindDataset
 from headrace.dataset._sources.misc import FakeImageDataset, PaddedDataset, RandomDataset
@@ -33,12 +34,12 @@ from headrace.dataset.samplers import (
 
 __all__ = [
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "BuiltinSampler", "CSVDataset",
-    "Cifar100Dataset", "Cifar10Dataset", "ConcatDataset", "Dataset", "DictIterator", "DistributedSampler",
-    "FakeImageDataset", "FashionMnistDataset", "FilterDataset", "FlatMapDataset", "GeneratorDataset",
-    "ImageFolderDataset", "IterSampler", "MapDataset", "MappableDataset", "MindDataset", "MnistDataset",
-    "NumpySlicesDataset", "PKSampler", "PaddedBatchDataset", "PaddedDataset", "ProjectDataset",
-    "RandomDataset", "RandomSampler", "RenameDataset", "RepeatDataset", "Sampler", "Schema",
+    "Cifar100Dataset", "Cifar10Dataset", "CocoDataset", "ConcatDataset", "Dataset", "DictIterator",
+    "DistributedSampler", "FakeImageDataset", "FashionMnistDataset", "FilterDataset", "FlatMapDataset",
+    "GeneratorDataset", "ImageFolderDataset", "IterSampler", "MapDataset", "MappableDataset", "MindDataset",
+    "MnistDataset", "NumpySlicesDataset", "PKSampler", "PaddedBatchDataset", "PaddedDataset",
+    "ProjectDataset", "RandomDataset", "RandomSampler", "RenameDataset", "RepeatDataset", "Sampler", "Schema",
     "SequentialSampler", "Shuffle", "ShuffleDataset", "SkipDataset", "SourceDataset", "SubsetRandomSampler",
     "SubsetSampler", "TFRecordDataset", "TakeDataset", "Tensor", "TextFileDataset", "TupleIterator",
-    "WeightedRandomSampler", "ZipDataset", "config", "core", "transforms", "vision", "zip",
+    "VOCDataset", "WeightedRandomSampler", "ZipDataset", "config", "core", "transforms", "vision", "zip",
 ]
