@@ -12,7 +12,7 @@ from headrace._util.rng import sample_rng
 from headrace.common import dtype as mstype
 from headrace.dataset.transforms._base import (FuncWrapper, Implementation, PyTensorOperation,
                                                TensorOperation, not_random)
-from headrace.dataset.transforms._cast import c_cast, c_cast_scalar, type_name
+from headrace.dataset.transforms._cast import c_cast, type_name
 from headrace.dataset.transforms._checks import (check_positive, check_value, type_check,
                                                  type_check_list)
 

@@ -13,12 +13,11 @@ from headrace.dataset.vision._ops_color import (AdjustBrightness, AdjustContrast
 from headrace.dataset.vision._ops_convert import (HWC2CHW, Normalize, NormalizePad, Rescale, ToNumpy,
                                                   ToPIL, ToTensor, ToType)
 from headrace.dataset.vision._ops_decode import Decode, RandomCropDecodeResize
-from headrace.dataset.vision._ops_geometry import (Affine, CenterCrop, Crop, FiveCrop, HorizontalFlip,
-                                                   Pad, PadToSize, RandomAffine, RandomCrop,
-                                                   RandomHorizontalFlip, RandomResize,
-                                                   RandomResizedCrop, RandomRotation,
-                                                   RandomVerticalFlip, Resize, ResizedCrop, Rotate,
-                                                   SlicePatches, TenCrop, VerticalFlip)
+from headrace.dataset.vision._ops_geometry import (CenterCrop, Crop, HorizontalFlip, Pad, PadToSize,
+                                                   RandomCrop, RandomHorizontalFlip, RandomResizedCrop,
+                                                   RandomVerticalFlip, Resize, ResizedCrop, VerticalFlip)
+from headrace.dataset.vision._ops_patches import FiveCrop, RandomResize, SlicePatches, TenCrop
+from headrace.dataset.vision._ops_warp import Affine, RandomAffine, RandomRotation, Rotate
 from headrace.dataset.vision._ops_mix import CutMixBatch, CutOut, Erase, MixUpBatch, RandomErasing
 
 __all__ = [
