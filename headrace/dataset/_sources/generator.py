@@ -42,7 +42,8 @@ class RowConverter:
     def __call__(self, value: Any) -> tuple:
         vals = value if type(value) in (tuple, list) else (value,)
         if len(vals) != self.n:
-            raise PipelineError(self.op, _COUNT_MISMATCH.format(n=self.n, got=len(vals)))
+            msg = _COUNT_MISMATCH.format(n=self.n, got=len(vals))
+            raise PipelineError(self.op, msg, python_stack=msg)  # MindSpore reports it as a user-code error
         row = tuple([to_array(v) for v in vals])
         if self.dtypes is not None:
             row = tuple(v.astype(t, copy=False) if isinstance(v, np.ndarray) else v for v, t in zip(row, self.dtypes))
@@ -81,9 +82,9 @@ class UserStream:
             yield self._convert(value)
             n += 1
         if self.expected is not None and n != self.expected:
-            raise PipelineError(self._convert.op, f"The actual amount of data read from generator {n} is "
-                                f"different from generator.len {self.expected}, you should adjust "
-                                "generator.len to make them match.")
+            msg = (f"The actual amount of data read from generator {n} is different from generator.len "
+                   f"{self.expected}, you should adjust generator.len to make them match.")
+            raise PipelineError(self._convert.op, msg, python_stack=msg)
 
 
 class BatchSamplerStream:
