@@ -24,7 +24,7 @@ from headrace.dataset._sources.mnist_cifar import (
 )
 from headrace.dataset._sources.text_files import CSVDataset, TextFileDataset
 from headrace.dataset._sources.tfrecord import TFRecordDataset
-from headrace.dataset._sources.vision_folders import ImageFolderDataset
+from headrace.dataset._sources.vision_folders import CelebADataset, ImageFolderDataset, ManifestDataset
 from headrace.dataset._tensor import Tensor
 from headrace.dataset.core import config
 from headrace.dataset.samplers import (
@@ -34,12 +34,13 @@ from headrace.dataset.samplers import (
 
 __all__ = [
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "BuiltinSampler", "CSVDataset",
-    "Cifar100Dataset", "Cifar10Dataset", "CocoDataset", "ConcatDataset", "Dataset", "DictIterator",
-    "DistributedSampler", "FakeImageDataset", "FashionMnistDataset", "FilterDataset", "FlatMapDataset",
-    "GeneratorDataset", "ImageFolderDataset", "IterSampler", "MapDataset", "MappableDataset", "MindDataset",
-    "MnistDataset", "NumpySlicesDataset", "PKSampler", "PaddedBatchDataset", "PaddedDataset",
-    "ProjectDataset", "RandomDataset", "RandomSampler", "RenameDataset", "RepeatDataset", "Sampler", "Schema",
-    "SequentialSampler", "Shuffle", "ShuffleDataset", "SkipDataset", "SourceDataset", "SubsetRandomSampler",
-    "SubsetSampler", "TFRecordDataset", "TakeDataset", "Tensor", "TextFileDataset", "TupleIterator",
-    "VOCDataset", "WeightedRandomSampler", "ZipDataset", "config", "core", "transforms", "vision", "zip",
+    "CelebADataset", "Cifar100Dataset", "Cifar10Dataset", "CocoDataset", "ConcatDataset", "Dataset",
+    "DictIterator", "DistributedSampler", "FakeImageDataset", "FashionMnistDataset", "FilterDataset",
+    "FlatMapDataset", "GeneratorDataset", "ImageFolderDataset", "IterSampler", "ManifestDataset",
+    "MapDataset", "MappableDataset", "MindDataset", "MnistDataset", "NumpySlicesDataset", "PKSampler",
+    "PaddedBatchDataset", "PaddedDataset", "ProjectDataset", "RandomDataset", "RandomSampler",
+    "RenameDataset", "RepeatDataset", "Sampler", "Schema", "SequentialSampler", "Shuffle", "ShuffleDataset",
+    "SkipDataset", "SourceDataset", "SubsetRandomSampler", "SubsetSampler", "TFRecordDataset", "TakeDataset",
+    "Tensor", "TextFileDataset", "TupleIterator", "VOCDataset", "WeightedRandomSampler", "ZipDataset",
+    "config", "core", "transforms", "vision", "zip",
 ]
