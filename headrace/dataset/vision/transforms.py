@@ -1,7 +1,7 @@
 """All vision operations in one module (MindSpore's ``mindspore.dataset.vision.transforms``)."""
 from headrace.dataset.vision._base import ImageTensorOperation
-from headrace.dataset.vision._ops_augment import (AutoAugment, RandAugment, TrivialAugmentWide,
-                                                  UniformAugment)
+from headrace.dataset.vision._ops_augment import (AutoAugment, RandAugment, RandomSelectSubpolicy,
+                                                  TrivialAugmentWide, UniformAugment)
 from headrace.dataset.vision._ops_color import (AdjustBrightness, AdjustContrast, AdjustGamma,
                                                 AdjustHue, AdjustSaturation, AdjustSharpness,
                                                 AutoContrast, ConvertColor, Equalize, GaussianBlur,
@@ -18,18 +18,18 @@ from headrace.dataset.vision._ops_geometry import (CenterCrop, Crop, HorizontalF
                                                    RandomVerticalFlip, Resize, ResizedCrop, VerticalFlip)
 from headrace.dataset.vision._ops_patches import FiveCrop, RandomResize, SlicePatches, TenCrop
 from headrace.dataset.vision._ops_warp import Affine, RandomAffine, RandomRotation, Rotate
-from headrace.dataset.vision._ops_mix import CutMixBatch, CutOut, Erase, MixUpBatch, RandomErasing
+from headrace.dataset.vision._ops_mix import CutMixBatch, CutOut, Erase, MixUp, MixUpBatch, RandomErasing
 
 __all__ = [
     "AdjustBrightness", "AdjustContrast", "AdjustGamma", "AdjustHue", "AdjustSaturation",
     "AdjustSharpness", "Affine", "AutoAugment", "AutoContrast", "CenterCrop", "ConvertColor",
     "Crop", "CutMixBatch", "CutOut", "Decode", "Equalize", "Erase", "FiveCrop", "GaussianBlur",
-    "Grayscale", "HWC2CHW", "HorizontalFlip", "ImageTensorOperation", "Invert", "MixUpBatch",
+    "Grayscale", "HWC2CHW", "HorizontalFlip", "ImageTensorOperation", "Invert", "MixUp", "MixUpBatch",
     "Normalize", "NormalizePad", "Pad", "PadToSize", "Posterize", "RandAugment",
     "RandomAdjustSharpness", "RandomAffine", "RandomAutoContrast", "RandomColor",
     "RandomColorAdjust", "RandomCrop", "RandomCropDecodeResize", "RandomEqualize", "RandomErasing",
     "RandomGrayscale", "RandomHorizontalFlip", "RandomInvert", "RandomPosterize", "RandomResize",
-    "RandomResizedCrop", "RandomRotation", "RandomSharpness", "RandomSolarize",
+    "RandomResizedCrop", "RandomRotation", "RandomSelectSubpolicy", "RandomSharpness", "RandomSolarize",
     "RandomVerticalFlip", "Rescale", "Resize", "ResizedCrop", "Rotate", "SlicePatches", "Solarize",
     "TenCrop", "ToNumpy", "ToPIL", "ToTensor", "ToType", "TrivialAugmentWide", "UniformAugment",
     "VerticalFlip",
