@@ -11,7 +11,9 @@ import os
 import numpy as np
 import pytest
 
-from tests.sources.makers import make_cifar, make_image_folder, make_mnist, write_tfrecord
+from tests.sources.makers import (
+    make_celeba, make_cifar, make_coco, make_image_folder, make_manifest, make_mnist, make_voc, write_tfrecord,
+)
 
 from .oracle import run_ms
 from .snippets import assert_same, oracle_program, run_local
@@ -66,6 +68,13 @@ def files(tmp_path_factory):
     p["csv3"] = [str(txt / f"cs{f}.csv") for f in range(3)]
     p["mixed"] = str(txt / "mixed.txt")
     p["c1"] = str(txt / "c1.csv")
+    make_voc(root / "voc")
+    p["voc"] = str(root / "voc")
+    make_coco(root / "coco")
+    p["coco"] = str(root / "coco")
+    p["manifest"] = make_manifest(root / "manifest")
+    make_celeba(root / "celeba")
+    p["celeba"] = str(root / "celeba")
     return p
 
 
@@ -129,6 +138,33 @@ def cases(p):
                      ("num_shards=4, shard_id=3, shuffle=False", None), ("num_samples=4", 1),
                      ("num_shards=2, shard_id=1, num_samples=4", 1)]:
         out.append((f"d = ds.TextFileDataset({txt3}, num_parallel_workers=1, {kw})\nEPOCHS = 3", seed))
+    voc, coco, mf, cel = repr(p["voc"]), p["coco"], repr(p["manifest"]), repr(p["celeba"])
+    images = repr(os.path.join(coco, "images"))
+    out += [
+        (f"d = ds.VOCDataset({voc}, task='Segmentation', usage='train', shuffle=False)", None),
+        (f"d = ds.VOCDataset({voc}, task='Segmentation', usage='val', shuffle=False, decode=True)", None),
+        (f"d = ds.VOCDataset({voc}, task='Detection', shuffle=False)", None),
+        (f"d = ds.VOCDataset({voc}, task='Detection', shuffle=False, class_indexing={{'dog': 5, 'cat': 1}})", None),
+        (f"d = ds.VOCDataset({voc}, task='Detection', shuffle=False, class_indexing={{'cat': 1}})", None),
+        (f"d = ds.VOCDataset({voc}, task='Detection', extra_metadata=True, shuffle=False)"
+         ".rename('_meta-filename', 'name')", None),
+        (f"d = ds.VOCDataset({voc}, task='Detection', num_shards=2, shard_id=0)\nEPOCHS = 2", 3),
+    ]
+    for task, ann in [("Detection", "ann"), ("Stuff", "ann"), ("Keypoint", "ann"), ("Panoptic", "pan"),
+                      ("Captioning", "cap")]:
+        path = repr(os.path.join(coco, f"{ann}.json"))
+        out.append((f"d = ds.CocoDataset({images}, {path}, task='{task}', shuffle=False)", None))
+    out += [
+        (f"d = ds.CocoDataset({images}, {repr(os.path.join(coco, 'ann.json'))}, decode=True, shuffle=False)", None),
+        (f"d = ds.CocoDataset({images}, {repr(os.path.join(coco, 'ann.json'))}, extra_metadata=True, shuffle=False)"
+         ".rename('_meta-filename', 'name')", None),
+        (f"d = ds.ManifestDataset({mf}, shuffle=False)", None),
+        (f"d = ds.ManifestDataset({mf}, usage='eval', shuffle=False, decode=True)", None),
+        (f"d = ds.ManifestDataset({mf}, shuffle=False, class_indexing={{'cat': 7, 'dog': 2}})", None),
+        (f"d = ds.CelebADataset({cel}, shuffle=False)", None),
+        (f"d = ds.CelebADataset({cel}, usage='train', shuffle=False, decode=True)", None),
+        (f"d = ds.CelebADataset({cel}, extensions=['.png'], shuffle=False)", None),
+    ]
     return out
 
 
@@ -143,7 +179,28 @@ ERROR_FRAGMENTS = {
 
 # MindSpore 2.10's get_dataset_size() counts the files of every class folder even when
 # class_indexing names only some of them (it reports 5 here and yields 3 rows); we report the rows read.
-SIZE_BUGS = {"class_indexing={'c_cls': 0, 'b_cls': 9}": (5, 3)}
+# The same for CelebADataset with extensions: it counts every listed image (4), and yields 1.
+SIZE_BUGS = {"class_indexing={'c_cls': 0, 'b_cls': 9}": (5, 3), "extensions=['.png'], shuffle=False": (4, 1)}
+
+
+INDEXING_CASES = ["ds.VOCDataset({voc}, task='Detection')", "ds.VOCDataset({voc}, task='Detection', "
+                  "class_indexing={{'cat': 1}})", "ds.CocoDataset({images}, {ann})",
+                  "ds.CocoDataset({images}, {pan}, task='Panoptic')", "ds.ManifestDataset({mf})",
+                  "ds.ImageFolderDataset({imgs})", "ds.MnistDataset({mn})", "ds.CelebADataset({cel})"]
+
+
+def test_class_indexing_matches_mindspore(files):
+    coco = files["coco"]
+    fmt = dict(voc=repr(files["voc"]), images=repr(os.path.join(coco, "images")),
+               ann=repr(os.path.join(coco, "ann.json")), pan=repr(os.path.join(coco, "pan.json")),
+               mf=repr(files["manifest"]), imgs=repr(files["imgs"]), mn=repr(files["mnist"]),
+               cel=repr(files["celeba"]))
+    todo = [c.format(**fmt) for c in INDEXING_CASES]
+    program = "RESULT = [(lambda d: (d.get_class_indexing(), d.num_classes()))(eval(c)) for c in INPUTS]"
+    theirs = run_ms(program, todo)
+    import headrace.dataset as hds
+    ours = [(lambda d: (d.get_class_indexing(), d.num_classes()))(eval(c, {"ds": hds})) for c in todo]
+    assert ours == theirs
 
 
 def test_sources_match_mindspore(files):

@@ -352,14 +352,15 @@ class _CocoParser:
                 self._col([a.get("iscrowd", 0) for a in group]))
 
     def _panoptic(self, group: list[dict]) -> tuple:
-        return (self._boxes(group), self._col([self.get(a, "category_id") for a in group]),
-                self._col([a.get("iscrowd", 0) for a in group]), self._col([self.get(a, "area") for a in group]))
+        return (self._boxes(group), self._col([self.get(a, "category_id", "segments_info") for a in group]),
+                self._col([self.get(a, "iscrowd", "segments_info") for a in group]),
+                self._col([self.get(a, "area", "segments_info") for a in group]))
 
     def _stuff(self, group: list[dict]) -> tuple:
         polys: list[list[float]] = []
         for a in group:
             seg = self.get(a, "segmentation")
-            if a.get("iscrowd", 0):
+            if self.get(a, "iscrowd"):
                 if not isinstance(seg, dict) or "counts" not in seg:
                     raise self.fail("the attribute of 'counts' is missing")
                 if not isinstance(seg["counts"], list):
@@ -373,7 +374,7 @@ class _CocoParser:
         out = np.full((len(polys), width), -1.0, dtype=np.float32)
         for k, p in enumerate(polys):
             out[k, :len(p)] = p
-        return out, self._col([a.get("iscrowd", 0) for a in group])
+        return out, self._col([self.get(a, "iscrowd") for a in group])
 
     def _keypoint(self, group: list[dict]) -> tuple:
         points = [self.get(a, "keypoints") for a in group]
@@ -392,7 +393,8 @@ class CocoDataset(FileSourceDataset):
     Rows follow the order of ``images`` in the annotation file; images without annotations are
     skipped. Columns by task (arrays hold one row per annotation):
 
-    * Detection: ``image``, ``bbox`` (float32 (n, 4)), ``category_id``, ``iscrowd`` (uint32 (n, 1));
+    * Detection: ``image``, ``bbox`` (float32 (n, 4)), ``category_id``, ``iscrowd`` (uint32 (n, 1);
+      0 where an annotation has none);
     * Stuff: ``image``, ``segmentation`` (float32, one row per polygon or uncompressed RLE
       ``counts`` list, padded with -1), ``iscrowd``;
     * Keypoint: ``image``, ``keypoints`` (float32 (n, 51)), ``num_keypoints``;
