@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
 
 from headrace._engine import options as _options
@@ -51,11 +52,15 @@ class PipelineRun:
         self.epoch = 0
         self.step = 0
         self._started = False
+        self._res = _Resources(self._pools)
         self._build()
+        # A back-up for runs dropped without close(); it holds the resources, not the run.
+        self._finalizer = weakref.finalize(self, self._res.close)
 
     def _build(self) -> None:
         self.ctx = RunContext(self.seed, self.options, self._pools)
         self.tree: OpIter = build(self._plan, self.ctx)
+        self._res.tree = self.tree
 
     def next_row(self) -> Row:
         if self._closed:
@@ -69,7 +74,7 @@ class PipelineRun:
             self._started = True
         pf = self._prefetcher
         if pf is None and self._prefetch_size > 0:
-            pf = self._prefetcher = Prefetcher(self.tree.__next__, self._prefetch_size)
+            pf = self._prefetcher = self._res.prefetcher = Prefetcher(self.tree.__next__, self._prefetch_size)
         try:
             row = pf.get() if pf is not None else next(self.tree)
         except StopIteration:
@@ -87,6 +92,7 @@ class PipelineRun:
 
     def _end_pass(self) -> None:
         pf, self._prefetcher = self._prefetcher, None
+        self._res.prefetcher = None
         if pf is not None:
             pf.stop()
 
@@ -135,10 +141,24 @@ class PipelineRun:
             if self._closed:
                 return
             self._closed = True
-        pf, self._prefetcher = self._prefetcher, None
+        self._prefetcher = None
+        self._finalizer()
+
+
+class _Resources:
+    """What a run must release: its prefetch thread, its tree (and so its pools), idle pools."""
+
+    def __init__(self, pools: PoolRegistry) -> None:
+        self.pools = pools
+        self.tree: OpIter | None = None
+        self.prefetcher: Prefetcher | None = None
+
+    def close(self) -> None:
+        pf, self.prefetcher = self.prefetcher, None
         if pf is not None:
             pf.stop(timeout=0)  # it leaves at its next check; closing the pools below wakes it
-        self.tree.close()
-        self._pools.close_idle()
+        if self.tree is not None:
+            self.tree.close()
+        self.pools.close_idle()
         if pf is not None:
             pf.stop(timeout=5.0)

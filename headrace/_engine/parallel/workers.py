@@ -206,7 +206,7 @@ class ProcessPool:
             slot = self._task_slots[seq % n][(seq // n) % self.depth] if self.use_shm else None
             head, name, spans = self._pack(task, slot)
             try:
-                worker.task.send_bytes(pickle.dumps((seq, head, name, spans), protocol=5))
+                worker.task.send_bytes(pickle.dumps((seq, head, name, spans, False), protocol=5))
             except (OSError, ValueError):
                 self._check()
                 raise self._died(worker) from None
@@ -224,7 +224,9 @@ class ProcessPool:
             msg = self._receive(worker)
             with self._lock:
                 self._received = seq + 1
-                _, head, name, spans = msg
+                _, head, name, spans, shm_full = msg
+                if shm_full:
+                    _warn_shm_full()
                 key = (worker.index, (seq // n) % self.depth)
                 if seq in self._dropped:
                     self._dropped.discard(seq)
@@ -333,6 +335,7 @@ class ProcessPool:
             for wk in self._workers:
                 _PARENT_FDS.discard(wk.result_fd)
                 _close_conn(wk.result)
+                wk.release()
             self._reader.close()
             for slots in self._task_slots:
                 for s in slots:
@@ -378,7 +381,10 @@ class _Worker:
     def alive(self) -> bool:
         if isinstance(self.proc, subprocess.Popen):
             return self.proc.poll() is None
-        return self.proc.is_alive()
+        try:
+            return self.proc.is_alive()
+        except ValueError:  # released by close()
+            return False
 
     def exitcode(self, wait: float = 0.0) -> int | None:
         self.join(wait)
@@ -393,7 +399,18 @@ class _Worker:
             except subprocess.TimeoutExpired:
                 pass
         else:
-            self.proc.join(timeout)
+            try:
+                self.proc.join(timeout)
+            except ValueError:  # released by close()
+                pass
+
+    def release(self) -> None:
+        """Frees the process handle's own pipes (multiprocessing keeps two per child)."""
+        if not isinstance(self.proc, subprocess.Popen) and not self.proc.is_alive():
+            try:
+                self.proc.close()
+            except ValueError:  # pragma: no cover - still running after SIGKILL; the GC frees it
+                pass
 
     def signal(self, sig: int) -> None:
         try:
@@ -509,6 +526,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
     threading.Thread(target=read_tasks, name="headrace-task-reader", daemon=True).start()
     cv2_limited = "cv2" in sys.modules
     name = cfg["name"]
+    full: list[int] = []  # set when /dev/shm had no room for this result: the main process says so
     j = 0
     while True:
         with cond:
@@ -517,7 +535,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
                 if not inbox and os.getppid() != parent:
                     leave()
             data = inbox.popleft()
-        seq, head, seg, spans = pickle.loads(data)
+        seq, head, seg, spans, _ = pickle.loads(data)
         k = j % depth
         j += 1
         try:
@@ -530,14 +548,15 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
             cv2_limited = True
             limit_native_threads()
         cause = _picklable_cause(err)
+        full.clear()
         try:
-            head, seg, spans = shm.pack((rows, err, cause), slots[k] if slots else None, on_full=_warn_shm_full)
+            head, seg, spans = shm.pack((rows, err, cause), slots[k] if slots else None, on_full=lambda: full.append(1))
         except Exception as e:  # noqa: BLE001 - e.g. a function returned something unpicklable
             bad = PipelineError(name, f"a result could not be sent back from the worker process: "
                                 f"{type(e).__name__}: {e}", python_stack=format_traceback(e))
             head, seg, spans = shm.pack(([], bad, None), None)
         try:
-            results.send_bytes(pickle.dumps((seq, head, seg, spans), protocol=5))
+            results.send_bytes(pickle.dumps((seq, head, seg, spans, bool(full)), protocol=5))
         except OSError:
             leave()
 
