@@ -155,7 +155,7 @@ def machine() -> dict:
     with open("/proc/cpuinfo") as f:
         cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
     with open("/proc/meminfo") as f:
-        mem = f.readline().split(":", 1)[1].strip()
+        mem = f"{int(f.readline().split()[1]) / 2**20:.1f} GiB"
     return {"cpu": cpu, "cores": os.cpu_count(), "memory": mem, "kernel": platform.release(),
             "python": sys.version.split()[0]}
 

@@ -64,7 +64,7 @@ def table(results: list[dict], workload: str) -> str:
         note = r.get("note", "")
         if s:
             median, rng = _fmt(s["median"]), f"{_fmt(s['min'])}–{_fmt(s['max'])}"
-            first = f"{s['first_batch_s']:.3f}" if s.get("first_batch_s") is not None else "–"
+            first = f"{s['first_batch_s']:.3g}" if s.get("first_batch_s") is not None else "–"
             items = f"{s['items_per_epoch']:,}"
         else:
             median, rng, first, items = f"**{r.get('status', '?')}**", "–", "–", "–"
