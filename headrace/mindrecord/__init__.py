@@ -24,4 +24,10 @@ class MSRStatus(IntEnum):
 SUCCESS = MSRStatus.SUCCESS
 FAILED = MSRStatus.FAILED
 
-__all__ = ["FAILED", "FileReader", "FileWriter", "MSRStatus", "MindPage", "SUCCESS", "reindex"]
+# The converters return SUCCESS, so they are imported once it exists.
+from .converters import (  # noqa: E402
+    Cifar100ToMR, Cifar10ToMR, CsvToMR, FixedLenFeature, ImageNetToMR, MnistToMR, TFRecordToMR,
+)
+
+__all__ = ["Cifar100ToMR", "Cifar10ToMR", "CsvToMR", "FAILED", "FileReader", "FileWriter", "FixedLenFeature",
+           "ImageNetToMR", "MSRStatus", "MindPage", "MnistToMR", "SUCCESS", "TFRecordToMR", "reindex"]

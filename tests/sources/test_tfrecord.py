@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import headrace.dataset as ds
-from headrace.dataset._sources import _crc32c
-from headrace.dataset._sources._tfexample import ExampleError, encode_example, parse_example
+from headrace.mindrecord.converters import _crc32c
+from headrace.mindrecord.converters._tfexample import ExampleError, encode_example, parse_example
 from tests.helpers import assert_resume_equivalence, rows
 
 from .makers import write_tfrecord

@@ -1,7 +1,6 @@
 """TFRecordDataset: ``tf.train.Example`` records from TFRecord files, without TensorFlow.
 
-A TFRecord file is a sequence of records: a little-endian uint64 length, the masked CRC-32C of
-those 8 bytes, the data, and the masked CRC-32C of the data. The first read of a dataset makes
+The file format lives in ``headrace.mindrecord.converters._tfrecord``. The first read of a dataset makes
 one pass over each file to index its records (offsets only; headers are CRC-checked then), so
 rows are read by index; each record's data CRC is checked when it is read. GZIP / ZLIB
 compressed files are decompressed into memory on first use (a compressed stream cannot be
@@ -9,11 +8,8 @@ read by offset).
 """
 from __future__ import annotations
 
-import gzip
 import os
-import struct
 import threading
-import zlib
 from typing import Any, Sequence
 
 import numpy as np
@@ -21,90 +17,17 @@ import numpy as np
 from headrace._util import checks
 from headrace._util.errors import PipelineError
 from headrace.dataset._schema import ColumnSpec, Schema, load_schema_file
-from headrace.dataset._sources import _crc32c
-from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, read_bytes
-from headrace.dataset._sources._tfexample import BYTES, FLOAT, INT64, ExampleError, parse_example
+from headrace.dataset._sources._files import NO_DATA, RowFilesDataset
+from headrace.mindrecord.converters._tfexample import BYTES, FLOAT, INT64, ExampleError, parse_example
+from headrace.mindrecord.converters._tfrecord import (
+    TFRecordError, check_compression, decompress, read_record, scan_records, write_tfrecord,
+)
 
-__all__ = ["TFRecordDataset", "TFRecordSource", "scan_records"]
+__all__ = ["TFRecordDataset", "TFRecordSource", "write_tfrecord"]
 
 _OP = "TFRecordDataset"
-_HEADER = 12
-_COMPRESSIONS = ("", "ZLIB", "GZIP")
 _KIND_TYPE = {INT64: "int64", FLOAT: "float32", BYTES: "uint8"}
 _KIND_NAME = {INT64: "int64", FLOAT: "float32", BYTES: "string"}
-
-
-class TFRecordError(PipelineError):
-    """A damaged TFRecord file: names the file and the record."""
-
-    def __init__(self, path: str, record: int | None, detail: str) -> None:
-        where = f", record {record}" if record is not None else ""
-        super().__init__(_OP, f"Invalid TFRecord file{where}: {detail}", file=path)
-
-
-def scan_records(data: bytes | memoryview | None, path: str) -> tuple[np.ndarray, np.ndarray]:
-    """(data offsets, data lengths) of the records in a TFRecord file, headers CRC-checked.
-
-    Reads ``data`` (a decompressed file in memory) or, when None, the file at ``path``.
-    Raises TFRecordError naming the file and the first damaged record.
-    """
-    offsets: list[int] = []
-    lengths: list[int] = []
-    heads = bytearray()
-    if data is None:
-        size = os.path.getsize(path)
-        with open(path, "rb", buffering=1 << 16) as f:
-            pos = 0
-            while pos < size:
-                head = f.read(_HEADER)
-                if len(head) < _HEADER:
-                    raise TFRecordError(path, len(offsets), f"the file ends inside a record header at offset {pos}.")
-                length = struct.unpack_from("<Q", head)[0]
-                heads += head
-                offsets.append(pos + _HEADER)
-                lengths.append(length)
-                pos += _HEADER + length + 4
-                if pos > size:
-                    break
-                f.seek(pos)
-    else:
-        size = len(data)
-        pos = 0
-        while pos < size:
-            if pos + _HEADER > size:
-                raise TFRecordError(path, len(offsets), f"the file ends inside a record header at offset {pos}.")
-            head = bytes(data[pos:pos + _HEADER])
-            length = struct.unpack_from("<Q", head)[0]
-            heads += head
-            offsets.append(pos + _HEADER)
-            lengths.append(length)
-            pos += _HEADER + length + 4
-    if heads:
-        table = np.frombuffer(bytes(heads), dtype=np.uint8).reshape(-1, _HEADER)
-        want = table[:, 8:].copy().view("<u4").ravel()
-        got = _crc32c.mask_many(_crc32c.crc32c_many(table[:, :8]))
-        bad = np.flatnonzero(got != want)
-        if bad.size:
-            k = int(bad[0])
-            raise TFRecordError(path, k, f"the CRC of the length field (offset {offsets[k] - _HEADER}) does not "
-                                         "match; the file is damaged or not a TFRecord file.")
-    if pos > size:
-        k = len(offsets) - 1
-        raise TFRecordError(path, k, f"the file ends inside the record's data (it needs {lengths[k] + 4} bytes "
-                                     f"from offset {offsets[k]}, the file has {size}); the file is truncated.")
-    return np.asarray(offsets, dtype=np.int64), np.asarray(lengths, dtype=np.int64)
-
-
-def _decompress(path: str, compression: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise TFRecordError(path, None, f"cannot be opened: {e.strerror or e}.") from e
-    try:
-        return gzip.decompress(raw) if compression == "GZIP" else zlib.decompress(raw)
-    except (OSError, EOFError, zlib.error) as e:
-        raise TFRecordError(path, None, f"{compression} decompression failed: {e}.") from e
 
 
 def _shape_of(spec: ColumnSpec, count: int) -> tuple[int, ...] | None:
@@ -161,7 +84,7 @@ class TFRecordSource:
             with self._lock:
                 data = self._data.get(k)
                 if data is None:
-                    data = self._data[k] = _decompress(self.files[k], self.compression)
+                    data = self._data[k] = decompress(self.files[k], self.compression)
         return data
 
     def _ensure_index(self) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -196,23 +119,7 @@ class TFRecordSource:
     def record(self, k: int, j: int) -> bytes:
         """The data of record ``j`` of file ``k``, CRC-checked."""
         offsets, lengths = self._ensure_index()[k]
-        off, length = int(offsets[j]), int(lengths[j])
-        path = self.files[k]
-        data = self._file_data(k)
-        if data is None:
-            try:
-                blob = read_bytes(path, off, length + 4)
-            except OSError as e:
-                raise TFRecordError(path, j, f"cannot be read: {e.strerror or e}.") from e
-        else:
-            blob = data[off:off + length + 4]
-        if len(blob) != length + 4:
-            raise TFRecordError(path, j, "the file is shorter than when it was indexed; it changed or was truncated.")
-        body = blob[:length]
-        if _crc32c.masked_crc32c(body) != struct.unpack_from("<I", blob, length)[0]:
-            raise TFRecordError(path, j, f"the CRC of the record's data (offset {off}, {length} bytes) does not "
-                                         "match; the file is damaged.")
-        return body
+        return read_record(self.files[k], self._file_data(k), int(offsets[j]), int(lengths[j]), j)
 
     def example(self, k: int, j: int) -> dict:
         body = self.record(k, j)
@@ -265,15 +172,6 @@ class TFRecordSource:
                                       f"but the predefined type: {spec.type}")
 
 
-def _check_compression(value: Any) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str) or value not in _COMPRESSIONS:
-        raise ValueError(f"Input compression_type can only be either '' (no compression), 'ZLIB', or 'GZIP', "
-                         f"but got '{value}'.")
-    return value
-
-
 class TFRecordDataset(RowFilesDataset):
     """Rows from TFRecord files of ``tf.train.Example`` records.
 
@@ -323,7 +221,7 @@ class TFRecordDataset(RowFilesDataset):
             checks.check_type(columns_list, list, "columns_list")
             columns_list = checks.check_columns(columns_list, "columns_list") if columns_list else None
         self.shard_equal_rows = checks.check_bool(shard_equal_rows, "shard_equal_rows")
-        self.compression_type = _check_compression(compression_type)
+        self.compression_type = check_compression(compression_type)
         self.columns_list = columns_list
         self.schema = schema
         self._schema_specs, self._schema_rows = self._read_schema(schema)
@@ -384,26 +282,3 @@ class TFRecordDataset(RowFilesDataset):
 
     def _no_data_detail(self) -> str:
         return NO_DATA.format(op=_OP, what="tfrecord files", path=self.dataset_files)
-
-
-def write_tfrecord(path: str, rows: Sequence[dict], compression_type: str = "") -> None:
-    """Writes ``rows`` (each ``{name: (kind, values)}``, kinds "int64", "float", "bytes") as a
-    TFRecord file of tf.train.Example records, optionally GZIP or ZLIB compressed.
-
-    A small writer for tests, examples and tools; it checks nothing beyond the encodings.
-    """
-    from headrace.dataset._sources._tfexample import encode_example  # noqa: PLC0415
-    out = bytearray()
-    for row in rows:
-        data = encode_example(row)
-        head = struct.pack("<Q", len(data))
-        out += head + struct.pack("<I", _crc32c.masked_crc32c(head)) + data + \
-            struct.pack("<I", _crc32c.masked_crc32c(data))
-    compression = _check_compression(compression_type)
-    blob = bytes(out)
-    if compression == "GZIP":
-        blob = gzip.compress(blob)
-    elif compression == "ZLIB":
-        blob = zlib.compress(blob)
-    with open(path, "wb") as f:
-        f.write(blob)
