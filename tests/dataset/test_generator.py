@@ -188,3 +188,14 @@ def test_pk_sampler_without_labels_says_what_to_do():
     d = ds.GeneratorDataset(RandomAccess(6), ["x", "y"], sampler=ds.PKSampler(1))
     with pytest.raises(Exception, match="labels"):
         rows(d)
+
+
+def test_schema_names_columns_and_casts_to_its_types():
+    import headrace.common.dtype as mstype
+    schema = ds.Schema()
+    schema.add_column("a", de_type=mstype.int32)
+    schema.add_column("b", de_type=mstype.float32, shape=[2])
+    d = ds.GeneratorDataset(lambda: ((np.array(1), np.array([1, 2])) for _ in range(2)), schema=schema)
+    assert d.get_col_names() == ["a", "b"]
+    row = next(iter(d.create_tuple_iterator(output_numpy=True)))
+    assert (row[0].dtype, row[1].dtype) == (np.int32, np.float32) and row[1].tolist() == [1.0, 2.0]

@@ -124,7 +124,8 @@ class GeneratorDataset(MappableDataset):
         source (Union[Callable, Iterable, Random Accessible]): the data.
         column_names (Union[str, list[str]], optional): column names. Default: None.
         column_types (list, optional): dtype per column (NumPy dtypes, names or mstype). Default: None.
-        schema (Schema, optional): column names (and types) as a Schema. Default: None.
+        schema (Schema, optional): column names and types as a Schema; rows are cast to the types
+            (MindSpore raises on a type mismatch instead). Default: None.
         num_samples (int, optional): rows to read. Default: None, all.
         num_parallel_workers (int, optional): readers for random-access sources. Default: 1.
         shuffle (bool, optional): shuffle a random-access source. Default: None (shuffle).
@@ -153,6 +154,8 @@ class GeneratorDataset(MappableDataset):
             raise ValueError("Neither columns_names nor schema are provided.")
         if column_names is None:
             column_names = _schema_columns(schema)
+        if schema is not None and column_types is None:
+            column_types = _schema_types(schema)  # headrace casts to the schema's types
         names = checks.check_columns(column_names, "column_names", allow_none=False)
         self.source = source
         self.column_names = names
@@ -211,6 +214,14 @@ class GeneratorDataset(MappableDataset):
             return np.asarray([src.get_label(i) for i in range(len(src))], dtype=np.int64)
         raise ValueError("PKSampler needs the class of each row: give the GeneratorDataset source a `labels` "
                          "sequence or a `get_label(index)` method.")
+
+
+def _schema_types(schema: Any) -> list[np.dtype] | None:
+    columns = getattr(schema, "columns", None)
+    if not columns or not all(hasattr(c, "dtype") for c in columns):
+        return None
+    types = [c.dtype for c in columns]
+    return None if any(t.kind == "U" for t in types) else types
 
 
 def _schema_columns(schema: Any) -> list[str]:
