@@ -15,6 +15,7 @@ import numpy as np
 from headrace._util import checks
 from headrace._util.errors import PipelineError
 from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, read_bytes
+from headrace.dataset.samplers import Shuffle
 
 __all__ = ["CSVDataset", "TextFileDataset", "index_lines"]
 
@@ -224,8 +225,8 @@ class TextFileDataset(RowFilesDataset):
         ['first line', 'second line']
     """
 
-    def __init__(self, dataset_files, num_samples=None, num_parallel_workers=None, shuffle=None, num_shards=None,
-                 shard_id=None, cache=None):
+    def __init__(self, dataset_files, num_samples=None, num_parallel_workers=None, shuffle=Shuffle.GLOBAL,
+                 num_shards=None, shard_id=None, cache=None):
         super().__init__(dataset_files, num_samples, num_parallel_workers, True if shuffle is None else shuffle,
                          num_shards, shard_id, cache)
 
@@ -463,7 +464,7 @@ class CSVDataset(RowFilesDataset):
     """
 
     def __init__(self, dataset_files, field_delim=',', column_defaults=None, column_names=None, num_samples=None,
-                 num_parallel_workers=None, shuffle=None, num_shards=None, shard_id=None, cache=None):
+                 num_parallel_workers=None, shuffle=Shuffle.GLOBAL, num_shards=None, shard_id=None, cache=None):
         checks.check_type(field_delim, str, "field_delim")
         if len(field_delim) != 1 or field_delim in '"\r\n':
             raise ValueError(f"field_delim must be one character other than '\"', '\\r' and '\\n', but got "

@@ -18,6 +18,7 @@ from headrace._util import checks
 from headrace._util.errors import PipelineError
 from headrace.dataset._schema import ColumnSpec, Schema, load_schema_file
 from headrace.dataset._sources._files import NO_DATA, RowFilesDataset
+from headrace.dataset.samplers import Shuffle
 from headrace.mindrecord.converters._tfexample import BYTES, FLOAT, INT64, ExampleError, parse_example
 from headrace.mindrecord.converters._tfrecord import (
     TFRecordError, check_compression, decompress, read_record, scan_records, write_tfrecord,
@@ -212,7 +213,7 @@ class TFRecordDataset(RowFilesDataset):
     """
 
     def __init__(self, dataset_files, schema=None, columns_list=None, num_samples=None, num_parallel_workers=None,
-                 shuffle=None, num_shards=None, shard_id=None, shard_equal_rows=False, cache=None,
+                 shuffle=Shuffle.GLOBAL, num_shards=None, shard_id=None, shard_equal_rows=False, cache=None,
                  compression_type=None):
         if schema is not None and not isinstance(schema, (str, os.PathLike, Schema)):
             raise TypeError(f"Argument schema with value {schema!r} is not of type [str, Schema], "
