@@ -267,3 +267,59 @@ def test_padded_and_synthetic_sources_match_mindspore():
     exec(_STRUCTURE, scope)
     for case, ours, want in zip(STRUCTURE_CASES, scope["RESULT"], structures):
         assert ours == want, case
+
+
+# Constructor calls whose argument checks must fail the same way: {d} is an empty folder, {f} an
+# empty file. MindSpore accepts the last two and fails only when iterating; headrace refuses them at
+# construction (ValueError).
+ARGUMENT_CASES = [
+    "ds.ImageFolderDataset({d}, num_samples=-1)", "ds.ImageFolderDataset({d}, num_samples='3')",
+    "ds.ImageFolderDataset({d}, num_parallel_workers=0)", "ds.ImageFolderDataset({d}, shuffle=1)",
+    "ds.ImageFolderDataset({d}, extensions='.jpg')", "ds.ImageFolderDataset({d}, num_shards=2, shard_id=5)",
+    "ds.ImageFolderDataset({d}, shard_id=1)", "ds.ImageFolderDataset({d}, decode=1)",
+    "ds.ImageFolderDataset({d}, sampler=ds.SequentialSampler(), num_samples=2)", "ds.ImageFolderDataset(5)",
+    "ds.MnistDataset({d}, usage='x')", "ds.MnistDataset({d}, usage=5)", "ds.Cifar10Dataset({d} + '/nope')",
+    "ds.Cifar100Dataset({d}, usage='valid')", "ds.CSVDataset({f}, field_delim=';;')",
+    "ds.CSVDataset({f}, column_defaults=[[1]])", "ds.CSVDataset({f}, shuffle='x')",
+    "ds.CSVDataset({f}, num_shards=2)", "ds.TextFileDataset([])", "ds.TextFileDataset({d} + '/none.txt')",
+    "ds.TFRecordDataset({f}, compression_type='LZ4')", "ds.TFRecordDataset({f}, shard_equal_rows=1)",
+    "ds.TFRecordDataset({f}, columns_list='a')", "ds.VOCDataset({d}, task='Bad')", "ds.VOCDataset({d}, usage='nope')",
+    "ds.CocoDataset({d}, {d} + '/none.json')", "ds.CocoDataset({d}, {f}, task='Bad')",
+    "ds.ManifestDataset({d} + '/none.manifest')", "ds.CelebADataset({d}, usage='bad')",
+    "ds.FakeImageDataset(num_images=0)", "ds.FakeImageDataset(image_size=(2, 3))", "ds.PaddedDataset([])",
+    "ds.PaddedDataset([1])", "ds.PaddedDataset({{'a': 1}})",
+]
+EARLY = ["ds.TFRecordDataset({f}, columns_list=['a', 'a'])", "ds.RandomDataset(total_rows=-1)"]
+
+
+def _error_kinds(module, calls):
+    out = []
+    for call in calls:
+        try:
+            eval(call, {"ds": module})
+            out.append("OK")
+        except Exception as e:  # noqa: BLE001 - the kind of failure is the result
+            out.append(type(e).__name__)
+    return out
+
+
+def test_argument_errors_match_mindspore(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "f.csv").write_text("")
+    fmt = dict(d=repr(str(tmp_path / "d")), f=repr(str(tmp_path / "f.csv")))
+    calls = [c.format(**fmt) for c in ARGUMENT_CASES + EARLY]
+    theirs = run_ms("""
+out = []
+for call in INPUTS:
+    try:
+        eval(call)
+        out.append("OK")
+    except Exception as e:
+        out.append(type(e).__name__)
+RESULT = out
+""", calls)
+    import headrace.dataset as hds
+    ours = _error_kinds(hds, calls)
+    n = len(ARGUMENT_CASES)
+    assert list(zip(calls[:n], ours[:n])) == list(zip(calls[:n], theirs[:n]))
+    assert theirs[n:] == ["OK", "OK"] and ours[n:] == ["ValueError", "ValueError"]
