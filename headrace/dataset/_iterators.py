@@ -36,6 +36,9 @@ class Iterator:
         self._col_names = dataset.get_col_names()
         self._select = None
         columns = check_columns(columns, "columns")
+        if columns is None and any(c.startswith("_meta-") for c in self._col_names):
+            # MindSpore keeps "_meta-" columns (file names and such) out of iterators unless renamed
+            columns = [c for c in self._col_names if not c.startswith("_meta-")]
         if columns is not None:
             missing = [c for c in columns if c not in self._col_names]
             if missing:

@@ -77,3 +77,13 @@ def test_stop_is_idempotent_and_ends_reading():
     it.stop()
     with pytest.raises(RuntimeError, match="stopped"):
         next(it)
+
+
+def test_meta_columns_are_hidden_unless_renamed():
+    d = ds.NumpySlicesDataset({"a": [1, 2], "_meta-filename": ["x", "y"]}, shuffle=False)
+    assert d.get_col_names() == ["a", "_meta-filename"]
+    assert [list(r) for r in d.create_dict_iterator(output_numpy=True)] == [["a"], ["a"]]
+    renamed = d.rename("_meta-filename", "filename")
+    assert [sorted(r) for r in renamed.create_dict_iterator(output_numpy=True)] == [["a", "filename"]] * 2
+    it = d.create_tuple_iterator(columns=["_meta-filename"], output_numpy=True)  # asked for by name: given
+    assert [r[0].item() for r in it] == ["x", "y"]

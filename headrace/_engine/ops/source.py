@@ -122,8 +122,8 @@ class StreamIter(OpIter):
             except StopIteration:
                 self._it = None
                 raise
-            except PipelineError as e:
-                raise e.with_location(None, self._seen) from e.__cause__
+            except PipelineError:
+                raise  # a source's own error carries its own location (or none, e.g. "no data")
             except Exception as e:
                 raise user_error(self.name, e, index=self._seen) from e
             self._seen += 1

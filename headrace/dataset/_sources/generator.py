@@ -79,7 +79,11 @@ class UserStream:
         it = iter(obj) if _is_iterable(obj) else iter(obj())
         n = 0
         for value in it:
-            yield self._convert(value)
+            try:
+                row = self._convert(value)
+            except PipelineError as e:
+                raise e.with_location(None, n) from e.__cause__
+            yield row
             n += 1
         if self.expected is not None and n != self.expected:
             msg = (f"The actual amount of data read from generator {n} is different from generator.len "
