@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - non-POSIX platforms use the pipe trans
 SHM_DIR = "/dev/shm"
 ALIGN = 64
 MIN_SEGMENT = 1 << 16
-THRESHOLD = 1 << 15  # buffers smaller than this travel in band (a memcpy through the pipe is cheaper)
+THRESHOLD = 1 << 12  # smaller buffers travel in band, through the pipe (not worth a slot)
 
 
 class ShmFull(OSError):

@@ -41,7 +41,7 @@ from headrace._util.types import Row
 
 INLINE, THREADS, PROCESSES = "inline", "threads", "processes"
 CHUNK = {INLINE: 16, THREADS: 16, PROCESSES: 64}   # rows per task when no batch tops the stage
-DEPTH = {THREADS: 2, PROCESSES: 2}                  # tasks in flight per worker
+DEPTH = {THREADS: 2}  # tasks in flight per thread worker (process pools adapt theirs to the result size)
 
 
 class StageProgram:
@@ -282,7 +282,7 @@ class StageIter(OpIter):
     def _make_pool(self) -> Any:
         if self.mode == PROCESSES:
             from headrace._engine.parallel.workers import ProcessPool  # noqa: PLC0415 - heavy, rarely needed
-            return ProcessPool(self.program, self.workers, self.name, self.ctx.options, depth=DEPTH[PROCESSES])
+            return ProcessPool(self.program, self.workers, self.name, self.ctx.options)
         if self.mode == THREADS:
             return ThreadPool(self.program.run, self.workers, "headrace-stage",
                               capacity=self.workers * DEPTH[THREADS])

@@ -23,9 +23,11 @@ Invariants:
 
 1. Order. Task ``seq`` goes to worker ``seq % n``; results are read in ``seq`` order, so output
    order is input order. A discarded task (reset, skip) is still read, and dropped.
-2. Flow control. At most ``depth`` tasks per worker are in flight (``capacity = n * depth``), so
-   worker w's j-th task may use slot ``j % depth`` in both directions: task j is sent only after
-   result ``j - depth`` was read and copied out, i.e. after that slot was last used.
+2. Flow control. At most ``depth`` tasks per worker are in flight (``capacity = n * depth``;
+   ``depth`` adapts to the result size: 2 for big batches, up to 16 for small ones, about
+   ``DEPTH_BYTES`` per worker). Each task carries the index of a slot that is free in both
+   directions (the main process picks the lowest free one and frees it when the result has been
+   copied out), so a worker never uses more slots than tasks it has in flight.
 3. Payloads. Buffers of at least ``shm.THRESHOLD`` bytes go to the sender's slot; everything else
    and the slot's name go through the pipe. The receiver copies out at once and unlinks a name
    the first time it maps it, so ``/dev/shm`` holds names only between creation and first read.
@@ -81,8 +83,11 @@ THREAD_ENV = {
 }
 JOIN_TIMEOUT = 2.0
 MIN_FREE_SHM = 64 << 20  # below this, start with the pipe transport and say so
+PIPE_SIZE = 1 << 20
+MAX_DEPTH = 16           # tasks in flight per worker, at most
+DEPTH_BYTES = 32 << 20   # results in flight per worker, roughly (small results: deeper queues)
 
-_FORK_LOCK = threading.Lock()
+_FORK_LOCK = threading.RLock()
 _PARENT_FDS: set[int] = set()  # our ends of every live pool's pipes; a forked child closes them
 _LIVE: "weakref.WeakSet[ProcessPool]" = weakref.WeakSet()
 _POOL_IDS = itertools.count()
@@ -104,12 +109,12 @@ def _close_all_at_exit() -> None:
 class ProcessPool:
     """``num_workers`` processes running ``program.run(task)``; results in submission order."""
 
-    def __init__(self, program: Any, num_workers: int, name: str, options: Any, depth: int = 2) -> None:
+    def __init__(self, program: Any, num_workers: int, name: str, options: Any, depth: int | None = None) -> None:
         global _atexit_done
         self.name = name
         self.num_workers = num_workers
-        self.depth = depth
-        self.capacity = num_workers * depth
+        self._fixed_depth = depth  # None: adapt to the result size
+        self._avg_bytes = 0.0
         self._closed = False
         self._broken: PipelineError | None = None
         self._lock = threading.RLock()  # guards pipe use against a concurrent close()
@@ -124,8 +129,10 @@ class ProcessPool:
         self.start_method = method
         self.use_shm = bool(getattr(options, "enable_shared_mem", True)) and self._shm_usable()
         self._reader = shm.Reader()
-        self._task_slots = [[shm.Slot(f"{self._prefix}w{w}t{k}") for k in range(depth)]
+        self._task_slots = [[shm.Slot(f"{self._prefix}w{w}t{k}") for k in range(MAX_DEPTH)]
                             for w in range(num_workers)]
+        self._free = [list(range(MAX_DEPTH)) for _ in range(num_workers)]  # slot indices per worker
+        self._slot_of: dict[int, int] = {}
         self._blob_path: str | None = None
         self._workers: list[_Worker] = []
         blob = dumps_program(program, name) if method == "spawn" else None
@@ -154,20 +161,26 @@ class ProcessPool:
         return True
 
     def _start(self, program: Any, blob: bytes | None) -> None:
-        cfg = dict(prefix=self._prefix, depth=self.depth, use_shm=self.use_shm, parent_pid=os.getpid(),
+        cfg = dict(prefix=self._prefix, use_shm=self.use_shm, parent_pid=os.getpid(),
                    pdeathsig=threading.current_thread() is threading.main_thread(), name=self.name)
         if blob is not None:
             fd, self._blob_path = tempfile.mkstemp(prefix=self._prefix + "init",
                                                    dir=shm.SHM_DIR if os.access(shm.SHM_DIR, os.W_OK) else None)
             with os.fdopen(fd, "wb") as f:
                 f.write(blob)
-        for w in range(self.num_workers):  # starting is cheap; workers boot concurrently
-            self._workers.append(self._start_one(w, program, dict(cfg, index=w)))
+            for w in range(self.num_workers):  # Popen returns at once; the workers boot concurrently
+                self._workers.append(self._start_one(w, program, dict(cfg, index=w)))
+            return
+        with _FORK_LOCK:
+            for w in range(self.num_workers):
+                self._workers.append(self._start_one(w, program, dict(cfg, index=w)))
 
     def _start_one(self, w: int, program: Any, cfg: dict) -> "_Worker":
         with _FORK_LOCK:
             task_r, task_w = os.pipe()
             res_r, res_w = os.pipe()
+            _grow_pipe(task_w)
+            _grow_pipe(res_w)
             _PARENT_FDS.update((task_w, res_r))
             try:
                 if self.start_method == "fork":
@@ -197,19 +210,36 @@ class ProcessPool:
     def pending(self) -> int:
         return self._submitted - self._received - len(self._dropped)
 
+    @property
+    def depth(self) -> int:
+        """Tasks in flight per worker: about DEPTH_BYTES of results, between 2 and MAX_DEPTH."""
+        if self._fixed_depth is not None:
+            return self._fixed_depth
+        if not self._avg_bytes:
+            return 2
+        return max(2, min(MAX_DEPTH, int(DEPTH_BYTES // self._avg_bytes)))
+
+    @property
+    def capacity(self) -> int:
+        return self.num_workers * self.depth
+
     def submit(self, task: Any) -> None:
         with self._lock:
             self._check()
             seq = self._submitted
             n = self.num_workers
             worker = self._workers[seq % n]
-            slot = self._task_slots[seq % n][(seq // n) % self.depth] if self.use_shm else None
+            free = self._free[seq % n]
+            k = min(free)
+            slot = self._task_slots[seq % n][k] if self.use_shm else None
             head, name, spans = self._pack(task, slot)
             try:
-                worker.task.send_bytes(pickle.dumps((seq, head, name, spans, False), protocol=5))
+                worker.task.send_bytes(pickle.dumps((seq, k, head, name, spans), protocol=5))
             except (OSError, ValueError):
                 self._check()
                 raise self._died(worker) from None
+            free.remove(k)
+            self._slot_of[seq] = k
             self._submitted = seq + 1
 
     def get(self) -> Any:
@@ -227,13 +257,18 @@ class ProcessPool:
                 _, head, name, spans, shm_full = msg
                 if shm_full:
                     _warn_shm_full()
-                key = (worker.index, (seq // n) % self.depth)
+                k = self._slot_of.pop(seq)
+                key = (worker.index, k)
+                size = len(head) + sum(nbytes for _, nbytes in spans)
+                self._avg_bytes = size if not self._avg_bytes else 0.8 * self._avg_bytes + 0.2 * size
                 if seq in self._dropped:
                     self._dropped.discard(seq)
                     if name is not None:
                         self._reader.get(key, name)  # map (and unlink) it; the data is not wanted
+                    self._free[worker.index].append(k)
                     continue
                 rows, err, cause = shm.unpack(head, name, spans, self._reader, key)
+                self._free[worker.index].append(k)  # copied out: the slot may carry the next task
             if err is not None:
                 if cause is not None:
                     err.__cause__ = cause
@@ -354,6 +389,16 @@ class ProcessPool:
         return [wk.pid for wk in self._workers]
 
 
+def _grow_pipe(fd: int) -> None:
+    """A 1 MiB pipe (Linux's default is 64 KiB): results queue up in the pipe instead of
+    blocking a worker while the main process is busy."""
+    try:
+        import fcntl  # noqa: PLC0415 - POSIX only
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_SIZE)
+    except (ImportError, OSError):
+        pass
+
+
 def _close_conn(conn: mpc.Connection) -> None:
     try:
         conn.close()
@@ -464,7 +509,7 @@ def _fork_main(program: Any, cfg: dict, task_fd: int, res_fd: int, parent_fds: f
         except OSError:
             pass
     # This process starts with no pools of its own (the lock was copied while held by the parent).
-    _FORK_LOCK = threading.Lock()
+    _FORK_LOCK = threading.RLock()
     _PARENT_FDS.clear()
     _LIVE = weakref.WeakSet()
     _worker_main(program, cfg, mpc.Connection(task_fd, writable=False), mpc.Connection(res_fd, readable=False))
@@ -494,8 +539,8 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
     if os.getppid() != parent:
         os._exit(0)
     limit_native_threads()
-    depth, index = cfg["depth"], cfg["index"]
-    slots = [shm.Slot(f"{cfg['prefix']}w{index}r{k}") for k in range(depth)] if cfg["use_shm"] else None
+    index = cfg["index"]
+    slots = [shm.Slot(f"{cfg['prefix']}w{index}r{k}") for k in range(MAX_DEPTH)] if cfg["use_shm"] else None
     reader = shm.Reader()
     inbox: collections.deque = collections.deque()
     cond = threading.Condition()
@@ -527,7 +572,6 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
     cv2_limited = "cv2" in sys.modules
     name = cfg["name"]
     full: list[int] = []  # set when /dev/shm had no room for this result: the main process says so
-    j = 0
     while True:
         with cond:
             while not inbox:
@@ -535,9 +579,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
                 if not inbox and os.getppid() != parent:
                     leave()
             data = inbox.popleft()
-        seq, head, seg, spans, _ = pickle.loads(data)
-        k = j % depth
-        j += 1
+        seq, k, head, seg, spans = pickle.loads(data)
         try:
             task = shm.unpack(head, seg, spans, reader, k)
             rows, err = program.run(task)
@@ -591,10 +633,12 @@ def _set_pdeathsig() -> None:
 
 
 def limit_native_threads() -> None:
-    """One thread per native pool inside a worker (OpenCV, BLAS/OpenMP, numba).
+    """One thread per native pool inside a worker: OpenCV, numba, BLAS and OpenMP.
 
-    Environment variables cover libraries loaded from now on; the setters cover those a forked
-    worker inherited already loaded.
+    Environment variables cover libraries loaded from now on (all of them, in a spawned worker).
+    Libraries a forked worker inherited already loaded are told directly. For OpenBLAS that means
+    writing its thread-count variables: a fork left it without threads, and its setter would
+    start (and spin) a pool of all cores just to shrink it.
     """
     os.environ.update(THREAD_ENV)
     cv2 = sys.modules.get("cv2")
@@ -614,10 +658,13 @@ def limit_native_threads() -> None:
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        for sym in ("openblas_set_num_threads", "openblas_set_num_threads64_",
-                    "scipy_openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
-                    "omp_set_num_threads", "MKL_Set_Num_Threads", "bli_thread_set_num_threads"):
-            fn = getattr(lib, sym, None)
+        for var in ("blas_cpu_number", "blas_num_threads"):  # OpenBLAS (no setter: see above)
+            try:
+                ctypes.c_int.in_dll(lib, var).value = 1
+            except ValueError:
+                pass
+        for sym in ("omp_set_num_threads", "MKL_Set_Num_Threads", "bli_thread_set_num_threads"):
+            fn = getattr(lib, sym, None)  # these only set a number; no threads start
             if fn is not None:
                 try:
                     fn(1)
