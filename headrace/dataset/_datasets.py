@@ -765,7 +765,31 @@ class ConcatDataset(Dataset):
             if p.columns != cols:
                 raise ValueError(f"Invalid data, the column names of the datasets to concat differ: "
                                  f"{list(cols)} and {list(p.columns)}.")
-        return P.ConcatNode(plans, cols)
+        sampler = self.__dict__.get("_sampler")
+        if sampler is None:
+            return P.ConcatNode(plans, cols)
+        from headrace.dataset._concat_sampling import concat_source  # noqa: PLC0415
+        src = concat_source(self.children, plans)
+        return P.RandomAccessNode((), cols, src, sampler.plan(), "ConcatDataset", 1)
+
+    def use_sampler(self, sampler):
+        """Reads the concatenation through a ``DistributedSampler(shuffle=False)`` (in place).
+
+        The rows of the children, one after another, form one index space that the sampler
+        shards: MindSpore's way to give every shard the same number of rows (pad with a
+        ``PaddedDataset``). Every child must be read by index and not shuffled.
+        """
+        from headrace.dataset.samplers import DistributedSampler  # noqa: PLC0415
+        if not isinstance(sampler, DistributedSampler):
+            raise TypeError("The parameter sampler of ConcatDataset.use_sampler must be a DistributedSampler.")
+        if sampler.is_shuffled():
+            raise ValueError("The parameter shuffle of DistributedSampler must be False!")
+        self.__dict__["_sampler"] = sampler
+        for cached in ("_plan_node", "_counted_size", "_first"):
+            self.__dict__.pop(cached, None)
+
+    def is_sharded(self):
+        return self.__dict__.get("_sampler") is not None or super().is_sharded()
 
 
 class FlatMapDataset(Dataset):

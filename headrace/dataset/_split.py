@@ -52,7 +52,7 @@ def split_dataset(dataset: Any, sizes: Any, randomize: bool) -> list[Any]:
     order = random_order(total, rng.new_seed() if seed is None else seed)
     out, start = [], 0
     for n in counts:
-        out.append(dataset.use_sampler(SubsetSampler(order[start:start + n].tolist())))
+        out.append(dataset._with_sampler(SubsetSampler(order[start:start + n].tolist())))
         start += n
     return out
 

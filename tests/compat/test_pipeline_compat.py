@@ -81,6 +81,11 @@ CASES = {
                  "lambda x: ds.NumpySlicesDataset(x, shuffle=False))", None),
     "split_consecutive": ("d = ds.NumpySlicesDataset(list(range(10)), shuffle=False).split([0.7, 0.3], randomize=False)[1]", None),
     "split_random": ("d = ds.NumpySlicesDataset(list(range(10)), shuffle=False).split([0.7, 0.3])[0]", 1),
+    "concat_distributed": ("d = ds.NumpySlicesDataset([0, 1, 2, 3, 4], shuffle=False) + "
+                           "ds.NumpySlicesDataset([10, 11, 12], shuffle=False)\n"
+                           "d.use_sampler(ds.DistributedSampler(2, 0, shuffle=False))", None),
+    "use_sampler_in_place": ("d = ds.NumpySlicesDataset(list(range(6)), shuffle=False)\n"
+                             "d.use_sampler(ds.SubsetSampler([4, 1]))", None),
     "take_all": ("d = ds.NumpySlicesDataset(list(range(3)), shuffle=False).take(-1)", None),
 }
 

@@ -107,3 +107,31 @@ def test_info_methods():
     assert ten().repeat(3).get_repeat_count() == 3 and ten().get_repeat_count() == 1
     assert ten().get_class_indexing() == {} and ten().num_classes() is None
     assert len(ten().batch(3)) == 4
+
+
+def test_concat_use_sampler_shards_the_joined_rows():
+    a = ds.NumpySlicesDataset([0, 1, 2, 3, 4], shuffle=False)
+    b = ds.NumpySlicesDataset([10, 11, 12], shuffle=False)
+    shards = []
+    for s in range(2):
+        c = a + b
+        assert c.use_sampler(ds.DistributedSampler(2, s, shuffle=False)) is None
+        shards.append(flat(c))
+        assert c.get_dataset_size() == 4 and c.is_sharded()
+    assert shards == [[0, 2, 4, 11], [1, 3, 10, 12]]  # [0, 2, 4, 11] is MindSpore's shard 0
+    with pytest.raises(ValueError, match="The parameter shuffle of DistributedSampler must be False!"):
+        (a + b).use_sampler(ds.DistributedSampler(2, 0, shuffle=True))
+    with pytest.raises(TypeError, match="must be a DistributedSampler"):
+        (a + b).use_sampler(ds.RandomSampler())
+    with pytest.raises(ValueError, match="unshuffled children"):
+        c = ds.NumpySlicesDataset([1, 2]) + b
+        c.use_sampler(ds.DistributedSampler(2, 0, shuffle=False))
+        c.get_col_names()
+
+
+def test_use_sampler_changes_the_dataset_in_place():
+    d = ds.NumpySlicesDataset(list(range(6)), shuffle=False)
+    assert d.use_sampler(ds.SubsetSampler([4, 1])) is None
+    assert flat(d) == [4, 1]
+    d.add_sampler(ds.SequentialSampler(num_samples=1))
+    assert flat(d) == [4]

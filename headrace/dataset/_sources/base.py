@@ -67,24 +67,31 @@ class MappableDataset(SourceDataset):
                                   self._source_name(), self._workers, self._labels)
 
     def use_sampler(self, new_sampler):
-        """A copy of this dataset reading through ``new_sampler`` (MindSpore: replaces the sampler)."""
-        return self._with_sampler(new_sampler)
+        """Makes this dataset read through ``new_sampler`` (in place, as in MindSpore; returns None).
+
+        Datasets already built on top of this one keep the sampler they were built with.
+        """
+        self._set_sampler(new_sampler)
 
     def add_sampler(self, new_sampler):
-        """A copy of this dataset whose sampler samples from ``new_sampler``'s output."""
-        if self.sampler is None:
-            return self._with_sampler(new_sampler)
-        new_sampler.add_child(self.sampler)
-        return self._with_sampler(new_sampler)
+        """Makes ``new_sampler`` sample from the current sampler's output (in place; returns None)."""
+        if self.sampler is not None:
+            new_sampler.add_child(self.sampler)
+        self._set_sampler(new_sampler)
+
+    def _set_sampler(self, sampler: Any) -> None:
+        from headrace.dataset.samplers import select_sampler  # noqa: PLC0415
+        plan = select_sampler(self.num_samples, None, sampler, None, None)
+        self.sampler, self.shuffle_flag, self.num_shards, self.shard_id = sampler, None, None, None
+        self._sampler_plan = plan
+        for cached in ("_plan_node", "_counted_size", "_first"):
+            self.__dict__.pop(cached, None)
 
     def _with_sampler(self, sampler: Any) -> "MappableDataset":
-        from headrace.dataset.samplers import select_sampler  # noqa: PLC0415
+        """A copy of this dataset reading through ``sampler`` (this one is unchanged)."""
         clone = object.__new__(type(self))
-        clone.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("_plan_node", "_counted_size", "_first")})
-        clone.sampler = sampler
-        clone.shuffle_flag = None
-        clone.num_shards = clone.shard_id = None
-        clone._sampler_plan = select_sampler(self.num_samples, None, sampler, None, None)
+        clone.__dict__.update(self.__dict__)
+        clone._set_sampler(sampler)
         return clone
 
     def is_shuffled(self):
