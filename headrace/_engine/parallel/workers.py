@@ -28,9 +28,11 @@ Invariants:
    ``DEPTH_BYTES`` per worker). Each task carries the index of a slot that is free in both
    directions (the main process picks the lowest free one and frees it when the result has been
    copied out), so a worker never uses more slots than tasks it has in flight.
-3. Payloads. Buffers of at least ``shm.THRESHOLD`` bytes go to the sender's slot; everything else
-   and the slot's name go through the pipe. The receiver copies out at once and unlinks a name
-   the first time it maps it, so ``/dev/shm`` holds names only between creation and first read.
+3. Payloads. Rows of plain arrays (results, and rows sent to map workers) go to the sender's
+   slot as raw frames described by (dtype, shape, offset); any other payload is pickled with
+   buffers of at least ``shm.THRESHOLD`` bytes out of band in the slot. Only the header and the
+   slot's name go through the pipe. The receiver copies out at once and unlinks a name the
+   first time it maps it, so ``/dev/shm`` holds names only between creation and first read.
    A full ``/dev/shm`` (``ShmFull`` from ``posix_fallocate``) or ``enable_shared_mem=False`` sends
    the payload through the pipe instead: slower, never a SIGBUS.
 4. Waiting. Every wait in the main process polls with a short timeout and re-checks: pool closed
@@ -232,7 +234,11 @@ class ProcessPool:
             free = self._free[seq % n]
             k = min(free)
             slot = self._task_slots[seq % n][k] if self.use_shm else None
-            head, name, spans = self._pack(task, slot)
+            seed, p, start, items, num = task
+            if type(items) is list:  # rows for the workers' maps: as frames where they can be
+                head, name, spans = shm.pack_rows((seed, p, start, num), items, slot, on_full=_warn_shm_full)
+            else:  # source indices: small, in band
+                head, name, spans = shm.pack(((seed, p, start, num), items), None)
             try:
                 worker.task.send_bytes(pickle.dumps((seq, k, head, name, spans), protocol=5))
             except (OSError, ValueError):
@@ -259,7 +265,7 @@ class ProcessPool:
                     _warn_shm_full()
                 k = self._slot_of.pop(seq)
                 key = (worker.index, k)
-                size = len(head) + sum(nbytes for _, nbytes in spans)
+                size = shm.payload_bytes(head, spans)
                 self._avg_bytes = size if not self._avg_bytes else 0.8 * self._avg_bytes + 0.2 * size
                 if seq in self._dropped:
                     self._dropped.discard(seq)
@@ -267,7 +273,7 @@ class ProcessPool:
                         self._reader.get(key, name)  # map (and unlink) it; the data is not wanted
                     self._free[worker.index].append(k)
                     continue
-                rows, err, cause = shm.unpack(head, name, spans, self._reader, key)
+                (err, cause), rows = shm.unpack_rows(head, name, spans, self._reader, key)
                 self._free[worker.index].append(k)  # copied out: the slot may carry the next task
             if err is not None:
                 if cause is not None:
@@ -278,9 +284,6 @@ class ProcessPool:
     def discard(self) -> None:
         with self._lock:
             self._dropped.update(range(self._received, self._submitted))
-
-    def _pack(self, task: Any, slot: shm.Slot | None) -> tuple:
-        return shm.pack(task, slot, on_full=_warn_shm_full)
 
     def _check(self) -> None:
         if self._broken is not None:
@@ -581,8 +584,8 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
             data = inbox.popleft()
         seq, k, head, seg, spans = pickle.loads(data)
         try:
-            task = shm.unpack(head, seg, spans, reader, k)
-            rows, err = program.run(task)
+            (seed, p, start, num), items = shm.unpack_rows(head, seg, spans, reader, k)
+            rows, err = program.run((seed, p, start, items, num))
         except BaseException as e:  # noqa: BLE001 - a failure of the engine itself, reported in order
             rows, err = [], PipelineError(name, f"the worker failed: {type(e).__name__}: {e}",
                                           python_stack=format_traceback(e))
@@ -592,11 +595,12 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         cause = _picklable_cause(err)
         full.clear()
         try:
-            head, seg, spans = shm.pack((rows, err, cause), slots[k] if slots else None, on_full=lambda: full.append(1))
+            head, seg, spans = shm.pack_rows((err, cause), rows, slots[k] if slots else None,
+                                             on_full=lambda: full.append(1))
         except Exception as e:  # noqa: BLE001 - e.g. a function returned something unpicklable
             bad = PipelineError(name, f"a result could not be sent back from the worker process: "
                                 f"{type(e).__name__}: {e}", python_stack=format_traceback(e))
-            head, seg, spans = shm.pack(([], bad, None), None)
+            head, seg, spans = shm.pack(((bad, None), []), None)
         try:
             results.send_bytes(pickle.dumps((seq, head, seg, spans, bool(full)), protocol=5))
         except OSError:
