@@ -90,11 +90,11 @@ class PipelineRun:
         self.step += 1
         return row
 
-    def _end_pass(self) -> None:
+    def _end_pass(self) -> bool:
+        """Stops the pass's prefetch thread; False if it is still inside a (slow) call."""
         pf, self._prefetcher = self._prefetcher, None
         self._res.prefetcher = None
-        if pf is not None:
-            pf.stop()
+        return pf.stop() if pf is not None else True
 
     def get_state(self) -> dict:
         ops = {}
@@ -109,8 +109,9 @@ class PipelineRun:
         if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
             raise ValueError(f"state must be a dict from get_state() with version {STATE_VERSION}, "
                              f"but got {state!r:.200}.")
-        self._end_pass()
-        self._pools.keep = True  # the new tree takes over this run's worker processes
+        # The new tree takes over this run's worker processes, unless the old prefetch thread is
+        # still waiting on one of them: then they are closed (which wakes it) and restarted.
+        self._pools.keep = self._end_pass()
         try:
             self.tree.close()
             self.seed = int(state["seed"])

@@ -110,14 +110,18 @@ class Prefetcher:
                 self._consumer_waiting = False
             return dq.popleft()
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stops the thread (after the call it is in, if any) and drops what was prefetched."""
+    def stop(self, timeout: float = 5.0) -> bool:
+        """Stops the thread (after the call it is in, if any) and drops what was prefetched.
+
+        Returns whether the thread has ended (it may still be inside a slow call).
+        """
         self._stop = True
         with self._cond:
             self._cond.notify_all()
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
         self._dq.clear()
+        return not self._thread.is_alive()
 
     @property
     def alive(self) -> bool:
