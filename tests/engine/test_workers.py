@@ -397,3 +397,27 @@ def test_a_batch_larger_than_2gib_comes_back_whole():
             run.next_row()
     finally:
         run.close()
+
+
+def test_work_in_flight_is_dropped_when_a_pass_restarts_early():
+    # take(5) stops each pass early while up to 2 x 16 tasks are in flight; repeat restarts it.
+    def plan(procs):
+        inner = pipeline(n=40, workers=2, procs=procs, batch=0)
+        return P.RepeatNode((P.TakeNode((inner,), ("x", "y"), 5),), ("x", "y"), 3)
+
+    serial = rows_of(P.RepeatNode((P.TakeNode((pipeline(n=40, batch=0),), ("x", "y"), 5),), ("x", "y"), 3))
+    assert rows_of(plan(True)) == serial and rows_of(plan(False)) == serial
+    assert [r[1] for r in serial[:15]] == [0, 1, 2, 3, 4] * 3 and serial[15] == "END"
+
+
+def returns_unpicklable(x):
+    return {"f": lambda: 0}
+
+
+def test_a_result_that_cannot_be_sent_back_is_an_error_at_its_row():
+    run = PipelineRun(pipeline(n=4, workers=1, procs=True, fn=returns_unpicklable, batch=0), 1, opts())
+    try:
+        with pytest.raises(RuntimeError, match="a result could not be sent back from the worker process"):
+            run.next_row()
+    finally:
+        run.close()
