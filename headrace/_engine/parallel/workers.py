@@ -115,7 +115,7 @@ class ProcessPool:
         global _atexit_done
         self.name = name
         self.num_workers = num_workers
-        self._fixed_depth = depth  # None: adapt to the result size
+        self._fixed_depth = None if depth is None else max(1, min(MAX_DEPTH, depth))  # None: adapt
         self._avg_bytes = 0.0
         self._closed = False
         self._broken: PipelineError | None = None
@@ -195,7 +195,7 @@ class ProcessPool:
                             "from headrace._engine.parallel.workers import _spawn_main;_spawn_main(sys.argv[2:])")
                     env = dict(os.environ, **THREAD_ENV)
                     proc = subprocess.Popen(
-                        [sys.executable, "-c", code, json.dumps(sys.path), str(task_r), str(res_w),
+                        [sys.executable, "-c", code, json.dumps([str(p) for p in sys.path]), str(task_r), str(res_w),
                          self._blob_path, json.dumps(cfg)],
                         pass_fds=(task_r, res_w), env=env, stdin=subprocess.DEVNULL, close_fds=True)
             except BaseException:
