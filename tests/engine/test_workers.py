@@ -421,3 +421,41 @@ def test_a_result_that_cannot_be_sent_back_is_an_error_at_its_row():
             run.next_row()
     finally:
         run.close()
+
+
+def marked_for_processes(node):
+    """The node with ``processes=True``. RandomAccessNode and BatchNode do not carry the field yet
+    (the public layer cannot ask for it); the engine already honours it when present."""
+    object.__setattr__(node, "processes", True)
+    return node
+
+
+def add_noise_per_batch(x, y, info):
+    return [v + rng.sample_rng().integers(0, 9) for v in x], y
+
+
+def test_a_source_marked_for_processes_is_read_in_worker_processes():
+    src = marked_for_processes(P.RandomAccessNode((), ("x", "y"), Rows(20), Seq(), "GeneratorDataset", 2))
+    run = PipelineRun(src, 1, opts())
+    try:
+        assert run.tree.mode == stage.PROCESSES and len(run.tree.pool.pids) == 2
+        assert [int(r[1]) for r in read_all(run)[:-1]] == [i % 7 for i in range(20)]
+    finally:
+        run.close()
+    one = P.RandomAccessNode((), ("x", "y"), Rows(5), Seq(), "GeneratorDataset", 1)
+    run = PipelineRun(marked_for_processes(one), 1, opts())  # one worker: read in place, like MindSpore
+    assert run.tree.mode == stage.INLINE
+    run.close()
+
+
+def test_a_per_batch_map_marked_for_processes_runs_in_worker_processes():
+    def plan(procs):
+        src = P.StreamNode((), ("x", "y"), Stream(10), "GeneratorDataset", None, 10)
+        b = P.BatchNode((src,), ("x", "y"), 3, per_batch_map=add_noise_per_batch, input_idx=(0, 1),
+                        layout=(("out", 0), ("out", 1)), out_count=2, num_workers=2)
+        return marked_for_processes(b) if procs else b
+
+    run = PipelineRun(plan(True), 1, opts())
+    assert run.tree.mode == stage.PROCESSES
+    run.close()
+    assert rows_of(plan(True)) == rows_of(plan(False))
