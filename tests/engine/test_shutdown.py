@@ -59,8 +59,8 @@ def temp_files() -> set[str]:
     return {n for n in os.listdir(tempfile.gettempdir()) if n.startswith(prefix)}
 
 
-def our_threads() -> set[str]:
-    return {t.name for t in threading.enumerate() if t.name.startswith("headrace")}
+def our_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("headrace")}
 
 
 def fds() -> set[int]:
