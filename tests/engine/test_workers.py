@@ -459,3 +459,17 @@ def test_a_per_batch_map_marked_for_processes_runs_in_worker_processes():
     assert run.tree.mode == stage.PROCESSES
     run.close()
     assert rows_of(plan(True)) == rows_of(plan(False))
+
+
+def test_close_does_not_hang_on_a_sender_blocked_by_a_full_pipe(monkeypatch):
+    # Pipes transport, 1.2 MB rows, 4 KiB pipes, and a worker that stops reading (SIGSTOP): the
+    # prefetch thread blocks writing the next task while holding the pool's lock.
+    monkeypatch.setattr(workers, "PIPE_SIZE", 4096)
+    plan = pipeline(n=64, workers=1, procs=True, stream=True, batch=0, source=Stream(64, 300_000))
+    run = PipelineRun(plan, 1, opts(enable_shared_mem=False), prefetch=64)
+    run.next_row()
+    os.kill(run.tree.pool.pids[0], signal.SIGSTOP)
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    run.close()
+    assert time.monotonic() - t0 < 8

@@ -7,7 +7,8 @@ Three pools share one small interface (``submit``, ``get``, ``pending``, ``capac
 * :class:`ThreadPool` runs tasks on daemon threads, for work that releases the GIL.
 * ``workers.ProcessPool`` runs them in worker processes (see NOTE [ worker shutdown ] there).
 
-``discard()`` forgets everything in flight without waiting for it (a reset or a skip); the pool
+``last_seconds`` is how long the task behind the last ``get()`` ran (stages size their tasks by
+it). ``discard()`` forgets everything in flight without waiting for it (a reset or a skip); the pool
 stays usable. Every wait is bounded and re-checks whether the pool was closed: a closed pool makes
 waiters raise :class:`PoolClosed`, which the prefetch thread treats as "stop".
 """
@@ -17,6 +18,8 @@ import collections
 import threading
 import time
 from typing import Any, Callable
+
+_clock = time.perf_counter
 
 POLL = 0.1  # seconds between liveness checks while waiting
 
@@ -33,6 +36,7 @@ class InlinePool:
         self._tasks: collections.deque = collections.deque()
         self.capacity = capacity
         self.num_workers = 1
+        self.last_seconds = 0.0
 
     @property
     def pending(self) -> int:
@@ -42,7 +46,11 @@ class InlinePool:
         self._tasks.append(task)
 
     def get(self) -> Any:
-        return self._run(self._tasks.popleft())
+        t = _clock()
+        try:
+            return self._run(self._tasks.popleft())
+        finally:
+            self.last_seconds = _clock() - t
 
     def discard(self) -> None:
         self._tasks.clear()
@@ -52,7 +60,7 @@ class InlinePool:
 
 
 class _Entry:
-    __slots__ = ("task", "result", "exc", "done", "dropped", "taken")
+    __slots__ = ("task", "result", "exc", "done", "dropped", "taken", "seconds")
 
     def __init__(self, task: Any) -> None:
         self.task = task
@@ -61,6 +69,7 @@ class _Entry:
         self.done = threading.Event()
         self.dropped = False
         self.taken = False  # a thread (a worker, or the reader itself) runs it
+        self.seconds = 0.0
 
 
 class ThreadPool:
@@ -80,6 +89,7 @@ class ThreadPool:
         self._inflight: collections.deque[_Entry] = collections.deque()  # in submission order
         self._cond = threading.Condition()
         self._closed = False
+        self.last_seconds = 0.0
         self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
                          for i in range(num_workers)]
         for t in self._threads:
@@ -112,10 +122,12 @@ class ThreadPool:
             self._execute(entry)
 
     def _execute(self, entry: _Entry) -> None:
+        t = _clock()
         try:
             entry.result = self._run(entry.task)
         except BaseException as e:  # noqa: BLE001 - handed to the reader in order
             entry.exc = e
+        entry.seconds = _clock() - t
         entry.task = None
         entry.done.set()
 
@@ -130,6 +142,7 @@ class ThreadPool:
         while not entry.done.wait(POLL):
             if self._closed:
                 raise PoolClosed
+        self.last_seconds = entry.seconds
         if entry.exc is not None:
             exc, entry.exc = entry.exc, None
             raise exc

@@ -40,7 +40,8 @@ from headrace._util.errors import PipelineError
 from headrace._util.types import Row
 
 INLINE, THREADS, PROCESSES = "inline", "threads", "processes"
-CHUNK = {INLINE: 16, THREADS: 16, PROCESSES: 64}   # rows per task when no batch tops the stage
+CHUNK = {INLINE: 16, THREADS: 16, PROCESSES: 64}   # most rows per task when no batch tops the stage
+TASK_SECONDS = 0.005  # rows per task grow from 1 until a task takes about this long
 DEPTH = {THREADS: 2}  # tasks in flight per thread worker (process pools adapt theirs to the result size)
 
 
@@ -257,7 +258,7 @@ class StageIter(OpIter):
                                     self.batch.spec if self.batch else None)
         self.name = " -> ".join(m.name for m in members)
         self.mode, self.workers = mode, workers
-        self._chunk = CHUNK[mode]
+        self._chunk = 1  # rows per task (no batch): adapts to how long the ops take per row
         # Serial, over a parent, no batch: run the ops per row as it is asked for (no read-ahead).
         self._per_row = mode == INLINE and self.source is None and self.batch is None
         self._maps = maps
@@ -329,6 +330,8 @@ class StageIter(OpIter):
                 raise StopIteration
             rows, err = self.pool.get()
             start, count, num = self._meta.popleft()
+            if self.batch is None:
+                self._adapt_chunk(count)
             if self.batch is not None:  # the cursor counts rows; popping the batch adds its 1 back
                 self._cursor_batch = num + 1
                 self._cursor = start + count - len(rows)
@@ -349,6 +352,14 @@ class StageIter(OpIter):
                 row = m(row, seed, p, pos)
             if filt is None or filt(row, seed, p, pos):
                 return row
+
+    def _adapt_chunk(self, count: int) -> None:
+        seconds = self.pool.last_seconds
+        if seconds <= 0.0:
+            self._chunk = CHUNK[self.mode]
+            return
+        want = int(TASK_SECONDS * count / seconds)
+        self._chunk = max(1, min(CHUNK[self.mode], want, self._chunk * 4))
 
     def _fill(self) -> None:
         pool = self.pool

@@ -120,6 +120,7 @@ class ProcessPool:
         self._closed = False
         self._broken: PipelineError | None = None
         self._lock = threading.RLock()  # guards pipe use against a concurrent close()
+        self._close_lock = threading.Lock()
         self._submitted = 0
         self._received = 0
         self._dropped: set[int] = set()
@@ -135,6 +136,7 @@ class ProcessPool:
                             for w in range(num_workers)]
         self._free = [list(range(MAX_DEPTH)) for _ in range(num_workers)]  # slot indices per worker
         self._slot_of: dict[int, int] = {}
+        self.last_seconds = 0.0
         self._blob_path: str | None = None
         self._workers: list[_Worker] = []
         blob = dumps_program(program, name) if method == "spawn" else None
@@ -273,7 +275,7 @@ class ProcessPool:
                         self._reader.get(key, name)  # map (and unlink) it; the data is not wanted
                     self._free[worker.index].append(k)
                     continue
-                (err, cause), rows = shm.unpack_rows(head, name, spans, self._reader, key)
+                (err, cause, self.last_seconds), rows = shm.unpack_rows(head, name, spans, self._reader, key)
                 self._free[worker.index].append(k)  # copied out: the slot may carry the next task
             if err is not None:
                 if cause is not None:
@@ -350,13 +352,17 @@ class ProcessPool:
 
     # ---- shutdown (see NOTE [ worker shutdown ]) --------------------------------------------
     def close(self) -> None:
-        with self._lock:
+        with self._close_lock:
             if self._closed:
                 return
             self._closed = True
-            for wk in self._workers:
-                _PARENT_FDS.discard(wk.task_fd)
-                _close_conn(wk.task)
+        # A sender blocked on a full task pipe holds the lock; then the workers are stopped
+        # first (which breaks its pipe) and the pipes closed after.
+        if self._lock.acquire(timeout=0.5):
+            try:
+                self._close_task_pipes()
+            finally:
+                self._lock.release()
         deadline = time.monotonic() + JOIN_TIMEOUT
         for wk in self._workers:
             wk.join(max(0.0, deadline - time.monotonic()))
@@ -370,6 +376,7 @@ class ProcessPool:
                 wk.signal(signal.SIGKILL)
                 wk.join(1.0)
         with self._lock:
+            self._close_task_pipes()
             for wk in self._workers:
                 _PARENT_FDS.discard(wk.result_fd)
                 _close_conn(wk.result)
@@ -386,6 +393,11 @@ class ProcessPool:
                 except OSError:
                     pass
         _LIVE.discard(self)
+
+    def _close_task_pipes(self) -> None:
+        for wk in self._workers:  # EOF on its task pipe tells a worker to exit now
+            _PARENT_FDS.discard(wk.task_fd)
+            _close_conn(wk.task)
 
     @property
     def pids(self) -> list[int]:
@@ -583,6 +595,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
                     leave()
             data = inbox.popleft()
         seq, k, head, seg, spans = pickle.loads(data)
+        t = time.perf_counter()
         try:
             (seed, p, start, num), items = shm.unpack_rows(head, seg, spans, reader, k)
             rows, err = program.run((seed, p, start, items, num))
@@ -595,12 +608,12 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         cause = _picklable_cause(err)
         full.clear()
         try:
-            head, seg, spans = shm.pack_rows((err, cause), rows, slots[k] if slots else None,
+            head, seg, spans = shm.pack_rows((err, cause, time.perf_counter() - t), rows, slots[k] if slots else None,
                                              on_full=lambda: full.append(1))
         except Exception as e:  # noqa: BLE001 - e.g. a function returned something unpicklable
             bad = PipelineError(name, f"a result could not be sent back from the worker process: "
                                 f"{type(e).__name__}: {e}", python_stack=format_traceback(e))
-            head, seg, spans = shm.pack(((bad, None), []), None)
+            head, seg, spans = shm.pack(((bad, None, 0.0), []), None)
         try:
             results.send_bytes(pickle.dumps((seq, head, seg, spans, bool(full)), protocol=5))
         except OSError:
