@@ -29,6 +29,7 @@ class RandomAccessNode(Node):
     name: str = "Source"
     num_workers: int = 1
     labels: Callable[[], Any] | None = None
+    processes: bool | None = None  # True: read in worker processes; False: never; None: no preference
 
     def size(self) -> int | None:
         n = self.sampler.num_samples(len(self.source), self.labels)
@@ -86,6 +87,7 @@ class BatchNode(Node):
     out_count: int = 0
     pad_info: dict[int, tuple[Sequence[int | None] | None, Any]] | None = None  # by column index
     num_workers: int = 1
+    processes: bool = False  # per_batch_map in worker processes
 
     def size(self) -> int | None:
         n = self.children[0].size()

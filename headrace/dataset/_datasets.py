@@ -539,6 +539,8 @@ class BatchDataset(Dataset):
         if self.per_batch_map is None and (self.input_columns or self.output_columns):
             raise ValueError("input_columns and output_columns can only be used with per_batch_map.")
         self._workers = resolve_workers(num_parallel_workers)
+        self.python_multiprocessing = checks.check_bool(kwargs.get("python_multiprocessing", False),
+                                                        "python_multiprocessing")
         self._pad_info: dict | None = None
 
     def _make_plan(self):
@@ -558,7 +560,8 @@ class BatchDataset(Dataset):
             else:
                 pad = {i: (None, 0) for i in range(len(cols))}
         return P.BatchNode((parent,), tuple(new_cols), self.batch_size, self.drop_remainder,
-                           pad_info=pad, num_workers=self._workers, **kw)
+                           pad_info=pad, num_workers=self._workers,
+                           processes=self.python_multiprocessing and self.per_batch_map is not None, **kw)
 
 
 class PaddedBatchDataset(BatchDataset):

@@ -64,7 +64,11 @@ class MappableDataset(SourceDataset):
     def _make_plan(self) -> P.Node:
         src = self._source()
         return P.RandomAccessNode((), tuple(src.column_names), src, self._sampler_plan,
-                                  self._source_name(), self._workers, self._labels)
+                                  self._source_name(), self._workers, self._labels, self._processes())
+
+    def _processes(self) -> bool | None:
+        """Whether reads should run in worker processes (None: the engine picks threads)."""
+        return None
 
     def use_sampler(self, new_sampler):
         """Makes this dataset read through ``new_sampler`` (in place, as in MindSpore; returns None).

@@ -40,6 +40,12 @@ class RowConverter:
         self.op = op
 
     def __call__(self, value: Any) -> tuple:
+        if type(value) is tuple and len(value) == self.n and self.dtypes is None:
+            for v in value:  # the common case: a tuple of arrays passes through untouched
+                if type(v) is not np.ndarray:
+                    break
+            else:
+                return value
         vals = value if type(value) in (tuple, list) else (value,)
         if len(vals) != self.n:
             msg = _COUNT_MISMATCH.format(n=self.n, got=len(vals))
@@ -190,6 +196,9 @@ class GeneratorDataset(MappableDataset):
 
     def _default_workers(self) -> int:
         return 1
+
+    def _processes(self) -> bool:
+        return self.python_multiprocessing  # Python sources hold the GIL: processes, as in MindSpore
 
     def _converter(self) -> RowConverter:
         return RowConverter(self.column_names, self._dtypes, "GeneratorDataset")
