@@ -161,9 +161,13 @@ def machine() -> dict:
 
 
 def git_commit() -> str:
-    r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                       cwd=harness.ROOT)
-    return r.stdout.strip() or "?"
+    """HEAD, plus a note when headrace/ or benchmarks/ differ from it (what ran is the tree)."""
+    def git(*args):
+        return subprocess.run(["git", *args], capture_output=True, text=True,
+                              cwd=harness.ROOT).stdout.strip()
+    dirty = git("status", "--porcelain", "--", "headrace", "benchmarks")
+    return (git("rev-parse", "--short", "HEAD") or "?") + (
+        f" + {len(dirty.splitlines())} uncommitted paths in headrace/, benchmarks/" if dirty else "")
 
 
 def header(a, meta: dict, results: list[dict]) -> str:
@@ -176,8 +180,11 @@ def header(a, meta: dict, results: list[dict]) -> str:
     lines = [
         "# headrace benchmark results",
         "",
-        f"Produced by `{meta['command']}` on {meta['started']} (commit {meta['commit']}); "
-        f"{'full run' if a.full else 'partial run'}.",
+        f"Produced by `{meta['command']}` on {meta['started']} (commit {meta['commit']}"
+        + (f"; at the end {meta['commit_end']}" if meta.get("commit_end", meta["commit"])
+           != meta["commit"] else "")
+        + f"); {'full run' if a.full else 'partial run'}. Each runner imports the working tree "
+        "when it starts.",
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory']} RAM, Linux {m['kernel']}; shared "
         "with other work, so each row carries the 1-minute load average at its start and end, and "
         "the CPU cores that processes other than the run's own tree kept busy on average while it "
@@ -246,6 +253,7 @@ def main(argv=None) -> int:
         results.append(run_one(a, cfg, w))
         progress(i, len(runs), results[-1])
         write_outputs(a, meta, results, final=False)   # partial results survive an interruption
+    meta["commit_end"] = git_commit()
     md = write_outputs(a, meta, results, final=True)
     print(md)
     print(f"[done] {meta['out_dir']}/results.{{md,json}}"
