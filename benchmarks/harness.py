@@ -56,14 +56,17 @@ def runner_args(description: str) -> argparse.Namespace:
     return p.parse_args()
 
 
-def time_epochs(make_iter, count, epochs: int, warmup: int, check=None) -> dict:
+def time_epochs(make_iter, count, epochs: int, warmup: int, check=None, before=None) -> dict:
     """Runs `warmup` + `epochs` epochs; an epoch is `make_iter()` plus full iteration.
 
-    `count(batch)` -> (items, bytes) in the batch; `check(batch)` validates the first batch once.
+    `count(batch)` -> (items, bytes) in the batch; `check(batch)` validates the first batch once;
+    `before()` runs untimed ahead of each epoch.
     Returns per-epoch seconds, items, bytes and time to first batch.
     """
     out = {"warmup": [], "epochs": []}
     for e in range(warmup + epochs):
+        if before is not None:
+            before()
         t0 = time.perf_counter()
         first = None
         items = nbytes = 0

@@ -124,9 +124,8 @@ def run_w3(a) -> dict:
     rows = a.items or w3.ROWS
     path = os.path.join(w3.w3_dir(a.data), a.module, "records.mindrecord")
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    files = [path, path + ".db"]
 
-    def write():
+    def write(payloads):
         writer = mr.FileWriter(path, shard_num=1, overwrite=True)
         writer.add_schema({"label": {"type": "int32"}, "data": {"type": "bytes"}}, "w3")
         for s in range(0, rows, w3.CHUNK):
@@ -138,12 +137,12 @@ def run_w3(a) -> dict:
     if a.variant == "write":
         payloads = w3.payloads(rows)
         # os.sync() ahead of each write (untimed): no epoch pays for the last one's dirty pages.
-        return time_calls(write, a.epochs, a.warmup, before=os.sync)
-    if not w3.is_complete(path, rows):
-        payloads = w3.payloads(rows)
-        write()
+        res = time_calls(lambda: write(payloads), a.epochs, a.warmup, before=os.sync)
         w3.mark_complete(path, rows)
-        del payloads
+        return res
+    if not w3.is_complete(path, rows):
+        write(w3.payloads(rows))
+        w3.mark_complete(path, rows)
 
     def make_iter():
         data = ds.MindDataset(path, columns_list=["data", "label"],
@@ -156,22 +155,13 @@ def run_w3(a) -> dict:
     def check(row):
         assert count(row)[1] == w3.RECORD, count(row)
 
-    if a.variant == "read cold":
-        out = {"warmup": [], "epochs": []}
-        for e in range(a.warmup + a.epochs):
-            w3.drop_cache(files)
-            r = time_epochs(make_iter, count, 1, 0, check)["epochs"][0]
-            out["warmup" if e < a.warmup else "epochs"].append(r)
-        return out
-    return time_epochs(make_iter, count, a.epochs, a.warmup, check)
+    cold = (lambda: w3.drop_cache([path, path + ".db"])) if a.variant == "read cold" else None
+    return time_epochs(make_iter, count, a.epochs, a.warmup, check, before=cold)
 
 
 def run(a) -> dict:
     fn = {"w1": run_w1, "w2": run_w2, "w3": run_w3}[a.workload]
     res = fn(a)
-    if a.workload == "w3" and a.variant == "write":
-        w3.mark_complete(os.path.join(w3.w3_dir(a.data), a.module, "records.mindrecord"),
-                         a.items or w3.ROWS)
     res["versions"] = versions(a.module)
     return res
 
