@@ -1,5 +1,9 @@
 """All vision operations in one module (MindSpore's ``mindspore.dataset.vision.transforms``)."""
 from headrace.dataset.vision._base import ImageTensorOperation
+from headrace.dataset.vision._ops_bbox import (BoundingBoxAugment, RandomCropWithBBox,
+                                               RandomHorizontalFlipWithBBox, RandomResizedCropWithBBox,
+                                               RandomResizeWithBBox, RandomVerticalFlipWithBBox,
+                                               ResizeWithBBox)
 from headrace.dataset.vision._ops_augment import (AutoAugment, RandAugment, RandomSelectSubpolicy,
                                                   TrivialAugmentWide, UniformAugment)
 from headrace.dataset.vision._ops_color import (AdjustBrightness, AdjustContrast, AdjustGamma,
@@ -22,15 +26,15 @@ from headrace.dataset.vision._ops_mix import CutMixBatch, CutOut, Erase, MixUp, 
 
 __all__ = [
     "AdjustBrightness", "AdjustContrast", "AdjustGamma", "AdjustHue", "AdjustSaturation",
-    "AdjustSharpness", "Affine", "AutoAugment", "AutoContrast", "CenterCrop", "ConvertColor",
+    "AdjustSharpness", "Affine", "AutoAugment", "AutoContrast", "BoundingBoxAugment", "CenterCrop", "ConvertColor",
     "Crop", "CutMixBatch", "CutOut", "Decode", "Equalize", "Erase", "FiveCrop", "GaussianBlur",
     "Grayscale", "HWC2CHW", "HorizontalFlip", "ImageTensorOperation", "Invert", "MixUp", "MixUpBatch",
     "Normalize", "NormalizePad", "Pad", "PadToSize", "Posterize", "RandAugment",
     "RandomAdjustSharpness", "RandomAffine", "RandomAutoContrast", "RandomColor",
-    "RandomColorAdjust", "RandomCrop", "RandomCropDecodeResize", "RandomEqualize", "RandomErasing",
-    "RandomGrayscale", "RandomHorizontalFlip", "RandomInvert", "RandomPosterize", "RandomResize",
-    "RandomResizedCrop", "RandomRotation", "RandomSelectSubpolicy", "RandomSharpness", "RandomSolarize",
-    "RandomVerticalFlip", "Rescale", "Resize", "ResizedCrop", "Rotate", "SlicePatches", "Solarize",
+    "RandomColorAdjust", "RandomCrop", "RandomCropDecodeResize", "RandomCropWithBBox", "RandomEqualize", "RandomErasing",
+    "RandomGrayscale", "RandomHorizontalFlip", "RandomHorizontalFlipWithBBox", "RandomInvert", "RandomPosterize", "RandomResize",
+    "RandomResizeWithBBox", "RandomResizedCrop", "RandomResizedCropWithBBox", "RandomRotation", "RandomSelectSubpolicy", "RandomSharpness", "RandomSolarize",
+    "RandomVerticalFlip", "RandomVerticalFlipWithBBox", "Rescale", "Resize", "ResizeWithBBox", "ResizedCrop", "Rotate", "SlicePatches", "Solarize",
     "TenCrop", "ToNumpy", "ToPIL", "ToTensor", "ToType", "TrivialAugmentWide", "UniformAugment",
     "VerticalFlip",
 ]

@@ -1,0 +1,181 @@
+"""Bounding-box vision ops against MindSpore 2.10.
+
+Deterministic settings (prob=1, crop size = padded size, scale=(1, 1)) are compared case by case;
+box arithmetic exactly, images exactly for flips/crops/NEAREST and within 1 grey level otherwise.
+MindSpore's eager bbox calls write into the caller's box array, so every case passes copies.
+The random crop's box update is checked against MindSpore's own random crops: a row/column coded
+image tells which window MindSpore cut, and headrace's crop kernel must give the same boxes.
+One oracle run computes everything.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from headrace.dataset.vision._kernels import bbox as kb
+from tests.compat.oracle import run_ms
+from tests.vision.compat_harness import ORACLE_PRELUDE, compare, headrace_env, run_headrace
+from tests.vision.imagegen import photo
+
+_yy, _xx = np.mgrid[0:6, 0:8]
+CODED = np.stack([_yy, _xx, _yy * 8 + _xx], 2).astype(np.uint8)
+CROP_BOXES = [[0, 0, 8, 6], [6, 4, 2, 2], [1, 1, 1, 1], [2, 0, 1, 6], [0, 3, 8, 0], [3, 2, 0, 0],
+              [1.5, 0.5, 2.25, 3.75], [7, 5, 1, 1], [4.9, 2.1, 0.2, 0.3], [0, 0, 1, 1], [3, 3, 2, 2]]
+
+INPUTS = {
+    "rgb": photo(30, 40, 5), "gray": photo(24, 20, 6, channels=1), "C": CODED,
+    "bb": np.array([[1, 1, 3, 2], [0, 0, 8, 6]], np.float32),
+    "bbf": np.array([[1.5, 0.7, 3.2, 2.9, 5, 6], [0.1, 0.3, 7.9, 5.7, -1, 2]], np.float32),
+    "bbr": np.array([[3.5, 2.25, 10.75, 12.5], [0, 0, 40, 30], [20, 10, 5, 5]], np.float32),
+    "bbg": np.array([[1, 2, 3, 4], [10, 10, 10, 14]], np.float32),
+    "crop_boxes": np.array(CROP_BOXES, np.float32),
+    "pad_boxes": np.array([[1.5, 0.7, 3.2, 2.9], [0.1, 0.3, 4.9, 5.7], [4.9, 2.1, 0.2, 0.3], [2.3, 1.1, 1.7, 1.3]],
+                          np.float32),
+}
+
+E, T1 = "exact", 1
+
+
+def _c(img, box):
+    return f"(I['{img}'].copy(), I['{box}'].copy())"
+
+
+_FLIPS = ("RandomHorizontalFlipWithBBox", "RandomVerticalFlipWithBBox")
+CASES = [
+    # ---- flips (exact), fractional boxes and extra columns
+    *[(f"v.{op}(1.0)(*{_c(img, box)})", E) for op in _FLIPS
+      for img, box in (("C", "bb"), ("C", "bbf"), ("rgb", "bbr"), ("gray", "bbg"))],
+    *[(f"v.{op}(0.0)(*{_c('C', 'bb')})", E) for op in _FLIPS],
+    ("v.RandomHorizontalFlipWithBBox(1.0)(I['C'][:, :, 0].copy(), I['bb'].copy())", E),
+    ("v.RandomVerticalFlipWithBBox(1.0)(I['C'].astype(np.float64), I['bb'].copy())", E),
+    ("v.RandomHorizontalFlipWithBBox(1.0)(I['C'].copy(), np.array([[1, 1, 0, 2]], np.float32))", E),
+    ("v.RandomHorizontalFlipWithBBox(1.0)(I['C'].copy(), np.array([[1, 1, -3, 2]], np.float32))", E),
+    ("v.RandomHorizontalFlipWithBBox(1.0)(Image.fromarray(I['C']), I['bb'].copy())", E),
+    # ---- resize (boxes exact; images exact for NEAREST/BILINEAR/AREA as Resize)
+    *[(f"v.ResizeWithBBox({s!r}, Inter.{it})(*{_c(img, box)})", E if it != "BICUBIC" else T1)
+      for img, box in (("C", "bbf"), ("rgb", "bbr"), ("gray", "bbg"))
+      for s in ((12, 5), (7, 9), 3, 17) for it in ("NEAREST", "BILINEAR", "BICUBIC", "AREA")],
+    ("v.ResizeWithBBox(5)(*" + _c("C", "bb") + ")", E),
+    *[(f"[x.shape if i == 0 else x for i, x in enumerate(v.RandomResizeWithBBox({s!r})(*{_c(img, box)}))]", E)
+      for img, box in (("C", "bbf"), ("rgb", "bbr")) for s in ((12, 5), 4, 33)],
+    # ---- random crop pinned by its size (exact)
+    ("v.RandomCropWithBBox((6, 8))(*" + _c("C", "bb") + ")", E),
+    ("v.RandomCropWithBBox((10, 12), padding=2)(*" + _c("C", "bbf") + ")", E),
+    ("v.RandomCropWithBBox((9, 13), padding=(1, 2, 4, 1), fill_value=(9, 8, 7))(*" + _c("C", "bb") + ")", E),
+    ("v.RandomCropWithBBox((10, 10), padding=(1, 2), padding_mode=Border.EDGE)(*" + _c("C", "bbf") + ")", E),
+    ("v.RandomCropWithBBox((10, 12), padding=2, padding_mode=Border.REFLECT)(*" + _c("C", "bb") + ")", E),
+    ("v.RandomCropWithBBox((28, 24), padding=2, padding_mode=Border.SYMMETRIC)(*" + _c("gray", "bbg") + ")", E),
+    ("[x.shape for x in v.RandomCropWithBBox((34, 40), pad_if_needed=True)(*" + _c("rgb", "bbr") + ")]", E),
+    ("v.RandomCropWithBBox((24, 20), pad_if_needed=True)(*" + _c("gray", "bbg") + ")", E),
+    ("v.RandomCropWithBBox((7, 8))(*" + _c("C", "bb") + ")", "err"),
+    ("v.RandomCropWithBBox((6, 8))(np.zeros((6, 8, 5), np.uint8), I['bb'].copy())", "err"),
+    # ---- random resized crop pinned to the whole image
+    *[(f"v.RandomResizedCropWithBBox({s!r}, scale=(1, 1), ratio=({r}, {r}), interpolation=Inter.{it})"
+       f"(*{_c(img, box)})", E if it in ("NEAREST", "BILINEAR") else T1)
+      for img, box, r in (("C", "bbf", "4 / 3"), ("rgb", "bbr", "4 / 3"), ("gray", "bbg", "5 / 6"))
+      for s in ((3, 4), 5, (13, 11)) for it in ("NEAREST", "BILINEAR", "BICUBIC")],
+    # ---- BoundingBoxAugment with ratio 1 / 0 (every box / none)
+    ("v.BoundingBoxAugment(v.RandomHorizontalFlip(1.0), 1.0)(I['C'].copy(), "
+     "np.array([[1, 1, 3, 2], [5, 2, 2, 3]], np.float32))", E),
+    ("v.BoundingBoxAugment(v.RandomVerticalFlip(1.0), 1.0)(I['C'].copy(), "
+     "np.array([[1.5, 1.2, 2.6, 2.7, 4]], np.float32))", E),
+    ("v.BoundingBoxAugment(v.Invert(), 1.0)(*" + _c("rgb", "bbr") + ")", E),
+    ("v.BoundingBoxAugment(v.Invert(), 1.0)(*" + _c("gray", "bbg") + ")", E),
+    ("v.BoundingBoxAugment(v.Invert(), 0.0)(*" + _c("rgb", "bbr") + ")", E),
+    ("v.BoundingBoxAugment(v.Resize((2, 2)), 1.0)(I['rgb'].copy(), np.array([[2, 3, 9, 7]], np.float32))", T1),
+    ("v.BoundingBoxAugment(v.HWC2CHW(), 1.0)(I['C'].copy(), np.array([[1, 1, 3, 2]], np.float32))", T1),
+    ("v.BoundingBoxAugment(v.RandomHorizontalFlip(1.0), 1.0)(I['C'].copy(), np.array([[1, 1, 0, 2]], "
+     "np.float32))", "err"),
+    # ---- box and input checks (same for every op)
+    *[(f"v.{op}(*{_c('C', 'bb')[1:-1]}, I['bb'].copy())", "err") for op in
+      ("RandomHorizontalFlipWithBBox(1.0)", "ResizeWithBBox(3)")],
+    ("v.ResizeWithBBox(3)(I['C'])", "err"),
+    *[(f"v.{op}(I['C'].copy(), {box})", "err") for op in
+      ("RandomHorizontalFlipWithBBox(1.0)", "RandomVerticalFlipWithBBox(1.0)", "ResizeWithBBox(3)",
+       "RandomCropWithBBox(3)", "RandomResizedCropWithBBox(3)", "RandomResizeWithBBox(3)",
+       "BoundingBoxAugment(v.Invert(), 1.0)")
+      for box in ("np.array([1, 1, 3, 2], np.float32)", "np.zeros((0, 4), np.float32)",
+                  "np.zeros((1, 3), np.float32)", "np.zeros((0, 3), np.float32)",
+                  "np.array([[1, 1, 3, 2]], np.float64)", "np.array([[1, 1, 3, 2]], np.int32)",
+                  "np.array([[1, 1, 30, 2]], np.float32)", "np.array([[1, 1, 3, 20]], np.float32)",
+                  "np.array([[-1, 1, 3, 2]], np.float32)", "np.array([[1, -2, 3, 2]], np.float32)",
+                  "np.array([[-1, 1, 30, 2]], np.float32)", "np.array([[1, 1, 30, 2], [-1, 0, 1, 1]], np.float32)",
+                  "np.array([[1, 1, 3, 2], [0, 0, 8, 6.5]], np.float32)", "np.ones((1, 2, 4), np.float32)")],
+    ("v.RandomHorizontalFlipWithBBox(1.0)(I['C'][0, :, 0].copy(), I['bb'].copy())", "err"),
+    ("v.RandomHorizontalFlipWithBBox(1.0)(I['C'].copy(), I['bb'].tolist())", "err"),
+    # ---- argument checks
+    *[(f"v.{op}({arg})", "err") for op in _FLIPS for arg in ("1.5", "-0.1", "'a'", "True")],
+    ("v.ResizeWithBBox((0, 3))", "err"), ("v.ResizeWithBBox('a')", "err"), ("v.ResizeWithBBox(3, 1)", "err"),
+    ("v.ResizeWithBBox(0)", "err"), ("v.ResizeWithBBox((1, 2, 3))", "err"),
+    ("v.RandomResizeWithBBox(0)", "err"), ("v.RandomResizeWithBBox((2, 0))", "err"),
+    ("v.RandomResizeWithBBox(2.5)", "err"),
+    ("v.RandomCropWithBBox(0)", "err"), ("v.RandomCropWithBBox(3, padding=-1)", "err"),
+    ("v.RandomCropWithBBox(3, padding=(1, 2, 3))", "err"), ("v.RandomCropWithBBox(3, pad_if_needed=1)", "err"),
+    ("v.RandomCropWithBBox(3, fill_value=256)", "err"), ("v.RandomCropWithBBox(3, padding_mode='edge')", "err"),
+    ("v.RandomResizedCropWithBBox((2, 3), scale=(2, 1))", "err"),
+    ("v.RandomResizedCropWithBBox((2, 3), ratio=(0, 1))", "err"),
+    ("v.RandomResizedCropWithBBox((2, 3), max_attempts=0)", "err"),
+    ("v.RandomResizedCropWithBBox((2, 3), interpolation=2)", "err"),
+    ("v.BoundingBoxAugment(v.Invert(), 2.0)", "err"), ("v.BoundingBoxAugment(v.Invert(), 'x')", "err"),
+    ("v.BoundingBoxAugment(v.Invert(), -0.5)", "err"),
+    ("v.BoundingBoxAugment(1, 1.0)", "errtype"), ("v.BoundingBoxAugment(lambda x: x)", "errtype"),
+    ("v.BoundingBoxAugment(v.Invert()).ratio", E),
+    ("v.RandomHorizontalFlipWithBBox().prob", E), ("v.RandomVerticalFlipWithBBox().prob", E),
+]
+
+# MindSpore's random crops of the coded image: its first pixel names the window (top, left).
+CROP_SNIPPET = """
+OUT = []
+for k, box in enumerate(I["crop_boxes"]):
+    for seed in range(20):
+        ds.config.set_seed(seed * 7 + k)
+        d = ds.NumpySlicesDataset({"image": [I["C"]], "bbox": [box[None]]}, shuffle=False)
+        d = d.map(v.RandomCropWithBBox((3, 4)), input_columns=["image", "bbox"])
+        for r in d.create_tuple_iterator(output_numpy=True):
+            OUT.append((k, int(r[0][0, 0, 0]), int(r[0][0, 0, 1]), r[1]))
+# With padding 1 the crop's pixel (1, 1) is always inside the image and names the window.
+PAD_OUT = []
+for seed in range(40):
+    ds.config.set_seed(seed)
+    d = ds.NumpySlicesDataset({"image": [I["C"]], "bbox": [I["pad_boxes"]]}, shuffle=False)
+    d = d.map(v.RandomCropWithBBox((3, 4), padding=1), input_columns=["image", "bbox"])
+    for r in d.create_tuple_iterator(output_numpy=True):
+        PAD_OUT.append((int(r[0][1, 1, 0]), int(r[0][1, 1, 1]), r[1]))
+RESULT = {"cases": RESULT, "crops": OUT, "pad_crops": PAD_OUT}
+"""
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    return run_ms(ORACLE_PRELUDE + CROP_SNIPPET, {"inputs": INPUTS, "exprs": [c[0] for c in CASES]})
+
+
+@pytest.fixture(scope="module")
+def env():
+    return headrace_env(INPUTS)
+
+
+@pytest.mark.parametrize("case", range(len(CASES)), ids=lambda i: CASES[i][0][:90])
+def test_case(case, oracle, env):
+    expr, check = CASES[case]
+    compare(oracle["cases"][case], run_headrace(expr, env), check)
+
+
+def test_random_crop_boxes_follow_mindspore(oracle):
+    crops = oracle["crops"]
+    windows = {(top, left) for _, top, left, _ in crops}
+    assert len(crops) == 20 * len(CROP_BOXES) and len(windows) == 20  # every window of 3x4 in 6x8
+    for k, top, left, want in crops:
+        got = kb.crop(INPUTS["crop_boxes"][k][None], top, left, 3, 4)
+        assert got.dtype == np.float32 and got.shape == want.shape, (k, top, left)
+        np.testing.assert_array_equal(got, want, err_msg=f"box {CROP_BOXES[k]} at ({top}, {left})")
+
+
+def test_padded_random_crop_boxes_follow_mindspore(oracle):
+    """Boxes are moved by the padding (float32) before the crop, which rounds differently from
+    cropping the unpadded boxes at a negative offset."""
+    crops = oracle["pad_crops"]
+    assert len(crops) == 40 and len({(y, x) for y, x, _ in crops}) > 10
+    for y, x, want in crops:
+        got = kb.crop(kb.shift(INPUTS["pad_boxes"], 1, 1), y, x, 3, 4)
+        np.testing.assert_array_equal(got, want, err_msg=f"window at ({y}, {x})")
