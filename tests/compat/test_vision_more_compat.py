@@ -123,6 +123,33 @@ CASES = [
     ("v.RandomHorizontalFlipWithBBox().prob", E), ("v.RandomVerticalFlipWithBBox().prob", E),
 ]
 
+_PX = "np.array([[[0.9, 0.1, 0.5], [0.1, 0.9, 0.2], [0.3, 0.1, 0.9], [0.2, 0.2, 0.2], [0, 0, 0], [1, 0.5, 0]]])"
+CASES += [
+    # ---- RgbToHsv / HsvToRgb: exact on uint8 / float64 (same colorsys arithmetic); float32 input
+    # is computed in float64 here and partly in float32 by MindSpore (within 1e-7)
+    *[(f"v.{op}(True)({x})", E) for op in ("RgbToHsv", "HsvToRgb")
+      for x in ("I['rgb']", "I['rgb'] / 255.0", _PX, "I['rgb'][None] / 255.0", "I['rgb'].astype(np.int64)")],
+    *[(f"v.{op}()({x})", E) for op in ("RgbToHsv", "HsvToRgb")
+      for x in ("I['rgb'].transpose(2, 0, 1) / 255.0", "np.stack([I['rgb'].transpose(2, 0, 1)] * 2) / 255.0")],
+    *[(f"v.{op}(True)((I['rgb'] / 255.0).astype(np.float32))", "rel") for op in ("RgbToHsv", "HsvToRgb")],
+    ("v.HsvToRgb(True)(np.array([[[1.0, 0.5, 0.8], [-0.25, 1.0, 1.0], [0.999, 0.3, 0.2], [0.5, 0.0, 0.4]]]))", E),
+    *[(f"v.{op}({a})({x})", "err") for op in ("RgbToHsv", "HsvToRgb")
+      for a, x in (("", "[1, 2, 3]"), ("", "np.zeros((4, 5))"), ("", "np.zeros((4, 4, 5))"),
+                   ("True", "np.zeros((3, 4, 5))"), ("", "np.zeros((1, 2, 3, 4, 5))"),
+                   ("True", "Image.fromarray(I['rgb'])"), ("1", "0"), ("'a'", "0"))],
+    # ---- LinearTransformation
+    ("v.LinearTransformation(np.arange(36.0).reshape(6, 6), np.arange(6.0))(np.ones((3, 1, 2), np.uint8))", E),
+    ("v.LinearTransformation(np.eye(6, dtype=np.float32), np.zeros(6, np.float32))(np.ones((2, 3), np.float32))", E),
+    ("v.LinearTransformation(np.linspace(-1, 1, 144).reshape(12, 12), np.linspace(0, 3, 12))"
+     "(I['rgb'][:2, :2] / 255.0)", "rel"),
+    ("v.LinearTransformation(np.eye(1), np.zeros(1))(np.array(3.0))", E),
+    *[(f"v.LinearTransformation({a})", "err") for a in (
+        "[[1]], np.zeros(1)", "np.eye(2), [0, 0]", "np.ones((2, 3)), np.zeros(2)", "np.eye(2), np.zeros(3)",
+        "[1], [2]")],
+    *[(f"v.LinearTransformation(np.eye(2), np.zeros(2))({x})", "err")
+      for x in ("np.zeros(3)", "np.zeros((2, 2))", "[1, 2]", "Image.fromarray(I['rgb'])")],
+]
+
 # MindSpore's random crops of the coded image: its first pixel names the window (top, left).
 CROP_SNIPPET = """
 OUT = []

@@ -20,6 +20,7 @@ from headrace.dataset.vision._ops_decode import Decode, RandomCropDecodeResize
 from headrace.dataset.vision._ops_geometry import (CenterCrop, Crop, HorizontalFlip, Pad, PadToSize,
                                                    RandomCrop, RandomHorizontalFlip, RandomResizedCrop,
                                                    RandomVerticalFlip, Resize, ResizedCrop, VerticalFlip)
+from headrace.dataset.vision._ops_misc import HsvToRgb, LinearTransformation, RgbToHsv
 from headrace.dataset.vision._ops_patches import FiveCrop, RandomResize, SlicePatches, TenCrop
 from headrace.dataset.vision._ops_warp import Affine, RandomAffine, RandomRotation, Rotate
 from headrace.dataset.vision._ops_mix import CutMixBatch, CutOut, Erase, MixUp, MixUpBatch, RandomErasing
@@ -28,13 +29,13 @@ __all__ = [
     "AdjustBrightness", "AdjustContrast", "AdjustGamma", "AdjustHue", "AdjustSaturation",
     "AdjustSharpness", "Affine", "AutoAugment", "AutoContrast", "BoundingBoxAugment", "CenterCrop", "ConvertColor",
     "Crop", "CutMixBatch", "CutOut", "Decode", "Equalize", "Erase", "FiveCrop", "GaussianBlur",
-    "Grayscale", "HWC2CHW", "HorizontalFlip", "ImageTensorOperation", "Invert", "MixUp", "MixUpBatch",
+    "Grayscale", "HWC2CHW", "HorizontalFlip", "HsvToRgb", "ImageTensorOperation", "Invert", "LinearTransformation", "MixUp", "MixUpBatch",
     "Normalize", "NormalizePad", "Pad", "PadToSize", "Posterize", "RandAugment",
     "RandomAdjustSharpness", "RandomAffine", "RandomAutoContrast", "RandomColor",
     "RandomColorAdjust", "RandomCrop", "RandomCropDecodeResize", "RandomCropWithBBox", "RandomEqualize", "RandomErasing",
     "RandomGrayscale", "RandomHorizontalFlip", "RandomHorizontalFlipWithBBox", "RandomInvert", "RandomPosterize", "RandomResize",
     "RandomResizeWithBBox", "RandomResizedCrop", "RandomResizedCropWithBBox", "RandomRotation", "RandomSelectSubpolicy", "RandomSharpness", "RandomSolarize",
-    "RandomVerticalFlip", "RandomVerticalFlipWithBBox", "Rescale", "Resize", "ResizeWithBBox", "ResizedCrop", "Rotate", "SlicePatches", "Solarize",
+    "RandomVerticalFlip", "RandomVerticalFlipWithBBox", "Rescale", "Resize", "ResizeWithBBox", "ResizedCrop", "RgbToHsv", "Rotate", "SlicePatches", "Solarize",
     "TenCrop", "ToNumpy", "ToPIL", "ToTensor", "ToType", "TrivialAugmentWide", "UniformAugment",
     "VerticalFlip",
 ]

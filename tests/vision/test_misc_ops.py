@@ -1,0 +1,97 @@
+"""RgbToHsv, HsvToRgb and LinearTransformation: values, layouts, round trips and errors."""
+import colorsys
+import doctest
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import headrace.dataset.vision as v
+from headrace.dataset.vision import _ops_misc
+from tests.vision.imagegen import photo
+
+RGB = photo(12, 10, 7)
+
+
+def test_docstring_examples_run():
+    result = doctest.testmod(_ops_misc, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 3 and result.failed == 0
+
+
+@pytest.mark.parametrize("img", [RGB, RGB / 255.0, np.array([[[0.2, 0.2, 0.2], [0, 0, 0]]]),
+                                 np.array([[[0.9, 0.1, 0.5], [0.1, 0.9, 0.2], [0.3, 0.1, 0.9]]])])
+def test_rgb_to_hsv_is_colorsys_bit_for_bit(img):
+    out = v.RgbToHsv(is_hwc=True)(img)
+    want = np.array([[colorsys.rgb_to_hsv(*map(float, px)) for px in row] for row in img])
+    assert out.dtype == np.float64 and out.shape == img.shape
+    np.testing.assert_array_equal(out, want)
+    back = v.HsvToRgb(is_hwc=True)(want)
+    np.testing.assert_array_equal(back, np.array([[colorsys.hsv_to_rgb(*px) for px in row] for row in want]))
+
+
+def test_hsv_to_rgb_wraps_hue_like_colorsys():
+    hsv = np.array([[[1.0, 0.5, 0.8], [-0.25, 1.0, 1.0], [0.999, 0.3, 0.2], [0.5, 0.0, 0.4]]])
+    want = np.array([[colorsys.hsv_to_rgb(*px) for px in row] for row in hsv])
+    np.testing.assert_array_equal(v.HsvToRgb(True)(hsv), want)
+
+
+def test_chw_and_batches():
+    chw = np.ascontiguousarray((RGB / 255.0).transpose(2, 0, 1))
+    hwc = v.RgbToHsv(True)(RGB / 255.0)
+    np.testing.assert_array_equal(v.RgbToHsv()(chw), hwc.transpose(2, 0, 1))
+    batch = np.stack([chw, chw[:, ::-1]])
+    out = v.RgbToHsv()(batch)
+    assert out.shape == (2, 3, 12, 10)
+    np.testing.assert_array_equal(out[1], v.RgbToHsv()(chw[:, ::-1]))
+    np.testing.assert_allclose(v.HsvToRgb()(out), batch, atol=1e-12)
+
+
+def test_hsv_errors():
+    with pytest.raises(TypeError, match="^img should be NumPy image. Got <class 'list'>$"):
+        v.RgbToHsv()([1, 2, 3])
+    with pytest.raises(TypeError, match=r"^img shape should be \(H, W, C\)/\(N, H, W, C\)/\(C ,H, W\)/\(N, C, H, W\). "
+                                        r"Got \(4, 5\).$"):
+        v.RgbToHsv()(np.zeros((4, 5)))
+    with pytest.raises(TypeError, match=r"^img shape should be \(H, W, C\)/\(N, H, W, C\)/\(C, H, W\)/"):
+        v.HsvToRgb()(np.zeros((4, 5)))
+    with pytest.raises(TypeError, match="^img should be NumPy image. Got <class 'list'>.$"):
+        v.HsvToRgb()([1, 2, 3])
+    with pytest.raises(TypeError, match="^img should be 3 channels RGB img. Got 4 channels.$"):
+        v.HsvToRgb()(np.zeros((4, 4, 5)))
+    with pytest.raises(TypeError, match="^img should be 3 channels RGB img. Got 5 channels.$"):
+        v.HsvToRgb(True)(np.zeros((3, 4, 5)))
+    with pytest.raises(TypeError, match="^img should be NumPy image"):
+        v.RgbToHsv(True)(Image.fromarray(RGB))
+    with pytest.raises(TypeError, match="^Argument is_hwc with value 1 is not of type"):
+        v.RgbToHsv(1)
+
+
+def test_linear_transformation():
+    m = np.arange(36, dtype=np.float64).reshape(6, 6)
+    mean = np.arange(6, dtype=np.float64)
+    img = np.ones((3, 1, 2), np.uint8)
+    out = v.LinearTransformation(m, mean)(img)
+    assert out.dtype == np.float64 and out.shape == (3, 1, 2)
+    assert out.ravel().tolist() == ((np.ones(6) - mean) @ m).tolist()
+    assert out[:, 0, 0].tolist() == [-240.0, -258.0, -276.0]
+    f32 = v.LinearTransformation(np.eye(6, dtype=np.float32), np.zeros(6, np.float32))(np.ones((2, 3), np.float32))
+    assert f32.dtype == np.float32 and f32.tolist() == [[1.0] * 3] * 2
+
+
+def test_linear_transformation_errors():
+    with pytest.raises(TypeError, match="^Argument transformation_matrix with value"):
+        v.LinearTransformation([[1]], np.zeros(1))
+    with pytest.raises(TypeError, match="^Argument mean_vector with value"):
+        v.LinearTransformation(np.eye(2), [0, 0])
+    with pytest.raises(ValueError, match=r"^transformation_matrix should be a square matrix. Got shape \(2, 3\) "
+                                         r"instead.$"):
+        v.LinearTransformation(np.ones((2, 3)), np.zeros(2))
+    with pytest.raises(ValueError, match=r"^mean_vector length 3 should match either one dimension of the "
+                                         r"squaretransformation_matrix \(2, 2\).$"):
+        v.LinearTransformation(np.eye(2), np.zeros(3))
+    op = v.LinearTransformation(np.eye(2), np.zeros(2))
+    with pytest.raises(ValueError, match=r"^transformation_matrix shape \(2, 2\) not compatible with Numpy image "
+                                         r"shape \(3,\).$"):
+        op(np.zeros(3))
+    with pytest.raises(TypeError, match="^img should be NumPy array. Got <class 'list'>$"):
+        op([1, 2])
