@@ -150,6 +150,49 @@ CASES += [
       for x in ("np.zeros(3)", "np.zeros((2, 2))", "[1, 2]", "Image.fromarray(I['rgb'])")],
 ]
 
+_SQ = "[[0, 0], [39, 0], [39, 29], [0, 29]]"
+_WARPS = ["[[3, 2], [36, 0], [39, 27], [1, 29]]", "[[0, 0], [30, 5], [35, 25], [5, 29]]",
+          "[[10, -3], [45, 4], [33, 33], [-2, 20]]", "[[1, 0], [40, 0], [40, 29], [1, 29]]"]
+_GWARP = ("[[0, 0], [19, 0], [19, 23], [0, 23]]", "[[2, 1], [17, 3], [19, 20], [0, 23]]")
+CASES += [
+    # ---- Perspective: NumPy (OpenCV-4 sampling) and PIL
+    *[(f"v.Perspective({_SQ}, {e}, Inter.{it})(I['rgb'])", E if it == "NEAREST" else T1)
+      for e in _WARPS for it in ("NEAREST", "BILINEAR", "BICUBIC", "AREA", "PILCUBIC")],
+    *[(f"v.Perspective({e}, {_SQ}, Inter.{it})(I['rgb'])", E if it == "NEAREST" else T1)
+      for e in _WARPS[:2] for it in ("NEAREST", "BILINEAR")],
+    *[(f"v.Perspective({_GWARP[0]}, {_GWARP[1]}, Inter.{it})({x})", E if it == "NEAREST" else T1)
+      for it in ("NEAREST", "BILINEAR") for x in ("I['gray']", "I['gray'][..., None]",
+                                                   "I['gray'].astype(np.float32)", "np.dstack([I['gray']] * 5)")],
+    ("v.Perspective([[0, 0], [6, 0], [6, 4], [0, 4]], [[1, 0], [7, 1], [5, 4], [0, 3]])"
+     "(I['big'])", T1),
+    *[(f"v.Perspective([[0, 0], [119, 0], [119, 159], [0, 159]], [[7, 3], [115, 0], [119, 150], [2, 159]], "
+       f"Inter.{it})(I['big'])", E if it == "NEAREST" else T1) for it in ("NEAREST", "BILINEAR", "BICUBIC")],
+    *[(f"v.Perspective({_SQ}, {e}, Inter.{it})(Image.fromarray(I['rgb']))", E if it == "NEAREST" else T1)
+      for e in _WARPS[:3] for it in ("NEAREST", "BILINEAR", "BICUBIC")],
+    *[(f"v.Perspective({_SQ}, {_WARPS[0]}, Inter.{it})({x})", "err")
+      for it, x in (("AREA", "Image.fromarray(I['rgb'])"), ("PILCUBIC", "Image.fromarray(I['rgb'])"),
+                    ("ANTIALIAS", "I['rgb']"), ("BILINEAR", "np.zeros(5, np.uint8)"),
+                    ("BILINEAR", "np.zeros((2, 4, 5, 3), np.uint8)"))],
+    *[(f"v.Perspective({a})", "err") for a in (
+        "[[0,0],[4,0],[4,3]], [[0,0],[4,0],[4,3],[0,3]]", "[[0,0],[4,0],[4,3],[0,3.5]], [[0,0],[4,0],[4,3],[0,3]]",
+        "[[0,0],[4,0],[4,3],[0]], [[0,0],[4,0],[4,3],[0,3]]", "[[0,0],[4,0],[4,3],[0,3]], [[0,0],[4,0],[4,3],[0,3]], 1",
+        "'abcd', [[0,0],[4,0],[4,3],[0,3]]", "[[0,0],[4,0],[4,3],[0,2**31]], [[0,0],[4,0],[4,3],[0,3]]",
+        "[[0,0],[4,0],[4,3],[0,3]], [[0,0],[4,0],[4,3],5]", "[[0,0],[4,0],[4,3],[0,3]], [[0,0],[4,0],[4,3],[0,True]]")],
+    # ---- RandomPerspective: distortion 0 is the identity warp
+    *[(f"v.RandomPerspective(0.0, 1.0, Inter.{it})(Image.fromarray(I['{img}']))", E)
+      for it in ("NEAREST", "BILINEAR", "BICUBIC") for img in ("rgb", "gray")],
+    ("v.RandomPerspective(0.5, 0.0)(Image.fromarray(I['rgb']))", E),
+    ("v.RandomPerspective(0.5, 0.0)(I['rgb'])", E),
+    ("v.RandomPerspective(0.5, 1.0)(I['rgb'])", "err"),
+    *[(f"v.RandomPerspective(0.5, 1.0, Inter.{it})(Image.fromarray(I['rgb']))", "err") for it in ("AREA", "PILCUBIC")],
+    ("v.RandomPerspective(0.5, 1.0, Inter.ANTIALIAS)(Image.fromarray(I['rgb']))", "errtype"),
+    ("v.Perspective(" + _SQ + ", " + _WARPS[0] + ", Inter.ANTIALIAS)(Image.fromarray(I['rgb']))", "errtype"),
+    ("v.RandomPerspective(0.7, 1.0)(Image.fromarray(I['rgb'])).size", E),
+    *[(f"v.RandomPerspective({a})", "err") for a in ("1.5", "1", "'a'", "0.5, 2", "0.5, 1", "0.5, 1.5",
+                                                     "0.5, 0.5, 1", "0.5, 0.5, None", "-0.1")],
+    ("(lambda o: (o.distortion_scale, o.prob, o.interpolation == Inter.BICUBIC))(v.RandomPerspective())", E),
+]
+
 # MindSpore's random crops of the coded image: its first pixel names the window (top, left).
 CROP_SNIPPET = """
 OUT = []

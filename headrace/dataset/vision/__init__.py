@@ -29,6 +29,7 @@ from headrace.dataset.vision.transforms import (BoundingBoxAugment, RandomCropWi
                                                 RandomResizeWithBBox, RandomVerticalFlipWithBBox,
                                                 ResizeWithBBox)
 from headrace.dataset.vision.transforms import HsvToRgb, LinearTransformation, RgbToHsv
+from headrace.dataset.vision.transforms import Perspective, RandomPerspective
 from headrace.dataset.vision.utils import (AutoAugmentPolicy, Border, ConvertMode,
                                            ImageBatchFormat, ImageReadMode, Inter, SliceMode,
                                            encode_jpeg, encode_png, get_image_num_channels,
@@ -41,10 +42,10 @@ __all__ = [
     "BoundingBoxAugment", "CenterCrop", "ConvertColor", "ConvertMode", "Crop", "CutMixBatch", "CutOut", "Decode",
     "Equalize", "Erase", "FiveCrop", "GaussianBlur", "Grayscale", "HWC2CHW", "HorizontalFlip", "HsvToRgb",
     "ImageBatchFormat", "ImageReadMode", "Inter", "Invert", "LinearTransformation", "MixUp", "MixUpBatch", "Normalize",
-    "NormalizePad", "Pad", "PadToSize", "Posterize", "RandAugment", "RandomAdjustSharpness",
+    "NormalizePad", "Pad", "PadToSize", "Perspective", "Posterize", "RandAugment", "RandomAdjustSharpness",
     "RandomAffine", "RandomAutoContrast", "RandomColor", "RandomColorAdjust", "RandomCrop",
     "RandomCropDecodeResize", "RandomCropWithBBox", "RandomEqualize", "RandomErasing", "RandomGrayscale",
-    "RandomHorizontalFlip", "RandomHorizontalFlipWithBBox", "RandomInvert", "RandomPosterize", "RandomResize", "RandomResizeWithBBox", "RandomResizedCrop",
+    "RandomHorizontalFlip", "RandomHorizontalFlipWithBBox", "RandomInvert", "RandomPerspective", "RandomPosterize", "RandomResize", "RandomResizeWithBBox", "RandomResizedCrop",
     "RandomResizedCropWithBBox",
     "RandomRotation", "RandomSelectSubpolicy", "RandomSharpness", "RandomSolarize", "RandomVerticalFlip", "RandomVerticalFlipWithBBox", "Rescale",
     "Resize", "ResizeWithBBox", "ResizedCrop", "RgbToHsv", "Rotate", "SliceMode", "SlicePatches", "Solarize", "TenCrop",

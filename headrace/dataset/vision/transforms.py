@@ -21,6 +21,7 @@ from headrace.dataset.vision._ops_geometry import (CenterCrop, Crop, HorizontalF
                                                    RandomCrop, RandomHorizontalFlip, RandomResizedCrop,
                                                    RandomVerticalFlip, Resize, ResizedCrop, VerticalFlip)
 from headrace.dataset.vision._ops_misc import HsvToRgb, LinearTransformation, RgbToHsv
+from headrace.dataset.vision._ops_perspective import Perspective, RandomPerspective
 from headrace.dataset.vision._ops_patches import FiveCrop, RandomResize, SlicePatches, TenCrop
 from headrace.dataset.vision._ops_warp import Affine, RandomAffine, RandomRotation, Rotate
 from headrace.dataset.vision._ops_mix import CutMixBatch, CutOut, Erase, MixUp, MixUpBatch, RandomErasing
@@ -30,10 +31,10 @@ __all__ = [
     "AdjustSharpness", "Affine", "AutoAugment", "AutoContrast", "BoundingBoxAugment", "CenterCrop", "ConvertColor",
     "Crop", "CutMixBatch", "CutOut", "Decode", "Equalize", "Erase", "FiveCrop", "GaussianBlur",
     "Grayscale", "HWC2CHW", "HorizontalFlip", "HsvToRgb", "ImageTensorOperation", "Invert", "LinearTransformation", "MixUp", "MixUpBatch",
-    "Normalize", "NormalizePad", "Pad", "PadToSize", "Posterize", "RandAugment",
+    "Normalize", "NormalizePad", "Pad", "PadToSize", "Perspective", "Posterize", "RandAugment",
     "RandomAdjustSharpness", "RandomAffine", "RandomAutoContrast", "RandomColor",
     "RandomColorAdjust", "RandomCrop", "RandomCropDecodeResize", "RandomCropWithBBox", "RandomEqualize", "RandomErasing",
-    "RandomGrayscale", "RandomHorizontalFlip", "RandomHorizontalFlipWithBBox", "RandomInvert", "RandomPosterize", "RandomResize",
+    "RandomGrayscale", "RandomHorizontalFlip", "RandomHorizontalFlipWithBBox", "RandomInvert", "RandomPerspective", "RandomPosterize", "RandomResize",
     "RandomResizeWithBBox", "RandomResizedCrop", "RandomResizedCropWithBBox", "RandomRotation", "RandomSelectSubpolicy", "RandomSharpness", "RandomSolarize",
     "RandomVerticalFlip", "RandomVerticalFlipWithBBox", "Rescale", "Resize", "ResizeWithBBox", "ResizedCrop", "RgbToHsv", "Rotate", "SlicePatches", "Solarize",
     "TenCrop", "ToNumpy", "ToPIL", "ToTensor", "ToType", "TrivialAugmentWide", "UniformAugment",
