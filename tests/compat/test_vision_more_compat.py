@@ -193,6 +193,15 @@ CASES += [
     ("(lambda o: (o.distortion_scale, o.prob, o.interpolation == Inter.BICUBIC))(v.RandomPerspective())", E),
 ]
 
+CASES += [
+    # ---- RandomLighting: alpha 0 is pinned; the draws are compared by their statistics below
+    ("v.RandomLighting(0.0)(I['rgb'])", E), ("v.RandomLighting(0)(Image.fromarray(I['rgb']))", E),
+    *[(f"v.RandomLighting()({x})", "err") for x in ("I['gray']", "np.zeros((3, 3, 4), np.uint8)",
+                                                   "np.zeros((2, 3, 3, 3), np.uint8)", "np.zeros(3, np.uint8)")],
+    *[(f"v.RandomLighting({a})", "err") for a in ("-1", "1e9", "'a'", "True")],
+    ("v.RandomLighting().alpha", E), ("v.RandomLighting(2).alpha", E),
+]
+
 # MindSpore's random crops of the coded image: its first pixel names the window (top, left).
 CROP_SNIPPET = """
 OUT = []
@@ -211,7 +220,12 @@ for seed in range(40):
     d = d.map(v.RandomCropWithBBox((3, 4), padding=1), input_columns=["image", "bbox"])
     for r in d.create_tuple_iterator(output_numpy=True):
         PAD_OUT.append((int(r[0][1, 1, 0]), int(r[0][1, 1, 1]), r[1]))
-RESULT = {"cases": RESULT, "crops": OUT, "pad_crops": PAD_OUT}
+# RandomLighting's shifts on a mid-grey uint8 pixel (the image is constant, so one pixel says all).
+ds.config.set_seed(5)
+d = ds.NumpySlicesDataset({"image": [np.full((1, 1, 3), 128, np.uint8)] * 1500}, shuffle=False)
+d = d.map(v.RandomLighting(0.4), input_columns=["image"])
+LIGHT = np.stack([r[0][0, 0] for r in d.create_tuple_iterator(output_numpy=True)])
+RESULT = {"cases": RESULT, "crops": OUT, "pad_crops": PAD_OUT, "lighting": LIGHT}
 """
 
 
@@ -249,3 +263,25 @@ def test_padded_random_crop_boxes_follow_mindspore(oracle):
     for y, x, want in crops:
         got = kb.crop(kb.shift(INPUTS["pad_boxes"], 1, 1), y, x, 3, 4)
         np.testing.assert_array_equal(got, want, err_msg=f"window at ({y}, {x})")
+
+
+def _pca(deltas):
+    w, vecs = np.linalg.eigh(np.cov(np.asarray(deltas, np.float64).T))
+    top = vecs[:, -1] * np.sign(vecs[0, -1])
+    return np.sqrt(w), top
+
+
+def test_random_lighting_draws_have_mindspores_statistics(oracle):
+    from headrace._util import rng
+    import headrace.dataset.vision as hv
+    ms = oracle["lighting"].astype(np.float64) - 128
+    op, img = hv.RandomLighting(0.4), np.full((1, 1, 3), 128, np.uint8)
+    ours = []
+    for i in range(1500):
+        with rng.sample_key((21, i)):
+            ours.append(op(img)[0, 0].astype(np.float64) - 128)
+    (ms_sd, ms_top), (our_sd, our_top) = _pca(ms), _pca(ours)
+    # seeded on both sides, so these are fixed numbers; the bounds allow for 1500-sample noise
+    np.testing.assert_allclose(our_sd[1:], ms_sd[1:], rtol=0.1)
+    np.testing.assert_allclose(our_top, ms_top, atol=0.02)
+    assert abs(ms.mean()) < 1.5 and abs(np.mean(ours)) < 1.5

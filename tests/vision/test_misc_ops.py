@@ -95,3 +95,54 @@ def test_linear_transformation_errors():
         op(np.zeros(3))
     with pytest.raises(TypeError, match="^img should be NumPy array. Got <class 'list'>$"):
         op([1, 2])
+
+
+def _keyed(op, key, img):
+    from headrace._util import rng
+    with rng.sample_key(key):
+        return op(img)
+
+
+def test_random_lighting_zero_alpha_is_identity():
+    for img in (RGB, Image.fromarray(RGB)):
+        out = v.RandomLighting(0.0)(img)
+        np.testing.assert_array_equal(np.asarray(out), RGB)
+        assert type(out) is type(img)
+
+
+def test_random_lighting_adds_one_rounded_shift_per_channel():
+    from headrace._util import rng
+    op = v.RandomLighting(0.3)
+    img = np.array([[[100, 100, 100], [0, 255, 128], [3, 250, 37]]], np.uint8)
+    for i in range(10):
+        with rng.sample_key((4, i)):
+            shift = op.shift()
+        out = _keyed(op, (4, i), img)
+        want = np.clip(np.rint(img + shift), 0, 255).astype(np.uint8)
+        np.testing.assert_array_equal(out, want)
+    f32 = _keyed(op, (4, 0), img.astype(np.float32))
+    with rng.sample_key((4, 0)):
+        assert f32.dtype == np.float32 and np.allclose(f32 - img, op.shift(), atol=1e-4)
+
+
+def test_random_lighting_shift_covariance_is_alexnets_pca():
+    from headrace._util import rng
+    op = v.RandomLighting(1.0)
+    shifts = []
+    for i in range(3000):
+        with rng.sample_key((11, i)):
+            shifts.append(op.shift())
+    eig = np.sqrt(np.linalg.eigvalsh(np.cov(np.array(shifts).T)))
+    np.testing.assert_allclose(eig, [1.148, 4.794, 55.46], rtol=0.06)
+
+
+def test_random_lighting_errors():
+    with pytest.raises(RuntimeError, match=r"^RandomLighting: input tensor is not in shape of <H,W,C> or channel is "
+                                           r"not 3, got rank: 2, and shape: <12,10>$"):
+        v.RandomLighting()(RGB[..., 0])
+    with pytest.raises(RuntimeError, match="^RandomLighting: the shape of input tensor does not match"):
+        v.RandomLighting()(np.zeros(3, np.uint8))
+    with pytest.raises(ValueError, match=r"^Input alpha is not within the required interval of \[0, 16777216\].$"):
+        v.RandomLighting(-1)
+    with pytest.raises(TypeError, match="^Argument alpha with value True is not of type"):
+        v.RandomLighting(True)

@@ -28,7 +28,7 @@ from headrace.dataset.vision.transforms import (BoundingBoxAugment, RandomCropWi
                                                 RandomHorizontalFlipWithBBox, RandomResizedCropWithBBox,
                                                 RandomResizeWithBBox, RandomVerticalFlipWithBBox,
                                                 ResizeWithBBox)
-from headrace.dataset.vision.transforms import HsvToRgb, LinearTransformation, RgbToHsv
+from headrace.dataset.vision.transforms import HsvToRgb, LinearTransformation, RandomLighting, RgbToHsv
 from headrace.dataset.vision.transforms import Perspective, RandomPerspective
 from headrace.dataset.vision.utils import (AutoAugmentPolicy, Border, ConvertMode,
                                            ImageBatchFormat, ImageReadMode, Inter, SliceMode,
@@ -45,7 +45,7 @@ __all__ = [
     "NormalizePad", "Pad", "PadToSize", "Perspective", "Posterize", "RandAugment", "RandomAdjustSharpness",
     "RandomAffine", "RandomAutoContrast", "RandomColor", "RandomColorAdjust", "RandomCrop",
     "RandomCropDecodeResize", "RandomCropWithBBox", "RandomEqualize", "RandomErasing", "RandomGrayscale",
-    "RandomHorizontalFlip", "RandomHorizontalFlipWithBBox", "RandomInvert", "RandomPerspective", "RandomPosterize", "RandomResize", "RandomResizeWithBBox", "RandomResizedCrop",
+    "RandomHorizontalFlip", "RandomHorizontalFlipWithBBox", "RandomInvert", "RandomLighting", "RandomPerspective", "RandomPosterize", "RandomResize", "RandomResizeWithBBox", "RandomResizedCrop",
     "RandomResizedCropWithBBox",
     "RandomRotation", "RandomSelectSubpolicy", "RandomSharpness", "RandomSolarize", "RandomVerticalFlip", "RandomVerticalFlipWithBBox", "Rescale",
     "Resize", "ResizeWithBBox", "ResizedCrop", "RgbToHsv", "Rotate", "SliceMode", "SlicePatches", "Solarize", "TenCrop",

@@ -1,16 +1,25 @@
-"""Colour-space and linear ops on NumPy arrays that MindSpore implements in Python:
-RgbToHsv, HsvToRgb and LinearTransformation (Pillow-free, but MindSpore's "PY" ops, so they take
-NumPy arrays only and return float arrays).
+"""Colour-space, lighting and linear ops: RgbToHsv, HsvToRgb and LinearTransformation (MindSpore's
+"PY" ops, but on NumPy arrays only, returning float arrays) and RandomLighting (NumPy kernel).
 """
 from __future__ import annotations
 
 import numpy as np
+from PIL import Image
 
+from headrace._util.rng import sample_rng
+from headrace.dataset.transforms._base import Implementation
 from headrace.dataset.vision import _checks as ck
-from headrace.dataset.vision._base import PyImageOperation
+from headrace.dataset.vision._base import ImageTensorOperation, PyImageOperation, op_error
 from headrace.dataset.vision._kernels import hsv
 
-__all__ = ["HsvToRgb", "LinearTransformation", "RgbToHsv"]
+__all__ = ["HsvToRgb", "LinearTransformation", "RandomLighting", "RgbToHsv"]
+
+# AlexNet's PCA of ImageNet RGB pixels (0..255 scale): eigenvalues and eigenvectors (columns).
+# MindSpore uses these; its draws' covariance was checked against them.
+_EIGVAL = np.array([55.46, 4.794, 1.148])
+_EIGVEC = np.array([[-0.5675, 0.7192, 0.4009],
+                    [-0.5808, -0.0045, -0.8140],
+                    [-0.5836, -0.6948, 0.4203]])
 
 
 def _check_rgb_array(img, is_hwc: bool, to_hsv: bool) -> None:
@@ -126,3 +135,54 @@ class LinearTransformation(PyImageOperation):
             raise ValueError(f"transformation_matrix shape {m.shape} not compatible with Numpy image shape "
                              f"{img.shape}.")
         return np.dot(img.reshape(1, -1) - self.mean_vector, m).reshape(img.shape)
+
+
+class RandomLighting(ImageTensorOperation):
+    """Adds AlexNet-style PCA lighting noise to an RGB image: one random shift per channel,
+    ``eigvec @ (a * eigval)`` with ``a`` drawn from a normal distribution of deviation `alpha`.
+
+    uint8 images are rounded and clipped to [0, 255]. Other dtypes get the shift added in their
+    own type (MindSpore misreads non-uint8 input; we do not reproduce that).
+
+    Args:
+        alpha (float, optional): standard deviation of the three weights, >= 0. Default: 0.05.
+
+    Raises:
+        TypeError: if `alpha` is not a number.
+        ValueError: if `alpha` is negative or too large.
+        RuntimeError: if the image is not HWC with 3 channels.
+
+    Examples:
+        >>> import numpy as np
+        >>> RandomLighting(0.0)(np.full((1, 2, 3), 7, np.uint8)).tolist()
+        [[[7, 7, 7], [7, 7, 7]]]
+    """
+
+    implementation = Implementation.C
+    random = True
+
+    def __init__(self, alpha=0.05):
+        ck.check_non_negative_float32(alpha, "alpha")
+        self.alpha = alpha
+
+    def shift(self) -> np.ndarray:
+        """Draws the three per-channel shifts (R, G, B) from ``sample_rng()``."""
+        weights = sample_rng().normal(0.0, float(self.alpha), 3) if self.alpha else np.zeros(3)
+        return _EIGVEC @ (weights * _EIGVAL)
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        if img.ndim < 2:
+            raise op_error("RandomLighting", "the shape of input tensor does not match the requirement of "
+                                             "operator. Expecting tensor in shape of <height, width, ...>. But got "
+                                             f"tensor with dimension {img.ndim}.")
+        if img.ndim != 3 or img.shape[2] != 3:
+            shape = ",".join(str(d) for d in img.shape)
+            raise op_error("RandomLighting", f"input tensor is not in shape of <H,W,C> or channel is not 3, got "
+                                             f"rank: {img.ndim}, and shape: <{shape}>")
+        out = img.astype(np.float64) + self.shift()
+        if img.dtype == np.uint8:
+            return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+        return out.astype(img.dtype)
+
+    def _run_pil(self, img):
+        return Image.fromarray(self._run(np.asarray(img)))

@@ -20,7 +20,7 @@ from headrace.dataset.vision._ops_decode import Decode, RandomCropDecodeResize
 from headrace.dataset.vision._ops_geometry import (CenterCrop, Crop, HorizontalFlip, Pad, PadToSize,
                                                    RandomCrop, RandomHorizontalFlip, RandomResizedCrop,
                                                    RandomVerticalFlip, Resize, ResizedCrop, VerticalFlip)
-from headrace.dataset.vision._ops_misc import HsvToRgb, LinearTransformation, RgbToHsv
+from headrace.dataset.vision._ops_misc import HsvToRgb, LinearTransformation, RandomLighting, RgbToHsv
 from headrace.dataset.vision._ops_perspective import Perspective, RandomPerspective
 from headrace.dataset.vision._ops_patches import FiveCrop, RandomResize, SlicePatches, TenCrop
 from headrace.dataset.vision._ops_warp import Affine, RandomAffine, RandomRotation, Rotate
@@ -34,7 +34,7 @@ __all__ = [
     "Normalize", "NormalizePad", "Pad", "PadToSize", "Perspective", "Posterize", "RandAugment",
     "RandomAdjustSharpness", "RandomAffine", "RandomAutoContrast", "RandomColor",
     "RandomColorAdjust", "RandomCrop", "RandomCropDecodeResize", "RandomCropWithBBox", "RandomEqualize", "RandomErasing",
-    "RandomGrayscale", "RandomHorizontalFlip", "RandomHorizontalFlipWithBBox", "RandomInvert", "RandomPerspective", "RandomPosterize", "RandomResize",
+    "RandomGrayscale", "RandomHorizontalFlip", "RandomHorizontalFlipWithBBox", "RandomInvert", "RandomLighting", "RandomPerspective", "RandomPosterize", "RandomResize",
     "RandomResizeWithBBox", "RandomResizedCrop", "RandomResizedCropWithBBox", "RandomRotation", "RandomSelectSubpolicy", "RandomSharpness", "RandomSolarize",
     "RandomVerticalFlip", "RandomVerticalFlipWithBBox", "Rescale", "Resize", "ResizeWithBBox", "ResizedCrop", "RgbToHsv", "Rotate", "SlicePatches", "Solarize",
     "TenCrop", "ToNumpy", "ToPIL", "ToTensor", "ToType", "TrivialAugmentWide", "UniformAugment",
