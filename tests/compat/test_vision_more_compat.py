@@ -119,6 +119,13 @@ CASES = [
     ("v.BoundingBoxAugment(v.Invert(), 2.0)", "err"), ("v.BoundingBoxAugment(v.Invert(), 'x')", "err"),
     ("v.BoundingBoxAugment(v.Invert(), -0.5)", "err"),
     ("v.BoundingBoxAugment(1, 1.0)", "errtype"), ("v.BoundingBoxAugment(lambda x: x)", "errtype"),
+    ("v.BoundingBoxAugment(v.Grayscale(3), 1.0)", "errtype"), ("v.BoundingBoxAugment(1, 2.0)", "err"),
+    ("v.BoundingBoxAugment(t.Compose([v.Invert()]), 1.0)(*" + _c("rgb", "bbr") + ")", E),
+    ("v.BoundingBoxAugment(t.TypeCast(np.float32), 1.0)(*" + _c("rgb", "bbr") + ")", E),
+    ("v.ResizeWithBBox(4, Inter.ANTIALIAS)(*" + _c("C", "bb") + ")", "err"),
+    ("v.ResizeWithBBox(4, Inter.PILCUBIC)(*" + _c("rgb", "bbr") + ")", E),
+    ("v.RandomResizedCropWithBBox(4, interpolation=Inter.ANTIALIAS)(*" + _c("C", "bb") + ")", "err"),
+    ("v.RandomResizedCropWithBBox(4, interpolation=None)(*" + _c("C", "bb") + ")", "err"),
     ("v.BoundingBoxAugment(v.Invert()).ratio", E),
     ("v.RandomHorizontalFlipWithBBox().prob", E), ("v.RandomVerticalFlipWithBBox().prob", E),
 ]

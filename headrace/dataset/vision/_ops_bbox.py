@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from headrace._util.rng import sample_rng
-from headrace.dataset.transforms._base import Implementation, TensorOperation
+from headrace.dataset.transforms._base import Implementation, PyTensorOperation, TensorOperation
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, op_error
 from headrace.dataset.vision._kernels import bbox as kb
@@ -18,6 +18,8 @@ from headrace.dataset.vision._kernels import geometry as geo
 from headrace.dataset.vision._ops_geometry import (RandomResizedCrop, Resize, _check_pad_image,
                                                    _flip_any, _resize_array)
 from headrace.dataset.vision.utils import Border, Inter
+
+_UNSUPPORTED_INTER = "Unsupported interpolation, only support NEAREST, LINEAR, CUBIC, AREA and PILCUBIC."
 
 __all__ = ["BoundingBoxAugment", "RandomCropWithBBox", "RandomHorizontalFlipWithBBox",
            "RandomResizeWithBBox", "RandomResizedCropWithBBox", "RandomVerticalFlipWithBBox",
@@ -126,6 +128,8 @@ class ResizeWithBBox(_BBoxOperation):
         self._resize = Resize(size, interpolation)
 
     def _apply(self, img, boxes):
+        if self.interpolation == Inter.ANTIALIAS:
+            raise RuntimeError(_UNSUPPORTED_INTER)
         return _resize_pair(self._resize, img, boxes)
 
 
@@ -269,6 +273,8 @@ class RandomResizedCropWithBBox(_BBoxOperation):
         self.interpolation, self.max_attempts = interpolation, max_attempts
 
     def _apply(self, img, boxes):
+        if self.interpolation is None or self.interpolation == Inter.ANTIALIAS:
+            raise RuntimeError(_UNSUPPORTED_INTER)
         top, left, ch, cw = self._crop.box(img.shape[0], img.shape[1])
         oh, ow = self._crop._hw
         out = _resize_array(img[top:top + ch, left:left + cw], oh, ow, self.interpolation, "RandomResizedCrop")
@@ -283,7 +289,8 @@ class BoundingBoxAugment(_BBoxOperation):
     returned unchanged.
 
     Args:
-        transform (TensorOperation): the transform to run on each chosen region.
+        transform (TensorOperation): the transform to run on each chosen region (not a
+            Pillow-only op, as in MindSpore).
         ratio (float, optional): probability, in [0, 1], that a box is chosen. Default: 0.3.
 
     Raises:
@@ -305,7 +312,9 @@ class BoundingBoxAugment(_BBoxOperation):
     def __init__(self, transform, ratio=0.3):
         ck.type_check(ratio, (float, int), "ratio")
         ck.check_value(ratio, (0.0, 1.0), "ratio")
-        ck.type_check(transform, (TensorOperation,), "transform")
+        if not isinstance(transform, TensorOperation) or isinstance(transform, PyTensorOperation):
+            raise TypeError(f"Argument transform with value {transform} is not of type [{TensorOperation}], "
+                            f"but got {type(transform)}.")
         self.transform, self.ratio = transform, ratio
 
     def _apply(self, img, boxes):
