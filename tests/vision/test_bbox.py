@@ -214,16 +214,41 @@ def test_pipeline_two_columns_keyed_and_consistent():
         data = ds.NumpySlicesDataset({"image": [CODED] * 6, "bbox": [BOXES] * 6}, shuffle=False)
         return data.map(v.RandomHorizontalFlipWithBBox(0.5), input_columns=["image", "bbox"])
 
-    ds.config.set_seed(1234)
-    try:
-        rows = [(i.copy(), b.copy()) for i, b in build().create_tuple_iterator(output_numpy=True)]
-        again = [(i.copy(), b.copy()) for i, b in build().create_tuple_iterator(output_numpy=True)]
-    finally:
-        ds.config.set_seed(ds.config.get_seed())
+    ds.config.set_seed(1234)  # the autouse fixture resets the config afterwards
+    rows = [(i.copy(), b.copy()) for i, b in build().create_tuple_iterator(output_numpy=True)]
+    again = [(i.copy(), b.copy()) for i, b in build().create_tuple_iterator(output_numpy=True)]
     flipped = [bool(img[0, 0, 1] == 7) for img, _ in rows]
     assert 0 < sum(flipped) < 6  # seed 1234 flips some rows and not others (guards determinism)
     for (img, box), f in zip(rows, flipped):
         assert box[0, 0] == (4.0 if f else 1.0)
     for (a, b), (c, d) in zip(rows, again):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, d)
+
+
+def _bbox_pipeline(workers, processes=False):
+    rng_ = np.random.default_rng(4)
+    images = rng_.integers(0, 256, (6, 20, 24, 3), dtype=np.uint8)
+    boxes = [np.array([[1, 2, 10, 8], [12, 5, 9, 12], [3, 14, 6, 5]][:k + 1], np.float32) for k in range(3)] * 2
+    data = ds.GeneratorDataset(lambda: iter(zip(images, boxes)), ["image", "bbox"], shuffle=False)
+    ops = [v.RandomHorizontalFlipWithBBox(), v.RandomCropWithBBox((16, 18), padding=2),
+           v.BoundingBoxAugment(v.RandomVerticalFlip(), 0.5), v.RandomResizedCropWithBBox((12, 14)),
+           v.RandomResizeWithBBox(10)]
+    return data.map(ops, input_columns=["image", "bbox"], num_parallel_workers=workers,
+                    python_multiprocessing=processes)
+
+
+@pytest.mark.parametrize("workers, processes", [(2, False), (2, True)])
+def test_bbox_chain_in_a_pipeline_is_independent_of_workers(workers, processes):
+    def rows(pipeline):
+        return [(i.copy(), b.copy()) for i, b in pipeline.create_tuple_iterator(num_epochs=1, output_numpy=True)]
+
+    ds.config.set_seed(17)
+    one = rows(_bbox_pipeline(1))
+    ds.config.set_seed(17)
+    many = rows(_bbox_pipeline(workers, processes))
+    assert len(one) == 6
+    for (a, b), (c, d) in zip(one, many):
+        assert a.shape[2] == 3 and min(a.shape[:2]) == 10 and b.dtype == np.float32 and b.shape[1] == 4
         np.testing.assert_array_equal(a, c)
         np.testing.assert_array_equal(b, d)
