@@ -157,8 +157,12 @@ def _finish(chain: list[P.Node], parent: P.Node | None, fmode: tuple[bool, int] 
         if src is None:
             return StagePlan(nodes, parent, INLINE, 1)
         w = src.num_workers
-        mode = INLINE if w <= 1 else (PROCESSES if getattr(src, "processes", None) is True else THREADS)
-        return StagePlan(nodes, parent, mode, w)
+        if w <= 1 or getattr(src, "processes", None) is not True:
+            # A source alone on threads only moves rows between threads: reads that take
+            # microseconds (page cache, memory) lose more to GIL hand-offs than they gain, so the
+            # stage reads in the caller's thread (the prefetch thread keeps it off the consumer).
+            return StagePlan(nodes, parent, INLINE, 1)
+        return StagePlan(nodes, parent, PROCESSES, w)
     procs, w = fmode
     return StagePlan(nodes, parent, PROCESSES if procs else (THREADS if w > 1 else INLINE), max(1, w))
 

@@ -228,6 +228,12 @@ class ProcessPool:
         return self.num_workers * self.depth
 
     def submit(self, task: Any) -> None:
+        # Tasks dropped by discard() keep their slot until their result is read: free the slot
+        # this task needs by reading (and throwing away) the oldest dropped results.
+        while not self._free[self._submitted % self.num_workers]:
+            if not self._receive_dropped():
+                raise RuntimeError(f"{self.name}: no free task slot for worker "
+                                   f"{self._submitted % self.num_workers} (more tasks in flight than capacity)")
         with self._lock:
             self._check()
             seq = self._submitted
@@ -250,6 +256,39 @@ class ProcessPool:
             self._slot_of[seq] = k
             self._submitted = seq + 1
 
+    def _receive_dropped(self) -> bool:
+        """Reads and throws away the oldest result if its task was dropped; False if it was not."""
+        with self._lock:
+            self._check()
+            seq = self._received
+            if seq >= self._submitted or seq not in self._dropped:
+                return False
+        self._take(seq)
+        return True
+
+    def _take(self, seq: int) -> tuple | None:
+        """Receives result ``seq`` (the oldest) and frees its slot; None if its task was dropped."""
+        worker = self._workers[seq % self.num_workers]
+        msg = self._receive(worker)
+        with self._lock:
+            self._received = seq + 1
+            _, head, name, spans, shm_full = msg
+            if shm_full:
+                _warn_shm_full()
+            k = self._slot_of.pop(seq)
+            key = (worker.index, k)
+            size = shm.payload_bytes(head, spans)
+            self._avg_bytes = size if not self._avg_bytes else 0.8 * self._avg_bytes + 0.2 * size
+            try:
+                if seq in self._dropped:
+                    self._dropped.discard(seq)
+                    if name is not None:
+                        self._reader.get(key, name)  # map (and unlink) it; the data is not wanted
+                    return None
+                return shm.unpack_rows(head, name, spans, self._reader, key)
+            finally:
+                self._free[worker.index].append(k)  # copied out: the slot may carry the next task
+
     def get(self) -> Any:
         while True:
             with self._lock:
@@ -257,26 +296,11 @@ class ProcessPool:
                 seq = self._received
                 if seq >= self._submitted:
                     raise RuntimeError("get() on a pool with nothing in flight")
-            n = self.num_workers
-            worker = self._workers[seq % n]
-            msg = self._receive(worker)
-            with self._lock:
-                self._received = seq + 1
-                _, head, name, spans, shm_full = msg
-                if shm_full:
-                    _warn_shm_full()
-                k = self._slot_of.pop(seq)
-                key = (worker.index, k)
-                size = shm.payload_bytes(head, spans)
-                self._avg_bytes = size if not self._avg_bytes else 0.8 * self._avg_bytes + 0.2 * size
-                if seq in self._dropped:
-                    self._dropped.discard(seq)
-                    if name is not None:
-                        self._reader.get(key, name)  # map (and unlink) it; the data is not wanted
-                    self._free[worker.index].append(k)
-                    continue
-                (err, cause, self.last_seconds), rows = shm.unpack_rows(head, name, spans, self._reader, key)
-                self._free[worker.index].append(k)  # copied out: the slot may carry the next task
+            got = self._take(seq)
+            if got is None:
+                continue
+            (err, cause, self.last_seconds), rows = got
+            worker = self._workers[seq % self.num_workers]
             if err is not None:
                 if cause is not None:
                     err.__cause__ = cause
