@@ -82,8 +82,8 @@ CASES = [
     ("v.BoundingBoxAugment(v.Invert(), 1.0)(*" + _c("rgb", "bbr") + ")", E),
     ("v.BoundingBoxAugment(v.Invert(), 1.0)(*" + _c("gray", "bbg") + ")", E),
     ("v.BoundingBoxAugment(v.Invert(), 0.0)(*" + _c("rgb", "bbr") + ")", E),
-    ("v.BoundingBoxAugment(v.Resize((2, 2)), 1.0)(I['rgb'].copy(), np.array([[2, 3, 9, 7]], np.float32))", T1),
-    ("v.BoundingBoxAugment(v.HWC2CHW(), 1.0)(I['C'].copy(), np.array([[1, 1, 3, 2]], np.float32))", T1),
+    ("v.BoundingBoxAugment(v.Resize((2, 2)), 1.0)(I['rgb'].copy(), np.array([[2, 3, 9, 7]], np.float32))", E),
+    ("v.BoundingBoxAugment(v.HWC2CHW(), 1.0)(I['C'].copy(), np.array([[1, 1, 3, 2]], np.float32))", E),
     ("v.BoundingBoxAugment(v.RandomHorizontalFlip(1.0), 1.0)(I['C'].copy(), np.array([[1, 1, 0, 2]], "
      "np.float32))", "err"),
     # ---- box and input checks (same for every op)
@@ -162,19 +162,20 @@ _WARPS = ["[[3, 2], [36, 0], [39, 27], [1, 29]]", "[[0, 0], [30, 5], [35, 25], [
           "[[10, -3], [45, 4], [33, 33], [-2, 20]]", "[[1, 0], [40, 0], [40, 29], [1, 29]]"]
 _GWARP = ("[[0, 0], [19, 0], [19, 23], [0, 23]]", "[[2, 1], [17, 3], [19, 20], [0, 23]]")
 CASES += [
-    # ---- Perspective: NumPy (OpenCV-4 sampling) and PIL
-    *[(f"v.Perspective({_SQ}, {e}, Inter.{it})(I['rgb'])", E if it == "NEAREST" else T1)
+    # ---- Perspective: NumPy (OpenCV-4 sampling: exact but for BICUBIC, whose OpenCV 5 remap
+    # tables differ by one grey level at a few pixels) and PIL (exact)
+    *[(f"v.Perspective({_SQ}, {e}, Inter.{it})(I['rgb'])", E if it != "BICUBIC" else T1)
       for e in _WARPS for it in ("NEAREST", "BILINEAR", "BICUBIC", "AREA", "PILCUBIC")],
-    *[(f"v.Perspective({e}, {_SQ}, Inter.{it})(I['rgb'])", E if it == "NEAREST" else T1)
+    *[(f"v.Perspective({e}, {_SQ}, Inter.{it})(I['rgb'])", E if it != "BICUBIC" else T1)
       for e in _WARPS[:2] for it in ("NEAREST", "BILINEAR")],
-    *[(f"v.Perspective({_GWARP[0]}, {_GWARP[1]}, Inter.{it})({x})", E if it == "NEAREST" else T1)
+    *[(f"v.Perspective({_GWARP[0]}, {_GWARP[1]}, Inter.{it})({x})", E if it != "BICUBIC" else T1)
       for it in ("NEAREST", "BILINEAR") for x in ("I['gray']", "I['gray'][..., None]",
                                                    "I['gray'].astype(np.float32)", "np.dstack([I['gray']] * 5)")],
     ("v.Perspective([[0, 0], [6, 0], [6, 4], [0, 4]], [[1, 0], [7, 1], [5, 4], [0, 3]])"
-     "(I['big'])", T1),
+     "(I['big'])", E),
     *[(f"v.Perspective([[0, 0], [119, 0], [119, 159], [0, 159]], [[7, 3], [115, 0], [119, 150], [2, 159]], "
-       f"Inter.{it})(I['big'])", E if it == "NEAREST" else T1) for it in ("NEAREST", "BILINEAR", "BICUBIC")],
-    *[(f"v.Perspective({_SQ}, {e}, Inter.{it})(Image.fromarray(I['rgb']))", E if it == "NEAREST" else T1)
+       f"Inter.{it})(I['big'])", E if it != "BICUBIC" else T1) for it in ("NEAREST", "BILINEAR", "BICUBIC")],
+    *[(f"v.Perspective({_SQ}, {e}, Inter.{it})(Image.fromarray(I['rgb']))", E)
       for e in _WARPS[:3] for it in ("NEAREST", "BILINEAR", "BICUBIC")],
     *[(f"v.Perspective({_SQ}, {_WARPS[0]}, Inter.{it})({x})", "err")
       for it, x in (("AREA", "Image.fromarray(I['rgb'])"), ("PILCUBIC", "Image.fromarray(I['rgb'])"),
