@@ -146,3 +146,21 @@ def test_random_lighting_errors():
         v.RandomLighting(-1)
     with pytest.raises(TypeError, match="^Argument alpha with value True is not of type"):
         v.RandomLighting(True)
+
+
+def test_float32_planes_are_rounded_as_mindspore_rounds_them():
+    # NOTE [ HSV float32 rounding ]: the first pixel decides which planes hold float32 values
+    img = np.array([[[0.9, 0.1, 0.5], [0.1, 0.9, 0.2], [0.3, 0.1, 0.9]]], np.float32)
+    exact = np.array([[colorsys.rgb_to_hsv(*map(float, px)) for px in row] for row in img])
+    out = v.RgbToHsv(True)(img)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out[..., 0], exact[..., 0])
+    np.testing.assert_array_equal(out[..., 1], exact[..., 1].astype(np.float32))
+    grey_first = np.concatenate([np.full((1, 1, 3), 0.5, np.float32), img], axis=1)
+    exact = np.array([[colorsys.rgb_to_hsv(*map(float, px)) for px in row] for row in grey_first])
+    np.testing.assert_array_equal(v.RgbToHsv(True)(grey_first), exact)
+    hsv = np.array([[[0.55, 0.5, 0.7], [0.1, 0.3, 0.3], [0.9, 0.2, 0.6]]], np.float32)  # sextant 3: b is v
+    exact = np.array([[colorsys.hsv_to_rgb(*map(float, px)) for px in row] for row in hsv])
+    out = v.HsvToRgb(True)(hsv)
+    np.testing.assert_array_equal(out[..., :2], exact[..., :2])
+    np.testing.assert_array_equal(out[..., 2], exact[..., 2].astype(np.float32))

@@ -34,10 +34,38 @@ def _check_rgb_array(img, is_hwc: bool, to_hsv: bool) -> None:
         raise TypeError(f"img should be 3 channels RGB img. Got {c} channels.")
 
 
-def _convert(img: np.ndarray, is_hwc: bool, fn) -> np.ndarray:
+def _convert(img: np.ndarray, is_hwc: bool, fn, narrow) -> np.ndarray:
+    """Runs `fn` on the three planes of each image; `narrow` applies MindSpore's float32 rounding."""
+    if img.ndim == 4:
+        return np.stack([_convert(x, is_hwc, fn, narrow) for x in img])
     axis = -1 if is_hwc else -3
-    a, b, c = (np.take(img, i, axis=axis) for i in range(3))
-    return np.stack(fn(a, b, c), axis=axis)
+    planes = [np.take(img, i, axis=axis) for i in range(3)]
+    out = list(fn(*planes))
+    if img.dtype.kind == "f" and img.dtype.itemsize < 8:
+        narrow(out, [float(p.flat[0]) for p in planes], img.dtype)
+    return np.stack(out, axis=axis)
+
+
+# NOTE [ HSV float32 rounding ]
+# MindSpore maps colorsys over the pixels with np.vectorize, which computes in Python floats but
+# picks each output plane's dtype from a trial call on the first pixel as NumPy scalars. For
+# float32 input that trial yields float32 for some outputs, and the whole plane is then stored
+# in float32 (MindSpore's result is float64, holding float32-rounded values). We round the
+# same planes, decided by the same first pixel of each image.
+
+def _narrow_hsv(out: list, first: list, dtype: np.dtype) -> None:
+    if min(first) != max(first):             # colourful first pixel: saturation was a float32
+        out[1] = out[1].astype(dtype).astype(np.float64)
+
+
+def _narrow_rgb(out: list, first: list, dtype: np.dtype) -> None:
+    h, s, _ = first
+    if s == 0.0:                            # grey first pixel: all three planes were float32
+        chans = (0, 1, 2)
+    else:                                   # the plane that returned v unchanged was float32
+        chans = ((0, 1, 1, 2, 2, 0)[int(h * 6.0) % 6],)
+    for c in chans:
+        out[c] = out[c].astype(dtype).astype(np.float64)
 
 
 class RgbToHsv(PyImageOperation):
@@ -66,7 +94,7 @@ class RgbToHsv(PyImageOperation):
 
     def _run_pil(self, img):
         _check_rgb_array(img, self.is_hwc, True)
-        return _convert(img, self.is_hwc, hsv.rgb_to_hsv)
+        return _convert(img, self.is_hwc, hsv.rgb_to_hsv, _narrow_hsv)
 
 
 class HsvToRgb(PyImageOperation):
@@ -92,7 +120,7 @@ class HsvToRgb(PyImageOperation):
 
     def _run_pil(self, img):
         _check_rgb_array(img, self.is_hwc, False)
-        return _convert(img, self.is_hwc, hsv.hsv_to_rgb)
+        return _convert(img, self.is_hwc, hsv.hsv_to_rgb, _narrow_rgb)
 
 
 class LinearTransformation(PyImageOperation):

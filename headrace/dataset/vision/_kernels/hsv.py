@@ -1,9 +1,10 @@
 """RGB <-> HSV on whole arrays, with the per-pixel arithmetic of Python's ``colorsys``.
 
 MindSpore's RgbToHsv / HsvToRgb run ``colorsys`` pixel by pixel on Python floats; these do the
-same operations in the same order on float64 arrays, so the results agree bit for bit (uint8
-and float32 values are exact in float64). Hue, saturation and value are in [0, 1] for [0, 1]
-input; value keeps the input's scale.
+same operations in the same order on float64 arrays, so the results agree bit for bit (the ops
+add MindSpore's float32 rounding of some planes; see NOTE [ HSV float32 rounding ] in
+``_ops_misc``). Hue, saturation and value are in [0, 1] for [0, 1] input; value keeps the
+input's scale.
 """
 from __future__ import annotations
 
