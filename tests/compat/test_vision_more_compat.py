@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import headrace.dataset.vision as hv
+from headrace._util import rng
 from headrace.dataset.vision._kernels import bbox as kb
 from tests.compat.oracle import run_ms
 from tests.vision.compat_harness import ORACLE_PRELUDE, compare, headrace_env, run_headrace
@@ -286,8 +288,6 @@ def _pca(deltas):
 
 
 def test_random_lighting_draws_have_mindspores_statistics(oracle):
-    from headrace._util import rng
-    import headrace.dataset.vision as hv
     ms = oracle["lighting"].astype(np.float64) - 128
     op, img = hv.RandomLighting(0.4), np.full((1, 1, 3), 128, np.uint8)
     ours = []

@@ -7,6 +7,7 @@ import pytest
 from PIL import Image
 
 import headrace.dataset.vision as v
+from headrace._util import rng
 from headrace.dataset.vision import _ops_misc
 from tests.vision.imagegen import photo
 
@@ -98,7 +99,6 @@ def test_linear_transformation_errors():
 
 
 def _keyed(op, key, img):
-    from headrace._util import rng
     with rng.sample_key(key):
         return op(img)
 
@@ -111,7 +111,6 @@ def test_random_lighting_zero_alpha_is_identity():
 
 
 def test_random_lighting_adds_one_rounded_shift_per_channel():
-    from headrace._util import rng
     op = v.RandomLighting(0.3)
     img = np.array([[[100, 100, 100], [0, 255, 128], [3, 250, 37]]], np.uint8)
     for i in range(10):
@@ -126,7 +125,6 @@ def test_random_lighting_adds_one_rounded_shift_per_channel():
 
 
 def test_random_lighting_shift_covariance_is_alexnets_pca():
-    from headrace._util import rng
     op = v.RandomLighting(1.0)
     shifts = []
     for i in range(3000):
