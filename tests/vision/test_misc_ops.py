@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+import headrace.dataset as ds
 import headrace.dataset.vision as v
 from headrace._util import rng
 from headrace.dataset.vision import _ops_misc
@@ -162,3 +163,12 @@ def test_float32_planes_are_rounded_as_mindspore_rounds_them():
     out = v.HsvToRgb(True)(hsv)
     np.testing.assert_array_equal(out[..., :2], exact[..., :2])
     np.testing.assert_array_equal(out[..., 2], exact[..., 2].astype(np.float32))
+
+
+def test_hsv_round_trip_in_a_pipeline():
+    images = np.stack([RGB, RGB[::-1]]) / 255.0
+    data = ds.NumpySlicesDataset({"image": images}, shuffle=False)
+    data = data.map([v.RgbToHsv(True), v.HsvToRgb(True)], input_columns="image")
+    rows = [r[0] for r in data.create_tuple_iterator(num_epochs=1, output_numpy=True)]
+    assert [r.dtype for r in rows] == [np.float64] * 2
+    np.testing.assert_allclose(np.stack(rows), images, atol=1e-12)

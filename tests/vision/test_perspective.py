@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+import headrace.dataset as ds
 import headrace.dataset.vision as v
 from headrace._util import rng
 from headrace.dataset.vision import Inter, _ops_perspective
@@ -108,3 +109,12 @@ def test_random_perspective_errors():
     with pytest.raises(ValueError, match=r"^Input distortion_scale is not within the required interval of "
                                          r"\[0.0, 1.0\].$"):
         v.RandomPerspective(1.5)
+
+
+def test_random_perspective_after_topil_in_a_pipeline():
+    ds.config.set_seed(6)  # the autouse fixture resets the config afterwards
+    data = ds.NumpySlicesDataset({"image": np.stack([RGB] * 3)}, shuffle=False)
+    data = data.map([v.ToPIL(), v.RandomPerspective(0.4, 1.0, Inter.BILINEAR)], input_columns="image")
+    rows = [r[0] for r in data.create_tuple_iterator(num_epochs=1, output_numpy=True)]
+    assert [(r.dtype, r.shape) for r in rows] == [(np.uint8, (30, 70, 3))] * 3
+    assert len({r.tobytes() for r in rows}) == 3
