@@ -5,7 +5,7 @@ Every (system, variant, workers) runs alone in its own interpreter, one after an
 to benchmarks/_out/<time>/results.{json,md} and benchmarks/_out/latest.*; a full run (all
 workloads and systems at the spec's sizes, >= 3 epochs) also writes benchmarks/RESULTS.md.
 
-    python -m benchmarks                         # everything (about half an hour on 2 cores)
+    python -m benchmarks                         # everything (~25 min on 2 cores)
     python -m benchmarks --quick                 # smoke run on tiny sizes
     python -m benchmarks -w w2 -s headrace,mindspore --workers 2 --epochs 5
     python -m benchmarks --list                  # what would run
