@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 from typing import Any
 
@@ -15,6 +16,13 @@ from headrace._util.errors import EPOCHS_EXHAUSTED, PipelineError
 from headrace._util.types import Row
 
 STATE_VERSION = 1
+
+_clock = time.perf_counter
+# The prefetch thread starts once the consumer spends at least this share of a row's making time
+# away from the iterator (training, say). A consumer that only reads gains nothing from it and
+# would pay a thread hand-off per row.
+BUSY_CONSUMER = 0.25
+MIN_AWAY_S = 50e-6  # ...and at least this long: loop bookkeeping is not work worth overlapping
 
 
 class RunContext(BuildContext):
@@ -31,7 +39,8 @@ class PipelineRun:
     ``next_row()`` returns the next row, raises ``StopIteration`` once at the end of each epoch,
     and raises the MindSpore "beyond the specified number of epochs" error after the last one.
     A prefetch thread (``prefetch`` rows deep; default ``ds.config`` prefetch_size, 0 = none)
-    runs each epoch ahead of the consumer. The checkpoint is (seed, epoch, rows delivered to the
+    runs the epoch ahead of the consumer once the consumer is seen to spend time between rows
+    (``BUSY_CONSUMER``); a consumer that only reads gets its rows made in its own thread. The checkpoint is (seed, epoch, rows delivered to the
     consumer in the epoch, plus the few ops that keep a per-pass stream state); restoring
     rebuilds the tree (keeping the worker processes), resets it to the epoch and skips.
     After a failure the run keeps raising that failure.
@@ -52,6 +61,9 @@ class PipelineRun:
         self.epoch = 0
         self.step = 0
         self._started = False
+        self._away = 0.0   # moving average: seconds the consumer spends between rows
+        self._make = 0.0   # moving average: seconds the pipeline takes to make a row
+        self._handed: float | None = None  # when the last row was handed over (no prefetch)
         self._res = _Resources(self._pools)
         self._build()
         # A back-up for runs dropped without close(); it holds the resources, not the run.
@@ -72,11 +84,21 @@ class PipelineRun:
                 raise PipelineError("iterator", EPOCHS_EXHAUSTED)
             self.tree.reset(self.epoch)
             self._started = True
+            self._handed = None  # the gap between epochs is not the consumer's per-row work
         pf = self._prefetcher
-        if pf is None and self._prefetch_size > 0:
-            pf = self._prefetcher = self._res.prefetcher = Prefetcher(self.tree.__next__, self._prefetch_size)
+        now = _clock()
+        if pf is None and self._handed is not None:
+            self._away += 0.2 * ((now - self._handed) - self._away)
+            if self._prefetch_size > 0 and self._away > max(BUSY_CONSUMER * self._make, MIN_AWAY_S):
+                pf = self._prefetcher = self._res.prefetcher = Prefetcher(self.tree.__next__, self._prefetch_size)
         try:
-            row = pf.get() if pf is not None else next(self.tree)
+            if pf is not None:
+                row = pf.get()
+            else:
+                row = next(self.tree)
+                made = _clock() - now
+                self._make = made if self._make == 0.0 else self._make + 0.2 * (made - self._make)
+                self._handed = _clock()
         except StopIteration:
             self._end_pass()
             self.epoch += 1

@@ -105,6 +105,8 @@ class TupleIterator(Iterator):
     """Yields each row as a list of column values, in column order."""
 
     def _convert(self, row):
+        if self._output_numpy:
+            return list(row)
         return [self._out_value(v) for v in row]
 
 
@@ -112,4 +114,6 @@ class DictIterator(Iterator):
     """Yields each row as a {column name: value} dict."""
 
     def _convert(self, row):
+        if self._output_numpy:
+            return dict(zip(self._col_names, row))
         return {name: self._out_value(v) for name, v in zip(self._col_names, row)}

@@ -89,10 +89,17 @@ def make_run(method="fork", n=400, batch=4):
                        opts(multiprocessing_start_method=method))
 
 
+def busy_rows(run, n=3, pause=0.05):
+    """Reads ``n`` rows like a training loop (time spent between rows), so prefetching starts."""
+    for _ in range(n):
+        run.next_row()
+        time.sleep(pause)
+
+
 def test_helpers_see_workers():
     before = snapshot()
     run = make_run()
-    run.next_row()
+    busy_rows(run)
     assert set(run.tree.pool.pids) <= children() - before["children"]
     assert our_threads() - before["threads"]  # the prefetch thread
     run.close()
@@ -181,7 +188,7 @@ def test_an_interrupted_consumer_loop_then_stop():
 def test_thread_workers_and_prefetch_thread_end_on_close():
     before = snapshot()
     run = PipelineRun(pipeline(n=400, workers=3, procs=False, fn=slow, batch=4), 1, opts())
-    run.next_row()
+    busy_rows(run)
     assert len(our_threads() - before["threads"]) >= 4
     run.close()
     assert_all_released(before)

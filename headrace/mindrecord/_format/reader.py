@@ -211,8 +211,8 @@ class ShardSetReader:
         s = bisect.bisect_right(self._starts, i) - 1
         return s, i - self._starts[s]
 
-    def read_records(self, i: int) -> tuple[Any, bytearray]:
-        """The decoded raw record (a dict) and the blob payload (a bytearray) of global row ``i``."""
+    def read_records(self, i: int) -> tuple[Any, np.ndarray]:
+        """The decoded raw record (a dict) and the blob payload (a writable uint8 array) of global row ``i``."""
         self.ensure_loaded()
         n = self._starts[-1]
         if not 0 <= i < n:
@@ -220,7 +220,7 @@ class ShardSetReader:
         shard = bisect.bisect_right(self._starts, i) - 1
         raw_off, raw_len, blob_off, blob_len = self._locs[i].tolist()
         fd = self._fd(shard)
-        blob = bytearray(blob_len)
+        blob = np.empty(blob_len, dtype=np.uint8)  # not zero-filled (a bytearray is): pread fills it
         got = os.preadv(fd, [blob], blob_off)
         if got != blob_len:
             self._short_read(shard, i, "blob", blob_off, blob_len, got)
@@ -327,7 +327,7 @@ class ColumnDecoder:
     def __reduce__(self):   # the per-column closures are rebuilt, not pickled
         return (ColumnDecoder, (self.schema, self.columns, self.compressed, self.flavor))
 
-    def decode(self, rec: dict, blob: bytearray, where: Callable[[], tuple[str, int]]) -> list:
+    def decode(self, rec: dict, blob: np.ndarray, where: Callable[[], tuple[str, int]]) -> list:
         """Values of the selected columns, in order."""
         parts = None
         if self._need_blob:
