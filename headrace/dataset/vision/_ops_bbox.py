@@ -15,7 +15,7 @@ from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, op_error
 from headrace.dataset.vision._kernels import bbox as kb
 from headrace.dataset.vision._kernels import geometry as geo
-from headrace.dataset.vision._ops_geometry import (RandomResizedCrop, Resize, _check_pad_image,
+from headrace.dataset.vision._ops_geometry import (RandomCrop, RandomResizedCrop, Resize, _check_pad_image,
                                                    _flip_any, _resize_array)
 from headrace.dataset.vision.utils import Border, Inter
 
@@ -198,20 +198,8 @@ class RandomCropWithBBox(_BBoxOperation):
     random = True
 
     def __init__(self, size, padding=None, pad_if_needed=False, fill_value=0, padding_mode=Border.CONSTANT):
-        ck.check_crop_size(size)
-        ck.type_check(pad_if_needed, (bool,), "pad_if_needed")
-        if padding is not None:
-            ck.check_padding(padding)
-        if fill_value is not None:
-            ck.check_fill_value(fill_value)
-        if padding_mode is not None:
-            ck.type_check(padding_mode, (Border,), "padding_mode")
-        self.size, self.padding, self.pad_if_needed = size, padding, pad_if_needed
-        self.fill_value, self.padding_mode = fill_value, padding_mode
-        self._hw = ck.size_pair(size)
-        self._pad = ck.parse_padding(padding) if padding is not None else (0, 0, 0, 0)
-        self._fill = ck.fill_tuple(fill_value)
-        self._border = geo.CV_BORDER[padding_mode]
+        # RandomCrop's arguments, checks and precomputed window settings, exactly
+        RandomCrop.__init__(self, size, padding, pad_if_needed, fill_value, padding_mode)
 
     def _apply(self, img, boxes):
         _check_pad_image(img)
