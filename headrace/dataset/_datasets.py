@@ -6,7 +6,6 @@ any number of consumers.
 """
 from __future__ import annotations
 
-import math
 import numbers
 import os
 import warnings

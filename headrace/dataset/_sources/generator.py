@@ -9,7 +9,6 @@ from headrace._engine import plan as P
 from headrace._util import checks
 from headrace._util.arrays import to_array
 from headrace._util.errors import PipelineError
-from headrace.dataset._datasets import resolve_workers
 from headrace.dataset._sources.base import MappableDataset
 
 __all__ = ["GeneratorDataset", "NumpySlicesDataset"]

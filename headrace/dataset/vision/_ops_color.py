@@ -144,7 +144,7 @@ class _Device:
         """
         type_check(device_target, (str,), "device_target")
         if device_target not in ("CPU", "Ascend"):
-            raise ValueError(f"Input device_target is not within the valid set of ['CPU', 'Ascend'].")
+            raise ValueError("Input device_target is not within the valid set of ['CPU', 'Ascend'].")
         self.device_target = device_target
         return self
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
