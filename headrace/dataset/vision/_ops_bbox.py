@@ -12,10 +12,10 @@ import numpy as np
 from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation, PyTensorOperation, TensorOperation
 from headrace.dataset.vision import _checks as ck
-from headrace.dataset.vision._base import ImageTensorOperation, op_error
+from headrace.dataset.vision._base import ImageTensorOperation
 from headrace.dataset.vision._kernels import bbox as kb
 from headrace.dataset.vision._kernels import geometry as geo
-from headrace.dataset.vision._ops_geometry import (RandomCrop, RandomResizedCrop, Resize, _check_pad_image,
+from headrace.dataset.vision._ops_geometry import (RandomCrop, RandomResizedCrop, Resize,
                                                    _flip_any, _resize_array)
 from headrace.dataset.vision.utils import Border, Inter
 
@@ -202,22 +202,12 @@ class RandomCropWithBBox(_BBoxOperation):
         RandomCrop.__init__(self, size, padding, pad_if_needed, fill_value, padding_mode)
 
     def _apply(self, img, boxes):
-        _check_pad_image(img)
+        original = img
+        img, top, left = RandomCrop._padded(self, img)
         ch, cw = self._hw
-        left, top, right, bottom = self._pad
-        h, w = img.shape[0] + top + bottom, img.shape[1] + left + right
-        if self.pad_if_needed:
-            if h < ch:
-                top, bottom = top + ch - h, bottom + ch - h
-            if w < cw:
-                left, right = left + cw - w, right + cw - w
-            h, w = img.shape[0] + top + bottom, img.shape[1] + left + right
-        if h < ch or w < cw:
-            raise op_error("RandomCrop", f"invalid crop size, crop size is bigger than the image "
-                                         f"dimensions, got crop height: {ch}, crop width: {cw}")
-        padded = bool(top or bottom or left or right)
+        h, w = img.shape[:2]
+        padded = img is not original
         if padded:
-            img = geo.pad(img, top, bottom, left, right, self._border, self._fill)
             boxes = kb.shift(boxes, left, top)
         if (h, w) == (ch, cw):  # the window is the whole (padded) image: boxes are only shifted
             return (img if padded else img.copy()), (boxes if padded else boxes.copy())

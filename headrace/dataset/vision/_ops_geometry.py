@@ -294,7 +294,9 @@ class RandomCrop(ImageTensorOperation):
             raise op_error("RandomCropOp", f"input tensor should have at least 2 dimensions, but got: {img.ndim}")
         return _per_image(img, self._one)
 
-    def _one(self, img: np.ndarray) -> np.ndarray:
+    def _padded(self, img: np.ndarray) -> tuple[np.ndarray, int, int]:
+        """The image with the fixed padding and, with pad_if_needed, what the window lacks;
+        also the (top, left) offsets added. Checks that the window fits."""
         _check_pad_image(img)
         ch, cw = self._hw
         left, top, right, bottom = self._pad
@@ -310,6 +312,12 @@ class RandomCrop(ImageTensorOperation):
                                          f"dimensions, got crop height: {ch}, crop width: {cw}")
         if top or bottom or left or right:
             img = geo.pad(img, top, bottom, left, right, self._border, self._fill)
+        return img, top, left
+
+    def _one(self, img: np.ndarray) -> np.ndarray:
+        img, _, _ = self._padded(img)
+        ch, cw = self._hw
+        h, w = img.shape[:2]
         rng = sample_rng()
         y = int(rng.integers(0, h - ch + 1))
         x = int(rng.integers(0, w - cw + 1))
