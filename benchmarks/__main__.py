@@ -46,6 +46,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--data", default=DATA, help="data root (generated once, reused)")
     p.add_argument("--out", default=OUT)
     p.add_argument("--timeout", type=float, default=1800, help="seconds per run")
+    p.add_argument("--stall", type=float, default=120,
+                   help="kill a run whose processes use under 20%% of a core for this many seconds "
+                        "(a hung peer); 0 never does")
     p.add_argument("--no-setup", action="store_true", help="do not create venvs / pip install")
     p.add_argument("--list", action="store_true", help="print the runs and exit")
     a = p.parse_args(argv)
@@ -133,7 +136,7 @@ def run_one(a, cfg: suite.Config, workers: int) -> dict:
     args = [*extra, "--workload", cfg.workload, "--variant", cfg.variant,
             "--workers", str(workers), "--epochs", str(a.epochs), "--warmup", str(a.warmup),
             "--items", str(items_for(a, cfg)), "--data", os.path.abspath(a.data)]
-    res = harness.launch(harness.Launch(envs.interpreter(cfg.system), module, args, a.timeout))
+    res = harness.launch(harness.Launch(envs.interpreter(cfg.system), module, args, a.timeout, a.stall))
     res.update(workload=cfg.workload, system=cfg.system, variant=cfg.variant, workers=workers,
                compare=cfg.compare, note=cfg.note)
     return res

@@ -191,13 +191,30 @@ def loadavg() -> float:
     return float(_read("/proc/loadavg").split()[0])
 
 
-class TreeMonitor(threading.Thread):
-    """Samples the process tree under `pid` every `period` s: peak summed RSS and PSS, max procs."""
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds used by `pid` and by its children it has already reaped."""
+    stat = _read(f"/proc/{pid}/stat")
+    if not stat:
+        return 0.0
+    fields = stat[stat.rfind(")") + 2:].split()
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
 
-    def __init__(self, pid: int, period: float = 0.2):
+
+class TreeMonitor(threading.Thread):
+    """Samples the process tree under `pid` every `period` s: peak summed RSS and PSS, max procs.
+
+    With ``stall_s`` > 0 it also watches the tree's CPU use: a runner whose whole tree used less
+    than ``stall_cores`` of a core over the last ``stall_s`` seconds is taken to be hung (a real
+    benchmark keeps at least one core busy) and its process group is killed.
+    """
+
+    def __init__(self, pid: int, period: float = 0.2, stall_s: float = 0.0, stall_cores: float = 0.2):
         super().__init__(daemon=True)
         self.pid, self.period = pid, period
+        self.stall_s, self.stall_cores = stall_s, stall_cores
         self.peak_rss = self.peak_pss = self.max_procs = 0
+        self.stalled: str | None = None
+        self._cpu: list[tuple[float, float]] = []   # (time, tree CPU seconds) samples
         self._stop_evt = threading.Event()
 
     def run(self) -> None:
@@ -211,7 +228,25 @@ class TreeMonitor(threading.Thread):
             self.peak_rss = max(self.peak_rss, rss)
             self.peak_pss = max(self.peak_pss, pss)
             self.max_procs = max(self.max_procs, len(pids))
+            if self.stall_s > 0 and self._check_stall(sum(_cpu_seconds(p) for p in pids)):
+                return
             self._stop_evt.wait(self.period)
+
+    def _check_stall(self, cpu: float) -> bool:
+        now = time.monotonic()
+        self._cpu.append((now, cpu))
+        while len(self._cpu) > 1 and now - self._cpu[1][0] >= self.stall_s:
+            self._cpu.pop(0)
+        t0, c0 = self._cpu[0]
+        if now - t0 < self.stall_s or (cpu - c0) >= self.stall_cores * (now - t0):
+            return False
+        self.stalled = (f"stalled: its processes used {(cpu - c0) / (now - t0):.0%} of a core over "
+                        f"the last {now - t0:.0f} s (looks hung); killed")
+        try:
+            os.killpg(self.pid, signal.SIGKILL)  # our own child's session, by its id
+        except ProcessLookupError:
+            pass
+        return True
 
     def stop(self) -> None:
         self._stop_evt.set()
@@ -224,6 +259,7 @@ class Launch:
     module: str            # e.g. "benchmarks.peers.torchdl"
     args: list[str]
     timeout: float = 1800.0
+    stall_s: float = 120.0  # kill a runner whose tree stays nearly idle this long (0: never)
     env: dict = field(default_factory=dict)
 
 
@@ -240,7 +276,7 @@ def launch(spec: Launch) -> dict:
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
     except OSError as e:
         return {"status": "unavailable", "error": f"not available: cannot start {spec.python}: {e}"}
-    mon = TreeMonitor(proc.pid)
+    mon = TreeMonitor(proc.pid, stall_s=spec.stall_s)
     mon.start()
     timed_out = False
     try:
@@ -260,7 +296,8 @@ def launch(spec: Launch) -> dict:
         if line.startswith(RESULT_MARK):
             res = json.loads(line[len(RESULT_MARK):])
     if res is None:
-        why = f"timed out after {spec.timeout:.0f} s" if timed_out else f"exit code {proc.returncode}"
+        why = (mon.stalled or f"timed out after {spec.timeout:.0f} s" if timed_out or mon.stalled
+               else f"exit code {proc.returncode}")
         res = {"status": "failed", "error": f"runner gave no result ({why})",
                "traceback": (stderr or "")[-3000:]}
     elif res.get("status") != "ok":

@@ -4,6 +4,8 @@ Peers whose interpreter is not set up here (MindSpore's venv, the benchmark venv
 tensorflow) are skipped; headrace may say "unavailable" while its modules are being written.
 """
 import os
+import sys
+import time
 
 import pytest
 
@@ -100,3 +102,21 @@ def test_every_config_names_a_known_system_and_unit():
     for cfg in suite.configs():
         assert cfg.system in suite.SYSTEMS and cfg.workload in suite.UNITS
     assert os.path.exists(envs.REQUIREMENTS)
+
+
+def test_a_hung_runner_is_killed_as_stalled_and_a_busy_one_is_not():
+    from benchmarks import harness
+    sleeper = harness.Launch(sys.executable, "timeit", ["-n", "1", "-r", "1", "-s", "import time",
+                                                        "time.sleep(60)"], timeout=60, stall_s=1.5)
+    t0 = time.monotonic()
+    res = harness.launch(sleeper)
+    assert time.monotonic() - t0 < 15
+    assert res["status"] == "failed"
+    assert res["error"].startswith("runner gave no result (stalled: its processes used ")
+    assert "looks hung); killed)" in res["error"]
+    # A runner that keeps a core busy for longer than the stall window is left alone.
+    busy = harness.Launch(sys.executable, "timeit", ["-n", "1", "-r", "1", "-s", "import time",
+                                                     "t = time.time()\nwhile time.time() - t < 3: pass"],
+                          timeout=60, stall_s=1.5)
+    res = harness.launch(busy)
+    assert res["error"] == "runner gave no result (exit code 0)"
