@@ -14,28 +14,30 @@ INT64_MAX = 2**63 - 1
 UINT32_MAX = 2**32 - 1
 
 
-def _type_name(types: Any) -> str:
-    if isinstance(types, tuple):
-        return "[" + ", ".join(t.__name__ for t in types) + "]"
-    return f"[{types.__name__}]"
+def shown(value: Any) -> Any:
+    """A value as MindSpore prints it in argument errors (its str; the empty string as "")."""
+    return '""' if isinstance(value, str) and value == "" else value
 
 
 def check_type(value: Any, types: type | tuple[type, ...], name: str) -> None:
-    """Raises TypeError unless ``value`` is an instance of ``types`` (bool is never an int here)."""
-    ints_wanted = types is int or (isinstance(types, tuple) and int in types)
-    bool_wanted = types is bool or (isinstance(types, tuple) and bool in types)
-    if isinstance(value, bool) and ints_wanted and not bool_wanted:
-        raise TypeError(f"Argument {name} with value {value!r} is not of type {_type_name(types)}, "
+    """Raises TypeError unless ``value`` is an instance of ``types``; a bool never passes as an int.
+
+    The text is MindSpore's: ``Argument x with value 1 is not of type [<class 'str'>], but got
+    <class 'int'>.`` (a bool refused as an int shows the accepted types as a tuple, as there).
+    """
+    types = types if isinstance(types, tuple) else (types,)
+    if isinstance(value, bool) and int in types and bool not in types:
+        raise TypeError(f"Argument {name} with value {shown(value)} is not of type {types}, "
                         f"but got {type(value)}.")
     if not isinstance(value, types):
-        raise TypeError(f"Argument {name} with value {value!r} is not of type {_type_name(types)}, "
+        raise TypeError(f"Argument {name} with value {shown(value)} is not of type {list(types)}, "
                         f"but got {type(value)}.")
 
 
 def check_int(value: Any, name: str) -> int:
-    """Checks that ``value`` is an integer (not a bool) and returns it as a Python int."""
+    """Checks that ``value`` is an integer (NumPy integers too, never a bool); returns a Python int."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"Argument {name} with value {value!r} is not of type [int], but got {type(value)}.")
+        check_type(value, int, name)
     return int(value)
 
 
@@ -71,8 +73,7 @@ def check_num_parallel_workers(value: Any, name: str = "num_parallel_workers") -
 
 
 def check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, (bool,)):
-        raise TypeError(f"Argument {name} with value {value!r} is not of type [bool], but got {type(value)}.")
+    check_type(value, bool, name)
     return value
 
 
@@ -89,14 +90,12 @@ def check_columns(columns: Any, name: str, *, allow_none: bool = True) -> list[s
         raise TypeError(f"{name} should not be None.")
     if isinstance(columns, str):
         columns = [columns]
-    if not isinstance(columns, (list, tuple)):
-        raise TypeError(f"Argument {name} with value {columns!r} is not of type [list, tuple, str], "
-                        f"but got {type(columns)}.")
+    if not isinstance(columns, tuple):  # accepted, though MindSpore's message names list and str
+        check_type(columns, (list, str), name)
     if not columns:
         raise ValueError(f"{name} should not be empty.")
     for i, col in enumerate(columns):
-        if not isinstance(col, str):
-            raise TypeError(f"{name}[{i}] with value {col!r} is not of type [str], but got {type(col)}.")
+        check_type(col, str, f"{name}[{i}]")
         if not col:
             raise ValueError(f"{name}[{i}] should not be an empty string.")
     if len(set(columns)) != len(columns):

@@ -17,7 +17,7 @@ from headrace._engine import options as _options
 from headrace._engine import plan as P
 from headrace._engine.ops.batch import BatchInfo
 from headrace._util import checks
-from headrace._util.checks import INT32_MAX, check_columns, check_int, check_range
+from headrace._util.checks import INT32_MAX, check_columns, check_int, check_range, check_type
 
 __all__ = [
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "ConcatDataset", "Dataset", "FilterDataset",
@@ -208,18 +208,16 @@ class Dataset:
         """Puts the rows of this dataset and ``datasets`` side by side (as many rows as the shortest)."""
         if isinstance(datasets, Dataset):
             datasets = (datasets,)
-        elif not isinstance(datasets, tuple):
-            raise TypeError(f"Argument datasets with value {datasets!r} is not of type [tuple, Dataset], "
-                            f"but got {type(datasets)}.")
+        else:
+            check_type(datasets, (tuple, Dataset), "datasets")
         return ZipDataset((self,) + datasets)
 
     def concat(self, datasets):
         """Appends the rows of ``datasets`` after this dataset's rows."""
         if isinstance(datasets, Dataset):
             datasets = [datasets]
-        elif not isinstance(datasets, list):
-            raise TypeError(f"Argument datasets with value {datasets!r} is not of type [list, Dataset], "
-                            f"but got {type(datasets)}.")
+        else:
+            check_type(datasets, (list, Dataset), "datasets")
         return ConcatDataset([self] + datasets)
 
     def __add__(self, other):
@@ -287,10 +285,8 @@ class Dataset:
             [1, 2]
         """
         from headrace.mindrecord._save import write_dataset  # noqa: PLC0415 - the writer is only needed here
-        if not isinstance(file_name, str):
-            raise TypeError(f"Argument file_name with value {file_name!r} is not of type [str], but got {type(file_name)}.")
-        if isinstance(num_files, bool) or not isinstance(num_files, int):
-            raise TypeError(f"Argument num_files with value {num_files!r} is not of type [int], but got {type(num_files)}.")
+        check_type(file_name, str, "file_name")
+        num_files = check_int(num_files, "num_files")
         if not 1 <= num_files <= 1000:
             raise ValueError("num_files should between 0 and 1000.")
         if file_type != "mindrecord":
@@ -435,8 +431,7 @@ class Dataset:
 
 
 def _check_dataset(value: Any, name: str) -> None:
-    if not isinstance(value, Dataset):
-        raise TypeError(f"Argument {name} with value {value!r} is not of type [Dataset], but got {type(value)}.")
+    check_type(value, Dataset, name)
 
 
 class MapDataset(Dataset):
@@ -487,8 +482,7 @@ class MapDataset(Dataset):
 def _check_pad_info(pad_info: Any) -> dict | None:
     if pad_info is None:
         return None
-    if not isinstance(pad_info, dict):
-        raise TypeError(f"Argument pad_info with value {pad_info!r} is not of type [dict], but got {type(pad_info)}.")
+    check_type(pad_info, dict, "pad_info")
     out = {}
     for col, spec in pad_info.items():
         if not isinstance(col, str):
@@ -525,9 +519,7 @@ class BatchDataset(Dataset):
             raise TypeError("batch_size should either be an int or a callable.")
         if isinstance(batch_size, int):
             check_range(batch_size, (1, INT32_MAX), "batch_size")
-        if not isinstance(drop_remainder, bool):
-            raise TypeError(f"Argument drop_remainder with value {drop_remainder!r} is not of type [bool], "
-                            f"but got {type(drop_remainder)}.")
+        check_type(drop_remainder, bool, "drop_remainder")
         self.batch_size = batch_size
         self.drop_remainder = drop_remainder
         self.per_batch_map = kwargs.get("per_batch_map")
@@ -576,10 +568,8 @@ class BucketBatchByLengthDataset(Dataset):
         _check_dataset(input_dataset, "input_dataset")
         super().__init__([input_dataset])
         self.column_names = check_columns(column_names, "column_names", allow_none=False)
-        if not isinstance(bucket_boundaries, list):
-            raise TypeError(f"Argument bucket_boundaries with value {bucket_boundaries!r} is not of type [list].")
-        if not isinstance(bucket_batch_sizes, list):
-            raise TypeError(f"Argument bucket_batch_sizes with value {bucket_batch_sizes!r} is not of type [list].")
+        check_type(bucket_boundaries, list, "bucket_boundaries")
+        check_type(bucket_batch_sizes, list, "bucket_batch_sizes")
         if not bucket_boundaries:
             raise ValueError("bucket_boundaries cannot be empty.")
         for i, b in enumerate(bucket_boundaries):
@@ -599,8 +589,7 @@ class BucketBatchByLengthDataset(Dataset):
         if element_length_function is not None and not callable(element_length_function):
             raise TypeError("element_length_function is not callable.")
         for name, flag in (("pad_to_bucket_boundary", pad_to_bucket_boundary), ("drop_remainder", drop_remainder)):
-            if not isinstance(flag, bool):
-                raise TypeError(f"Argument {name} with value {flag!r} is not of type [bool], but got {type(flag)}.")
+            check_type(flag, bool, name)
         self.args = (tuple(bucket_boundaries), tuple(bucket_batch_sizes), element_length_function,
                      _check_pad_info(pad_info), pad_to_bucket_boundary, drop_remainder)
 
@@ -620,9 +609,7 @@ class ShuffleDataset(Dataset):
     def __init__(self, input_dataset, buffer_size):
         _check_dataset(input_dataset, "input_dataset")
         super().__init__([input_dataset])
-        if isinstance(buffer_size, bool) or not isinstance(buffer_size, int):
-            raise TypeError(f"Argument buffer_size with value {buffer_size!r} is not of type [int], "
-                            f"but got {type(buffer_size)}.")
+        buffer_size = check_int(buffer_size, "buffer_size")
         check_range(buffer_size, (2, INT32_MAX), "buffer_size")
         self.buffer_size = buffer_size
         self._seed = _options.snapshot().seed
@@ -640,8 +627,7 @@ class RepeatDataset(Dataset):
         _check_dataset(input_dataset, "input_dataset")
         super().__init__([input_dataset])
         if count is not None:
-            if isinstance(count, bool) or not isinstance(count, int):
-                raise TypeError(f"Argument count with value {count!r} is not of type [int], but got {type(count)}.")
+            count = check_int(count, "count")
             if count != -1 and not 1 <= count <= INT32_MAX:
                 raise ValueError("count should be either -1 or positive integer, range[1, INT32_MAX].")
         self.count = -1 if count is None else count
@@ -732,8 +718,7 @@ class RenameDataset(Dataset):
 
 class ZipDataset(Dataset):
     def __init__(self, datasets):
-        if not isinstance(datasets, tuple):
-            raise TypeError(f"Argument datasets with value {datasets!r} is not of type [tuple], but got {type(datasets)}.")
+        check_type(datasets, tuple, "datasets")
         if len(datasets) < 1:
             raise ValueError("datasets should not be empty.")
         for i, d in enumerate(datasets):
@@ -754,8 +739,7 @@ class ZipDataset(Dataset):
 
 class ConcatDataset(Dataset):
     def __init__(self, datasets):
-        if not isinstance(datasets, list):
-            raise TypeError(f"Argument datasets with value {datasets!r} is not of type [list], but got {type(datasets)}.")
+        check_type(datasets, list, "datasets")
         for i, d in enumerate(datasets):
             _check_dataset(d, f"datasets[{i}]")
         super().__init__(datasets)
@@ -824,8 +808,7 @@ class FlatMapDataset(Dataset):
 
 def zip(datasets):  # noqa: A001 - MindSpore's name
     """Zips a tuple of datasets (``ds.zip((a, b))``)."""
-    if not isinstance(datasets, tuple):
-        raise TypeError(f"Argument datasets with value {datasets!r} is not of type [tuple], but got {type(datasets)}.")
+    check_type(datasets, tuple, "datasets")
     if len(datasets) <= 1:
         raise ValueError("Can't zip empty or just one dataset!")
     return ZipDataset(datasets)

@@ -6,15 +6,14 @@ import weakref
 import numpy as np
 
 from headrace._engine.pipeline import PipelineRun
-from headrace._util.checks import INT32_MAX, check_columns, check_int
+from headrace._util.checks import INT32_MAX, check_columns, check_int, check_type
 from headrace.dataset._tensor import Tensor
 
 __all__ = ["DictIterator", "Iterator", "TupleIterator"]
 
 
 def _check_bool(value, name):
-    if not isinstance(value, bool):
-        raise TypeError(f"Argument {name} with value {value!r} is not of type [bool], but got {type(value)}.")
+    check_type(value, bool, name)
 
 
 class Iterator:

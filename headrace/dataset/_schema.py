@@ -76,8 +76,7 @@ def type_name(de_type: Any) -> str:
 
 
 def _check_shape(shape: Any, where: str) -> list[int]:
-    if not isinstance(shape, list):
-        raise TypeError(f"Argument {where} with value {shape!r} is not of type [list], but got {type(shape)}.")
+    checks.check_type(shape, list, where)
     for i, d in enumerate(shape):
         checks.check_int(d, f"{where}[{i}]")
         if d < -1:
@@ -225,9 +224,7 @@ class Schema:
         Raises:
             RuntimeError: If "columns" is missing, a field is unknown or a column is malformed.
         """
-        if not isinstance(json_obj, dict):
-            raise TypeError(f"Argument json_obj with value {json_obj!r} is not of type [dict], "
-                            f"but got {type(json_obj)}.")
+        checks.check_type(json_obj, dict, "json_obj")
         _check_top(json_obj)
         self.columns = _columns_from_json(json_obj["columns"])
         self.num_rows = json_obj.get("numRows")

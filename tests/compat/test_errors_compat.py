@@ -92,3 +92,50 @@ def test_iterator_value_types(both):
     rename = {"Tensor": "Tensor", "ndarray": "ndarray"}
     assert [[rename.get(t, t) for t in row] if isinstance(row, list) and row and isinstance(row[0], str) else row
             for row in ours["types"]] == theirs["types"]
+
+
+# Argument errors raised when a pipeline is built: same exception type and the same text, except
+# that a class MindSpore defines is named by its own module path.
+ARG_CASES = {
+    "workers_str": "ds.NumpySlicesDataset([1, 2], ['a'], num_parallel_workers='a')",
+    "workers_bool": "ds.NumpySlicesDataset([1, 2], ['a'], num_parallel_workers=True)",
+    "shards_bool": "ds.NumpySlicesDataset([1, 2], ['a'], num_shards=True, shard_id=0)",
+    "column_names_int": "ds.NumpySlicesDataset([1, 2], column_names=3)",
+    "drop_remainder_int": "ds.NumpySlicesDataset([1, 2], ['a']).batch(2, drop_remainder=1)",
+    "buffer_size_str": "ds.NumpySlicesDataset([1, 2], ['a']).shuffle('x')",
+    "buffer_size_bool": "ds.NumpySlicesDataset([1, 2], ['a']).shuffle(True)",
+    "take_bool": "ds.NumpySlicesDataset([1, 2], ['a']).take(True)",
+    "project_item": "ds.NumpySlicesDataset([1, 2], ['a']).project(['a', 3])",
+    "project_int": "ds.NumpySlicesDataset([1, 2], ['a']).project(3)",
+    "save_name": "ds.NumpySlicesDataset([1, 2], ['a']).save(3)",
+    "num_samples_str": "ds.ImageFolderDataset('/tmp', num_samples='3')",
+}
+
+ARG_PROGRAM = """
+def build(code):
+    try:
+        eval(code, {"ds": ds, "np": np})
+    except Exception as e:
+        return [type(e).__name__, str(e)]
+    return ["no error", ""]
+
+RESULT = {k: build(c) for k, c in INPUTS.items()}
+"""
+
+
+@pytest.fixture(scope="module")
+def arg_errors():
+    import numpy as np
+    import headrace.dataset as ds
+    theirs = run_ms(ARG_PROGRAM, inputs=ARG_CASES)
+    env = {"ds": ds, "np": np, "INPUTS": ARG_CASES}
+    exec(ARG_PROGRAM, env)
+    return env["RESULT"], theirs
+
+
+@pytest.mark.compat
+@pytest.mark.parametrize("name", sorted(ARG_CASES))
+def test_argument_error_texts(arg_errors, name):
+    ours, theirs = arg_errors
+    assert theirs[name][0] == "TypeError"
+    assert ours[name] == theirs[name]

@@ -92,8 +92,7 @@ def check_class_indexing(class_indexing: Any) -> dict[str, int] | None:
         return None
     checks.check_type(class_indexing, dict, "class_indexing")
     for k, v in class_indexing.items():
-        if not isinstance(k, str):
-            raise TypeError(f"class_indexing key {k!r} is not of type [str], but got {type(k)}.")
+        checks.check_type(k, str, "class_indexing key")
         checks.check_int(v, f"class_indexing[{k!r}]")
         checks.check_range(v, (-checks.INT32_MAX - 1, checks.INT32_MAX), f"class_indexing[{k!r}]")
     return {k: int(v) for k, v in class_indexing.items()}
@@ -104,8 +103,7 @@ def check_extensions(extensions: Any) -> list[str] | None:
         return None
     checks.check_type(extensions, (list, tuple), "extensions")
     for i, e in enumerate(extensions):
-        if not isinstance(e, str):
-            raise TypeError(f"extensions[{i}] with value {e!r} is not of type [str], but got {type(e)}.")
+        checks.check_type(e, str, f"extensions[{i}]")
     return list(extensions)
 
 

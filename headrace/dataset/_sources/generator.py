@@ -22,9 +22,7 @@ def _dtype_list(column_types: Any, n: int) -> list[np.dtype] | None:
     if column_types is None:
         return None
     from headrace.common.dtype import to_numpy_dtype  # noqa: PLC0415 - common is a sibling package
-    if not isinstance(column_types, (list, tuple)):
-        raise TypeError(f"Argument column_types with value {column_types!r} is not of type [list], "
-                        f"but got {type(column_types)}.")
+    checks.check_type(column_types, (list, tuple), "column_types")
     if len(column_types) != n:
         raise ValueError(f"column_types has {len(column_types)} entries but there are {n} columns.")
     return [to_numpy_dtype(t, f"column_types[{i}]") for i, t in enumerate(column_types)]
@@ -271,9 +269,7 @@ class NumpySlicesDataset(MappableDataset):
 
     def __init__(self, data, column_names=None, num_samples=None, num_parallel_workers=1, shuffle=None,
                  sampler=None, num_shards=None, shard_id=None):
-        if not isinstance(data, (list, tuple, dict, np.ndarray)):
-            raise TypeError(f"Argument data with value {data!r} is not of type [list, tuple, dict, numpy.ndarray], "
-                            f"but got {type(data)}.")
+        checks.check_type(data, (list, tuple, dict, np.ndarray), "data")
         if isinstance(data, dict):
             names, cols = list(data.keys()), list(data.values())
         elif isinstance(data, tuple):

@@ -87,9 +87,8 @@ class RandomDataset(MappableDataset):
         if total_rows is not None:
             total_rows = checks.check_int(total_rows, "total_rows")
             checks.check_range(total_rows, (0, checks.INT32_MAX), "total_rows")
-        if schema is not None and not isinstance(schema, (str, os.PathLike, Schema)):
-            raise TypeError(f"Argument schema with value {schema!r} is not of type [str, Schema], "
-                            f"but got {type(schema)}.")
+        if schema is not None:
+            checks.check_type(schema, (str, os.PathLike, Schema), "schema")
         if columns_list is not None:
             checks.check_type(columns_list, list, "columns_list")
             columns_list = checks.check_columns(columns_list, "columns_list") if columns_list else None
@@ -264,9 +263,7 @@ class PaddedDataset(MappableDataset):
         if not padded_samples:
             raise ValueError("padded_samples cannot be empty.")
         for i, row in enumerate(padded_samples):
-            if not isinstance(row, dict):
-                raise TypeError(f"Argument padded_element with value {row!r} is not of type [dict], "
-                                f"but got {type(row)}.")
+            checks.check_type(row, dict, "padded_element")
         names = list(padded_samples[0].keys())
         if not names:
             raise ValueError("column_names should not be empty.")

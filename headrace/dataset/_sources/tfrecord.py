@@ -215,9 +215,8 @@ class TFRecordDataset(RowFilesDataset):
     def __init__(self, dataset_files, schema=None, columns_list=None, num_samples=None, num_parallel_workers=None,
                  shuffle=Shuffle.GLOBAL, num_shards=None, shard_id=None, shard_equal_rows=False, cache=None,
                  compression_type=None):
-        if schema is not None and not isinstance(schema, (str, os.PathLike, Schema)):
-            raise TypeError(f"Argument schema with value {schema!r} is not of type [str, Schema], "
-                            f"but got {type(schema)}.")
+        if schema is not None:
+            checks.check_type(schema, (str, os.PathLike, Schema), "schema")
         if columns_list is not None:
             checks.check_type(columns_list, list, "columns_list")
             columns_list = checks.check_columns(columns_list, "columns_list") if columns_list else None

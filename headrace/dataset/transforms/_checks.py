@@ -1,14 +1,15 @@
 """Argument checks with the messages MindSpore's transforms give (same words, same order of checks).
 
-``headrace._util.checks`` words its type errors for the dataset API; the transform ops need the
-exact texts users of ``mindspore.dataset.transforms`` / ``vision`` match on (for example
-``Argument prob with value a is not of type [<class 'float'>, <class 'int'>], but got <class 'str'>.``),
-so they use these helpers. Constructors call them once; nothing here runs per sample.
+Type errors come from ``headrace._util.checks.check_type``, the one place that words them for the
+whole API (for example ``Argument prob with value a is not of type [<class 'float'>, <class 'int'>],
+but got <class 'str'>.``). Constructors call these once; nothing here runs per sample.
 """
 from __future__ import annotations
 
 import numbers
 from typing import Any, Sequence
+
+from headrace._util.checks import check_type as type_check
 
 UINT8_MAX = 255
 INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
@@ -16,20 +17,6 @@ INT64_MAX = 2**63 - 1
 UINT32_MAX = 2**32 - 1
 FLOAT_MAX_INTEGER = 16777216
 FLOAT_MIN_INTEGER = -16777216
-
-
-def _shown(value: Any) -> Any:
-    return '""' if isinstance(value, str) and value == "" else value
-
-
-def type_check(value: Any, types: tuple, name: str) -> None:
-    """TypeError unless ``value`` is one of ``types``; a bool never passes as an int."""
-    if int in types and bool not in types and isinstance(value, bool):
-        raise TypeError(f"Argument {name} with value {_shown(value)} is not of type {types}, "
-                        f"but got {type(value)}.")
-    if not isinstance(value, types):
-        raise TypeError(f"Argument {name} with value {_shown(value)} is not of type {list(types)}, "
-                        f"but got {type(value)}.")
 
 
 def type_check_list(values: Any, types: tuple, name: str) -> None:
