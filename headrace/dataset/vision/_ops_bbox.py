@@ -39,7 +39,24 @@ class _BBoxOperation(ImageTensorOperation):
         raise NotImplementedError
 
 
-class RandomHorizontalFlipWithBBox(_BBoxOperation):
+class _RandomFlipWithBBox(_BBoxOperation):
+    """Flips the image and its boxes with probability `prob`, left-right or top-bottom."""
+
+    random = True
+    _horizontal = True
+
+    def __init__(self, prob=0.5):
+        self.prob = ck.check_prob(prob)
+
+    def _apply(self, img, boxes):
+        if sample_rng().random() < self.prob:
+            if self._horizontal:
+                return _flip_any(img, True), kb.hflip(boxes, img.shape[1])
+            return _flip_any(img, False), kb.vflip(boxes, img.shape[0])
+        return img, boxes
+
+
+class RandomHorizontalFlipWithBBox(_RandomFlipWithBBox):
     """Flips the image left to right with probability `prob`, and its boxes with it.
 
     Args:
@@ -58,18 +75,8 @@ class RandomHorizontalFlipWithBBox(_BBoxOperation):
         [[3.0, 0.0, 2.0, 3.0]]
     """
 
-    random = True
 
-    def __init__(self, prob=0.5):
-        self.prob = ck.check_prob(prob)
-
-    def _apply(self, img, boxes):
-        if sample_rng().random() < self.prob:
-            return _flip_any(img, True), kb.hflip(boxes, img.shape[1])
-        return img, boxes
-
-
-class RandomVerticalFlipWithBBox(_BBoxOperation):
+class RandomVerticalFlipWithBBox(_RandomFlipWithBBox):
     """Flips the image top to bottom with probability `prob`, and its boxes with it.
 
     Args:
@@ -88,15 +95,7 @@ class RandomVerticalFlipWithBBox(_BBoxOperation):
         [[1.0, 1.0, 2.0, 3.0]]
     """
 
-    random = True
-
-    def __init__(self, prob=0.5):
-        self.prob = ck.check_prob(prob)
-
-    def _apply(self, img, boxes):
-        if sample_rng().random() < self.prob:
-            return _flip_any(img, False), kb.vflip(boxes, img.shape[0])
-        return img, boxes
+    _horizontal = False
 
 
 class ResizeWithBBox(_BBoxOperation):

@@ -68,7 +68,23 @@ def _narrow_rgb(out: list, first: list, dtype: np.dtype) -> None:
         out[c] = out[c].astype(dtype).astype(np.float64)
 
 
-class RgbToHsv(PyImageOperation):
+class _HsvConversion(PyImageOperation):
+    """RGB <-> HSV on one image or a batch, in the layout `is_hwc` names."""
+
+    _to_hsv = True
+
+    def __init__(self, is_hwc=False):
+        ck.type_check(is_hwc, (bool,), "is_hwc")
+        self.is_hwc = is_hwc
+
+    def _run_pil(self, img):
+        _check_rgb_array(img, self.is_hwc, self._to_hsv)
+        if self._to_hsv:
+            return _convert(img, self.is_hwc, hsv.rgb_to_hsv, _narrow_hsv)
+        return _convert(img, self.is_hwc, hsv.hsv_to_rgb, _narrow_rgb)
+
+
+class RgbToHsv(_HsvConversion):
     """Converts RGB images (one, or a batch) to HSV, as float64.
 
     Hue and saturation are in [0, 1]; value is the largest channel, in the input's scale (so
@@ -88,16 +104,8 @@ class RgbToHsv(PyImageOperation):
         [[[0.08333333333333333, 1.0, 1.0]]]
     """
 
-    def __init__(self, is_hwc=False):
-        ck.type_check(is_hwc, (bool,), "is_hwc")
-        self.is_hwc = is_hwc
 
-    def _run_pil(self, img):
-        _check_rgb_array(img, self.is_hwc, True)
-        return _convert(img, self.is_hwc, hsv.rgb_to_hsv, _narrow_hsv)
-
-
-class HsvToRgb(PyImageOperation):
+class HsvToRgb(_HsvConversion):
     """Converts HSV images (one, or a batch) back to RGB, as float64.
 
     Args:
@@ -114,13 +122,7 @@ class HsvToRgb(PyImageOperation):
         [[[0.0, 1.0, 1.0]]]
     """
 
-    def __init__(self, is_hwc=False):
-        ck.type_check(is_hwc, (bool,), "is_hwc")
-        self.is_hwc = is_hwc
-
-    def _run_pil(self, img):
-        _check_rgb_array(img, self.is_hwc, False)
-        return _convert(img, self.is_hwc, hsv.hsv_to_rgb, _narrow_rgb)
+    _to_hsv = False
 
 
 class LinearTransformation(PyImageOperation):
