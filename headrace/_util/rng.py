@@ -37,8 +37,51 @@ def set_sample_key(key: tuple[int, ...] | None) -> None:
     _local.gen = None
 
 
+class SampleCursor:
+    """The key of the sample being processed, as parts the engine updates in place.
+
+    :func:`set_sample_key` builds a tuple and writes two thread-local attributes per sample; a
+    loop over many samples instead enters a cursor once (:func:`enter_cursor`) and writes
+    ``cursor.index`` (and ``cursor.op`` when several ops take turns) per sample. The key
+    ``(seed, op, pass_index, index)`` is only assembled when an operation asks for randomness,
+    so ops that draw none pay nothing for it. A cursor starts with fresh streams, and a key's
+    stream continues only while the cursor stays on that key (as after ``set_sample_key``).
+    """
+
+    __slots__ = ("seed", "op", "pass_index", "index", "gen", "gen_key")
+
+    def __init__(self, seed: int, op: int, pass_index: int) -> None:
+        self.seed, self.op, self.pass_index, self.index = seed, op, pass_index, 0
+        self.gen: np.random.Generator | None = None
+        self.gen_key: tuple[int, ...] | None = None
+
+    def key(self) -> tuple[int, int, int, int]:
+        return (self.seed, self.op, self.pass_index, self.index)
+
+
+_CURSOR = object()  # _local.key while this thread's samples are keyed by _local.cursor
+
+
+def enter_cursor(seed: int, op: int, pass_index: int) -> tuple[SampleCursor, tuple]:
+    """Engine side: keys this thread's samples by a new cursor, set to ``(seed, op, pass_index,
+    index=0)``, until :func:`leave_cursor` (pass it the second item returned) restores the key
+    that was there before (so a pipeline run inside an op leaves the op's key as it found it)."""
+    prev = (getattr(_local, "key", None), getattr(_local, "gen", None), getattr(_local, "cursor", None))
+    c = _local.cursor = SampleCursor(seed, op, pass_index)
+    _local.key = _CURSOR
+    _local.gen = None
+    return c, prev
+
+
+def leave_cursor(prev: tuple) -> None:
+    _local.key, _local.gen, _local.cursor = prev
+
+
 def get_sample_key() -> tuple[int, ...] | None:
-    return getattr(_local, "key", None)
+    key = getattr(_local, "key", None)
+    if key is _CURSOR:
+        return _local.cursor.key()
+    return key
 
 
 def sample_rng() -> np.random.Generator:
@@ -50,6 +93,14 @@ def sample_rng() -> np.random.Generator:
     key = getattr(_local, "key", None)
     if key is None:
         return _eager
+    if key is _CURSOR:
+        c = _local.cursor
+        key = c.key()
+        gen = c.gen
+        if gen is None or c.gen_key != key:
+            gen = c.gen = key_rng(*key)
+            c.gen_key = key
+        return gen
     gen = _local.gen
     if gen is None:
         gen = _local.gen = key_rng(*key)

@@ -1,6 +1,7 @@
 """Batch (with per_batch_map and padding) and bucket-by-length batching."""
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -29,11 +30,39 @@ class BatchInfo:
         return self._epoch_num
 
 
+_NUMERIC = frozenset("biufc")  # dtype kinds: bool, signed, unsigned, float, complex
+_dtype_of = operator.attrgetter("dtype")
+_ndarray = np.ndarray
+
+
+def _stack_numbers(values: Sequence[np.ndarray]) -> np.ndarray | None:
+    """``np.stack(values)`` for plain arrays of numbers of one dtype and shape, else None.
+
+    ``np.array`` stacks them several times faster than ``np.stack`` (which makes a view of
+    every row first); anything else (ragged shapes, mixed dtypes, other types) is left to
+    ``np.stack`` and the checks of :func:`collate`.
+    """
+    try:
+        first = values[0]
+        dtype = first.dtype
+        n = len(values)
+        if (dtype.kind not in _NUMERIC or list(map(type, values)).count(_ndarray) != n
+                or list(map(_dtype_of, values)).count(dtype) != n):
+            return None
+        out = np.array(values)
+    except (ValueError, TypeError, AttributeError, IndexError):
+        return None
+    return out if out.dtype == dtype and out.shape == (n,) + first.shape else None
+
+
 def collate(values: Sequence[np.ndarray], col: int, name: str, op: str = "batch operation",
             pad: tuple[Sequence[int | None] | None, Any] | None = None) -> np.ndarray:
     """Stacks one column of a batch into one array, padding first when ``pad`` is given."""
     if pad is None:
-        try:  # fast path: same shapes and exactly the same dtype (checked by casting="no")
+        out = _stack_numbers(values)
+        if out is not None:
+            return out
+        try:  # same shapes and exactly the same dtype (checked by casting="no")
             return np.stack(values, casting="no")
         except (ValueError, TypeError, AttributeError):
             pass  # the checks below name the problem (or accept str/bytes of different lengths)

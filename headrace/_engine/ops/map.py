@@ -72,12 +72,34 @@ class MapFn:
 
     def __call__(self, row: Row, seed: int, pass_index: int, index: int) -> Row:
         _set_key((seed, self.op_id, pass_index, index))
+        return self.apply(row, index)
+
+    def apply(self, row: Row, index: int) -> Row:
+        """The op on one row whose RNG key the caller has set (a stage's loop sets it through
+        this thread's ``rng.sample_cursor``)."""
         try:
             out = self.fn(row[self.one]) if self.one is not None else self.fn(*[row[i] for i in self.idx])
-        except PipelineError as e:
-            raise e.with_location(self.in_names, index) from e.__cause__
         except Exception as e:
-            raise user_error(self.name, e, columns=self.in_names, index=index) from e
+            self.fail(e, index)
+        return self.finish(row, out, index)
+
+    def fail(self, e: Exception, index: int) -> None:
+        """Raises what a failure ``e`` of the function on row ``index`` is reported as."""
+        if isinstance(e, PipelineError):
+            raise e.with_location(self.in_names, index) from e.__cause__
+        raise user_error(self.name, e, columns=self.in_names, index=index) from e
+
+    def fast_path(self) -> tuple[Callable, int, int] | None:
+        """``(function, input column, output column)`` when the op reads one column of a
+        two-column row and writes one output in place: a stage's loop then calls the function
+        itself and builds the row, and hands anything but an ndarray result to ``finish``."""
+        at = self.assemble.replace_at
+        if self.one is None or self.n_out != 1 or at is None or len(self.assemble.spec) != 2:
+            return None
+        return self.fn, self.one, at
+
+    def finish(self, row: Row, out: Any, index: int) -> Row:
+        """The output row from the function's result ``out``: converted, checked, placed."""
         if type(out) is not tuple:
             if self.n_out == 1 and self.assemble.replace_at is not None and len(row) == len(self.assemble.spec):
                 if type(out) is not _ndarray:

@@ -36,6 +36,11 @@ class ReadFn:
         except Exception as e:
             raise _read_error(self.name, e, index, self.source) from e
 
+    def fail(self, e: Exception, index: int) -> None:
+        """Raises what a failure ``e`` of ``self.read(index)`` is reported as (for loops that call
+        ``self.read`` themselves)."""
+        raise _read_error(self.name, e, index, self.source) from e
+
     def __getstate__(self) -> tuple:
         return self.source, self.name
 

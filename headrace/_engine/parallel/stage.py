@@ -30,15 +30,19 @@ import collections
 import weakref
 from typing import Any, Callable
 
+import numpy as np
+
 from headrace._engine import plan as P
 from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.ops.batch import BatchIter
 from headrace._engine.ops.map import FilterIter, MapIter
 from headrace._engine.ops.source import RandomAccessIter
 from headrace._engine.parallel.ordered import InlinePool, ThreadPool
+from headrace._util import rng
 from headrace._util.errors import PipelineError
 from headrace._util.types import Row
 
+_ndarray = np.ndarray
 INLINE, THREADS, PROCESSES = "inline", "threads", "processes"
 CHUNK = {INLINE: 16, THREADS: 16, PROCESSES: 64}   # most rows per task when no batch tops the stage
 TASK_SECONDS = 0.005  # rows per task grow from 1 until a task takes about this long
@@ -78,22 +82,19 @@ class StageProgram:
         seed, p, start, items, num = task
         read, maps, filt, batch = self.read, self.maps, self.filter, self.batch
         out: list = []
-        append = out.append
-        pos = start
         if type(items) is not list:
             items = items.tolist()
         try:
-            if filt is None and len(maps) == 1:  # the common shape, without the inner loop
-                fn = maps[0]
-                if read is not None:
-                    for item in items:
-                        append(fn(read(item), seed, p, pos))
-                        pos += 1
-                else:
-                    for item in items:
-                        append(fn(item, seed, p, pos))
-                        pos += 1
+            if filt is None and len(maps) == 1:  # the common shape, in a loop of its own
+                m = maps[0]
+                cursor, prev = rng.enter_cursor(seed, m.op_id, p)
+                try:
+                    _one_map(read, m, items, start, out, cursor)
+                finally:
+                    rng.leave_cursor(prev)
             else:
+                append = out.append
+                pos = start
                 for item in items:
                     row = read(item) if read is not None else item
                     for m in maps:
@@ -106,6 +107,55 @@ class StageProgram:
         except PipelineError as e:
             return ([] if batch is not None else out), e
         return out, None
+
+
+def _one_map(read: Any, m: Any, items: list, pos: int, out: list, cursor: Any) -> None:
+    """Reads (when ``read``) and maps ``items`` into ``out``; row ``k`` is keyed ``pos + k``.
+
+    One loop per case, with everything it touches bound to locals: this is the per-row path of
+    a source -> map -> batch stage, where a trivial map costs about as much as the loop itself.
+    The source's ``read`` and, for a one-column in-place map returning an ndarray, the map's
+    function are called here directly; failures are reported exactly as ``ReadFn`` and
+    ``MapFn`` report them, and any other result goes through ``MapFn.finish``.
+    """
+    append = out.append
+    fast = m.fast_path()
+    if read is not None:
+        rd = read.read
+        if fast is not None:
+            fn, one, at = fast
+            finish = m.finish
+            for item in items:
+                try:
+                    row = rd(item)
+                except Exception as e:
+                    read.fail(e, item)
+                cursor.index = pos
+                try:
+                    v = fn(row[one])
+                except Exception as e:
+                    m.fail(e, pos)
+                if type(v) is _ndarray and len(row) == 2:
+                    append((v, row[1]) if at == 0 else (row[0], v))
+                else:
+                    append(finish(row, v, pos))
+                pos += 1
+        else:
+            apply = m.apply
+            for item in items:
+                try:
+                    row = rd(item)
+                except Exception as e:
+                    read.fail(e, item)
+                cursor.index = pos
+                append(apply(row, pos))
+                pos += 1
+    else:
+        apply = m.apply
+        for row in items:
+            cursor.index = pos
+            append(apply(row, pos))
+            pos += 1
 
 
 # ---- grouping ---------------------------------------------------------------------------------

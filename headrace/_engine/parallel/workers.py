@@ -57,6 +57,7 @@ from __future__ import annotations
 import atexit
 import collections
 import ctypes
+import gc
 import itertools
 import json
 import multiprocessing
@@ -175,6 +176,7 @@ class ProcessPool:
             for w in range(self.num_workers):  # Popen returns at once; the workers boot concurrently
                 self._workers.append(self._start_one(w, program, dict(cfg, index=w)))
             return
+        _native_pool_libs()  # found once here, inherited by every forked worker
         with _FORK_LOCK:
             for w in range(self.num_workers):
                 self._workers.append(self._start_one(w, program, dict(cfg, index=w)))
@@ -551,6 +553,9 @@ def _fork_main(program: Any, cfg: dict, task_fd: int, res_fd: int, parent_fds: f
     _FORK_LOCK = threading.RLock()
     _PARENT_FDS.clear()
     _LIVE = weakref.WeakSet()
+    # The parent's objects stay out of this process's garbage collections: a collection that
+    # walked them would write to (and so copy) every page of the inherited heap.
+    gc.freeze()
     _worker_main(program, cfg, mpc.Connection(task_fd, writable=False), mpc.Connection(res_fd, readable=False))
 
 
@@ -694,11 +699,7 @@ def limit_native_threads() -> None:
             numba.set_num_threads(1)
         except Exception:  # noqa: BLE001
             pass
-    for path in _loaded_native_pools():
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
+    for lib in _native_pool_libs():
         for var in ("blas_cpu_number", "blas_num_threads"):  # OpenBLAS (no setter: see above)
             try:
                 ctypes.c_int.in_dll(lib, var).value = 1
@@ -711,6 +712,31 @@ def limit_native_threads() -> None:
                     fn(1)
                 except Exception:  # noqa: BLE001
                     pass
+
+
+_pool_libs: tuple[int, list] | None = None  # (len(sys.modules) when found, loaded CDLL handles)
+
+
+def _native_pool_libs() -> list:
+    """Handles on the native thread-pool libraries loaded in this process.
+
+    Finding them reads ``/proc/self/maps`` (a millisecond or more, longer in a fresh fork), so the
+    answer is kept while no module has been imported since: a pool looks them up once in the
+    parent before it forks, and its forked workers inherit the handles.
+    """
+    global _pool_libs
+    n = len(sys.modules)
+    cached = _pool_libs
+    if cached is not None and cached[0] == n:
+        return cached[1]
+    libs = []
+    for path in _loaded_native_pools():
+        try:
+            libs.append(ctypes.CDLL(path))
+        except OSError:
+            continue
+    _pool_libs = (n, libs)
+    return libs
 
 
 def _loaded_native_pools() -> list[str]:
