@@ -8,11 +8,26 @@ Mersenne Twister.
 
 * ``shuffle`` on (the default) without shards: epoch k shuffles epoch k-1's order again with seed
   ``seed + 1 + k``; with ``num_samples`` rows are drawn with replacement instead.
+  Epoch k > 0 draws again, with replacement, from epoch k-1's draws (not from all rows), each
+  draw j from ``mt19937(seed + 1 + k + j)``.
 * with ``num_shards``: every epoch shuffles ``range(rows)`` afresh with seed ``seed + 1 + k``,
   then shard ``i`` takes positions ``i, i + num_shards, ...`` (wrapping to equal sizes).
+* ``Shuffle.FILES``: epoch k shuffles the list of files with seed ``seed + 1 + k`` and lays the
+  blocks of the previous epoch's order out in that file order, where block f is the positions
+  that file f's rows had in file order (so from the second epoch on a block no longer holds
+  one file's rows: epoch 2 of three files of 7, 7 and 6 rows can start in the middle of a file).
+  Rows inside a block keep their order.
+* ``Shuffle.INFILE``: epoch k shuffles each file's block of positions of the previous epoch's
+  order in place, every file with seed ``seed + 1 + k``; the files stay in order.
+* FILES and INFILE with ``num_shards``: every epoch starts afresh from file order, does the one
+  shuffle of epoch k, then shard ``i`` takes positions ``i, i + num_shards, ...`` (wrapping).
+  Padded rows stay after the data rows and are not shuffled by FILES or INFILE.
 * ``SubsetRandomSampler``: the given ids shuffled with seed ``seed + 1``, the same every epoch.
 * Padded samples (``padded_sample``/``num_padded``) are rows ``rows .. rows + num_padded - 1``
-  and take part in shuffling and sharding like any row.
+  and take part in shuffling and sharding like any row (except for FILES and INFILE, above).
+* ``PKSampler``: MindSpore 2.10 picks as many rows per class as headrace (classes in the order of
+  their values as strings), but the values it then yields are those of the first row of the file
+  that holds each picked row (a MindSpore bug); headrace yields the picked rows themselves.
 """
 from __future__ import annotations
 
@@ -92,6 +107,11 @@ class MindRecordSource:
     @property
     def files(self) -> list[str]:
         return list(self._reader.paths)
+
+    @property
+    def file_rows(self) -> list[int]:
+        """Data rows of each file, in file order (from the headers)."""
+        return [h.num_rows for h in self._reader.headers]
 
     def __len__(self) -> int:
         return self.num_data_rows + self._num_padded
@@ -314,14 +334,82 @@ class MindShufflePlan(SamplerPlan):
             ids = perm[pos]
             return _ro(ids[:self._cap(self.num_samples_limit, size)])
         if self.num_samples_limit > 0:
-            # draws with replacement, each from a fresh mt19937(seed + 1 + k) as MindSpore does
+            # draws with replacement, each from a fresh mt19937(seed + 1 + epoch + j) as MindSpore
+            # does; every epoch draws from the previous epoch's draws
             count = self.num_samples_limit
-            base = ctx.seed + 1 + ctx.pass_index * count
-            return _ro(np.array([mtshuffle.MT19937((base + k) & mtshuffle.M32).uniform(n - 1) for k in range(count)]))
+            ids = np.arange(n, dtype=np.int64)
+            for k in range(ctx.pass_index + 1):
+                base = ctx.seed + 1 + k
+                top = len(ids) - 1
+                ids = ids[[mtshuffle.MT19937((base + j) & mtshuffle.M32).uniform(top) for j in range(count)]]
+            return _ro(ids)
         perm = np.arange(n, dtype=np.int64)
         for k in range(ctx.pass_index + 1):
             perm = perm[minstd_shuffle(n, (ctx.seed + 1 + k) & mtshuffle.M32)]
         return _ro(perm)
+
+
+@dataclasses.dataclass(frozen=True)
+class MindFilePlan(SamplerPlan):
+    """MindSpore's ``Shuffle.FILES`` (``mode="files"``) and ``Shuffle.INFILE`` (``mode="infile"``).
+
+    See the module docstring for the orders.
+
+    Attributes:
+        mode: "files" or "infile".
+        sizes: data rows of each file, in file order (filled in when the source is opened; rows
+            past their sum, i.e. padded rows, stay last).
+        num_shards, shard_id: sharding (1, 0: none).
+        seed: the seed for sharded plans (the configured seed when the dataset was made).
+    """
+
+    mode: str = "files"
+    sizes: tuple = ()
+    num_shards: int = 1
+    shard_id: int = 0
+    seed: int = 0
+
+    def is_shuffled(self) -> bool:
+        return True
+
+    def is_sharded(self) -> bool:
+        return self.num_shards > 1
+
+    def num_samples(self, num_rows: int, labels=None) -> int:
+        if self.num_shards > 1:
+            return -(-num_rows // self.num_shards)
+        return num_rows
+
+    def _step(self, order: np.ndarray, seed: int) -> np.ndarray:
+        """One epoch's shuffle of ``order`` (the data rows only)."""
+        sizes = self.sizes if sum(self.sizes) == len(order) else (len(order),)
+        bounds = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+        seed &= mtshuffle.M32
+        if self.mode == "files":
+            files = minstd_shuffle(len(sizes), seed)
+            return np.concatenate([order[bounds[f]:bounds[f + 1]] for f in files] or [order])
+        out = order.copy()
+        for f, size in enumerate(sizes):
+            a, b = bounds[f], bounds[f + 1]
+            out[a:b] = order[a:b][minstd_shuffle(int(size), seed)]
+        return out
+
+    def indices(self, ctx: SampleContext) -> np.ndarray:
+        n = ctx.num_rows
+        if n <= 0:
+            return _ro(np.zeros(0))
+        data = min(n, sum(self.sizes)) if self.sizes else n
+        order = np.arange(data, dtype=np.int64)
+        if self.num_shards > 1:
+            order = self._step(order, self.seed + 1 + ctx.pass_index)
+        else:
+            for k in range(ctx.pass_index + 1):
+                order = self._step(order, ctx.seed + 1 + k)
+        order = np.concatenate([order, np.arange(data, n, dtype=np.int64)])
+        if self.num_shards > 1:
+            size = -(-n // self.num_shards)
+            order = order[(np.arange(size, dtype=np.int64) * self.num_shards + self.shard_id) % n]
+        return _ro(order)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -357,8 +445,13 @@ def _mind_plan(shuffle: Any, sampler: Any, num_samples: int | None, num_shards: 
     from headrace.dataset.core import config  # noqa: PLC0415
     limit = num_samples or 0
     if sampler is None:
-        if shuffle is False or _is_enum(shuffle, "FALSE") or _is_enum(shuffle, "FILES"):
+        if shuffle is False or _is_enum(shuffle, "FALSE"):
             return None
+        if _is_enum(shuffle, "FILES") or _is_enum(shuffle, "INFILE"):
+            mode = "files" if _is_enum(shuffle, "FILES") else "infile"
+            if num_shards is not None:
+                return MindFilePlan(mode, num_shards=num_shards, shard_id=shard_id, seed=config.get_seed())
+            return MindFilePlan(mode)
         if num_shards is not None:
             return MindShufflePlan(num_shards, shard_id, limit, seed=config.get_seed())
         return MindShufflePlan(num_samples_limit=limit)
@@ -525,6 +618,9 @@ class MindDataset(MappableDataset):
 
     def _make_source(self) -> MindRecordSource:
         src = MindRecordSource(self.dataset_files, self.columns_list, self.padded_sample, self.num_padded)
+        plan = getattr(self, "_sampler_plan", None)
+        if isinstance(plan, MindFilePlan) and not plan.sizes:
+            self._sampler_plan = dataclasses.replace(plan, sizes=tuple(src.file_rows))
         if self.num_shards is not None and self.num_padded:
             total = len(src)
             if total % self.num_shards:
