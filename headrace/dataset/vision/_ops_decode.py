@@ -5,6 +5,10 @@ random crop will be shrunk to its output size by 2x or more in both directions, 
 at 1/2, 1/4 or 1/8 scale by libjpeg-turbo's scaled IDCT (less work than decoding every pixel and
 throwing most away), and the crop box is mapped onto the smaller image. Smaller non-power-of-two
 scales are not used: libjpeg-turbo decodes them more slowly than full size.
+
+At either scale only the crop is decoded when the C extension is built (``dec.decode_jpeg_region``:
+rows above the box are skipped without IDCT, columns beside it are not transformed, decoding stops
+after its last row). Its pixels equal the full decode's cropped, so this changes speed only.
 """
 from __future__ import annotations
 
@@ -63,6 +67,16 @@ def _reduction(ch: int, cw: int, oh: int, ow: int) -> int:
     return 1
 
 
+def _scaled_box(top: int, left: int, ch: int, cw: int, h: int, w: int, sh: int, sw: int
+                ) -> tuple[int, int, int, int]:
+    """The crop box (y0, x0, y1, x1) of an h x w image mapped onto it decoded at sh x sw."""
+    sy, sx = sh / h, sw / w
+    y0, x0 = int(round(top * sy)), int(round(left * sx))
+    y1 = min(sh, max(y0 + 1, int(round((top + ch) * sy))))
+    x1 = min(sw, max(x0 + 1, int(round((left + cw) * sx))))
+    return y0, x0, y1, x1
+
+
 def decode_crop_resize(data, box_fn, out_hw: tuple[int, int], inter: Inter, op: str,
                        reduced: bool = True) -> np.ndarray:
     """Decodes ``data``, crops the box ``box_fn(h, w)`` returns, and resizes it to ``out_hw``.
@@ -79,15 +93,19 @@ def decode_crop_resize(data, box_fn, out_hw: tuple[int, int], inter: Inter, op: 
             top, left, ch, cw = box_fn(h, w)
             k = _reduction(ch, cw, oh, ow) if reduced and inter != Inter.PILCUBIC else 1
             if k > 1:
-                img = dec.decode_jpeg_reduced(buf, k, op)
+                if min(h, w) >= 16:  # tinier images may be decoded at another scale of equal size
+                    y0, x0, y1, x1 = _scaled_box(top, left, ch, cw, h, w, -(-h // k), -(-w // k))
+                    crop = dec.decode_jpeg_region(buf, y0, x0, y1 - y0, x1 - x0, k)
+                    if crop is not None:
+                        return _resize_array(crop, oh, ow, inter, op)
+                img = dec.decode_jpeg_reduced(buf, k, op)  # ceil(h / k) x ceil(w / k) too
                 if img is not None:
-                    sy, sx = img.shape[0] / h, img.shape[1] / w
-                    y0, x0 = int(round(top * sy)), int(round(left * sx))
-                    y1 = min(img.shape[0], max(y0 + 1, int(round((top + ch) * sy))))
-                    x1 = min(img.shape[1], max(x0 + 1, int(round((left + cw) * sx))))
+                    y0, x0, y1, x1 = _scaled_box(top, left, ch, cw, h, w, *img.shape[:2])
                     return _resize_array(img[y0:y1, x0:x1], oh, ow, inter, op)
-            img = dec.decode_rgb(buf, op)
-            return _resize_array(img[top:top + ch, left:left + cw], oh, ow, inter, op)
+            crop = dec.decode_jpeg_region(buf, top, left, ch, cw)
+            if crop is None:
+                crop = dec.decode_rgb(buf, op)[top:top + ch, left:left + cw]
+            return _resize_array(crop, oh, ow, inter, op)
     img = dec.decode_rgb(buf, op)
     top, left, ch, cw = box_fn(img.shape[0], img.shape[1])
     return _resize_array(img[top:top + ch, left:left + cw], oh, ow, inter, op)
@@ -95,7 +113,8 @@ def decode_crop_resize(data, box_fn, out_hw: tuple[int, int], inter: Inter, op: 
 
 class RandomCropDecodeResize(ImageTensorOperation):
     """Decodes an encoded image, crops a random window and resizes it (RandomResizedCrop on the
-    decoded image, computed from the JPEG header so only the needed resolution is decoded).
+    decoded image, computed from the JPEG header so only the needed resolution is decoded, and
+    with headrace's C extension only the window's region of the JPEG).
 
     Args:
         size (Union[int, Sequence[int]]): output (height, width), or one int for a square.

@@ -5,6 +5,10 @@ JPEG decoding matches MindSpore's (libjpeg-turbo, accurate integer IDCT, fancy u
 for pixel. A JPEG whose data ends early is an error (MindSpore sometimes decodes it with a grey
 tail, sometimes fails, and crashes on some); other recoverable libjpeg warnings (extraneous bytes
 before a marker, which real datasets contain) are tolerated, as in MindSpore.
+
+``decode_jpeg_region`` decodes only a rectangle, with the optional C extension
+``headrace._native._jpegregion`` (imported here and nowhere else); without it, or for JPEGs it does
+not handle, callers decode the whole image instead.
 """
 from __future__ import annotations
 
@@ -15,6 +19,11 @@ import cv2
 import numpy as np
 import simplejpeg
 from PIL import Image
+
+try:  # optional: built by setup.py when a C compiler and libjpeg-turbo's headers are present
+    from headrace._native import _jpegregion
+except ImportError:
+    _jpegregion = None
 
 _JPEG_SOI = b"\xff\xd8"
 DECODE_FAILED = "image decode failed."
@@ -58,7 +67,7 @@ def jpeg_size(buf: bytes | memoryview) -> tuple[int, int] | None:
     try:
         h, w, _, _ = simplejpeg.decode_jpeg_header(buf, strict=False)
         return h, w
-    except ValueError:
+    except (ValueError, KeyError):  # KeyError: simplejpeg 1.9 on a header cut short
         return None
 
 
@@ -133,6 +142,34 @@ def decode_jpeg_reduced(buf: bytes | memoryview, factor: int, op: str) -> np.nda
         return None
     h, w = size
     return _jpeg(buf, op, min_height=-(-h // factor), min_width=-(-w // factor))
+
+
+def decode_jpeg_region(buf: bytes | memoryview, top: int, left: int, height: int, width: int,
+                       factor: int = 1) -> np.ndarray | None:
+    """Rows ``top:top+height``, columns ``left:left+width`` of the JPEG decoded at 1/``factor`` scale
+    (1, 2, 4 or 8; the box is in the coordinates of that scaled image), decoding only that region.
+
+    The pixels equal those of ``decode_rgb`` (factor 1) or ``decode_jpeg_reduced`` (factor > 1,
+    on images of at least 16 x 16 pixels: for tinier ones simplejpeg may pick another scale that
+    gives the same size) cropped to the box. Returns None when the extension is missing, the JPEG is not 3-component
+    YCbCr with usual sampling (grey, CMYK, 4:1:1, ...), or the data is corrupt or truncated: the
+    caller then decodes the whole image, which raises the usual errors. Also None when
+    ``factor > 1`` and libjpeg warned (extraneous bytes, damaged data), because
+    ``decode_jpeg_reduced`` may refuse such data and its caller decode at full size instead.
+    """
+    if _jpegregion is None:
+        return None
+    out = np.empty(height * (width + _jpegregion.EXTRA_COLUMNS) * 3, np.uint8)
+    try:
+        got = _jpegregion.decode_region(buf, out, top, left, height, width, factor)
+    except _jpegregion.Error:
+        return None
+    if got is None:
+        return None
+    row_width, x, warnings = got  # rows hold a few columns of margin: return a view without them
+    if warnings and factor > 1:
+        return None
+    return out[:height * row_width * 3].reshape(height, row_width, 3)[:, x:x + width]
 
 
 def decode_with_mode(data: Any, mode: int, op: str = "read_image") -> np.ndarray:

@@ -1,0 +1,12 @@
+"""Build configuration for the optional C extension; everything else is in pyproject.toml.
+
+``headrace._native._jpegregion`` decodes one rectangle of a JPEG with the system libjpeg-turbo
+(``jpeglib.h``, ``-ljpeg``; Debian/Ubuntu: ``libjpeg62-turbo-dev`` or ``libjpeg-turbo8-dev``). It is
+optional: without a compiler or the headers the build skips it and headrace decodes whole images.
+"""
+from setuptools import Extension, setup
+
+setup(ext_modules=[
+    Extension("headrace._native._jpegregion", ["headrace/_native/_jpegregion.c"],
+              libraries=["jpeg"], optional=True),
+])
