@@ -8,6 +8,8 @@ import concurrent.futures as cf
 import functools
 import subprocess
 import sys
+import threading
+import time
 
 import cv2
 import numpy as np
@@ -245,3 +247,33 @@ def test_threads_decode_regions_concurrently():
         threaded = list(pool.map(one, jobs))
     for a, b in zip(serial, threaded):
         np.testing.assert_array_equal(a, b)
+
+
+@native
+def test_the_gil_is_released_while_decoding():
+    # With a long switch interval another Python thread runs during the call only if the call
+    # releases the GIL (no timing is asserted: the spinning thread must merely have run at all).
+    data, count, stop = encode(photo(1500, 2000, 12)), [0], threading.Event()
+    out = np.empty(1500 * 2032 * 3, np.uint8)
+
+    def spin():
+        while not stop.is_set():
+            count[0] += 1
+
+    old = sys.getswitchinterval()
+    thread = threading.Thread(target=spin)
+    try:
+        thread.start()
+        while count[0] == 0:  # the spinner holds the GIL, then waits for it: it is ready to run
+            time.sleep(0.001)
+        sys.setswitchinterval(0.5)
+        runs = []
+        for _ in range(3):
+            before = count[0]
+            dec._jpegregion.decode_region(data, out, 0, 0, 1500, 2000, 1)
+            runs.append(count[0] - before)
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(old)
+    assert max(runs) > 0, runs
