@@ -19,10 +19,11 @@ STATE_VERSION = 1
 
 _clock = time.perf_counter
 # The prefetch thread starts once rows are heavy to make (batches of decoded images: measured
-# 13-18% faster on W2 with it) or once the consumer spends time away from the iterator (training,
-# say). For cheap rows read by a consumer that does nothing else, a thread hand-off per row costs
+# 13-18% faster on W2 with it; not when the rows come straight from worker processes, which run
+# ahead on their own) or once the consumer spends time away from the iterator (training, say). For cheap rows read by a consumer that does nothing else, a thread hand-off per row costs
 # more than it overlaps (W3 reads 7.2 vs 9.8 GB/s, W1 about 9% slower), so they are made inline.
 HEAVY_ROW_S = 1e-3
+HEAVY_AFTER = 3  # rows timed before rows count as heavy
 BUSY_CONSUMER = 0.25
 MIN_AWAY_S = 50e-6  # ...and at least this long: loop bookkeeping is not work worth overlapping
 
@@ -66,6 +67,8 @@ class PipelineRun:
         self._started = False
         self._away = 0.0   # moving average: seconds the consumer spends between rows
         self._make = 0.0   # moving average: seconds the pipeline takes to make a row
+        self._made = 0     # rows timed (a pass's first row is not)
+        self._heavy = False
         self._handed: float | None = None  # when the last row was handed over (no prefetch)
         self._res = _Resources(self._pools)
         self._build()
@@ -76,6 +79,9 @@ class PipelineRun:
         self.ctx = RunContext(self.seed, self.options, self._pools)
         self.tree: OpIter = build(self._plan, self.ctx)
         self._res.tree = self.tree
+        # Rows made by worker processes are made ahead already (each worker holds several tasks):
+        # the time to make one here is mostly waiting, which a prefetch thread would only move.
+        self._ahead = getattr(self.tree, "mode", None) == "processes"
 
     def next_row(self) -> Row:
         if self._closed:
@@ -88,11 +94,14 @@ class PipelineRun:
             self.tree.reset(self.epoch)
             self._started = True
             self._handed = None  # the gap between epochs is not the consumer's per-row work
+            first = True  # nor is a pass's first row the pipeline's (worker start-up, cold caches)
+        else:
+            first = False
         pf = self._prefetcher
         now = _clock()
         if pf is None and self._handed is not None:
             self._away += 0.2 * ((now - self._handed) - self._away)
-            if self._prefetch_size > 0 and (self._make > HEAVY_ROW_S
+            if self._prefetch_size > 0 and (self._heavy
                                             or self._away > max(BUSY_CONSUMER * self._make, MIN_AWAY_S)):
                 pf = self._prefetcher = self._res.prefetcher = Prefetcher(self.tree.__next__, self._prefetch_size)
         try:
@@ -100,8 +109,14 @@ class PipelineRun:
                 row = pf.get()
             else:
                 row = next(self.tree)
-                made = _clock() - now
-                self._make = made if self._make == 0.0 else self._make + 0.2 * (made - self._make)
+                if not first:
+                    made = _clock() - now
+                    self._make = made if self._make == 0.0 else self._make + 0.2 * (made - self._make)
+                    self._made += 1
+                    # Heavy: the average and the latest row, once a few rows have been seen (the
+                    # first rows of a run wait for worker processes to start and caches to warm).
+                    self._heavy = (self._made >= HEAVY_AFTER and made > HEAVY_ROW_S and self._make > HEAVY_ROW_S
+                                   and not self._ahead)
                 self._handed = _clock()
         except StopIteration:
             self._end_pass()

@@ -55,3 +55,39 @@ def test_a_busy_consumer_gets_rows_prefetched_in_order():
     r.close()
     time.sleep(0.3)
     assert len(prefetch_threads()) == before
+
+
+class Slow:
+    """Rows that take a few milliseconds to make (in the worker process)."""
+
+    def __getitem__(self, i):
+        time.sleep(0.003)
+        return (np.array(i),)
+
+    def __len__(self):
+        return 12
+
+
+def _process_rows(consumer_sleep):
+    import headrace.dataset as ds
+
+    d = ds.GeneratorDataset(Slow(), ["x"], shuffle=False, num_parallel_workers=1, python_multiprocessing=True)
+    d = d.map(lambda x: x + 1, input_columns=["x"], num_parallel_workers=1, python_multiprocessing=True)
+    it = d.create_tuple_iterator(output_numpy=True, num_epochs=1)
+    got, threads = [], 0
+    before = len(prefetch_threads())
+    for row in it:
+        got.append(int(row[0]))
+        threads = max(threads, len(prefetch_threads()) - before)
+        time.sleep(consumer_sleep)
+    it.stop()
+    return got, threads
+
+
+def test_rows_from_worker_processes_are_not_prefetched_for_a_consumer_that_only_reads():
+    # The workers make rows ahead on their own: a slow row here is waiting, not work to overlap.
+    assert _process_rows(0.0) == (list(range(1, 13)), 0)
+
+
+def test_rows_from_worker_processes_are_prefetched_for_a_busy_consumer():
+    assert _process_rows(0.01) == (list(range(1, 13)), 1)
