@@ -54,6 +54,39 @@ def drop_cache(paths: list[str]) -> None:
             os.close(fd)
 
 
+class FreshPaths:
+    """Where each timed write epoch writes, the same for every system (MindSpore, headrace, plain).
+
+    Epoch k writes ``<directory>/e<k>/<name>``, a path nothing has used. ``next()`` is the untimed
+    step before each epoch: it deletes every file earlier epochs wrote (so no epoch pays for
+    unlinking a 2 GB file, and their dirty pages are dropped instead of written back), calls
+    ``os.sync()`` (so writeback of anything else does not land in the timing), then moves on to
+    the next fresh path. ``fsync`` is not part of any timed write. ``cleanup()`` removes all.
+    """
+
+    def __init__(self, directory: str, name: str) -> None:
+        self.directory, self.name, self.k = directory, name, -1
+        self.cleanup()
+
+    @property
+    def path(self) -> str:
+        return os.path.join(self.directory, f"e{self.k}", self.name)
+
+    def cleanup(self) -> None:
+        if os.path.isdir(self.directory):
+            for root, dirs, files in os.walk(self.directory, topdown=False):
+                for f in files:
+                    os.unlink(os.path.join(root, f))
+                for d in dirs:
+                    os.rmdir(os.path.join(root, d))
+
+    def next(self) -> None:
+        self.cleanup()
+        self.k += 1
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        os.sync()
+
+
 # ------------------------------------------------------------- the plain-file reference (python)
 
 def plain_write(path: str, data: list[bytes], fsync: bool) -> tuple[int, int]:

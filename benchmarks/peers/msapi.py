@@ -125,8 +125,8 @@ def run_w3(a) -> dict:
     path = os.path.join(w3.w3_dir(a.data), a.module, "records.mindrecord")
     os.makedirs(os.path.dirname(path), exist_ok=True)
 
-    def write(payloads):
-        writer = mr.FileWriter(path, shard_num=1, overwrite=True)
+    def write(payloads, target=path):
+        writer = mr.FileWriter(target, shard_num=1, overwrite=True)
         writer.add_schema({"label": {"type": "int32"}, "data": {"type": "bytes"}}, "w3")
         for s in range(0, rows, w3.CHUNK):
             writer.write_raw_data([{"label": i, "data": payloads[i]}
@@ -136,9 +136,11 @@ def run_w3(a) -> dict:
 
     if a.variant == "write":
         payloads = w3.payloads(rows)
-        # os.sync() ahead of each write (untimed): no epoch pays for the last one's dirty pages.
-        res = time_calls(lambda: write(payloads), a.epochs, a.warmup, before=os.sync)
-        w3.mark_complete(path, rows)
+        # each epoch writes a fresh path; earlier epochs' files are deleted and os.sync() runs
+        # untimed before it (w3.FreshPaths), identically for every system
+        fresh = w3.FreshPaths(os.path.join(os.path.dirname(path), "write"), os.path.basename(path))
+        res = time_calls(lambda: write(payloads, fresh.path), a.epochs, a.warmup, before=fresh.next)
+        fresh.cleanup()
         return res
     if not w3.is_complete(path, rows):
         write(w3.payloads(rows))

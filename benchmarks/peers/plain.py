@@ -35,9 +35,10 @@ def run_w3(a) -> dict:
     if a.variant.startswith("plain write"):
         data = w3.payloads(rows)
         fsync = a.variant.endswith("fsync")
-        res = time_calls(lambda: w3.plain_write(path, data, fsync), a.epochs, a.warmup,
-                         before=os.sync)   # untimed: no epoch pays for the last one's dirty pages
-        w3.mark_complete(path, rows)
+        fresh = w3.FreshPaths(os.path.join(os.path.dirname(path), "write"), os.path.basename(path))
+        res = time_calls(lambda: w3.plain_write(fresh.path, data, fsync), a.epochs, a.warmup,
+                         before=fresh.next)   # as for FileWriter: fresh path, old files deleted, os.sync()
+        fresh.cleanup()
         return res
     if not w3.is_complete(path, rows):
         w3.plain_write(path, w3.payloads(rows), fsync=False)

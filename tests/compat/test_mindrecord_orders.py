@@ -11,7 +11,6 @@ only that relation is checked, not equality.
 """
 from __future__ import annotations
 
-import os
 
 import pytest
 

@@ -363,3 +363,63 @@ def test_save_schema_mapping():
     assert out["b"] == b"b" and out["bo"] == 1 and out["u8a"].dtype == np.int32 and out["f16"] == 1.5
     with pytest.raises(ValueError, match="multi-dimensional bytes cannot be converted to MindRecord"):
         save_schema(["x"], [np.array([b"a", b"b"])])
+
+
+def test_file_store_writes_in_chunks_and_finishes_short_writes(tmp_path, monkeypatch):
+    """Big batches are written in calls of at most _WRITE_CHUNK bytes / _IOV_MAX buffers; a short
+    pwritev is finished with pwrite."""
+    monkeypatch.setattr(writer_mod, "_WRITE_CHUNK", 1000)
+    monkeypatch.setattr(writer_mod, "_IOV_MAX", 3)
+    calls = []
+    real = os.pwritev
+
+    def half(fd, bufs, pos):
+        calls.append(sum(len(b) for b in bufs))
+        data = b"".join(bytes(b) for b in bufs)
+        return real(fd, [data[:max(1, len(data) // 2)]], pos)
+
+    monkeypatch.setattr(writer_mod.os, "pwritev", half)
+    fd = os.open(tmp_path / "s.bin", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        store = writer_mod._FileStore(fd, str(tmp_path / "s.bin"), 16, 1 << 20)
+        bufs = [bytes([k]) * (k * 37 % 900 + 1) for k in range(60)] + [memoryview(b"tail" * 300)]
+        store.write(0, 5, bufs)
+    finally:
+        os.close(fd)
+    want = b"".join(bytes(b) for b in bufs)
+    assert (tmp_path / "s.bin").read_bytes() == b"\0" * 21 + want
+    assert max(calls) < 1000 + 900 + 1200 and len(calls) > 20
+
+
+def test_batch_past_the_memory_limit_goes_straight_to_files(tmp_path, monkeypatch):
+    """A batch that takes the buffer past MEMORY_LIMIT is written to files at once: same bytes as
+    a writer that goes to files from the start."""
+    rows = [{"label": i, "name": f"n{i}", "data": bytes([i % 251]) * (3000 + 7 * i), "vec": np.arange(i % 5),
+             "mat": np.ones((2, 3), np.float32)} for i in range(40)]
+    out = {}
+    buffered = []
+    real = writer_mod._MemoryStore.write
+
+    def spy(self, page_id, offset, bufs):
+        bufs = list(bufs)
+        buffered.append(sum(len(b) if not isinstance(b, memoryview) else b.nbytes for b in bufs))
+        return real(self, page_id, offset, bufs)
+
+    monkeypatch.setattr(writer_mod._MemoryStore, "write", spy)
+    for limit in (1, 50_000, 64 << 20):
+        monkeypatch.setattr(writer_mod, "MEMORY_LIMIT", limit)
+        buffered.clear()
+        (tmp_path / str(limit)).mkdir()
+        path = tmp_path / str(limit) / "l.mr"          # same name: the header lists it
+        w = FileWriter(str(path))
+        w.add_schema(SCHEMA)
+        w.set_page_size(1 << 15)
+        w.set_header_size(1 << 14)
+        w.write_raw_data(rows[:3])          # stays in memory unless the limit is 1
+        w.write_raw_data(rows[3:])          # crosses 50,000 bytes
+        w.commit()
+        out[limit] = path.read_bytes()
+        if limit == 50_000:         # only the first three rows were ever buffered in memory
+            assert 0 < sum(buffered) < 3 * 4000
+    assert out[1] == out[50_000] == out[64 << 20]
+    assert [r["label"] for r in FileReader(str(tmp_path / "50000" / "l.mr")).get_next()] == list(range(40))

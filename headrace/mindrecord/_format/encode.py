@@ -81,7 +81,7 @@ def check_rows(schema: Schema, rows: Sequence[dict]) -> list[dict]:
     return good
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class EncodedRow:
     """One row ready for the page writer.
 
@@ -111,8 +111,25 @@ class RowEncoder:
         self.compress = compress and schema.has_integer_array
         self._int_arrays = {n for n in self.blob_keys
                             if schema.fields[n].shape is not None and schema.fields[n].type in ("int32", "int64")}
+        # the common case "one bytes field": its payload is the value itself
+        self._one_bytes = (self.blob_keys[0] if len(self.blob_keys) == 1
+                           and schema.fields[self.blob_keys[0]].type == "bytes" else None)
 
     def encode(self, row: dict) -> EncodedRow:
+        one = self._one_bytes
+        if one is not None and type(row[one]) is bytes:
+            blob = row[one]
+            raw_vals = {}
+            for k in self.raw_keys:
+                v = row[k]
+                if isinstance(v, _NP_SCALARS):
+                    v = v.item()
+                raw_vals[k] = v
+            raw = encode_raw(raw_vals, self.raw_keys) if self.raw_keys else DUMMY_RAW
+            return EncodedRow(raw, [blob], len(blob), tuple([raw_vals[f] for f in self.index_fields]), 0)
+        return self._encode(row)
+
+    def _encode(self, row: dict) -> EncodedRow:
         raw_vals = {}
         for k in self.raw_keys:
             v = row[k]

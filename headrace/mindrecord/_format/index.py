@@ -8,6 +8,7 @@ MindSpore's, so both systems read each other's index files.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import sqlite3
 import struct
@@ -100,14 +101,13 @@ def write_index(db_path: str, header: Header, shard_name: str, index: ShardIndex
                         + tuple(c for j, f in enumerate(header.index_fields) for c in (f"INC_{j}", field_column(f))))
         sql = f"INSERT INTO INDEXES ({cols}) VALUES ({','.join('?' * (8 + 2 * k))})"
         n = len(index)
-        base = np.stack([np.arange(n, dtype=np.int64), index.group, index.raw_page, index.raw_start, index.raw_end,
-                         index.blob_page, index.blob_start, index.blob_end], axis=1).tolist() if n else []
-        if k:
-            vals = [index.values[f] for f in header.index_fields]
-            rows: Iterable[Any] = (b + [x for j in range(k) for x in (0, vals[j][i])] for i, b in enumerate(base))
-        else:
-            rows = base
-        con.executemany(sql, rows)
+        # one tuple per row, zipped from whole columns (no per-row Python work)
+        columns: list[Iterable[Any]] = [range(n)]
+        columns += [a.tolist() for a in (index.group, index.raw_page, index.raw_start, index.raw_end,
+                                         index.blob_page, index.blob_start, index.blob_end)]
+        for f in header.index_fields:
+            columns += [itertools.repeat(0, n), index.values[f]]
+        con.executemany(sql, zip(*columns, strict=True))
         con.execute("COMMIT")
     finally:
         con.close()

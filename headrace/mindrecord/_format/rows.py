@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from typing import Any, Mapping, Sequence
@@ -88,6 +89,13 @@ def _pack_str(s: str, out: bytearray) -> None:
     out += b
 
 
+@functools.lru_cache(maxsize=4096)
+def _packed_key(key: str) -> bytes:
+    out = bytearray()
+    _pack_str(key, out)
+    return bytes(out)
+
+
 def encode_raw(values: Mapping[str, Any], keys: Sequence[str]) -> bytes:
     """Encodes ``{key: values[key]}`` for ``keys`` (already sorted) as the raw MessagePack map.
 
@@ -102,7 +110,7 @@ def encode_raw(values: Mapping[str, Any], keys: Sequence[str]) -> bytes:
     else:  # pragma: no cover - schemas have at most 100 fields
         out += b"\xdf" + n.to_bytes(4, "big")
     for key in keys:
-        _pack_str(key, out)
+        out += _packed_key(key)
         v = values[key]
         if isinstance(v, bool):
             raise EncodeError(f"field '{key}': bool values cannot be stored")

@@ -40,6 +40,7 @@ MEMORY_LIMIT = 64 << 20          # buffered page bytes (all shards) before switc
 FILE_HEADER_SIZE = 4 << 20       # provisional header slot once data goes to disk (auto layout)
 MAX_GROWN_PAGE_SIZE = 1 << 40
 _IOV_MAX = 512
+_WRITE_CHUNK = 1 << 19      # bytes per pwritev call: calls of many MB were often several times slower here
 _TMP_RE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.hrtmp$")
 
 
@@ -76,16 +77,24 @@ class _FileStore:
 
     def write(self, page_id: int, offset: int, bufs: Sequence) -> None:
         pos = self.header_size + page_id * self.page_size + offset
-        bufs = list(bufs)
-        for i in range(0, len(bufs), _IOV_MAX):
-            chunk = bufs[i:i + _IOV_MAX]
-            want = sum(len(b) if not isinstance(b, memoryview) else b.nbytes for b in chunk)
-            done = os.pwritev(self.fd, chunk, pos)
-            if done != want:  # short write: finish it piece by piece
-                data = b"".join(bytes(b) for b in chunk)
-                while done < want:
-                    done += os.pwrite(self.fd, data[done:], pos + done)
-            pos += want
+        chunk: list = []
+        want = 0
+        for b in bufs:
+            chunk.append(b)
+            want += b.nbytes if isinstance(b, memoryview) else len(b)
+            if want >= _WRITE_CHUNK or len(chunk) >= _IOV_MAX:
+                pos = self._pwritev(chunk, want, pos)
+                chunk, want = [], 0
+        if chunk:
+            self._pwritev(chunk, want, pos)
+
+    def _pwritev(self, chunk: list, want: int, pos: int) -> int:
+        done = os.pwritev(self.fd, chunk, pos)
+        if done != want:  # short write: finish it piece by piece
+            data = b"".join(bytes(b) for b in chunk)
+            while done < want:
+                done += os.pwrite(self.fd, data[done:], pos + done)
+        return pos + want
 
     def read(self, page_id: int, offset: int, n: int) -> bytes:
         pos = self.header_size + page_id * self.page_size + offset
@@ -226,6 +235,12 @@ class ShardSetWriter:
         if biggest > self.capacity:
             self._grow(biggest)
         self.compression_size += sum(r.saved for r in rows)
+        if not self.append and isinstance(self.shards[0].store, _MemoryStore):
+            # rows that will take the buffer past the limit go straight to files (no copy in memory
+            # first); the switch happens for exactly the datasets it would happen for after writing
+            incoming = sum(16 + len(r.raw) + r.blob_len for r in rows)
+            if sum(s.store.nbytes for s in self.shards) + incoming > MEMORY_LIMIT:
+                self._to_files()
         if shard_id is not None:
             self._write_shard(self.shards[shard_id], rows)
         else:
