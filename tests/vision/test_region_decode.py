@@ -148,7 +148,8 @@ def test_truncated_data_is_an_error_even_when_the_box_is_above_the_cut(cut):
         dec._jpegregion.decode_region(data, np.empty(10**6, np.uint8), 0, 0, 8, 8, 1)
     assert dec.decode_jpeg_region(data, 0, 0, 8, 8) is None
     op = v.RandomCropDecodeResize(8, scale=(0.001, 0.002))
-    with pytest.raises(RuntimeError, match=r"^RandomCropDecodeResize: image decode failed\. The JPEG data ends early"):
+    ends_early = r"^RandomCropDecodeResize: image decode failed\. The JPEG data ends early"
+    with pytest.raises(RuntimeError, match=ends_early):
         op(data)
 
 
@@ -277,3 +278,11 @@ def test_the_gil_is_released_while_decoding():
         thread.join()
         sys.setswitchinterval(old)
     assert max(runs) > 0, runs
+
+
+@pytest.mark.parametrize("op", [v.RandomCropDecodeResize(16),
+                                DecodeRandomResizedCrop(v.Decode(), v.RandomResizedCrop(16))])
+def test_a_jpeg_cut_inside_its_header_is_a_decode_error(op):
+    # simplejpeg 1.9's header reader raised KeyError on this; it must be the op's decode error
+    with pytest.raises(RuntimeError, match=r"image decode failed\. The JPEG data is corrupt or truncated"):
+        op(JPEG[:200])

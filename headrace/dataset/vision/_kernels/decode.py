@@ -151,11 +151,13 @@ def decode_jpeg_region(buf: bytes | memoryview, top: int, left: int, height: int
 
     The pixels equal those of ``decode_rgb`` (factor 1) or ``decode_jpeg_reduced`` (factor > 1,
     on images of at least 16 x 16 pixels: for tinier ones simplejpeg may pick another scale that
-    gives the same size) cropped to the box. Returns None when the extension is missing, the JPEG is not 3-component
-    YCbCr with usual sampling (grey, CMYK, 4:1:1, ...), or the data is corrupt or truncated: the
-    caller then decodes the whole image, which raises the usual errors. Also None when
-    ``factor > 1`` and libjpeg warned (extraneous bytes, damaged data), because
-    ``decode_jpeg_reduced`` may refuse such data and its caller decode at full size instead.
+    gives the same size) cropped to the box; the result is a view into a slightly wider buffer.
+
+    Returns None when the extension is missing, the JPEG is not 3-component YCbCr with usual
+    sampling (grey, CMYK, 4:1:1, ...), or the data is corrupt or truncated: the caller then
+    decodes the whole image, which raises the usual errors. Also None when ``factor > 1`` and
+    libjpeg warned (extraneous bytes, damaged data), because ``decode_jpeg_reduced`` may refuse
+    such data and its caller then decodes at full size.
     """
     if _jpegregion is None:
         return None
