@@ -189,3 +189,55 @@ def test_collate_of_array_subclasses_and_python_objects_is_np_stack():
     objs = [{"a": 1}, {"b": 2}]
     got = collate(objs, 0, "v")
     assert got.dtype == object and got.tolist() == objs
+
+
+# ---- tasks carry consecutive source indices as a range ------------------------------------------
+
+@pytest.mark.parametrize("kwargs", [dict(shuffle=False), dict(shuffle=True),
+                                    dict(sampler=ds.SequentialSampler(start_index=3, num_samples=7)),
+                                    dict(sampler=ds.SubsetSampler([4, 5, 6, 8, 9]))])
+@pytest.mark.parametrize("workers, procs", [(1, False), (2, False), (2, True)])
+def test_tasks_read_the_planned_indices_whether_consecutive_or_not(kwargs, workers, procs):
+    def make():
+        d = ds.GeneratorDataset(Rows(12), ["a", "b"], num_parallel_workers=workers, python_multiprocessing=procs,
+                                **kwargs)
+        return d.map(noisy, input_columns=["a"], num_parallel_workers=workers, python_multiprocessing=procs)
+
+    ds.config.set_seed(4)
+    want = rows(make(), num_epochs=2)
+    ds.config.set_seed(4)
+    got = rows(make().batch(3), num_epochs=2)
+    n = len(want) // 2  # rows per epoch; batches do not cross epochs
+    assert [[r[c] for r in want[e * n:][k:min(k + 3, n)]] for e in range(2) for k in range(0, n, 3)
+            for c in range(2)] == [col for b in got for col in b]
+
+
+def test_span_is_a_range_only_for_consecutive_indices():
+    from headrace._engine.ops.base import BuildContext
+    from headrace._engine.ops.source import RandomAccessIter
+
+    class Source:
+        def __len__(self):
+            return 12
+
+        def read(self, i):
+            return (np.array(i),)
+
+    class Node:
+        name, source, labels = "src", Source(), None
+
+        def __init__(self, sampler):
+            self.sampler = sampler
+
+    class Opts:
+        seed = 1
+
+    for plan, want in [(ds.SequentialSampler(start_index=2).parse(), range(4, 7)),
+                       (ds.SubsetSampler([3, 1, 2]).parse(), None), (ds.SubsetSampler([5]).parse(), range(5, 5))]:
+        it = RandomAccessIter(BuildContext(1, Opts()), Node(plan))
+        it.reset(0)
+        span = it.span(2, 5)
+        if want is None:
+            assert type(span) is np.ndarray and span.tolist() == it.indices[2:5].tolist()
+        else:
+            assert span == want and list(span) == it.indices[2:5].tolist()

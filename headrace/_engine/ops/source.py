@@ -62,6 +62,7 @@ class RandomAccessIter(OpIter):
         self._source = node.source
         self.spec = ReadFn(node.source, node.name)
         self.indices = np.empty(0, dtype=np.int64)
+        self._first: int | None = None
         self._pos = 0
 
     def plan(self, pass_index: int) -> np.ndarray:
@@ -71,8 +72,21 @@ class RandomAccessIter(OpIter):
         return np.asarray(self.node.sampler.indices(ctx), dtype=np.int64)
 
     def _reset(self, pass_index: int) -> None:
-        self.indices = self.plan(pass_index)
+        self.indices = idx = self.plan(pass_index)
         self._pos = 0
+        n = len(idx)
+        # Consecutive indices (an unshuffled plan): tasks carry them as a range, which costs
+        # nothing to slice, send to a worker process or iterate.
+        self._first = int(idx[0]) if n and int(idx[-1]) - int(idx[0]) == n - 1 and (
+            n < 3 or bool((np.diff(idx) == 1).all())) else None
+
+    def span(self, start: int, stop: int) -> Any:
+        """The source indices at pass positions ``start:stop``: a ``range`` when they are
+        consecutive, else an int64 array."""
+        first = self._first
+        if first is not None:
+            return range(first + start, first + min(stop, len(self.indices)))
+        return self.indices[start:stop]
 
     def __next__(self) -> Row:
         pos = self._pos

@@ -53,7 +53,7 @@ class StageProgram:
     """What one task runs; picklable (cloudpickle for spawned workers).
 
     A task is ``(seed, pass, start, items, batch number)``: ``items`` are source indices when the
-    stage reads a source, else rows; ``start`` is the pass position of the first item, which is
+    stage reads a source (an int64 array, or a ``range`` when they are consecutive), else rows; ``start`` is the pass position of the first item, which is
     the index every op keys its randomness with. The result is ``(rows, error or None)``: the rows
     made before a failure, then the failure (a batch that fails yields no row).
     """
@@ -82,7 +82,7 @@ class StageProgram:
         seed, p, start, items, num = task
         read, maps, filt, batch = self.read, self.maps, self.filter, self.batch
         out: list = []
-        if type(items) is not list:
+        if type(items) is not list and type(items) is not range:
             items = items.tolist()
         try:
             if filt is None and len(maps) == 1:  # the common shape, in a loop of its own
@@ -445,7 +445,7 @@ class StageIter(OpIter):
                 left = total - s
                 e = s + max(1, min(self._chunk, left // (self.workers * 2) or 1))
                 self._pos = e
-                return (seed, p, s, idx[s:e], 0), (s, e - s, 0)
+                return (seed, p, s, src.span(s, e), 0), (s, e - s, 0)
             num = self._plan_batch
             size = self.batch.size_for(num)
             count = min(size, total - s)
@@ -453,7 +453,7 @@ class StageIter(OpIter):
                 return None
             self._pos = s + count
             self._plan_batch = num + 1
-            return (seed, p, s, idx[s:s + count], num), (s, count, num)
+            return (seed, p, s, src.span(s, s + count), num), (s, count, num)
         parent = self.parents[0]
         if self.batch is not None:
             job = self.batch.gather(parent)

@@ -60,10 +60,12 @@ import ctypes
 import gc
 import itertools
 import json
+import math
 import multiprocessing
 import multiprocessing.connection as mpc
 import os
 import pickle
+import select
 import signal
 import subprocess
 import sys
@@ -73,7 +75,7 @@ import time
 import traceback
 import warnings
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 from headrace._engine.parallel import shm
 from headrace._engine.parallel.ordered import POLL, PoolClosed
@@ -326,7 +328,7 @@ class ProcessPool:
             with self._lock:
                 self._check()
                 try:
-                    ready = worker.result.poll(POLL)
+                    ready = worker.readable(POLL)
                     data = worker.result.recv_bytes() if ready else None
                 except (EOFError, OSError):
                     self._check()
@@ -343,7 +345,7 @@ class ProcessPool:
                 return msg
             if not worker.alive():
                 with self._lock:
-                    if worker.result.poll(0):
+                    if worker.readable(0):
                         continue  # it wrote something before exiting; read that first
                     raise self._died(worker)
             waited += POLL
@@ -430,6 +432,20 @@ class ProcessPool:
         return [wk.pid for wk in self._workers]
 
 
+def _poller(conn: mpc.Connection) -> Callable[[float], bool]:
+    """``conn.poll`` for one connection, made once: ``Connection.poll`` builds and tears down a
+    selector in Python on every call (tens of microseconds, once per task on each side)."""
+    if not hasattr(select, "poll"):  # pragma: no cover - platforms without poll(2)
+        return conn.poll
+    p = select.poll()
+    p.register(conn.fileno(), select.POLLIN)
+
+    def readable(timeout: float) -> bool:
+        return bool(p.poll(math.ceil(max(0.0, timeout) * 1000)))
+
+    return readable
+
+
 def _grow_pipe(fd: int) -> None:
     """A 1 MiB pipe (Linux's default is 64 KiB): results queue up in the pipe instead of
     blocking a worker while the main process is busy."""
@@ -463,6 +479,7 @@ class _Worker:
         self.result_fd = result_fd
         self.task = mpc.Connection(task_fd, readable=False)
         self.result = mpc.Connection(result_fd, writable=False)
+        self.readable = _poller(self.result)
 
     def alive(self) -> bool:
         if isinstance(self.proc, subprocess.Popen):
@@ -596,10 +613,12 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         _flush_stdio()
         os._exit(0)
 
+    readable = _poller(tasks)
+
     def read_tasks() -> None:
         while True:
             try:
-                if not tasks.poll(1.0):
+                if not readable(1.0):
                     if os.getppid() != parent:
                         break
                     continue
