@@ -265,8 +265,7 @@ class FileWriter:
         rows = check_rows(core.schema, raw_data)
         if not rows:
             raise RuntimeError(_NO_VALID_DATA)
-        encode = self._encoder.encode
-        encoded = [encode(r) for r in rows]
+        encoded = self._encoder.encode_many(rows)
         if parallel_writer:
             core.write(encoded, shard_id=self._batches % len(core.shards))
         else:

@@ -10,6 +10,7 @@ import dataclasses
 import logging
 from typing import Sequence
 
+import msgpack
 import numpy as np
 
 from .rows import DUMMY_BLOB, DUMMY_RAW, compress_ints, encode_raw, join_blob
@@ -114,6 +115,32 @@ class RowEncoder:
         # the common case "one bytes field": its payload is the value itself
         self._one_bytes = (self.blob_keys[0] if len(self.blob_keys) == 1
                            and schema.fields[self.blob_keys[0]].type == "bytes" else None)
+        # without float fields the raw record is what msgpack's own packer writes for the map
+        # (same smallest int and str encodings as ours, keys in the order given); floats need
+        # the float32-when-exact rule, which only encode_raw applies
+        no_floats = not any(schema.fields[k].type in ("float32", "float64") for k in self.raw_keys)
+        self._pack = msgpack.Packer(use_bin_type=True, autoreset=True).pack if no_floats else None
+
+    def encode_many(self, rows: Sequence[dict]) -> list[EncodedRow]:
+        """``[self.encode(r) for r in rows]``, with a faster loop for the common schemas."""
+        one, pack = self._one_bytes, self._pack
+        if one is None or pack is None or not self.raw_keys:
+            return [self.encode(r) for r in rows]
+        keys, index_fields = self.raw_keys, self.index_fields
+        out = []
+        for row in rows:
+            blob = row[one]
+            if type(blob) is not bytes:
+                out.append(self._encode(row))
+                continue
+            raw_vals = {}
+            for k in keys:
+                v = row[k]
+                if isinstance(v, _NP_SCALARS):
+                    v = v.item()
+                raw_vals[k] = v
+            out.append(EncodedRow(pack(raw_vals), [blob], len(blob), tuple([raw_vals[f] for f in index_fields]), 0))
+        return out
 
     def encode(self, row: dict) -> EncodedRow:
         one = self._one_bytes
