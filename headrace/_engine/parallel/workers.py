@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import _thread
 import ctypes
 import gc
 import itertools
@@ -179,6 +180,7 @@ class ProcessPool:
                 self._workers.append(self._start_one(w, program, dict(cfg, index=w)))
             return
         _native_pool_libs()  # found once here, inherited by every forked worker
+        _load_libc()
         with _FORK_LOCK:
             for w in range(self.num_workers):
                 self._workers.append(self._start_one(w, program, dict(cfg, index=w)))
@@ -631,7 +633,9 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         leave()  # EOF: the main process closed us (or died): stop now, even mid-task
 
     results.send_bytes(pickle.dumps(("ready", os.getpid())))
-    threading.Thread(target=read_tasks, name="headrace-task-reader", daemon=True).start()
+    # A bare thread: Thread.start() would wait for it to run first (a GIL round trip before the
+    # first task). It needs no joining: a worker leaves through os._exit.
+    _thread.start_new_thread(read_tasks, ())
     cv2_limited = "cv2" in sys.modules
     name = cfg["name"]
     full: list[int] = []  # set when /dev/shm had no room for this result: the main process says so
@@ -687,11 +691,24 @@ def _flush_stdio() -> None:
             pass
 
 
+_libc: Any = None  # loaded once, in the parent before it forks (a fresh load costs a forked worker ~0.1 ms)
+
+
+def _load_libc() -> Any:
+    global _libc
+    if _libc is None and sys.platform.startswith("linux"):
+        try:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        except OSError:  # pragma: no cover
+            _libc = False
+    return _libc
+
+
 def _set_pdeathsig() -> None:
-    if not sys.platform.startswith("linux"):
+    libc = _load_libc()
+    if not libc:
         return
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # pragma: no cover
         pass
