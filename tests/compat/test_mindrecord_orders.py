@@ -133,3 +133,21 @@ def _first_rows(files):
         for v in labels:
             table[v] = labels[0]
     return table.__getitem__
+
+
+_FLAGS = """
+out = {}
+for name in ("FILES", "INFILE", "GLOBAL"):
+    for kw in ({}, {"num_shards": 2, "shard_id": 0}):
+        d = ds.MindDataset(INPUTS, shuffle=getattr(ds.Shuffle, name), **kw)
+        out[name + str(len(kw))] = [d.is_shuffled(), d.is_sharded()]
+RESULT = out
+"""
+
+
+def test_shuffle_flags_match_mindspore(world):
+    cases = world[0]
+    files = next(c[1] for c in cases if c[0] == "list")
+    g = {"ds": hds, "INPUTS": files}
+    exec(_FLAGS, g)
+    assert g["RESULT"] == run_ms(_FLAGS, files)
