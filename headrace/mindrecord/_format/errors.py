@@ -51,6 +51,13 @@ class ParamValueError(MindRecordException, ValueError):
         super().__init__(f"Invalid parameter value. {error_detail}")
 
 
+class PathNotExistsError(MindRecordException):
+    """A file or folder that is needed is missing (MindSpore's text: ``Invalid path. <what>``)."""
+
+    def __init__(self, error_path: str) -> None:
+        super().__init__(f"Invalid path. {error_path}")
+
+
 class ParamTypeError(MindRecordException, TypeError):
     def __init__(self, param_name: str, expected_type: str) -> None:
         super().__init__(f"Invalid parameter type. '{param_name}' expect {expected_type} type.")

@@ -5,7 +5,7 @@ from .._format.errors import (MRMAddIndexError, MRMAddSchemaError, MRMBuildSchem
                               MRMDefineIndexError, MRMGetMetaError, MRMInvalidSchemaError, MRMOpenError,
                               MRMOpenForAppendError, MRMUnsupportedSchemaError, MRMValidateDataError,
                               MindRecordException, MindRecordFormatError, MindRecordRuntimeError, ParamTypeError,
-                              ParamValueError, UnknownError)
+                              ParamValueError, PathNotExistsError, UnknownError)
 
 __all__ = [
     "MRMAddIndexError",
@@ -24,5 +24,6 @@ __all__ = [
     "MindRecordRuntimeError",
     "ParamTypeError",
     "ParamValueError",
+    "PathNotExistsError",
     "UnknownError",
 ]

@@ -9,19 +9,12 @@ from typing import Any, Iterable
 import numpy as np
 
 from .._checks import check_filename
-from .._format.errors import MindRecordException
+from .._format.errors import PathNotExistsError
 from ..filewriter import FileWriter
 
 __all__ = ["PathNotExistsError", "check_filename", "encode_jpeg", "restricted_loads", "write_rows"]
 
 BATCH = 256
-
-
-class PathNotExistsError(MindRecordException):
-    """A file or folder the converter needs is missing (MindSpore's text: ``Invalid path. <what>``)."""
-
-    def __init__(self, error_path: str) -> None:
-        super().__init__(f"Invalid path. {error_path}")
 
 
 def encode_jpeg(image: np.ndarray) -> bytes:
