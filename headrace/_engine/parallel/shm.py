@@ -205,7 +205,7 @@ FRAME = "frame"  # ``spans`` = (FRAME, bytes): the message's rows are raw array 
 def payload_bytes(head: bytes, spans: Any) -> int:
     """Bytes a packed message moves (header plus what sits in the slot)."""
     if spans and spans[0] == FRAME:
-        return len(head) + spans[1]
+        return 64 + len(head[2]) * 24 + spans[1]  # head: the (meta, width, descs) tuple itself
     return len(head) + sum(n for _, n in spans)
 
 
@@ -227,7 +227,9 @@ def pack_rows(meta: Any, rows: Any, slot: Slot | None,
     """Like :func:`pack` for ``(meta, rows)``; rows of plain arrays go as raw frames.
 
     A frame is the array's bytes at an aligned offset in the slot, described by (dtype, shape,
-    offset) in the pickled header: cheaper than pickling the arrays, on both sides.
+    offset) in the header: cheaper than pickling the arrays, on both sides. For frames the header
+    is the tuple ``(meta, width, descs)`` itself, not its pickle: it travels inside the message
+    the caller pickles anyway (one pickle per message, not two); any other header is bytes.
     """
     if slot is None or not _frameable(rows):
         return pack((meta, rows), slot, on_full=on_full)
@@ -251,14 +253,14 @@ def pack_rows(meta: Any, rows: Any, slot: Slot | None,
         n = a.nbytes
         if n:
             mm[o:o + n] = memoryview(a).cast("B")
-    return pickle.dumps((meta, len(rows[0]), descs), protocol=5), slot.name, (FRAME, off)
+    return (meta, len(rows[0]), descs), slot.name, (FRAME, off)
 
 
-def unpack_rows(head: bytes, name: str | None, spans: Any, reader: Reader | None, key: Any) -> tuple[Any, Any]:
+def unpack_rows(head: Any, name: str | None, spans: Any, reader: Reader | None, key: Any) -> tuple[Any, Any]:
     """(meta, rows) from :func:`pack_rows`; arrays are copied out of shared memory."""
     if not spans or spans[0] != FRAME:
         return unpack(head, name, spans, reader, key)
-    meta, width, descs = pickle.loads(head)
+    meta, width, descs = head
     mm = reader.get(key, name)
     flat = []
     empty = np.empty

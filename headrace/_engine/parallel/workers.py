@@ -15,9 +15,12 @@ Queues, for one iterator (arrows are the direction data moves)::
                                   result pipe <----- ("ready", pid) | (seq, head, name, spans)
     shared memory:  task slots (written by main, read by w), result slots (written by w, read by main)
 
-    worker w:  reader thread: task pipe -> inbox deque  (EOF or a new parent pid: unlink own
-               segment names and os._exit at once, even while a task is running)
-               main thread:   inbox -> program.run(task) -> result pipe
+    worker w:  main thread:    task pipe -> program.run(task) -> result pipe
+               watcher thread: waits for the task pipe's hang-up only (EOF or a new parent pid:
+               unlink own segment names and os._exit at once, even while a task is running)
+               reader thread:  only once a result would not fit in the result pipe: task pipe ->
+               inbox deque -> main thread (so the worker keeps reading tasks while it is blocked
+               sending, and the main process, blocked writing a task, gets to read results)
 
 Invariants:
 
@@ -54,6 +57,7 @@ Invariants:
 """
 from __future__ import annotations
 
+import array
 import atexit
 import collections
 import _thread
@@ -77,6 +81,12 @@ import traceback
 import warnings
 import weakref
 from typing import Any, Callable
+
+try:
+    import fcntl
+    import termios
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = termios = None
 
 from headrace._engine.parallel import shm
 from headrace._engine.parallel.ordered import POLL, PoolClosed
@@ -251,8 +261,8 @@ class ProcessPool:
             seed, p, start, items, num = task
             if type(items) is list:  # rows for the workers' maps: as frames where they can be
                 head, name, spans = shm.pack_rows((seed, p, start, num), items, slot, on_full=_warn_shm_full)
-            else:  # source indices: small, in band
-                head, name, spans = shm.pack(((seed, p, start, num), items), None)
+            else:  # source indices (a range or an int64 array): small, in band, in this message's pickle
+                head, name, spans = ((seed, p, start, num), items), None, None
             try:
                 worker.task.send_bytes(pickle.dumps((seq, k, head, name, spans), protocol=5))
             except (OSError, ValueError):
@@ -448,13 +458,22 @@ def _poller(conn: mpc.Connection) -> Callable[[float], bool]:
     return readable
 
 
+def _pipe_size(fd: int) -> int:
+    """The pipe's capacity in bytes (F_GETPIPE_SZ); 0 when it cannot be told."""
+    if fcntl is None:  # pragma: no cover
+        return 0
+    try:
+        return fcntl.fcntl(fd, getattr(fcntl, "F_GETPIPE_SZ", 1032))
+    except OSError:
+        return 0
+
+
 def _grow_pipe(fd: int) -> None:
     """A 1 MiB pipe (Linux's default is 64 KiB): results queue up in the pipe instead of
     blocking a worker while the main process is busy."""
     try:
-        import fcntl  # noqa: PLC0415 - POSIX only
         fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_SIZE)
-    except (ImportError, OSError):
+    except (AttributeError, OSError):
         pass
 
 
@@ -605,8 +624,6 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
     index = cfg["index"]
     slots = [shm.Slot(f"{cfg['prefix']}w{index}r{k}") for k in range(MAX_DEPTH)] if cfg["use_shm"] else None
     reader = shm.Reader()
-    inbox: collections.deque = collections.deque()
-    cond = threading.Condition()
 
     def leave() -> None:
         for s in slots or ():
@@ -616,6 +633,15 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         os._exit(0)
 
     readable = _poller(tasks)
+    fd = tasks.fileno()
+    # Tasks are read by this thread itself between tasks (no GIL hand-off per task) while results
+    # fit in the result pipe; a watcher thread that only waits for the pipe's hang-up makes EOF
+    # stop the worker at once, even mid-task. A result that would block on a full result pipe
+    # (payloads through pipes) first starts a reader thread that moves tasks into an inbox: the main
+    # process may itself be blocked writing a task, and it reads results only after that write.
+    inbox: collections.deque = collections.deque()
+    cond = threading.Condition()
+    reading: list[bool] = []  # non-empty once the reader thread runs (tasks then come from the inbox)
 
     def read_tasks() -> None:
         while True:
@@ -630,26 +656,80 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
             with cond:
                 inbox.append(data)
                 cond.notify()
-        leave()  # EOF: the main process closed us (or died): stop now, even mid-task
+        leave()
 
-    results.send_bytes(pickle.dumps(("ready", os.getpid())))
-    # A bare thread: Thread.start() would wait for it to run first (a GIL round trip before the
-    # first task). It needs no joining: a worker leaves through os._exit.
-    _thread.start_new_thread(read_tasks, ())
-    cv2_limited = "cv2" in sys.modules
-    name = cfg["name"]
-    full: list[int] = []  # set when /dev/shm had no room for this result: the main process says so
-    while True:
+    def watch() -> None:
+        hup = select.poll()
+        hup.register(fd, 0)  # no events asked for: poll reports only POLLHUP / POLLERR / POLLNVAL
+        while not reading:
+            try:
+                if hup.poll(1000):
+                    break
+            except OSError:
+                break
+            if os.getppid() != parent:
+                break
+        else:
+            return  # the reader thread watches from now on
+        leave()
+
+    def next_task() -> bytes:
+        if not reading:
+            try:
+                while not readable(1.0):
+                    if os.getppid() != parent:
+                        leave()
+                return tasks.recv_bytes()
+            except (EOFError, OSError):
+                leave()
         with cond:
             while not inbox:
                 cond.wait(1.0)
                 if not inbox and os.getppid() != parent:
                     leave()
-            data = inbox.popleft()
-        seq, k, head, seg, spans = pickle.loads(data)
-        t = time.perf_counter()
+            return inbox.popleft()
+
+    res_fd = results.fileno()
+    pipe_size = _pipe_size(res_fd)
+    unread = array.array("i", [0])
+
+    def send(msg: bytes) -> None:
+        if not reading:
+            room = -1
+            if pipe_size:
+                try:
+                    fcntl.ioctl(res_fd, termios.FIONREAD, unread, True)
+                    room = pipe_size - unread[0]
+                except OSError:
+                    pass
+            if len(msg) + 64 > room:
+                reading.append(True)
+                _thread.start_new_thread(read_tasks, ())
+        results.send_bytes(msg)
+
+    results.send_bytes(pickle.dumps(("ready", os.getpid())))
+    # Bare threads: Thread.start() would wait for one to run first (a GIL round trip before the
+    # first task). They need no joining: a worker leaves through os._exit.
+    if hasattr(select, "poll") and fcntl is not None:
+        _thread.start_new_thread(watch, ())
+    else:  # pragma: no cover - without poll(2) or fcntl: the reader thread from the start
+        reading.append(True)
+        _thread.start_new_thread(read_tasks, ())
+    cv2_limited = "cv2" in sys.modules
+    name = cfg["name"]
+    full: list[int] = []  # set when /dev/shm had no room for this result: the main process says so
+    def on_full() -> None:
+        full.append(1)
+
+    loads, dumps, perf_counter = pickle.loads, pickle.dumps, time.perf_counter
+    while True:
+        seq, k, head, seg, spans = loads(next_task())
+        t = perf_counter()
         try:
-            (seed, p, start, num), items = shm.unpack_rows(head, seg, spans, reader, k)
+            if spans is None:  # source indices, in band
+                (seed, p, start, num), items = head
+            else:
+                (seed, p, start, num), items = shm.unpack_rows(head, seg, spans, reader, k)
             rows, err = program.run((seed, p, start, items, num))
         except BaseException as e:  # noqa: BLE001 - a failure of the engine itself, reported in order
             rows, err = [], PipelineError(name, f"the worker failed: {type(e).__name__}: {e}",
@@ -657,17 +737,20 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         if not cv2_limited and "cv2" in sys.modules:
             cv2_limited = True
             limit_native_threads()
-        cause = _picklable_cause(err)
-        full.clear()
+        cause = None if err is None else _picklable_cause(err)
+        if full:
+            full.clear()
         try:
-            head, seg, spans = shm.pack_rows((err, cause, time.perf_counter() - t), rows, slots[k] if slots else None,
-                                             on_full=lambda: full.append(1))
+            head, seg, spans = shm.pack_rows((err, cause, perf_counter() - t), rows, slots[k] if slots else None,
+                                             on_full=on_full)
+            msg = dumps((seq, head, seg, spans, bool(full)), protocol=5)
         except Exception as e:  # noqa: BLE001 - e.g. a function returned something unpicklable
             bad = PipelineError(name, f"a result could not be sent back from the worker process: "
                                 f"{type(e).__name__}: {e}", python_stack=format_traceback(e))
             head, seg, spans = shm.pack(((bad, None, 0.0), []), None)
+            msg = dumps((seq, head, seg, spans, False), protocol=5)
         try:
-            results.send_bytes(pickle.dumps((seq, head, seg, spans, bool(full)), protocol=5))
+            send(msg)
         except OSError:
             leave()
 
