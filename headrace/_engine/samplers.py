@@ -168,13 +168,17 @@ class SequentialPlan(SamplerPlan):
     def rows_for_parent(self, ctx: SampleContext) -> int:
         return max(0, self.num_samples(ctx.num_rows))
 
-    def indices(self, ctx: SampleContext) -> np.ndarray:
+    def span(self, ctx: SampleContext) -> tuple[int, int]:
+        """(first index, count): the pass reads ``range(first, first + count)``."""
         n = ctx.num_rows
         if self.start_index >= n and not (n == 0 and self.start_index == 0):
             raise RuntimeError(f"Invalid parameter, start_index must be less than num_rows, but got "
                                f"start_index: {self.start_index}, num_rows: {n}.")
-        count = self.num_samples(n)
-        return _readonly(np.arange(self.start_index, self.start_index + count, dtype=np.int64))
+        return self.start_index, self.num_samples(n)
+
+    def indices(self, ctx: SampleContext) -> np.ndarray:
+        start, count = self.span(ctx)
+        return _readonly(np.arange(start, start + count, dtype=np.int64))
 
 
 @dataclasses.dataclass(frozen=True)

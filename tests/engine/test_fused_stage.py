@@ -240,4 +240,4 @@ def test_span_is_a_range_only_for_consecutive_indices():
         if want is None:
             assert type(span) is np.ndarray and span.tolist() == it.indices[2:5].tolist()
         else:
-            assert span == want and list(span) == it.indices[2:5].tolist()
+            assert span == want and list(span) == [int(i) for i in it.indices[2:5]]

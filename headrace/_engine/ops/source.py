@@ -6,6 +6,7 @@ from typing import Any
 import numpy as np
 
 from headrace._engine.ops.base import BuildContext, OpIter
+from headrace._engine.samplers import SequentialPlan
 from headrace._util.errors import PipelineError, user_error
 from headrace._util.types import Row, SampleContext
 
@@ -72,6 +73,17 @@ class RandomAccessIter(OpIter):
         return np.asarray(self.node.sampler.indices(ctx), dtype=np.int64)
 
     def _reset(self, pass_index: int) -> None:
+        sampler = self.node.sampler
+        if type(sampler) is SequentialPlan:
+            # Consecutive by construction: a range, so a pass starts without building (and, after a
+            # worker fork, copying pages for) an index array of every row.
+            ctx = SampleContext(len(self._source), pass_index, self.ctx.seed, self.node.labels,
+                                self.ctx.options.seed is not None)
+            start, count = sampler.span(ctx)
+            self.indices = range(start, start + count)
+            self._first = start
+            self._pos = 0
+            return
         self.indices = idx = self.plan(pass_index)
         self._pos = 0
         n = len(idx)

@@ -191,6 +191,7 @@ class ProcessPool:
             return
         _native_pool_libs()  # found once here, inherited by every forked worker
         _load_libc()
+        cfg["cv2_threads"] = _cv2_threads()
         with _FORK_LOCK:
             for w in range(self.num_workers):
                 self._workers.append(self._start_one(w, program, dict(cfg, index=w)))
@@ -620,7 +621,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         _set_pdeathsig()
     if os.getppid() != parent:
         os._exit(0)
-    limit_native_threads()
+    limit_native_threads(cfg.get("cv2_threads"))
     index = cfg["index"]
     slots = [shm.Slot(f"{cfg['prefix']}w{index}r{k}") for k in range(MAX_DEPTH)] if cfg["use_shm"] else None
     reader = shm.Reader()
@@ -797,17 +798,19 @@ def _set_pdeathsig() -> None:
         pass
 
 
-def limit_native_threads() -> None:
+def limit_native_threads(cv2_threads: int | None = None) -> None:
     """One thread per native pool inside a worker: OpenCV, numba, BLAS and OpenMP.
 
     Environment variables cover libraries loaded from now on (all of them, in a spawned worker).
     Libraries a forked worker inherited already loaded are told directly. For OpenBLAS that means
     writing its thread-count variables: a fork left it without threads, and its setter would
-    start (and spin) a pool of all cores just to shrink it.
+    start (and spin) a pool of all cores just to shrink it. ``cv2_threads``: OpenCV's thread count
+    in the parent before the fork; 1 needs no call (a first call into OpenCV in a fresh fork costs
+    a forked worker about half a millisecond).
     """
     os.environ.update(THREAD_ENV)
     cv2 = sys.modules.get("cv2")
-    if cv2 is not None:
+    if cv2 is not None and cv2_threads != 1:
         try:
             cv2.setNumThreads(1)
         except Exception:  # noqa: BLE001
@@ -818,22 +821,28 @@ def limit_native_threads() -> None:
             numba.set_num_threads(1)
         except Exception:  # noqa: BLE001
             pass
-    for lib in _native_pool_libs():
-        for var in ("blas_cpu_number", "blas_num_threads"):  # OpenBLAS (no setter: see above)
-            try:
-                ctypes.c_int.in_dll(lib, var).value = 1
-            except ValueError:
-                pass
-        for sym in ("omp_set_num_threads", "MKL_Set_Num_Threads", "bli_thread_set_num_threads"):
-            fn = getattr(lib, sym, None)  # these only set a number; no threads start
-            if fn is not None:
-                try:
-                    fn(1)
-                except Exception:  # noqa: BLE001
-                    pass
+    ints, fns = _native_pool_knobs()
+    for v in ints:  # OpenBLAS's thread counts (no setter: see above)
+        if v.value != 1:
+            v.value = 1
+    for fn in fns:  # these only set a number; no threads start
+        try:
+            fn(1)
+        except Exception:  # noqa: BLE001
+            pass
 
 
-_pool_libs: tuple[int, list] | None = None  # (len(sys.modules) when found, loaded CDLL handles)
+def _cv2_threads() -> int | None:
+    cv2 = sys.modules.get("cv2")
+    if cv2 is None:
+        return None
+    try:
+        return int(cv2.getNumThreads())
+    except Exception:  # noqa: BLE001
+        return None
+
+
+_pool_libs: tuple[int, list, tuple] | None = None  # (len(sys.modules) when found, CDLL handles, knobs)
 
 
 def _native_pool_libs() -> list:
@@ -854,8 +863,26 @@ def _native_pool_libs() -> list:
             libs.append(ctypes.CDLL(path))
         except OSError:
             continue
-    _pool_libs = (n, libs)
+    ints = []
+    fns = []
+    for lib in libs:  # symbols looked up here, so a forked worker inherits them (no dlsym there)
+        for var in ("blas_cpu_number", "blas_num_threads"):
+            try:
+                ints.append(ctypes.c_int.in_dll(lib, var))
+            except ValueError:
+                pass
+        for sym in ("omp_set_num_threads", "MKL_Set_Num_Threads", "bli_thread_set_num_threads"):
+            fn = getattr(lib, sym, None)
+            if fn is not None:
+                fns.append(fn)
+    _pool_libs = (n, libs, (ints, fns))
     return libs
+
+
+def _native_pool_knobs() -> tuple[list, list]:
+    """(OpenBLAS thread-count ints, set-thread-count functions) of ``_native_pool_libs()``."""
+    _native_pool_libs()
+    return _pool_libs[2]
 
 
 def _loaded_native_pools() -> list[str]:
