@@ -621,7 +621,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         _set_pdeathsig()
     if os.getppid() != parent:
         os._exit(0)
-    limit_native_threads(cfg.get("cv2_threads"))
+    limit_native_threads(cfg.get("cv2_threads"), inherited="cv2_threads" in cfg)
     index = cfg["index"]
     slots = [shm.Slot(f"{cfg['prefix']}w{index}r{k}") for k in range(MAX_DEPTH)] if cfg["use_shm"] else None
     reader = shm.Reader()
@@ -798,7 +798,7 @@ def _set_pdeathsig() -> None:
         pass
 
 
-def limit_native_threads(cv2_threads: int | None = None) -> None:
+def limit_native_threads(cv2_threads: int | None = None, inherited: bool = False) -> None:
     """One thread per native pool inside a worker: OpenCV, numba, BLAS and OpenMP.
 
     Environment variables cover libraries loaded from now on (all of them, in a spawned worker).
@@ -806,7 +806,9 @@ def limit_native_threads(cv2_threads: int | None = None) -> None:
     writing its thread-count variables: a fork left it without threads, and its setter would
     start (and spin) a pool of all cores just to shrink it. ``cv2_threads``: OpenCV's thread count
     in the parent before the fork; 1 needs no call (a first call into OpenCV in a fresh fork costs
-    a forked worker about half a millisecond).
+    a forked worker about half a millisecond). ``inherited``: a forked worker at start takes the
+    libraries its parent found just before the fork, even if modules were imported since (the
+    fork's own bootstrap imports some the first time).
     """
     os.environ.update(THREAD_ENV)
     cv2 = sys.modules.get("cv2")
@@ -821,7 +823,7 @@ def limit_native_threads(cv2_threads: int | None = None) -> None:
             numba.set_num_threads(1)
         except Exception:  # noqa: BLE001
             pass
-    ints, fns = _native_pool_knobs()
+    ints, fns = _pool_libs[2] if inherited and _pool_libs is not None else _native_pool_knobs()
     for v in ints:  # OpenBLAS's thread counts (no setter: see above)
         if v.value != 1:
             v.value = 1
