@@ -262,7 +262,9 @@ class ProcessPool:
             seed, p, start, items, num = task
             if type(items) is list:  # rows for the workers' maps: as frames where they can be
                 head, name, spans = shm.pack_rows((seed, p, start, num), items, slot, on_full=_warn_shm_full)
-            else:  # source indices (a range or an int64 array): small, in band, in this message's pickle
+            elif type(items) is range and items.step == 1:  # consecutive source indices: two ints
+                head, name, spans = (seed, p, start, num, items.start, items.stop), None, None
+            else:  # source indices (an int64 array): small, in band, in this message's pickle
                 head, name, spans = ((seed, p, start, num), items), None, None
             try:
                 worker.task.send_bytes(pickle.dumps((seq, k, head, name, spans), protocol=5))
@@ -728,7 +730,11 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         t = perf_counter()
         try:
             if spans is None:  # source indices, in band
-                (seed, p, start, num), items = head
+                if len(head) == 6:
+                    seed, p, start, num, first, stop = head
+                    items = range(first, stop)
+                else:
+                    (seed, p, start, num), items = head
             else:
                 (seed, p, start, num), items = shm.unpack_rows(head, seg, spans, reader, k)
             rows, err = program.run((seed, p, start, items, num))
