@@ -30,7 +30,10 @@ Invariants:
    ``depth`` adapts to the result size: 2 for big batches, up to 16 for small ones, about
    ``DEPTH_BYTES`` per worker). Each task carries the index of a slot that is free in both
    directions (the main process picks the lowest free one and frees it when the result has been
-   copied out), so a worker never uses more slots than tasks it has in flight.
+   copied out), so a worker never uses more slots than tasks it has in flight. A worker writes
+   the result of a task that took under ``HOLD_SECONDS`` together with the next task's when that
+   task is already queued (one wake-up of the main process per two cheap tasks): a result can
+   so wait for one more task to run, never longer; errors and large messages are never held.
 3. Payloads. Rows of plain arrays (results, and rows sent to map workers) go to the sender's
    slot as raw frames described by (dtype, shape, offset); any other payload is pickled with
    buffers of at least ``shm.THRESHOLD`` bytes out of band in the slot. Only the header and the
