@@ -207,9 +207,10 @@ def test_a_failed_run_releases_everything_on_close():
 
 @pytest.mark.parametrize("method", FORK_AND_SPAWN)
 @pytest.mark.parametrize("where", ["main", "thread"])
-def test_a_killed_parent_leaves_no_orphan_workers(method, where):
+def test_a_killed_parent_leaves_no_orphan_workers_and_no_shared_memory(method, where):
     # From the main thread workers also get PR_SET_PDEATHSIG; from another thread they rely on
-    # their task pipe's EOF and on polling their parent's pid.
+    # their task pipe's EOF and on polling their parent's pid. Either way the last word is theirs:
+    # they unlink the segments (and spawn payload) the dead parent made under its pool prefix.
     script = textwrap.dedent(f"""
         import sys, threading, time
         sys.path.insert(0, {ROOT!r})
@@ -237,3 +238,5 @@ def test_a_killed_parent_leaves_no_orphan_workers(method, where):
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [p for p in pids if alive(p)]
+    prefix = f"hr{proc.pid:x}_"
+    assert not [n for n in os.listdir("/dev/shm") if n.startswith(prefix)]

@@ -51,8 +51,10 @@ Invariants:
    with the pool's prefix and the spawn payload file. Nothing in flight survives a close.
 6. No orphans. Forked children close every parent-side pipe end of every live pool (so EOF
    reaches the right worker), workers poll ``os.getppid()``, and on Linux a worker created from
-   the main thread also asks for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``; not from
-   other threads, because the signal follows the creating *thread*).
+   the main thread also asks for SIGTERM when its parent dies (``PR_SET_PDEATHSIG``; not from
+   other threads, because the signal follows the creating *thread*). A worker leaving (the
+   signal, the task pipe's EOF or a new parent pid) unlinks every name with the pool's prefix,
+   so a main process killed outright leaves no segment or spawn payload behind.
 7. Threads inside workers. Spawned workers start with OMP/OpenBLAS/MKL/numba/OpenCV thread
    counts set to 1 in their environment (before NumPy loads); forked workers set the same
    variables and call the libraries' own setters (OpenCV, numba, and BLAS/OpenMP found among the
@@ -635,12 +637,17 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
     slots = [shm.Slot(f"{cfg['prefix']}w{index}r{k}") for k in range(MAX_DEPTH)] if cfg["use_shm"] else None
     reader = shm.Reader()
 
-    def leave() -> None:
-        for s in slots or ():
-            if s.name is not None:
-                shm.unlink(s.name)
+    def leave(*_signal: Any) -> None:
+        # Every way here means the pool is closing or its main process died (then possibly before
+        # this process is reparented): unlink all names under the pool's prefix, not just ours.
+        # The main process does the same after a close; after its death nobody else would.
+        # (Mappings are left to os._exit: the main thread may still be writing into one.)
+        shm.unlink_prefix(cfg["prefix"])
         _flush_stdio()
         os._exit(0)
+
+    # The parent's death (PR_SET_PDEATHSIG) and a straggler's SIGTERM from close() both end here.
+    signal.signal(signal.SIGTERM, leave)
 
     readable = _poller(tasks)
     fd = tasks.fileno()
@@ -827,7 +834,7 @@ def _set_pdeathsig() -> None:
     if not libc:
         return
     try:
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG; handled by leave()
     except (OSError, AttributeError):  # pragma: no cover
         pass
 
