@@ -126,19 +126,14 @@ class RowEncoder:
         one, pack = self._one_bytes, self._pack
         if one is None or pack is None or not self.raw_keys:
             return [self.encode(r) for r in rows]
-        keys, index_fields = self.raw_keys, self.index_fields
+        index_fields = self.index_fields
         out = []
         for row in rows:
             blob = row[one]
             if type(blob) is not bytes:
                 out.append(self._encode(row))
                 continue
-            raw_vals = {}
-            for k in keys:
-                v = row[k]
-                if isinstance(v, _NP_SCALARS):
-                    v = v.item()
-                raw_vals[k] = v
+            raw_vals = self._raw_values(row)
             out.append(EncodedRow(pack(raw_vals), [blob], len(blob), tuple([raw_vals[f] for f in index_fields]), 0))
         return out
 
@@ -146,23 +141,23 @@ class RowEncoder:
         one = self._one_bytes
         if one is not None and type(row[one]) is bytes:
             blob = row[one]
-            raw_vals = {}
-            for k in self.raw_keys:
-                v = row[k]
-                if isinstance(v, _NP_SCALARS):
-                    v = v.item()
-                raw_vals[k] = v
+            raw_vals = self._raw_values(row)
             raw = encode_raw(raw_vals, self.raw_keys) if self.raw_keys else DUMMY_RAW
             return EncodedRow(raw, [blob], len(blob), tuple([raw_vals[f] for f in self.index_fields]), 0)
         return self._encode(row)
 
-    def _encode(self, row: dict) -> EncodedRow:
+    def _raw_values(self, row: dict) -> dict:
+        """The row's raw (non-blob) fields, NumPy scalars as Python values, in schema order."""
         raw_vals = {}
         for k in self.raw_keys:
             v = row[k]
             if isinstance(v, _NP_SCALARS):
                 v = v.item()
             raw_vals[k] = v
+        return raw_vals
+
+    def _encode(self, row: dict) -> EncodedRow:
+        raw_vals = self._raw_values(row)
         raw = encode_raw(raw_vals, self.raw_keys) if self.raw_keys else DUMMY_RAW
         saved = 0
         if not self.blob_keys:
