@@ -42,7 +42,7 @@ from headrace._util import checks, mtshuffle
 from headrace._util.types import SampleContext
 from headrace.dataset._sources.base import MappableDataset
 from headrace.mindrecord._format.errors import MindRecordRuntimeError
-from headrace.mindrecord._format.reader import ColumnDecoder, ShardSetReader
+from headrace.mindrecord._format.reader import ColumnDecoder, ShardSetReader, fast_row_reader
 
 __all__ = ["MindDataset", "MindRecordSource"]
 
@@ -92,6 +92,21 @@ class MindRecordSource:
         self._num_padded = int(num_padded or 0)
         self._padded = (padded_row(schema, self.column_names, padded_sample) if self._num_padded else None)
         self._rows = -1
+        self._install_fast_read()
+
+    def _install_fast_read(self) -> None:
+        # ``read`` becomes an instance attribute: the reader's fast path for the common layout, which
+        # hands every other row to ``_read`` (same values, same errors). Not pickled; rebuilt.
+        self.read = fast_row_reader(self._reader, self._decoder, self._read)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("read", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._install_fast_read()
 
     @property
     def num_data_rows(self) -> int:
@@ -118,6 +133,10 @@ class MindRecordSource:
 
     def read(self, index: int) -> tuple:
         """Row ``index`` as a tuple of arrays in ``column_names`` order (thread-safe)."""
+        return self._read(index)   # instances read through the attribute set by _install_fast_read
+
+    def _read(self, index: int) -> tuple:
+        """``read`` without the fast path."""
         n = self.num_data_rows
         if index >= n:
             if index < n + self._num_padded:

@@ -9,6 +9,7 @@ the child opens its own descriptors, and pickling carries the tables but no desc
 from __future__ import annotations
 
 import bisect
+import copy
 import os
 import struct
 import threading
@@ -116,16 +117,16 @@ class ShardSetReader:
         tables = []
         for path, header in zip(self.paths, self.headers):
             try:
-                index = load_index(path, header)
+                table = _load_table(path, header)
             except MindRecordFormatError:
                 if not self._rebuild:
                     raise
                 fd = _open(path)
                 try:
-                    index = scan_shard(fd, header, path)
+                    table = _absolute(scan_shard(fd, header, path), header)
                 finally:
                     os.close(fd)
-            tables.append(_absolute(index, header))
+            tables.append(table)
         counts = [len(t) for t in tables]
         self._starts = list(np.concatenate([[0], np.cumsum(counts)]).astype(int)) if counts else [0]
         self._locs = np.concatenate(tables) if tables else np.zeros((0, 4), dtype=np.int64)
@@ -284,6 +285,55 @@ def _open(path: str) -> int:
                                      f"exist.") from None
 
 
+# Row tables loaded from ``.db`` files, by data file: (the .db's bytes, the header, the table). A
+# dataset made again over the same files (each epoch of a loop that builds its pipeline anew) finds
+# its table here instead of querying SQLite again, but only when the ``.db`` it reads now holds
+# exactly the same bytes and the data file's header is the same: ``load_index`` is a function of
+# those two (and of the file's name), so a hit returns what loading would. Bounded in bytes.
+_TABLE_CACHE: dict[str, tuple[bytes, Header, np.ndarray]] = {}
+_TABLE_CACHE_LIMIT = 64 << 20
+_table_lock = threading.Lock()
+
+
+def _load_table(path: str, header: Header) -> np.ndarray:
+    """(raw offset, raw length, blob offset, blob length) of every row of one shard, from its ``.db``
+    (read-only array). Raises what ``load_index`` raises."""
+    key = os.path.abspath(path)
+    db = path + ".db"
+    content = None
+    if not (os.path.exists(db + "-wal") or os.path.exists(db + "-journal")):   # SQLite state beside the file
+        try:
+            with open(db, "rb") as f:
+                content = f.read(_TABLE_CACHE_LIMIT + 1)
+        except OSError:
+            content = None   # load_index reports it
+        if content is not None and len(content) > _TABLE_CACHE_LIMIT // 4:
+            content = None
+    if content is not None:
+        with _table_lock:
+            hit = _TABLE_CACHE.get(key)
+        if hit is not None and hit[0] == content and hit[1] == header:
+            return hit[2]
+    table = _absolute(load_index(path, header), header)
+    table.flags.writeable = False
+    if content is not None:
+        try:
+            with open(db, "rb") as f:
+                again = f.read(len(content) + 1)
+        except OSError:
+            again = None
+        if again == content:   # unchanged while SQLite read it
+            with _table_lock:
+                _TABLE_CACHE.pop(key, None)
+                total = sum(len(c) + t.nbytes for c, _, t in _TABLE_CACHE.values())
+                while _TABLE_CACHE and total + len(content) + table.nbytes > _TABLE_CACHE_LIMIT:
+                    c, _, t = _TABLE_CACHE.pop(next(iter(_TABLE_CACHE)))
+                    total -= len(c) + t.nbytes
+                if len(content) + table.nbytes <= _TABLE_CACHE_LIMIT:
+                    _TABLE_CACHE[key] = (content, copy.deepcopy(header), table)
+    return table
+
+
 def _absolute(index: ShardIndex, header: Header) -> np.ndarray:
     """(raw offset, raw length, blob offset, blob length) in the file, prefixes included."""
     H, P = header.header_size, header.page_size
@@ -425,3 +475,124 @@ def _reshape(arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         return arr.reshape(shape)
     except ValueError:
         raise ValueError(f"{arr.size} elements do not fit the schema shape {list(shape)}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Fast path for the common layout
+# ---------------------------------------------------------------------------------------------
+
+_S_DTYPES: dict[int, np.dtype] = {}            # S<n> dtypes of payload sizes seen (bounded)
+_LOC = struct.Struct("=4q")                     # one row of ShardSetReader._locs (native int64)
+_INT_WIDTHS = {0xCC: (1, False), 0xCD: (2, False), 0xCE: (4, False), 0xCF: (8, False),
+               0xD0: (1, True), 0xD1: (2, True), 0xD2: (4, True), 0xD3: (8, True)}
+
+
+def fast_row_reader(reader: ShardSetReader, decoder: ColumnDecoder, general: Callable[[int], tuple]) -> Callable:
+    """``general`` (a function of a row index returning the row's tuple of column values) sped up
+    for the common layout: one data file whose raw pages are cached, a schema whose only raw field
+    is an int32/int64 scalar and whose only blob field is ``bytes``, NumPy flavor.
+
+    Each row still reads (copies) its blob record from the file with one ``preadv`` and checks its
+    length prefix, and checks and decodes its raw record. The fast path only takes rows whose
+    records are well formed in the one way the writer writes them (an exact one-key map whose
+    value is a MessagePack integer in range); anything else (another layout, a bad prefix, a short
+    read, an unusual encoding, an index out of range) is handed to ``general``, which returns the
+    same values or raises the same errors as without the fast path. Loads the reader on first use.
+    """
+    mode = -1          # -1: not set up yet; 0: layout not supported (all rows go to general);
+    # 1: (bytes, int); 2: (int, bytes); 3: (bytes,); 4: (int,)
+    locs = head = dtype = None
+    nrows = hsize = psize = hlen = 0
+    lo = hi = 0
+    unpack_loc = _LOC.unpack_from
+    unpack_len = _LEN.unpack_from
+    preadv = os.preadv
+    empty = np.empty
+    array = np.array
+    widths = _INT_WIDTHS
+    bytes_dtype = _bytes_dtype
+    s_dtypes = _S_DTYPES
+
+    def setup() -> None:
+        nonlocal mode, locs, head, dtype, nrows, hsize, psize, hlen, lo, hi
+        reader.ensure_loaded()
+        schema = reader.schema
+        m = 0
+        if (len(reader.paths) == 1 and reader._cache_raw and decoder.flavor == "numpy"
+                and len(reader.raw_fields) == 1 and len(reader.blob_fields) == 1):
+            raw_name, blob_name = reader.raw_fields[0], reader.blob_fields[0]
+            rf, bf = schema.fields[raw_name], schema.fields[blob_name]
+            if rf.type in _INT_BOUNDS and rf.shape is None and bf.type == "bytes" and bf.shape is None:
+                kinds = tuple("int" if c == raw_name else "bytes" if c == blob_name else "?"
+                              for c in decoder.columns)
+                m = {("bytes", "int"): 1, ("int", "bytes"): 2, ("bytes",): 3, ("int",): 4}.get(kinds, 0)
+                if m:
+                    from .rows import _packed_key
+                    header = reader.headers[0]
+                    locs = np.ascontiguousarray(reader._locs, dtype=np.int64)
+                    nrows = len(locs)
+                    head = b"\x81" + _packed_key(raw_name)
+                    hlen = len(head) + 8
+                    lo, hi = _INT_BOUNDS[rf.type]
+                    dtype = _LE[rf.type]
+                    hsize, psize = header.header_size, header.page_size
+        mode = m
+
+    def read(index: int) -> tuple:
+        if mode <= 0:
+            if mode < 0:
+                setup()
+            if mode == 0:
+                return general(index)
+        if not 0 <= index < nrows:
+            return general(index)
+        raw_off, raw_len, blob_off, blob_len = unpack_loc(locs, index << 5)
+        # raw record, from its cached page (a page not cached yet: the general path caches it)
+        raw_off -= hsize
+        page = reader._raw_pages.get((0, raw_off // psize))
+        if page is None:
+            return general(index)
+        rel = raw_off % psize
+        end = rel + raw_len
+        q = rel + hlen
+        if end > len(page) or q >= end or unpack_len(page, rel)[0] != raw_len - 8 or not page.startswith(head, rel + 8):
+            return general(index)
+        v = page[q]
+        if q + 1 == end and (v < 0x80 or v >= 0xE0):
+            if v >= 0xE0:
+                v -= 256
+        else:
+            w = widths.get(v)
+            if w is None or q + 1 + w[0] != end:
+                return general(index)
+            v = int.from_bytes(page[q + 1:end], "big", signed=w[1])
+        if not lo <= v <= hi:
+            return general(index)
+        # blob record: its 8-byte prefix, and the payload straight into the output array
+        n = blob_len - 8
+        if n <= 0:
+            return general(index)
+        if reader._gen != _fork_generation:
+            reader._reopen()
+        prefix = bytearray(8)
+        data = empty(1, s_dtypes.get(n) or bytes_dtype(n))
+        if preadv(reader._fds[0], [prefix, data], blob_off) != blob_len or unpack_len(prefix)[0] != n:
+            return general(index)
+        if mode == 1:
+            return data, array(v, dtype)
+        if mode == 2:
+            return array(v, dtype), data
+        if mode == 3:
+            return (data,)
+        return (array(v, dtype),)
+
+    return read
+
+
+def _bytes_dtype(n: int) -> np.dtype:
+    dt = _S_DTYPES.get(n)
+    if dt is None:
+        dt = np.dtype(f"S{n}")
+        if len(_S_DTYPES) < 4096:
+            _S_DTYPES[n] = dt
+    return dt
