@@ -250,3 +250,29 @@ def test_row_table_cache_follows_the_db_bytes(tmp_path):
     write(path, _rows(LABELS[::-1]), schema=SCHEMA32, overwrite=True)   # rewritten: new rows
     src = MindRecordSource(path, ["label"])
     assert [int(src.read(i)[0]) for i in range(len(src))] == LABELS[::-1]
+
+
+def _minstd_shuffle_reference(n, seed):
+    """libstdc++'s std::shuffle over minstd_rand0, one draw at a time (the two-positions branch)."""
+    from headrace._util import mtshuffle
+    from headrace.dataset._sources.mindrecord import MinStd0
+    gen = MinStd0(seed)
+    j = [0] * n
+    i = 1
+    if n % 2 == 0:
+        j[1] = gen.uniform(1)
+        i = 2
+    while i < n:
+        b1 = i + 2
+        x = gen.uniform((i + 1) * b1 - 1)
+        j[i], j[i + 1] = x // b1, x % b1
+        i += 2
+    return mtshuffle._apply_swaps(np.array(j, dtype=np.int64))
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 16, 17, 1000, 1001, 20000, 30001, 46339, 46340])
+def test_vectorised_minstd_shuffle_matches_draw_by_draw(n):
+    # near 46340 most draws are rejected at least once, so the chunked re-draw is exercised
+    from headrace.dataset._sources.mindrecord import minstd_shuffle
+    for seed in (0, 1, 2, 9, 2**31 - 1, 123456789):
+        assert np.array_equal(minstd_shuffle(n, seed), _minstd_shuffle_reference(n, seed)), (n, seed)

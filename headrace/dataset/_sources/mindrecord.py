@@ -269,17 +269,37 @@ def minstd_shuffle(n: int, seed: int) -> np.ndarray:
         return np.arange(max(n, 0), dtype=np.int64)
     gen = MinStd0(seed)
     if _RANGE // n >= n:           # libstdc++ draws two positions from one number
-        j = [0] * n
-        i = 1
+        # for i = first, first + 2, ... < n: x = uniform(0, (i + 1) * (i + 2) - 1), then
+        # j[i] = x // (i + 2), j[i + 1] = x % (i + 2); vectorised with rejections re-done chunk by chunk
+        j = np.zeros(n, dtype=np.int64)
+        first = 1
         if n % 2 == 0:
             j[1] = gen.uniform(1)
-            i = 2
-        while i < n:
-            b1 = i + 2
-            x = gen.uniform((i + 1) * b1 - 1)
-            j[i], j[i + 1] = x // b1, x % b1
-            i += 2
-        return mtshuffle._apply_swaps(np.array(j, dtype=np.int64))  # noqa: SLF001 - shared swap resolver
+            first = 2
+        pos = np.arange(first, n, 2, dtype=np.int64)
+        b1 = pos + 2
+        span = (pos + 1) * b1
+        scaling = _RANGE // span
+        past = span * scaling
+        x = np.empty(len(pos), dtype=np.int64)
+        t = 0
+        count = len(pos)
+        chunk = 1 << 16
+        while t < count:
+            end = min(t + chunk, count)
+            w = gen.words(end - t)
+            bad = w >= past[t:end]
+            if not bad.any():
+                x[t:end] = w // scaling[t:end]
+                t = end
+                continue
+            k = int(bad.argmax())
+            x[t:t + k] = w[:k] // scaling[t:t + k]
+            gen.unread(w[k + 1:])
+            t += k
+        j[pos] = x // b1
+        j[pos + 1] = x % b1
+        return mtshuffle._apply_swaps(j)  # noqa: SLF001 - shared swap resolver
     # one position per number, vectorised with rejections re-done chunk by chunk
     count = n - 1
     span = np.arange(2, n + 1, dtype=np.int64)
