@@ -304,7 +304,8 @@ def _load_table(path: str, header: Header) -> np.ndarray:
     if not (os.path.exists(db + "-wal") or os.path.exists(db + "-journal")):   # SQLite state beside the file
         try:
             with open(db, "rb") as f:
-                content = f.read(_TABLE_CACHE_LIMIT + 1)
+                if os.fstat(f.fileno()).st_size <= _TABLE_CACHE_LIMIT // 4:   # larger: not cached
+                    content = f.read(_TABLE_CACHE_LIMIT // 4 + 1)
         except OSError:
             content = None   # load_index reports it
         if content is not None and len(content) > _TABLE_CACHE_LIMIT // 4:
