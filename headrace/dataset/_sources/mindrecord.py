@@ -333,8 +333,20 @@ def _ro(a: np.ndarray) -> np.ndarray:
     return a
 
 
+class _MindPlan(SamplerPlan):
+    """What MindSpore's MindRecord shuffles share: always shuffled, sharded by ``num_shards``."""
+
+    num_shards: int
+
+    def is_shuffled(self) -> bool:
+        return True
+
+    def is_sharded(self) -> bool:
+        return self.num_shards > 1
+
+
 @dataclasses.dataclass(frozen=True)
-class MindShufflePlan(SamplerPlan):
+class MindShufflePlan(_MindPlan):
     """MindSpore's MindRecord shuffle (see the module docstring).
 
     Attributes:
@@ -348,12 +360,6 @@ class MindShufflePlan(SamplerPlan):
     shard_id: int = 0
     num_samples_limit: int = 0
     seed: int = 0
-
-    def is_shuffled(self) -> bool:
-        return True
-
-    def is_sharded(self) -> bool:
-        return self.num_shards > 1
 
     def num_samples(self, num_rows: int, labels=None) -> int:
         if self.num_shards > 1:
@@ -389,7 +395,7 @@ class MindShufflePlan(SamplerPlan):
 
 
 @dataclasses.dataclass(frozen=True)
-class MindFilePlan(SamplerPlan):
+class MindFilePlan(_MindPlan):
     """MindSpore's ``Shuffle.FILES`` (``mode="files"``) and ``Shuffle.INFILE`` (``mode="infile"``).
 
     See the module docstring for the orders.
@@ -407,12 +413,6 @@ class MindFilePlan(SamplerPlan):
     num_shards: int = 1
     shard_id: int = 0
     seed: int = 0
-
-    def is_shuffled(self) -> bool:
-        return True
-
-    def is_sharded(self) -> bool:
-        return self.num_shards > 1
 
     def num_samples(self, num_rows: int, labels=None) -> int:
         if self.num_shards > 1:
