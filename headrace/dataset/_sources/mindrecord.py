@@ -281,31 +281,25 @@ def minstd_shuffle(n: int, seed: int) -> np.ndarray:
         span = (pos + 1) * b1
         scaling = _RANGE // span
         past = span * scaling
-        x = np.empty(len(pos), dtype=np.int64)
-        t = 0
-        count = len(pos)
-        chunk = 1 << 16
-        while t < count:
-            end = min(t + chunk, count)
-            w = gen.words(end - t)
-            bad = w >= past[t:end]
-            if not bad.any():
-                x[t:end] = w // scaling[t:end]
-                t = end
-                continue
-            k = int(bad.argmax())
-            x[t:t + k] = w[:k] // scaling[t:t + k]
-            gen.unread(w[k + 1:])
-            t += k
+        x = _uniform_draws(gen, past, scaling)
         j[pos] = x // b1
         j[pos + 1] = x % b1
         return mtshuffle._apply_swaps(j)  # noqa: SLF001 - shared swap resolver
-    # one position per number, vectorised with rejections re-done chunk by chunk
-    count = n - 1
+    # one position per number
     span = np.arange(2, n + 1, dtype=np.int64)
     scaling = _RANGE // span
     past = span * scaling
     j = np.zeros(n, dtype=np.int64)
+    j[1:] = _uniform_draws(gen, past, scaling)
+    return mtshuffle._apply_swaps(j)  # noqa: SLF001
+
+
+def _uniform_draws(gen: MinStd0, past: np.ndarray, scaling: np.ndarray) -> np.ndarray:
+    """One ``uniform`` draw per entry, in order: entry i takes the next word below ``past[i]``,
+    divided by ``scaling[i]``; a rejected word is dropped and the entry draws again. Vectorised
+    by chunks: the words after a rejection are put back and re-drawn."""
+    count = len(past)
+    x = np.empty(count, dtype=np.int64)
     t = 0
     chunk = 1 << 16
     while t < count:
@@ -313,14 +307,14 @@ def minstd_shuffle(n: int, seed: int) -> np.ndarray:
         w = gen.words(end - t)
         bad = w >= past[t:end]
         if not bad.any():
-            j[t + 1:end + 1] = w // scaling[t:end]
+            x[t:end] = w // scaling[t:end]
             t = end
             continue
         k = int(bad.argmax())
-        j[t + 1:t + k + 1] = w[:k] // scaling[t:t + k]
+        x[t:t + k] = w[:k] // scaling[t:t + k]
         gen.unread(w[k + 1:])
         t += k
-    return mtshuffle._apply_swaps(j)  # noqa: SLF001
+    return x
 
 
 # ---------------------------------------------------------------------------------------------
