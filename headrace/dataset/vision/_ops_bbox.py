@@ -17,6 +17,7 @@ from headrace.dataset.vision._kernels import bbox as kb
 from headrace.dataset.vision._kernels import geometry as geo
 from headrace.dataset.vision._ops_geometry import (RandomCrop, RandomResizedCrop, Resize,
                                                    _flip_any, _resize_array)
+from headrace.dataset.vision._ops_patches import RandomResize
 from headrace.dataset.vision.utils import Border, Inter
 
 _UNSUPPORTED_INTER = "Unsupported interpolation, only support NEAREST, LINEAR, CUBIC, AREA and PILCUBIC."
@@ -158,15 +159,13 @@ class RandomResizeWithBBox(_BBoxOperation):
     """
 
     random = True
-    _CHOICES = (Inter.NEAREST, Inter.BILINEAR, Inter.BICUBIC, Inter.AREA)
 
     def __init__(self, size):
-        ck.check_resize_size(size)
+        self._random_resize = RandomResize(size)  # checks `size`; draws the interpolation
         self.size = size
-        self._ops = tuple(Resize(size, inter) for inter in self._CHOICES)
 
     def _apply(self, img, boxes):
-        return _resize_pair(self._ops[int(sample_rng().integers(len(self._ops)))], img, boxes)
+        return _resize_pair(self._random_resize.pick(), img, boxes)
 
 
 class RandomCropWithBBox(_BBoxOperation):

@@ -120,8 +120,12 @@ class RandomResize(ImageTensorOperation):
         self.size = size
         self._ops = tuple(Resize(size, inter) for inter in self._CHOICES)
 
+    def pick(self) -> Resize:
+        """This sample's Resize (one draw from the sample's generator)."""
+        return self._ops[int(sample_rng().integers(len(self._ops)))]
+
     def _run(self, img: np.ndarray) -> np.ndarray:
-        return self._ops[int(sample_rng().integers(len(self._ops)))]._run(img)
+        return self.pick()._run(img)
 
 
 class SlicePatches(ImageTensorOperation):
