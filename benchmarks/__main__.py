@@ -142,6 +142,18 @@ def run_one(a, cfg: suite.Config, workers: int) -> dict:
     return res
 
 
+def quality(a) -> str:
+    """RandomCropDecodeResize's quality table (limits.quality), from a fresh interpreter."""
+    d = w2.w2_dir(a.data, a.sizes["w2"])
+    if not w2.is_generated(a.data, a.sizes["w2"]):
+        return ""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.limits", "--psnr", d], cwd=harness.ROOT,
+                          capture_output=True, text=True, env=dict(os.environ, **harness.RUNNER_ENV))
+    if proc.returncode != 0:
+        return f"The quality check failed: {proc.stderr.strip().splitlines()[-1:]}\n"
+    return proc.stdout
+
+
 def progress(i: int, n: int, r: dict) -> None:
     s = harness.summarize(r, suite.UNITS[r["workload"]]) if r.get("status") == "ok" else {}
     m = r.get("measured", {})
@@ -224,6 +236,13 @@ def write_outputs(a, meta: dict, results: list[dict], final: bool) -> str:
     report.add_summaries(results)
     report.add_ratios(results)
     md = report.markdown(results, header(a, meta, results))
+    if meta.get("quality"):
+        md += ("\n### Quality: RandomCropDecodeResize against the full-decode chain\n\n"
+               "`python -m benchmarks.limits --psnr <W2 dir>`: the same sample keys (so the same crop "
+               "boxes) through Decode -> RandomResizedCrop and RandomCropDecodeResize, on the first 500 "
+               "W2 JPEGs. Where the crop is shrunk 2x or more the JPEG is decoded at 1/2, 1/4 or 1/8 "
+               "scale; the last columns score both results against an area-averaged (alias-free) resize "
+               "of the full decode's pixels in the box each one covers.\n\n" + meta["quality"])
     os.makedirs(meta["out_dir"], exist_ok=True)
     doc = {"meta": meta, "results": results}
     for d in (meta["out_dir"], a.out):
@@ -256,6 +275,8 @@ def main(argv=None) -> int:
         results.append(run_one(a, cfg, w))
         progress(i, len(runs), results[-1])
         write_outputs(a, meta, results, final=False)   # partial results survive an interruption
+    if "limits" in a.workloads:
+        meta["quality"] = quality(a)
     meta["commit_end"] = git_commit()
     md = write_outputs(a, meta, results, final=True)
     print(md)

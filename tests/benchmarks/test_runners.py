@@ -120,3 +120,16 @@ def test_a_hung_runner_is_killed_as_stalled_and_a_busy_one_is_not():
                           timeout=60, stall_s=3)  # a wide window: a loaded machine still gives it 20%
     res = harness.launch(busy)
     assert res["error"] == "runner gave no result (exit code 0)"
+
+
+def test_the_quality_check_scores_the_reduced_dct_decode(data):
+    from benchmarks import limits
+    rows = limits.quality(w2.w2_dir(data, 16), count=16)
+    assert [(r["size"], r["images"]) for r in rows] == [(224, 16), (112, 16)]
+    assert rows[0]["identical"] == 16 and "min_db" not in rows[0]  # no 2x shrink: exact pixels
+    r = rows[1]
+    assert r["identical"] < 16 and 0 < r["min_db"] <= r["median_db"] < float("inf")
+    assert r["rcdr_area"][1] > r["chain_area"][1]  # the reduced decode aliases less than bilinear
+    table = limits.quality_markdown(rows)
+    assert table.splitlines()[2] == "| 224 | 16 | 16 | – | – | – | – |"
+    assert table.splitlines()[3].startswith(f"| 112 | 16 | {r['identical']} | {r['min_db']:.1f} / ")
