@@ -185,6 +185,4 @@ DECODERS = {
 CONFIGS = [Config("limits", "python", name, (0,)) for name in DECODERS]
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--psnr"]:
-    import json
-    rows = quality(sys.argv[2])
-    print(json.dumps(rows) if "--json" in sys.argv[3:] else quality_markdown(rows))
+    print(quality_markdown(quality(sys.argv[2])))
