@@ -150,7 +150,8 @@ def quality(a) -> str:
     proc = subprocess.run([sys.executable, "-m", "benchmarks.limits", "--psnr", d], cwd=harness.ROOT,
                           capture_output=True, text=True, env=dict(os.environ, **harness.RUNNER_ENV))
     if proc.returncode != 0:
-        return f"The quality check failed: {proc.stderr.strip().splitlines()[-1:]}\n"
+        last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        return f"The quality check failed: {last}\n"
     return proc.stdout
 
 
