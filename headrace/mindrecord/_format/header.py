@@ -215,7 +215,8 @@ def parse_header_json(text: bytes, file: str) -> Header:
                                     f"shards {len(addresses)}.", file)
     compression = obj.get("compression_size")
     if compression is not None:
-        compression = _int(obj, "compression_size", file)
+        # informational only: older headrace wrote negative totals, which MindSpore reads
+        compression = _int(obj, "compression_size", file, lo=-(1 << 63))
     return Header(header_size, page_size, schema, index_fields, pages, addresses, shard_id, compression, version)
 
 

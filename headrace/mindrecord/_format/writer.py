@@ -395,8 +395,11 @@ class ShardSetWriter:
     # ------------------------------------------------------------------ commit
 
     def _header(self, shard: _Shard, header_size: int, page_size: int) -> Header:
+        # "compressing" a short int array can make it longer (an int32 of shape [1]: 4 bytes plain,
+        # 6 compressed), so the signed total can be negative; MindSpore stores it clamped at 0
+        compression = max(0, self.compression_size) if self.version >= "3.0" else None
         return Header(header_size, page_size, self.schema, self.index_fields, shard.pages, self.names,
-                      shard.shard_id, self.compression_size if self.version >= "3.0" else None, self.version)
+                      shard.shard_id, compression, self.version)
 
     def _auto_layout(self) -> tuple[int, int]:
         """Header and page size for data still in memory: as small as MindSpore accepts."""
