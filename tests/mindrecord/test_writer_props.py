@@ -100,3 +100,18 @@ def test_reader_accepts_a_negative_compression_size(tmp_path):
         f.write(struct.pack("<Q", len(new)) + new)
     assert header_json(path)["compression_size"] == -6
     assert_rows_equal(read_all(path), [{"a": np.array([2], np.int32)}] * 3)
+
+
+def test_empty_int_array_counts_like_mindspore(tmp_path):
+    """An empty array compresses to 4 bytes: MindSpore 2.10 counts that as 0 saved when the array
+    is the only blob field (7 + 0 = 7) and as -4 when there are others (7 + 7 + 7 - 4 = 17)."""
+    pos, empty = np.arange(1, 5, dtype=np.int32), np.zeros(0, np.int32)
+    one = {"n": {"type": "int32"}, "x": {"type": "int32", "shape": [-1]}}
+    two = {"x": {"type": "int32", "shape": [-1]}, "y": {"type": "int32", "shape": [-1]}}
+    for schema, batches, total in (
+            (one, [[{"n": 1, "x": pos}], [{"n": 2, "x": empty}]], 7),
+            (two, [[{"x": pos, "y": pos}, {"x": pos, "y": empty}]], 17)):
+        path = str(tmp_path / f"e{len(os.listdir(tmp_path))}.mindrecord")
+        write_case(path, {"schema": schema, "batches": batches})
+        assert header_json(path)["compression_size"] == total
+        assert_rows_equal(read_all(path), [expected(schema, r) for b in batches for r in b])
