@@ -8,7 +8,7 @@ from enum import Enum, IntEnum
 
 from ._reindex import reindex
 from .filereader import FileReader
-from .filewriter import FileWriter
+from .filewriter import DroppedRow, FileWriter, InvalidRowWarning, WriteReport
 from .mindpage import MindPage
 
 
@@ -29,5 +29,6 @@ from .converters import (  # noqa: E402
     Cifar100ToMR, Cifar10ToMR, CsvToMR, FixedLenFeature, ImageNetToMR, MnistToMR, TFRecordToMR,
 )
 
-__all__ = ["Cifar100ToMR", "Cifar10ToMR", "CsvToMR", "FAILED", "FileReader", "FileWriter", "FixedLenFeature",
-           "ImageNetToMR", "MSRStatus", "MindPage", "MnistToMR", "SUCCESS", "TFRecordToMR", "reindex"]
+__all__ = ["Cifar100ToMR", "Cifar10ToMR", "CsvToMR", "DroppedRow", "FAILED", "FileReader", "FileWriter",
+           "FixedLenFeature", "ImageNetToMR", "InvalidRowWarning", "MSRStatus", "MindPage", "MnistToMR", "SUCCESS",
+           "TFRecordToMR", "WriteReport", "reindex"]

@@ -35,6 +35,8 @@ def reindex(file_name, all_shards=True):
         >>> from headrace.mindrecord import FileWriter, FileReader, reindex
         >>> path = os.path.join(tempfile.mkdtemp(), "lost_index.mindrecord")
         >>> w = FileWriter(path); w.add_schema({"x": {"type": "int32"}}); w.write_raw_data([{"x": 7}]); w.commit()
+        WriteReport(written=1, dropped=0)
+        WriteReport(written=1, dropped=0)
         >>> os.remove(path + ".db")
         >>> [(os.path.basename(p), n) for p, n in reindex(path)]
         [('lost_index.mindrecord.db', 1)]

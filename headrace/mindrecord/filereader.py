@@ -48,6 +48,8 @@ class FileReader:
         >>> path = os.path.join(tempfile.mkdtemp(), "reader.mindrecord")
         >>> w = FileWriter(path); w.add_schema({"x": {"type": "int32"}, "y": {"type": "string"}})
         >>> w.write_raw_data([{"x": 1, "y": "a"}, {"x": 2, "y": "b"}]); w.commit()
+        WriteReport(written=2, dropped=0)
+        WriteReport(written=2, dropped=0)
         >>> reader = FileReader(path, columns=["y"])
         >>> list(reader.get_next()), reader.len()
         ([{'y': 'a'}, {'y': 'b'}], 2)

@@ -1,20 +1,25 @@
 """``FileWriter``: write rows described by a schema into MindRecord files."""
 from __future__ import annotations
 
+import dataclasses
 import os
+import warnings
 import weakref
 from typing import Any
 
 from ._checks import check_filename
-from ._format.encode import RowEncoder, check_rows
-from ._format.errors import (MRMAddSchemaError, MRMDefineIndexError, MRMGetMetaError, MindRecordRuntimeError,
-                             ParamTypeError, ParamValueError)
+from ._format.encode import DroppedRow, RowEncoder, check_rows
+from ._format.errors import (MRMAddSchemaError, MRMDefineIndexError, MRMGetMetaError, MRMValidateDataError,
+                             MindRecordRuntimeError, ParamTypeError, ParamValueError)
 from ._format.header import (MAX_HEADER_SIZE, MAX_PAGE_SIZE, MAX_SHARD_COUNT, MIN_HEADER_SIZE, MIN_PAGE_SIZE,
                              MIN_SHARD_COUNT)
 from ._format.schema import Schema, build_schema, check_index_fields
 from ._format.writer import ShardSetWriter, shard_names
 
-__all__ = ["FileWriter"]
+__all__ = ["DroppedRow", "FileWriter", "InvalidRowWarning", "WriteReport"]
+
+INVALID_ROW_MODES = ("warn", "error")
+_LISTED = 10   # dropped rows named in one warning or error message
 
 _NO_VALID_DATA = ("There is no valid data which can be written by 'write_raw_data' to mindrecord file. Please check "
                   "the abnormal input data indicated in the warning log above.")
@@ -25,6 +30,41 @@ _NO_SCHEMA = ("Invalid data, schema is not found in header, please use 'add_sche
               "mindrecord files.")
 
 
+class InvalidRowWarning(UserWarning):
+    """``FileWriter.write_raw_data`` dropped rows that do not fit the schema."""
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class WriteReport:
+    """What ``FileWriter.write_raw_data`` (one call) or ``commit`` (the writer's whole life) did.
+
+    Attributes:
+        written: rows written.
+        dropped: rows dropped because they do not fit the schema.
+        dropped_rows: one ``DroppedRow`` (batch, index, field, reason) per dropped row.
+    """
+
+    written: int
+    dropped: int
+    dropped_rows: tuple[DroppedRow, ...] = ()
+
+    def __repr__(self) -> str:  # short: an interactive session echoes it after each call
+        return f"WriteReport(written={self.written}, dropped={self.dropped})"
+
+
+def _check_invalid_rows(value: Any) -> str:
+    if not isinstance(value, str) or value not in INVALID_ROW_MODES:
+        raise ParamValueError(f"Parameter invalid_rows must be one of {list(INVALID_ROW_MODES)}, but got {value!r}.")
+    return value
+
+
+def _listing(dropped: list[DroppedRow]) -> str:
+    text = "; ".join(str(d) for d in dropped[:_LISTED])
+    if len(dropped) > _LISTED:
+        text += f"; and {len(dropped) - _LISTED} more"
+    return text
+
+
 class FileWriter:
     """Writes rows into MindRecord files (a data file and a ``.db`` index per shard).
 
@@ -33,14 +73,22 @@ class FileWriter:
     With ``overwrite=True`` the old files stay readable until ``commit`` replaces them, and shards
     of the old dataset that the new one does not have (fewer shards) are removed then.
 
+    Rows that do not fit the schema are dropped, as in MindSpore, but never silently: each
+    ``write_raw_data`` call that drops rows issues an ``InvalidRowWarning`` naming each row's
+    index, field and reason, and returns a ``WriteReport`` with the counts; ``commit`` returns the
+    totals. ``invalid_rows="error"`` raises instead (and writes nothing of that call).
+
     Args:
         file_name (str): Path of the data file; with ``shard_num > 1`` the shard index is appended
             (``name0``, ``name1``, ... zero-padded to the width of ``shard_num - 1``).
         shard_num (int, optional): Number of data files, in [1, 1000]. Default: ``1``.
         overwrite (bool, optional): Replace existing files of the same names. Default: ``False``.
+        invalid_rows (str, optional, keyword-only): What to do with rows that do not fit the schema:
+            ``"warn"`` drops them with an ``InvalidRowWarning`` (MindSpore drops them with a log
+            line only), ``"error"`` raises ``MRMValidateDataError``. Default: ``"warn"``.
 
     Raises:
-        ParamValueError: ``file_name``, ``shard_num`` or ``overwrite`` is invalid.
+        ParamValueError: ``file_name``, ``shard_num``, ``overwrite`` or ``invalid_rows`` is invalid.
 
     Examples:
         >>> import os, tempfile
@@ -49,12 +97,14 @@ class FileWriter:
         >>> writer = FileWriter(path)
         >>> writer.add_schema({"label": {"type": "int32"}, "data": {"type": "bytes"}}, "demo")
         >>> writer.write_raw_data([{"label": i, "data": bytes([i])} for i in range(3)])
+        WriteReport(written=3, dropped=0)
         >>> writer.commit()
+        WriteReport(written=3, dropped=0)
         >>> [row["label"] for row in FileReader(path).get_next()]
         [0, 1, 2]
     """
 
-    def __init__(self, file_name, shard_num=1, overwrite=False):
+    def __init__(self, file_name, shard_num=1, overwrite=False, *, invalid_rows="warn"):
         file_name = check_filename(file_name)
         if shard_num is None:
             raise ParamValueError("Parameter shard_num is None.")
@@ -65,6 +115,7 @@ class FileWriter:
                                   f"{MAX_SHARD_COUNT}.")
         if not isinstance(overwrite, bool):
             raise ParamValueError("Parameter overwrite's type is not bool.")
+        self._invalid_rows = _check_invalid_rows(invalid_rows)
         self._file_name = file_name
         self._shard_num = int(shard_num)
         self._overwrite = overwrite
@@ -76,6 +127,9 @@ class FileWriter:
         self._page_size: int | None = None
         self._parallel_writer: bool | None = None
         self._batches = 0
+        self._calls = 0
+        self._written = 0
+        self._dropped: list[DroppedRow] = []
         self._core: ShardSetWriter | None = None
         self._encoder: RowEncoder | None = None
         self._flushed = False
@@ -85,7 +139,7 @@ class FileWriter:
     # ------------------------------------------------------------------ setup
 
     @classmethod
-    def open_for_append(cls, file_name):
+    def open_for_append(cls, file_name, *, invalid_rows="warn"):
         """Opens an existing dataset to add rows; ``commit`` rewrites headers and indexes.
 
         The rows already there stay readable by anyone until ``commit``. A missing or damaged
@@ -93,12 +147,14 @@ class FileWriter:
 
         Args:
             file_name (str): One data file of the dataset (all its shards are opened).
+            invalid_rows (str, optional, keyword-only): ``"warn"`` or ``"error"``, as for
+                ``FileWriter``. Default: ``"warn"``.
 
         Returns:
             FileWriter, a writer that appends.
 
         Raises:
-            ParamValueError: ``file_name`` is invalid.
+            ParamValueError: ``file_name`` or ``invalid_rows`` is invalid.
             RuntimeError: the file does not exist or is not a valid MindRecord file.
 
         Examples:
@@ -106,11 +162,16 @@ class FileWriter:
             >>> from headrace.mindrecord import FileWriter, FileReader
             >>> path = os.path.join(tempfile.mkdtemp(), "append.mindrecord")
             >>> w = FileWriter(path); w.add_schema({"x": {"type": "int64"}}); w.write_raw_data([{"x": 1}]); w.commit()
+            WriteReport(written=1, dropped=0)
+            WriteReport(written=1, dropped=0)
             >>> w = FileWriter.open_for_append(path); w.write_raw_data([{"x": 2}]); w.commit()
+            WriteReport(written=1, dropped=0)
+            WriteReport(written=1, dropped=0)
             >>> [r["x"] for r in FileReader(path).get_next()]
             [1, 2]
         """
         file_name = check_filename(file_name)
+        invalid_rows = _check_invalid_rows(invalid_rows)
         if not os.path.exists(file_name):
             raise RuntimeError(f"The input: {file_name} is not exists.")
         core = ShardSetWriter.for_append(file_name)
@@ -125,6 +186,10 @@ class FileWriter:
         self._page_size = None
         self._parallel_writer = None
         self._batches = 0
+        self._calls = 0
+        self._written = 0
+        self._dropped = []
+        self._invalid_rows = invalid_rows
         self._flushed = False
         self._append = True
         self._finalizer = None
@@ -231,17 +296,23 @@ class FileWriter:
         """Checks rows against the schema and writes them.
 
         A row that does not fit the schema (missing field, wrong type or dtype, array that does not
-        fit the shape, integer out of range) is dropped with a WARNING on the ``headrace.mindrecord``
-        logger. Rows are spread over the shards in contiguous runs; with ``parallel_writer=True``
-        each call's rows go to one shard, shard after shard.
+        fit the shape, integer out of range) is dropped: MindSpore's WARNING line goes to the
+        ``headrace.mindrecord`` logger and one ``InvalidRowWarning`` names every dropped row's
+        index, field and reason (with ``invalid_rows="error"``, ``MRMValidateDataError`` is raised
+        instead and no row of the call is written). Rows are spread over the shards in contiguous
+        runs; with ``parallel_writer=True`` each call's rows go to one shard, shard after shard.
 
         Args:
             raw_data (list[dict]): Rows, ``{field: value}``.
             parallel_writer (bool, optional): Send each call's rows to one shard in turn. Default: ``False``.
 
+        Returns:
+            WriteReport, the rows written and dropped by this call (MindSpore returns None).
+
         Raises:
             ParamTypeError: ``raw_data`` is not a list of dict.
             TypeError: ``parallel_writer`` is not a bool.
+            MRMValidateDataError: a row does not fit the schema and ``invalid_rows="error"``.
             RuntimeError: no row is valid, the files already exist, the writer was committed, or
                 ``parallel_writer`` changed between calls.
         """
@@ -262,7 +333,13 @@ class FileWriter:
         for row in raw_data:
             if not isinstance(row, dict):
                 raise ParamTypeError("raw_data item", "dict")
-        rows = check_rows(core.schema, raw_data)
+        batch = self._calls
+        self._calls += 1
+        strict = self._invalid_rows == "error"
+        rows, dropped = check_rows(core.schema, raw_data, batch, log=not strict)
+        if dropped:
+            self._report_dropped(dropped, len(raw_data), strict)
+            self._dropped.extend(dropped)
         if not rows:
             raise RuntimeError(_NO_VALID_DATA)
         encoded = self._encoder.encode_many(rows)
@@ -271,9 +348,23 @@ class FileWriter:
         else:
             core.write(encoded)
         self._batches += 1
+        self._written += len(rows)
+        return WriteReport(len(rows), len(dropped), tuple(dropped))
+
+    def _report_dropped(self, dropped: list[DroppedRow], total: int, strict: bool) -> None:
+        what = (f"{len(dropped)} of {total} rows given to write_raw_data (call {dropped[0].batch}) do not fit "
+                f"the schema of {self._file_name}: {_listing(dropped)}.")
+        if strict:
+            raise MRMValidateDataError(f"{what} No row of this call was written.")
+        warnings.warn(f"FileWriter dropped {what} Pass invalid_rows='error' to FileWriter to raise instead; "
+                      f"the WriteReport returned lists every dropped row.", InvalidRowWarning, stacklevel=3)
 
     def commit(self):
         """Writes headers and indexes and puts the files in place (data files first, indexes last).
+
+        Returns:
+            WriteReport, the rows this writer wrote and dropped over all its ``write_raw_data``
+            calls (MindSpore returns None).
 
         Raises:
             RuntimeError: no schema was added, the files already exist, or the writer was committed.
@@ -284,6 +375,7 @@ class FileWriter:
         core = self._open()
         core.commit()
         self._flushed = True
+        return WriteReport(self._written, len(self._dropped), tuple(self._dropped))
 
 
 def _check_size(value: Any, arg: str, what: str, lo: int, hi: int) -> int:

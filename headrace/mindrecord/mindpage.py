@@ -31,6 +31,8 @@ class MindPage:
         >>> path = os.path.join(tempfile.mkdtemp(), "page.mindrecord")
         >>> w = FileWriter(path); w.add_schema({"label": {"type": "int32"}, "name": {"type": "string"}})
         >>> w.write_raw_data([{"label": i % 2, "name": f"n{i}"} for i in range(4)]); w.commit()
+        WriteReport(written=4, dropped=0)
+        WriteReport(written=4, dropped=0)
         >>> page = MindPage(path)
         >>> page.candidate_fields
         ['label', 'name']

@@ -11,7 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from headrace.mindrecord import FileReader, FileWriter
+from headrace.mindrecord import FileReader, FileWriter, InvalidRowWarning
 from headrace.mindrecord._format import writer as writer_mod
 from headrace.mindrecord._format.header import read_header_path
 from headrace.mindrecord.common.exceptions import (MRMAddSchemaError, MRMBuildSchemaError, MRMDefineIndexError,
@@ -128,7 +128,8 @@ def test_rows_dropped_with_mindspore_warnings(tmp_path, mr_logs):
     w = FileWriter(str(tmp_path / "v.mr"))
     w.add_schema(schema)
     rows = bad + good
-    w.write_raw_data(rows)
+    with pytest.warns(InvalidRowWarning, match="FileWriter dropped 15 of 18 rows"):
+        w.write_raw_data(rows)
     w.commit()
     assert len(rows) == len(bad) + len(good)      # the caller's list is left alone
     msgs = [r.getMessage() for r in mr_logs.records]

@@ -562,6 +562,8 @@ class MindDataset(MappableDataset):
         >>> path = os.path.join(tempfile.mkdtemp(), "md.mindrecord")
         >>> w = FileWriter(path); w.add_schema({"label": {"type": "int32"}, "data": {"type": "bytes"}})
         >>> w.write_raw_data([{"label": i, "data": bytes([i])} for i in range(3)]); w.commit()
+        WriteReport(written=3, dropped=0)
+        WriteReport(written=3, dropped=0)
         >>> d = ds.MindDataset(path, shuffle=False)
         >>> [int(r["label"]) for r in d.create_dict_iterator(output_numpy=True)]
         [0, 1, 2]

@@ -1,8 +1,8 @@
 """Checking user rows against the schema and turning them into raw and blob records.
 
 ``check_rows`` applies MindSpore's rules for which Python values a field accepts (a row that
-breaks one is dropped with a warning, never written), plus range checks MindSpore lacks (an int32
-field holding 2**40 would otherwise write a file that fails when read).
+breaks one is dropped, never written, and reported as a ``DroppedRow``), plus range checks
+MindSpore lacks (an int32 field holding 2**40 would otherwise write a file that fails when read).
 """
 from __future__ import annotations
 
@@ -27,33 +27,57 @@ _NP_SCALARS = (np.int32, np.int64, np.float32, np.float64)
 _INT_RANGE = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1)}
 
 
-def _row_error(i: int, row: dict, schema: Schema) -> str | None:
-    """The message for the first problem of row ``i`` (fields in schema order), or None."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class DroppedRow:
+    """A row ``FileWriter.write_raw_data`` did not write because it does not fit the schema.
+
+    Attributes:
+        batch: which ``write_raw_data`` call of the writer (0 for the first).
+        index: the row's position in that call's list.
+        field: the first field (in schema order) that does not fit.
+        reason: why, in words.
+    """
+
+    batch: int
+    index: int
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"row {self.index}, field '{self.field}': {self.reason}"
+
+
+def _row_error(i: int, row: dict, schema: Schema) -> tuple[str, str, str] | None:
+    """The first problem of row ``i`` (fields in schema order) as (field, reason, MindSpore's log
+    message), or None."""
+    head = f"for schema, {i} th data is wrong, "
     for name, field in schema.fields.items():
         if name not in row:
-            return f"for schema, {i} th data is wrong, there is not field: '{name}' in the raw data."
+            return name, "the field is missing", f"{head}there is not field: '{name}' in the raw data."
         value = row[name]
         tname = type(value).__name__
         accepted = _ACCEPTS.get(tname)
         if accepted is None:
-            return f"for schema, {i} th data is wrong, data type: '{tname}' for field: '{name}' is not matched."
+            return (name, f"a value of type '{tname}' cannot be stored",
+                    f"{head}data type: '{tname}' for field: '{name}' is not matched.")
         if field.type not in accepted:
-            return (f"for schema, {i} th data is wrong, data type: '{field.type}' for field: '{name}' is not "
-                    f"matched.")
+            return (name, f"a value of type '{tname}' does not fit a field of type {field.type}",
+                    f"{head}data type: '{field.type}' for field: '{name}' is not matched.")
         if tname == "ndarray":
             if field.shape is None:
-                return f"for schema, {i} th data is wrong, data shape for field: '{name}' is not specified."
+                return (name, f"an array does not fit a field of type {field.type} without a shape",
+                        f"{head}data shape for field: '{name}' is not specified.")
             if str(value.dtype) != field.type:
-                return (f"for schema, {i} th data is wrong, data type: '{value.dtype}' for field: '{name}' is "
-                        f"not matched.")
+                return (name, f"an array of dtype {value.dtype} does not fit a field of type {field.type}",
+                        f"{head}data type: '{value.dtype}' for field: '{name}' is not matched.")
             if not _fits_shape(value.size, field.shape):
-                return (f"for schema, {i} th data is wrong, data shape: '{value.shape}' for field: '{name}' is "
-                        f"not matched.")
+                return (name, f"an array of shape {value.shape} does not fit the shape {list(field.shape)}",
+                        f"{head}data shape: '{value.shape}' for field: '{name}' is not matched.")
         elif field.type in _INT_RANGE:
             lo, hi = _INT_RANGE[field.type]
             if not lo <= int(value) <= hi:
-                return (f"for schema, {i} th data is wrong, data value: {int(value)} for field: '{name}' is out "
-                        f"of the range of {field.type}.")
+                return (name, f"the value {int(value)} is out of the range of {field.type}",
+                        f"{head}data value: {int(value)} for field: '{name}' is out of the range of {field.type}.")
     return None
 
 
@@ -67,19 +91,23 @@ def _fits_shape(size: int, shape: tuple[int, ...]) -> bool:
     return size == known
 
 
-def check_rows(schema: Schema, rows: Sequence[dict]) -> list[dict]:
-    """Returns the rows that fit the schema; logs one WARNING per dropped row (last row first)."""
+def check_rows(schema: Schema, rows: Sequence[dict], batch: int = 0,
+               log: bool = True) -> tuple[list[dict], list[DroppedRow]]:
+    """The rows that fit the schema, and what was dropped; with ``log``, MindSpore's WARNING line
+    per dropped row (last row first, as MindSpore does)."""
     good = []
-    errors = []
+    dropped = []
+    messages = []
     for i, row in enumerate(rows):
-        msg = _row_error(i, row, schema)
-        if msg is None:
+        problem = _row_error(i, row, schema)
+        if problem is None:
             good.append(row)
         else:
-            errors.append(msg)
-    for msg in reversed(errors):
+            dropped.append(DroppedRow(batch, i, problem[0], problem[1]))
+            messages.append(problem[2])
+    for msg in reversed(messages if log else []):
         logger.warning(msg)
-    return good
+    return good, dropped
 
 
 @dataclasses.dataclass(slots=True)
