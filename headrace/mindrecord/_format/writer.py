@@ -32,6 +32,7 @@ from .errors import MindRecordFormatError, MindRecordRuntimeError
 from .header import (BLOB, DEFAULT_PAGE_SIZE, MIN_HEADER_SIZE, MIN_PAGE_SIZE, RAW, Header, Page, check_same_dataset,
                      read_header, read_header_path, shard_paths)
 from .index import ShardIndex, _open_db, field_column, load_index, scan_shard, write_index
+from .lock import WriterLock
 from .schema import Schema
 
 logger = logging.getLogger("headrace.mindrecord")
@@ -173,11 +174,13 @@ class ShardSetWriter:
         self._next_extra = 0
         self._closed = False
         self._opened = False
+        self._lock = WriterLock(self.paths)
 
     # ------------------------------------------------------------------ opening
 
     def open(self) -> None:
-        """Checks the targets (existing files refused unless overwriting); removes dead writers' leftovers."""
+        """Locks the targets against other writers until ``close``, checks them (existing files
+        refused unless overwriting) and removes dead writers' leftovers."""
         if self._opened:
             return
         for path in self.paths:
@@ -185,11 +188,17 @@ class ShardSetWriter:
             if not os.path.isdir(directory):
                 raise MindRecordRuntimeError(f"Invalid dir, failed to get the realpath of mindrecord file dir. "
                                              f"Please check path: {directory}")
-            if not self.overwrite and not self.append and (os.path.lexists(path) or os.path.lexists(path + ".db")):
-                raise MindRecordRuntimeError(
-                    f"Invalid file, mindrecord files already exist. Please check file path: {path}.\nIf you do "
-                    f"not want to keep the files, set the 'overwrite' parameter to True and try again.")
-            _remove_stale_temps(path)
+        self._lock.acquire()
+        try:
+            for path in self.paths:
+                if not self.overwrite and (os.path.lexists(path) or os.path.lexists(path + ".db")):
+                    raise MindRecordRuntimeError(
+                        f"Invalid file, mindrecord files already exist. Please check file path: {path}.\nIf you "
+                        f"do not want to keep the files, set the 'overwrite' parameter to True and try again.")
+                _remove_stale_temps(path)
+        except BaseException:
+            self._lock.release()
+            raise
         self._opened = True
 
     @classmethod
@@ -197,17 +206,37 @@ class ShardSetWriter:
         """A writer that appends to the dataset ``path`` belongs to (all its shards)."""
         first = read_header_path(path)
         paths = shard_paths(path, first)
-        headers = [read_header_path(p) for p in paths]
+        lock = WriterLock([os.path.abspath(p) for p in paths])
+        lock.acquire()
+        try:
+            return cls._open_append(path, paths, lock)
+        except BaseException:
+            lock.release()
+            raise
+
+    @classmethod
+    def _open_append(cls, path: str, paths: Sequence[str], lock: WriterLock) -> "ShardSetWriter":
+        headers = [read_header_path(p) for p in paths]   # read again under the lock
         check_same_dataset(headers, paths)
         h0 = headers[0]
         self = cls(paths, h0.schema, h0.index_fields, header_size=h0.header_size, page_size=h0.page_size)
+        self._lock = lock
+        try:
+            self._load_append(path, headers)
+        except BaseException:
+            self.close()   # closes the shards opened so far and releases the lock
+            raise
+        return self
+
+    def _load_append(self, path: str, headers: Sequence[Header]) -> None:
+        h0 = headers[0]
         self.append = True
         self.version = h0.version
         if h0.version < "3.0" and h0.schema.has_integer_array:
             raise MindRecordRuntimeError(f"Appending to version {h0.version} files with integer arrays is not "
                                          f"supported (they are stored uncompressed): {path}")
         self.compression_size = h0.compression_size or 0
-        for shard, header, p in zip(self.shards, headers, paths):
+        for shard, header, p in zip(self.shards, headers, self.paths):
             shard.pages = header.pages
             try:
                 shard.base_index = load_index(p, header)
@@ -222,7 +251,6 @@ class ShardSetWriter:
             shard.fd = os.open(p, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
             shard.store = _FileStore(shard.fd, p, header.header_size, header.page_size)
         self._opened = True
-        return self
 
     # ------------------------------------------------------------------ writing
 
@@ -544,6 +572,7 @@ class ShardSetWriter:
                 except FileNotFoundError:
                     pass
                 shard.tmp_path = None
+        self._lock.release()
 
 
 def _load_values(path: str, header: Header) -> dict[str, list]:

@@ -1,0 +1,118 @@
+"""Writer locks: one FileWriter at a time per MindRecord file, from open to commit.
+
+A lock is ``flock(LOCK_EX | LOCK_NB)`` on a hidden file next to the data file
+(``.NAME.hrlock``; it covers the data file and its ``.db``). The kernel drops an ``flock`` when
+the process holding it dies, however it dies, so a killed writer never blocks the next one: the
+lock file it leaves behind is an unlocked file that the next writer takes over. The file holds a
+line naming its holder (pid, host, program, start time) so a refused writer can say who holds it.
+
+Releasing unlinks the file while still holding the lock; a writer that opened the old file just
+before checks after locking that the name still points at the file it locked, and retries if not.
+Two writers in one process conflict too (each lock is its own open file description).
+The descriptor is close-on-exec, but a child forked while a writer is open holds the lock until
+the child exits or closes it.
+"""
+from __future__ import annotations
+
+import datetime
+import fcntl
+import os
+import socket
+import sys
+from typing import Sequence
+
+from .errors import MindRecordRuntimeError
+
+_SUFFIX = ".hrlock"
+_MAX_INFO = 4096
+
+
+def lock_path(path: str) -> str:
+    """The lock file of data file ``path``."""
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}{_SUFFIX}")
+
+
+def _holder_line() -> str:
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    program = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python"
+    return f"pid {os.getpid()} on {socket.gethostname()} ({program}), since {started}"
+
+
+def _read_holder(fd: int) -> str:
+    try:
+        text = os.pread(fd, _MAX_INFO, 0).decode("utf-8", "replace").strip()
+    except OSError:
+        text = ""
+    return text or "a writer that has not written its name yet"
+
+
+class WriterLock:
+    """Exclusive locks on the lock files of ``paths`` (all or none)."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths = list(paths)
+        self._held: list[tuple[str, int]] = []
+
+    def acquire(self) -> None:
+        """Takes every lock, or none and raises ``MindRecordRuntimeError`` naming the file and its holder."""
+        try:
+            for path in sorted(set(self.paths)):
+                self._held.append((lock_path(path), self._lock_one(path)))
+        except BaseException:
+            self.release()
+            raise
+        line = (_holder_line() + "\n").encode("utf-8")
+        for _, fd in self._held:
+            try:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, line, 0)
+            except OSError:
+                pass  # the name is a courtesy; the lock itself is held
+
+    @staticmethod
+    def _lock_one(path: str) -> int:
+        lpath = lock_path(path)
+        for _ in range(100):
+            try:
+                fd = os.open(lpath, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+            except OSError as exc:
+                raise MindRecordRuntimeError(f"Invalid file, cannot create the writer lock file {lpath} for "
+                                             f"{path}: {exc.strerror or exc}.") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _read_holder(fd)
+                os.close(fd)
+                raise MindRecordRuntimeError(
+                    f"Invalid file, another FileWriter is writing {path} ({holder}). Wait until it commits, "
+                    f"or write to another file name.") from None
+            except OSError as exc:
+                os.close(fd)
+                raise MindRecordRuntimeError(f"Invalid file, cannot lock {lpath} for writing {path}: "
+                                             f"{exc.strerror or exc}.") from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(lpath).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                return fd
+            os.close(fd)  # released and unlinked by its holder in between: lock the new file
+        raise MindRecordRuntimeError(f"Invalid file, could not lock {lpath} for writing {path}.")  # pragma: no cover
+
+    def release(self) -> None:
+        """Removes the lock files and drops the locks. Idempotent."""
+        while self._held:
+            lpath, fd = self._held.pop()
+            try:
+                os.unlink(lpath)
+            except OSError:
+                pass
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    @property
+    def held(self) -> bool:
+        return bool(self._held)

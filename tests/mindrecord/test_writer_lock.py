@@ -1,0 +1,189 @@
+"""Concurrent FileWriters on one path: one writer holds the files from open to commit, others are refused."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from headrace.mindrecord import FileReader, FileWriter
+from headrace.mindrecord._format.errors import MindRecordRuntimeError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCHEMA = {"w": {"type": "int32"}, "k": {"type": "int32"}}
+
+
+def _writer(path, who, n=5, **kw):
+    w = FileWriter(path, **kw)
+    w.add_schema(SCHEMA)
+    w.write_raw_data([{"w": who, "k": k} for k in range(n)])
+    return w
+
+
+def _refused(path, pid):
+    """The message a refused writer gets: the file, and who holds it."""
+    return re.compile(re.escape(f"Invalid file, another FileWriter is writing {path} (pid {pid} on "
+                                f"{socket.gethostname()} (") + r"[^)]*\), since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)\. "
+                      + re.escape("Wait until it commits, or write to another file name."))
+
+
+def _rows(path):
+    return [(r["w"], r["k"]) for r in FileReader(path).get_next()]
+
+
+def test_second_writer_refused_until_the_first_commits(tmp_path):
+    path = str(tmp_path / "a.mindrecord")
+    first = _writer(path, 1)
+    second = FileWriter(path)
+    second.add_schema(SCHEMA)
+    with pytest.raises(MindRecordRuntimeError) as exc:
+        second.write_raw_data([{"w": 2, "k": 0}])
+    assert _refused(path, os.getpid()).fullmatch(exc.value.args[0].split("[ERROR] ")[-1].strip()), str(exc.value)
+    third = FileWriter(path, overwrite=True)
+    third.add_schema(SCHEMA)
+    with pytest.raises(MindRecordRuntimeError, match="another FileWriter is writing"):
+        third.commit()
+    first.commit()
+    assert sorted(os.listdir(tmp_path)) == ["a.mindrecord", "a.mindrecord.db"]   # lock file gone
+    with pytest.raises(MindRecordRuntimeError, match="mindrecord files already exist"):
+        second.write_raw_data([{"w": 2, "k": 0}])
+    assert _rows(path) == [(1, k) for k in range(5)]
+
+
+def test_lock_covers_appends(tmp_path):
+    path = str(tmp_path / "app.mindrecord")
+    _writer(path, 1).commit()
+    app = FileWriter.open_for_append(path)
+    with pytest.raises(MindRecordRuntimeError, match=re.escape(f"another FileWriter is writing {path} (pid")):
+        FileWriter.open_for_append(path)
+    with pytest.raises(MindRecordRuntimeError, match="another FileWriter is writing"):
+        _writer(path, 3, overwrite=True)
+    app.write_raw_data([{"w": 2, "k": 9}])
+    app.commit()
+    again = FileWriter.open_for_append(path)       # released at commit
+    again.write_raw_data([{"w": 4, "k": 0}])
+    again.commit()
+    assert _rows(path) == [(1, k) for k in range(5)] + [(2, 9), (4, 0)]
+    assert sorted(os.listdir(tmp_path)) == ["app.mindrecord", "app.mindrecord.db"]
+
+
+def test_lock_released_when_open_fails_or_writer_is_dropped(tmp_path):
+    path = str(tmp_path / "r.mindrecord")
+    _writer(path, 1).commit()
+    with pytest.raises(MindRecordRuntimeError, match="already exist"):
+        _writer(path, 2)                            # refused after taking the lock: it gives it back
+    dropped = _writer(path, 3, overwrite=True)
+    del dropped                                     # never committed: its finalizer releases
+    _writer(path, 4, overwrite=True).commit()
+    assert _rows(path) == [(4, k) for k in range(5)]
+    assert sorted(os.listdir(tmp_path)) == ["r.mindrecord", "r.mindrecord.db"]
+
+
+def test_each_shard_is_locked(tmp_path):
+    path = str(tmp_path / "s.mindrecord")
+    w = _writer(path, 1, shard_num=3)
+    for name in ("s.mindrecord1", "s.mindrecord2"):   # other datasets whose files overlap
+        with pytest.raises(MindRecordRuntimeError, match=re.escape(f"writing {tmp_path / name} (pid")):
+            _writer(str(tmp_path / name), 2)
+    w.commit()
+    assert sorted(os.listdir(tmp_path)) == [f"s.mindrecord{i}{e}" for i in range(3) for e in ("", ".db")]
+
+
+_RACER = textwrap.dedent("""
+    import os, sys, time
+    sys.path.insert(0, {root!r})
+    from headrace.mindrecord import FileWriter
+    path, me, d = {path!r}, int(sys.argv[1]), {d!r}
+    w = FileWriter(path, overwrite=True)
+    w.add_schema({{"w": {{"type": "int32"}}, "k": {{"type": "int32"}}}})
+    try:
+        w.write_raw_data([{{"w": me, "k": k}} for k in range(40)])
+        status = "opened"
+    except RuntimeError as e:
+        status = "refused " + str(e)
+    with open(os.path.join(d, "r%d.part" % me), "w") as f:
+        f.write(status)
+    os.rename(os.path.join(d, "r%d.part" % me), os.path.join(d, "r%d" % me))
+    if status == "opened":
+        deadline = time.monotonic() + 60
+        while not os.path.exists(os.path.join(d, "go")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        w.commit()
+""")
+
+
+def _wait_for(paths, procs, timeout=60):
+    deadline = time.monotonic() + timeout
+    while not all(os.path.exists(p) for p in paths):
+        assert time.monotonic() < deadline, f"writers did not report: {[p for p in paths if not os.path.exists(p)]}"
+        assert all(p.poll() in (None, 0) for p in procs), [p.poll() for p in procs]
+        time.sleep(0.02)
+
+
+def test_four_processes_overwrite_one_wins_and_the_dataset_is_whole(tmp_path):
+    """Before: all four reported success and the dataset could mix one writer's data file with
+    another's .db. Now the first to open holds the files; the others are refused, naming it."""
+    data, ctl = tmp_path / "data", tmp_path / "ctl"
+    data.mkdir()
+    ctl.mkdir()
+    path = str(data / "race.mindrecord")
+    script = _RACER.format(root=ROOT, path=path, d=str(ctl))
+    for round_ in range(3):
+        for f in os.listdir(ctl):
+            os.unlink(ctl / f)
+        procs = [subprocess.Popen([sys.executable, "-c", script, str(i)]) for i in range(4)]
+        try:
+            _wait_for([str(ctl / f"r{i}") for i in range(4)], procs)
+            status = [(ctl / f"r{i}").read_text() for i in range(4)]
+            (ctl / "go").write_text("")
+            assert [p.wait(timeout=60) for p in procs] == [0] * 4
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        winners = [i for i, s in enumerate(status) if s == "opened"]
+        assert len(winners) == 1, status
+        win = winners[0]
+        for i, s in enumerate(status):
+            if i != win:
+                assert s.startswith("refused "), s
+                assert _refused(path, procs[win].pid).search(s), s
+        assert _rows(path) == [(win, k) for k in range(40)], round_
+        assert sorted(os.listdir(data)) == ["race.mindrecord", "race.mindrecord.db"]
+
+
+_HOLDER = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {root!r})
+    from headrace.mindrecord import FileWriter
+    w = FileWriter({path!r})
+    w.add_schema({{"w": {{"type": "int32"}}, "k": {{"type": "int32"}}}})
+    w.write_raw_data([{{"w": 9, "k": 0}}])
+    print("holding", flush=True)
+    time.sleep(120)
+""")
+
+
+def test_killed_writer_does_not_hold_the_lock(tmp_path):
+    path = str(tmp_path / "k.mindrecord")
+    proc = subprocess.Popen([sys.executable, "-c", _HOLDER.format(root=ROOT, path=path)], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout.readline() == "holding\n"
+        with pytest.raises(MindRecordRuntimeError, match=re.escape(f"writing {path} (pid {proc.pid} on ")):
+            _writer(path, 1)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        proc.stdout.close()
+    assert ".k.mindrecord.hrlock" in os.listdir(tmp_path)      # left behind, but no longer locked
+    _writer(path, 1).commit()
+    assert _rows(path) == [(1, k) for k in range(5)]
+    assert sorted(os.listdir(tmp_path)) == ["k.mindrecord", "k.mindrecord.db"]
