@@ -11,6 +11,8 @@ Two families live here:
 """
 from __future__ import annotations
 
+import errno as _errno
+
 _RULE = "-" * 66
 _HEADLINE = "Exception thrown from dataset pipeline. Refer to 'Dataset Pipeline Error Message'. "
 
@@ -149,6 +151,39 @@ class MindRecordFormatError(MindRecordRuntimeError):
 
     def __reduce__(self):
         return (type(self), (self.plain, self.file, self.row))
+
+
+class MindRecordWriteError(MindRecordRuntimeError, OSError):
+    """Writing MindRecord files failed in the operating system or SQLite (disk full, I/O error...).
+
+    Also an ``OSError`` (``errno`` as the system gave it; ENOSPC for SQLite's "database or disk is
+    full"), so ``except OSError`` keeps working. ``filename`` is the MindRecord file (data file or
+    ``.db``) being written, ``temp`` the temporary file the bytes were going to, if any.
+    """
+
+    def __init__(self, detail: str, file: str, temp: str | None = None, errno: int | None = None,
+                 strerror: str | None = None) -> None:
+        MindRecordRuntimeError.__init__(self, detail)
+        self.errno, self.strerror, self.filename = errno, strerror, file
+        self.file, self.temp = file, temp
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self):
+        return (type(self), (self.detail, self.file, self.temp, self.errno, self.strerror))
+
+
+def write_error(target: str, temp: str | None, exc: BaseException) -> MindRecordWriteError:
+    """A ``MindRecordWriteError`` for an ``OSError`` or ``sqlite3.Error`` met while writing ``target``."""
+    if isinstance(exc, OSError):
+        num, why = exc.errno, exc.strerror or str(exc)
+    else:  # sqlite3.Error: SQLITE_FULL (13) is "database or disk is full"
+        num, why = (_errno.ENOSPC if getattr(exc, "sqlite_errorcode", None) == 13 else None), str(exc)
+    code = f" [{_errno.errorcode.get(num, num)}]" if num is not None else ""
+    via = f" (temporary file {temp})" if temp else ""
+    return MindRecordWriteError(f"Failed to write mindrecord file {target}{via}: {why}{code}. The FileWriter was "
+                                f"closed and its temporary files removed.", target, temp, num, why)
 
 
 REINDEX_HINT = ("If the data file is intact, rebuild its index with `headrace mindrecord reindex {path}` "

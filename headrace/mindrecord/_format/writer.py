@@ -16,6 +16,7 @@ page sizes the same rows produce the same bytes. What differs is where bytes go 
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -28,7 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from .encode import EncodedRow
-from .errors import MindRecordFormatError, MindRecordRuntimeError
+from .errors import MindRecordFormatError, MindRecordRuntimeError, MindRecordWriteError, write_error
 from .header import (BLOB, DEFAULT_PAGE_SIZE, MIN_HEADER_SIZE, MIN_PAGE_SIZE, RAW, Header, Page, check_same_dataset,
                      read_header, read_header_path, shard_paths)
 from .index import ShardIndex, _open_db, field_column, load_index, scan_shard, write_index
@@ -133,6 +134,9 @@ class _Shard:
         self.values: list[tuple] = []      # index-field values per row
         self.base_index: ShardIndex | None = None   # rows already in the file (appends)
         self.rows_before = 0
+        self.orig_size = 0                 # appends: the file's size before this writer,
+        self.orig_tails: list[tuple[Page, int, int]] = []   # and (page, its size, slot offset) of the
+                                                             # pages an append continues
 
     def last_of(self, kind: str) -> Page | None:
         for p in reversed(self.pages):
@@ -175,6 +179,9 @@ class ShardSetWriter:
         self._closed = False
         self._opened = False
         self._lock = WriterLock(self.paths)
+        self._db_tmps: dict[int, str] = {}   # shard id -> temporary .db being written
+        self._failure: str | None = None
+        self._in_place_committed = False     # appends: a header was rewritten in place
 
     # ------------------------------------------------------------------ opening
 
@@ -249,16 +256,31 @@ class ShardSetWriter:
                     os.close(fd)
             shard.rows_before = len(shard.base_index)
             shard.fd = os.open(p, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+            shard.orig_size = os.fstat(shard.fd).st_size
+            for page in filter(None, (shard.last_of(BLOB), shard.last_of(RAW))):
+                shard.orig_tails.append((page, page.size, header.header_size + page.page_id * header.page_size))
             shard.store = _FileStore(shard.fd, p, header.header_size, header.page_size)
         self._opened = True
 
     # ------------------------------------------------------------------ writing
 
     def write(self, rows: Sequence[EncodedRow], shard_id: int | None = None) -> None:
-        """Writes encoded rows: split over all shards, or all to ``shard_id``."""
+        """Writes encoded rows: split over all shards, or all to ``shard_id``.
+
+        An operating-system failure (disk full...) closes the writer, removes its temporary files
+        and raises ``MindRecordWriteError`` naming the file.
+        """
         if not rows:
             return
+        self._check_usable()
         self.open()
+        try:
+            self._write(rows, shard_id)
+        except MindRecordWriteError as exc:
+            self._abort(exc)
+            raise
+
+    def _write(self, rows: Sequence[EncodedRow], shard_id: int | None) -> None:
         biggest = max(max(len(r.raw), r.blob_len) for r in rows) + 8
         if biggest > self.capacity:
             self._grow(biggest)
@@ -270,7 +292,8 @@ class ShardSetWriter:
             if sum(s.store.nbytes for s in self.shards) + incoming > MEMORY_LIMIT:
                 self._to_files()
         if shard_id is not None:
-            self._write_shard(self.shards[shard_id], rows)
+            with self._io(self.shards[shard_id]):
+                self._write_shard(self.shards[shard_id], rows)
         else:
             n, k = len(rows), len(self.shards)
             base, extra = divmod(n, k)
@@ -280,7 +303,8 @@ class ShardSetWriter:
             for shard in self.shards:
                 end = start + base + (1 if shard.shard_id in gets_extra else 0)
                 if end > start:
-                    self._write_shard(shard, rows[start:end])
+                    with self._io(shard):
+                        self._write_shard(shard, rows[start:end])
                 start = end
         if not self.append and isinstance(self.shards[0].store, _MemoryStore):
             if sum(s.store.nbytes for s in self.shards) > MEMORY_LIMIT:
@@ -296,21 +320,23 @@ class ShardSetWriter:
         self.capacity = new
         for shard in self.shards:
             if isinstance(shard.store, _FileStore):
-                if self.append:
-                    self._copy_for_layout(shard, shard.store.header_size, new)
-                else:
-                    shard.store.move(shard.pages, shard.store.header_size, new)
+                with self._io(shard):
+                    if self.append:
+                        self._copy_for_layout(shard, shard.store.header_size, new)
+                    else:
+                        shard.store.move(shard.pages, shard.store.header_size, new)
 
     def _to_files(self) -> None:
         header_size = self.fixed_header or FILE_HEADER_SIZE
         for shard in self.shards:
-            mem = shard.store
-            fd, tmp = _make_temp(shard.path)
-            shard.fd, shard.tmp_path = fd, tmp
-            store = _FileStore(fd, tmp, header_size, self.capacity)
-            for pid, data in mem.pages.items():
-                store.write(pid, 0, [data])
-            shard.store = store
+            with self._io(shard):
+                mem = shard.store
+                fd, tmp = _make_temp(shard.path)
+                shard.fd, shard.tmp_path = fd, tmp
+                store = _FileStore(fd, tmp, header_size, self.capacity)
+                for pid, data in mem.pages.items():
+                    store.write(pid, 0, [data])
+                shard.store = store
 
     def _write_shard(self, shard: _Shard, rows: Sequence[EncodedRow]) -> None:
         """MindSpore's page packing for one batch of rows of one shard."""
@@ -441,49 +467,99 @@ class ShardSetWriter:
         return header_size, page_size
 
     def commit(self) -> None:
-        """Writes headers and indexes and moves every file into place (indexes last)."""
+        """Writes headers and indexes and moves every file into place (indexes last).
+
+        An operating-system or SQLite failure (disk full...) removes every temporary file (an
+        append also gives the data files back their old size) and raises ``MindRecordWriteError``
+        naming the file.
+        """
+        self._check_usable()
         self.open()
-        if self.append:
-            self._commit_append()
-            return
         try:
-            if isinstance(self.shards[0].store, _MemoryStore):
-                header_size, page_size = self._auto_layout()
-                for shard in self.shards:
+            if self.append:
+                self._commit_append()
+            else:
+                self._commit_new()
+        except MindRecordWriteError as exc:
+            self._abort(exc)
+            raise
+        finally:
+            self.close()
+
+    def _commit_new(self) -> None:
+        if isinstance(self.shards[0].store, _MemoryStore):
+            header_size, page_size = self._auto_layout()
+            for shard in self.shards:
+                with self._io(shard):
                     mem = shard.store
                     fd, tmp = _make_temp(shard.path)
                     shard.fd, shard.tmp_path = fd, tmp
                     shard.store = _FileStore(fd, tmp, header_size, page_size)
                     for pid, data in mem.pages.items():
                         shard.store.write(pid, 0, [data])
-            for shard in self.shards:
+        for shard in self.shards:
+            with self._io(shard):
                 self._finish_data_file(shard)
-            db_tmps = []
-            for shard in self.shards:
-                fd, tmp = _make_temp(shard.path + ".db")
-                os.close(fd)
-                os.unlink(tmp)
-                header = self._header(shard, shard.store.header_size, shard.store.page_size)
-                write_index(tmp, header, os.path.basename(shard.path), self._shard_index(shard))
-                os.chmod(tmp, stat.S_IRUSR | stat.S_IWUSR)
-                db_tmps.append(tmp)
-            stale = _stale_shards(self.paths) if self.overwrite else []
-            for shard in self.shards:
+        self._write_indexes()
+        stale = _stale_shards(self.paths) if self.overwrite else []
+        for shard in self.shards:
+            with self._io(shard):
                 if self.overwrite and os.path.lexists(shard.path + ".db"):
                     os.unlink(shard.path + ".db")  # never leave a new data file next to an old index
                 os.replace(shard.tmp_path, shard.path)
                 shard.tmp_path = None
-            for shard, tmp in zip(self.shards, db_tmps):
-                os.replace(tmp, shard.path + ".db")
-            for path in stale:
-                for p in (path + ".db", path):
-                    try:
-                        os.unlink(p)
-                        logger.warning("Removed stale mindrecord file of the overwritten dataset: %s", p)
-                    except FileNotFoundError:
-                        pass
-        finally:
-            self.close()
+        self._move_indexes()
+        for path in stale:
+            for p in (path + ".db", path):
+                try:
+                    os.unlink(p)
+                    logger.warning("Removed stale mindrecord file of the overwritten dataset: %s", p)
+                except FileNotFoundError:
+                    pass
+
+    def _write_indexes(self) -> None:
+        """Writes every shard's ``.db`` under a temporary name."""
+        for shard in self.shards:
+            with self._io(shard, db=True):
+                fd, tmp = _make_temp(shard.path + ".db")
+                os.close(fd)
+                os.unlink(tmp)
+                self._db_tmps[shard.shard_id] = tmp
+                header = self._header(shard, shard.store.header_size, shard.store.page_size)
+                write_index(tmp, header, os.path.basename(shard.path), self._shard_index(shard))
+                os.chmod(tmp, stat.S_IRUSR | stat.S_IWUSR)
+
+    def _move_indexes(self) -> None:
+        for shard in self.shards:
+            with self._io(shard, db=True):
+                os.replace(self._db_tmps[shard.shard_id], shard.path + ".db")
+                del self._db_tmps[shard.shard_id]
+
+    @contextlib.contextmanager
+    def _io(self, shard: _Shard, db: bool = False):
+        """Turns an OSError or sqlite3.Error into a MindRecordWriteError naming the shard's file."""
+        try:
+            yield
+        except MindRecordWriteError:
+            raise
+        except (OSError, sqlite3.Error) as exc:
+            if db:
+                raise write_error(shard.path + ".db", self._db_tmps.get(shard.shard_id), exc) from exc
+            raise write_error(shard.path, shard.tmp_path, exc) from exc
+
+    def _check_usable(self) -> None:
+        if self._failure is not None:
+            raise MindRecordRuntimeError(f"Invalid operation, this FileWriter was closed after a failure "
+                                         f"({self._failure}); start a new FileWriter.")
+
+    def _abort(self, exc: MindRecordWriteError) -> None:
+        """After a write failure: appends give the data files back their old size (while no header
+        was rewritten yet), then everything temporary goes and the lock is released."""
+        self._failure = exc.detail
+        if self.append and not self._in_place_committed:
+            for shard in self.shards:
+                _restore_append(shard)
+        self.close()
 
     def _finish_data_file(self, shard: _Shard) -> None:
         store = shard.store
@@ -521,38 +597,29 @@ class ShardSetWriter:
         for page in shard.pages:
             if page.size:
                 new.write(page.page_id, 0, [old.read(page.page_id, 0, page.size)])
+        os.close(old.fd)
         if shard.tmp_path is not None:
-            os.close(old.fd)
             os.unlink(shard.tmp_path)
         shard.store, shard.fd, shard.tmp_path = new, fd, tmp
 
     def _commit_append(self) -> None:
-        try:
-            for shard in self.shards:
-                store = shard.store
-                need = len(self._header(shard, store.header_size, store.page_size).to_bytes())
-                if need > store.header_size:
+        for shard in self.shards:
+            store = shard.store
+            need = len(self._header(shard, store.header_size, store.page_size).to_bytes())
+            if need > store.header_size:
+                with self._io(shard):
                     self._copy_for_layout(shard, _round_up(2 * need, 1 << 20), store.page_size)
-            db_tmps = []
-            for shard in self.shards:
-                fd, tmp = _make_temp(shard.path + ".db")
-                os.close(fd)
-                os.unlink(tmp)
-                header = self._header(shard, shard.store.header_size, shard.store.page_size)
-                write_index(tmp, header, os.path.basename(shard.path), self._shard_index(shard))
-                os.chmod(tmp, stat.S_IRUSR | stat.S_IWUSR)
-                db_tmps.append(tmp)
-            for shard in self.shards:
+        self._write_indexes()
+        for shard in self.shards:
+            with self._io(shard):
                 if shard.tmp_path is not None:      # relaid out copy
                     self._finish_data_file(shard)
                     os.replace(shard.tmp_path, shard.path)
                     shard.tmp_path = None
                 else:                               # in place: the new header is the commit point
+                    self._in_place_committed = True
                     self._finish_data_file(shard)
-            for shard, tmp in zip(self.shards, db_tmps):
-                os.replace(tmp, shard.path + ".db")
-        finally:
-            self.close()
+        self._move_indexes()
 
     def close(self) -> None:
         """Releases files; removes temporary files of an unfinished write. Idempotent."""
@@ -572,7 +639,33 @@ class ShardSetWriter:
                 except FileNotFoundError:
                     pass
                 shard.tmp_path = None
+        for tmp in self._db_tmps.values():
+            for p in (tmp, tmp + "-journal"):
+                try:
+                    os.unlink(p)
+                except FileNotFoundError:
+                    pass
+        self._db_tmps.clear()
         self._lock.release()
+
+
+def _restore_append(shard: _Shard) -> None:
+    """Gives an appended-to data file back its old bytes: its old size, and zeros (what unused slot
+    bytes hold in a written file) where this writer continued the last pages within it."""
+    try:
+        fd = os.open(shard.path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return
+    try:
+        os.ftruncate(fd, shard.orig_size)
+        for page, size, slot in shard.orig_tails:
+            end = min(slot + page.size, shard.orig_size)
+            if end > slot + size:
+                os.pwrite(fd, bytes(end - slot - size), slot + size)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _load_values(path: str, header: Header) -> dict[str, list]:
