@@ -47,37 +47,36 @@ class DroppedRow:
         return f"row {self.index}, field '{self.field}': {self.reason}"
 
 
-def _row_error(i: int, row: dict, schema: Schema) -> tuple[str, str, str] | None:
-    """The first problem of row ``i`` (fields in schema order) as (field, reason, MindSpore's log
-    message), or None."""
-    head = f"for schema, {i} th data is wrong, "
+def _row_error(row: dict, schema: Schema) -> tuple[str, str, str] | None:
+    """The first problem of a row (fields in schema order) as (field, reason, the end of
+    MindSpore's log message), or None."""
     for name, field in schema.fields.items():
         if name not in row:
-            return name, "the field is missing", f"{head}there is not field: '{name}' in the raw data."
+            return name, "the field is missing", f"there is not field: '{name}' in the raw data."
         value = row[name]
         tname = type(value).__name__
         accepted = _ACCEPTS.get(tname)
         if accepted is None:
             return (name, f"a value of type '{tname}' cannot be stored",
-                    f"{head}data type: '{tname}' for field: '{name}' is not matched.")
+                    f"data type: '{tname}' for field: '{name}' is not matched.")
         if field.type not in accepted:
             return (name, f"a value of type '{tname}' does not fit a field of type {field.type}",
-                    f"{head}data type: '{field.type}' for field: '{name}' is not matched.")
+                    f"data type: '{field.type}' for field: '{name}' is not matched.")
         if tname == "ndarray":
             if field.shape is None:
                 return (name, f"an array does not fit a field of type {field.type} without a shape",
-                        f"{head}data shape for field: '{name}' is not specified.")
+                        f"data shape for field: '{name}' is not specified.")
             if str(value.dtype) != field.type:
                 return (name, f"an array of dtype {value.dtype} does not fit a field of type {field.type}",
-                        f"{head}data type: '{value.dtype}' for field: '{name}' is not matched.")
+                        f"data type: '{value.dtype}' for field: '{name}' is not matched.")
             if not _fits_shape(value.size, field.shape):
                 return (name, f"an array of shape {value.shape} does not fit the shape {list(field.shape)}",
-                        f"{head}data shape: '{value.shape}' for field: '{name}' is not matched.")
+                        f"data shape: '{value.shape}' for field: '{name}' is not matched.")
         elif field.type in _INT_RANGE:
             lo, hi = _INT_RANGE[field.type]
             if not lo <= int(value) <= hi:
                 return (name, f"the value {int(value)} is out of the range of {field.type}",
-                        f"{head}data value: {int(value)} for field: '{name}' is out of the range of {field.type}.")
+                        f"data value: {int(value)} for field: '{name}' is out of the range of {field.type}.")
     return None
 
 
@@ -99,12 +98,12 @@ def check_rows(schema: Schema, rows: Sequence[dict], batch: int = 0,
     dropped = []
     messages = []
     for i, row in enumerate(rows):
-        problem = _row_error(i, row, schema)
+        problem = _row_error(row, schema)
         if problem is None:
             good.append(row)
         else:
             dropped.append(DroppedRow(batch, i, problem[0], problem[1]))
-            messages.append(problem[2])
+            messages.append(f"for schema, {i} th data is wrong, {problem[2]}")
     for msg in reversed(messages if log else []):
         logger.warning(msg)
     return good, dropped
