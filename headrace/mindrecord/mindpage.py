@@ -10,6 +10,7 @@ from ._format.errors import (MRMDefineCategoryError, MindRecordFormatError, Mind
                              ParamValueError)
 from ._format.index import BASE_COLUMNS, QueryTooLong, _open_db, bounded_query
 from ._format.reader import ColumnDecoder, ShardSetReader
+from ._format.verify import resolve_verify
 
 __all__ = ["MindPage"]
 
@@ -23,6 +24,8 @@ class MindPage:
         file_name (Union[str, list[str]]): A data file (all shards of its dataset are read) or a
             list of data files.
         num_consumer (int, optional): Accepted for compatibility, in [1, number of CPUs]. Default: ``4``.
+        verify (bool, optional): headrace only. Verify the files in full when opening them, as
+            ``FileReader(verify=True)`` does. Default: ``None`` (``headrace.mindrecord.set_verify_on_open``).
 
     Raises:
         ParamValueError: ``file_name`` or ``num_consumer`` is invalid.
@@ -44,13 +47,14 @@ class MindPage:
         ['n1', 'n3']
     """
 
-    def __init__(self, file_name, num_consumer=4):
+    def __init__(self, file_name, num_consumer=4, *, verify=None):
+        verify = resolve_verify(verify)
         file_name = check_file_names(file_name)
         check_num_consumer(num_consumer)
         files = [file_name] if isinstance(file_name, str) else file_name
         for f in files:
             check_exists(f)
-        self._reader = ShardSetReader(files, load_dataset=isinstance(file_name, str))
+        self._reader = ShardSetReader(files, load_dataset=isinstance(file_name, str), verify=verify)
         self._reader.ensure_loaded()
         schema = self._reader.schema
         self._decoder = ColumnDecoder(schema, schema.raw_fields + schema.blob_fields, self._reader.compressed,
