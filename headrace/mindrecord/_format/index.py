@@ -382,13 +382,15 @@ def scan_shard(fd: int, header: Header, data_path: str, want_values: Sequence[st
                     try:
                         rec = decode_raw(memoryview(raw)[rpos + 8:rpos + 8 + rlen])
                     except ValueError as exc:
-                        raise MindRecordFormatError(f"Invalid file, {exc}.", data_path, row) from None
+                        raise MindRecordFormatError(f"Invalid file, {exc} (page {raw_page.page_id}).", data_path,
+                                                    row) from None
                     if not isinstance(rec, dict):
-                        raise MindRecordFormatError("Invalid file, the raw record is not a map.", data_path, row)
+                        raise MindRecordFormatError(f"Invalid file, the raw record is not a map (page "
+                                                    f"{raw_page.page_id}).", data_path, row)
                     for f in values:
                         if f not in rec:
-                            raise MindRecordFormatError(f"Invalid file, the raw record has no field '{f}'.",
-                                                        data_path, row)
+                            raise MindRecordFormatError(f"Invalid file, the raw record has no field '{f}' (page "
+                                                        f"{raw_page.page_id}).", data_path, row)
                         values[f][row] = rec[f]
                 if bpos + 8 > len(blob):
                     raise MindRecordFormatError(f"Invalid file, the blob record of row {row} runs past blob page "
