@@ -84,7 +84,7 @@ class MindPage:
             raise MindRecordFormatError(f"Invalid file, the query [ {sql} ] on the mindrecord meta file {path} was "
                                         f"stopped: {exc}, far more than the file's rows need; the file is damaged or "
                                         f"was not written by a MindRecord writer.", path) from None
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, ValueError) as exc:   # ValueError: undecodable text in a damaged file
             raise MindRecordFormatError(f"Invalid file, failed to execute sql [ {sql} ] on the mindrecord meta file "
                                         f"{path}: {exc}.", path) from None
         finally:

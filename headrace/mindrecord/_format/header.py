@@ -132,9 +132,12 @@ class Header:
                 json.dumps(self.schema.to_json(), sort_keys=True))
 
 
+_MAX_INT = 1 << 62   # no number in a header comes near this; larger ones would overflow int64 arithmetic
+
+
 def _int(obj: dict, key: str, file: str, where: str = "header", lo: int = 0) -> int:
     v = obj.get(key)
-    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v < _MAX_INT:
         raise MindRecordFormatError(f"Invalid file, the {where} has an invalid '{key}': {v!r}.", file)
     return v
 
@@ -261,6 +264,9 @@ def check_layout(header: Header, file_size: int, file: str) -> None:
             raise MindRecordFormatError(f"Invalid file, page {p.page_id} ({p.size} bytes at offset {start}) runs "
                                         f"past the end of the file of {file_size} bytes; the file is truncated or "
                                         f"its header is damaged.", file)
+        if p.page_type == RAW and any(off > p.size for _, off in p.row_group_ids):
+            raise MindRecordFormatError(f"Invalid file, raw page {p.page_id} has a row group starting past its "
+                                        f"{p.size} used bytes; the header is damaged.", file)
         if p.page_type == BLOB and (p.end_row_id - p.start_row_id) * 8 > p.size:
             raise MindRecordFormatError(f"Invalid file, blob page {p.page_id} claims rows {p.start_row_id}.."
                                         f"{p.end_row_id} but holds only {p.size} bytes; the header is damaged.", file)

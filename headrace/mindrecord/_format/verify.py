@@ -169,7 +169,7 @@ def _check_db(path: str, header: Header) -> None:
             con.close()
     except QueryTooLong as exc:
         raise _fail(f"SQLite's integrity check of the .db was stopped ({exc})", db) from None
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, ValueError) as exc:   # ValueError: undecodable text in SQLite's answer
         raise _fail(f"SQLite cannot check the .db ({exc})", db) from None
     if result != [("ok",)]:
         raise _fail(f"SQLite's integrity check of the .db reports: {'; '.join(str(r[0]) for r in result[:5])}", db)
@@ -287,7 +287,7 @@ def _check_index_values(path: str, header: Header, scanned: ShardIndex) -> None:
             rows = bounded_query(con, f"SELECT ROW_ID, {cols} FROM INDEXES NOT INDEXED", (), n, n)
         finally:
             con.close()
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, ValueError) as exc:
         raise _fail(f"the .db's index-field columns cannot be read ({exc})", db) from None
     for r in rows:
         row = r[0]
