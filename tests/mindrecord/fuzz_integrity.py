@@ -53,7 +53,7 @@ def write(path):
 class Layout:
     """Where each byte of the pristine data file belongs: size fields, header text, per-row payloads."""
 
-    def __init__(self, path):
+    def __init__(self, path, blob_fields=BLOB_FIELDS):
         data = open(path, "rb").read()
         self.size = len(data)
         (n,) = struct.unpack("<Q", data[:8])
@@ -72,13 +72,17 @@ class Layout:
             self.raw[row] = (a + 8, h.header_size + rp * h.page_size + re_)
             b = h.header_size + bp * h.page_size + bs
             self.sizes.append((b, "<"))
+            end = h.header_size + bp * h.page_size + be
             pos, parts = b + 8, []
-            for _ in BLOB_FIELDS:
+            if len(blob_fields) == 1:       # one blob field: its bytes without an inner length
+                parts.append((pos, end))
+                pos = end
+            for _ in blob_fields if len(blob_fields) > 1 else ():
                 (m,) = struct.unpack(">Q", data[pos:pos + 8])
                 self.sizes.append((pos, ">"))
                 parts.append((pos + 8, pos + 8 + m))
                 pos += 8 + m
-            assert pos == h.header_size + bp * h.page_size + be
+            assert pos == end
             self.blob[row] = parts
 
     def blob_row(self, offset):
@@ -247,6 +251,60 @@ def check_data_file(pristine, work, mutations, verify):
             assert _same(g, w, RAW_FIELDS + BLOB_FIELDS), (mutations, i, g)
 
 
+FAST_SCHEMA = {"label": {"type": "int64"}, "data": {"type": "bytes"}}
+
+
+def fast_rows():
+    return [{"label": (i - 25) << (i % 60), "data": bytes([i]) * ((i * 53) % 2000 + 1)} for i in range(N)]
+
+
+def write_fast(path):
+    """A dataset in the layout MindDataset's fast row path takes (one int scalar, one bytes field)."""
+    w = FileWriter(path)
+    w.add_schema(FAST_SCHEMA, "fuzz")
+    w.set_page_size(1 << 15)
+    w.set_header_size(1 << 14)
+    w.write_raw_data(fast_rows())
+    w.commit()
+
+
+def check_fast_path(pristine, work, mutations, verify):
+    """As check_data_file, reading through MindDataset's source (its fast row path) instead."""
+    from headrace.dataset._sources.mindrecord import MindRecordSource   # noqa: PLC0415
+    path = os.path.join(work, "f.mr")
+    shutil.copy(pristine, path)
+    shutil.copy(pristine + ".db", path + ".db")
+    layout = Layout(pristine, ["data"])
+    blob_rows, payload = set(), False
+    for m in mutations:
+        row, touched = mutate(path, layout, m)
+        payload |= touched
+        if row is not None:
+            blob_rows.add(row)
+    try:
+        src = MindRecordSource(path, verify=verify)
+        try:
+            got = [src.read(i) for i in range(len(src))]
+        finally:
+            src.close()
+    except MindRecordRuntimeError as exc:
+        assert _named(exc, path), (mutations, str(exc))
+        return
+    except RuntimeError as exc:
+        assert "Invalid file, the size of mindrecord file" in str(exc), (mutations, str(exc))
+        return
+    want = fast_rows()
+    assert len(got) == N, mutations
+    for i, ((data, label), w) in enumerate(zip(got, want)):
+        same_label = label.dtype == np.int64 and label.shape == () and int(label) == w["label"]
+        same_data = data.dtype.kind == "S" and data.shape == (1,) and data.tobytes() == w["data"]
+        if verify:
+            assert same_label, (mutations, i, label)
+            assert same_data or i in blob_rows, (mutations, i)
+        elif not payload:
+            assert same_label and same_data, (mutations, i)
+
+
 def check_db(pristine, work, changes, verify):
     path = os.path.join(work, "f.mr")
     shutil.copy(pristine, path)
@@ -286,8 +344,18 @@ def main(workdir, examples):
         with tempfile.TemporaryDirectory(dir=workdir) as work:
             check_db(pristine, work, changes, verify)
 
+    fast = os.path.join(workdir, "pristine", "fast.mr")
+    write_fast(fast)
+
+    @settings(max_examples=max(1, examples // 2), **common)
+    @given(st.lists(MUTATION, min_size=1, max_size=3), st.booleans())
+    def fast_path(mutations, verify):
+        with tempfile.TemporaryDirectory(dir=workdir) as work:
+            check_fast_path(fast, work, mutations, verify)
+
     data_file()
     db_file()
+    fast_path()
     print("fuzz ok")
 
 

@@ -16,7 +16,7 @@ def _cap():
 
 def test_fuzz_damaged_files(tmp_path):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-m", "tests.mindrecord.fuzz_integrity", str(tmp_path), "150"], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "tests.mindrecord.fuzz_integrity", str(tmp_path), "120"], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=250, preexec_fn=_cap)
     assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-6000:])
     assert proc.stdout.strip().endswith("fuzz ok")
