@@ -29,7 +29,9 @@ class MindPage:
 
     Raises:
         ParamValueError: ``file_name`` or ``num_consumer`` is invalid.
-        RuntimeError: a file or its ``.db`` is missing or damaged.
+        RuntimeError: a file or its ``.db`` is missing or damaged (also: a ``.db`` column name that is
+            not a plain field name, or a query on a ``.db`` that does far more work than its rows need).
+        TypeError: ``verify`` is not a bool or None.
 
     Examples:
         >>> import os, tempfile

@@ -176,45 +176,47 @@ def _check_db(path: str, header: Header) -> None:
 
 
 def _check_records(fd: int, path: str, header: Header, index: ShardIndex) -> ShardReport:
-    """Decodes every record of every row, checks it, and checks that the records tile their pages."""
+    """Decodes every record of every row, checks it, and checks that the records tile their pages.
+    Pages are read one raw and one blob page at a time (rows visit them in page order)."""
     schema = header.schema
     raw_fields = schema.raw_fields
     blob_fields = schema.blob_fields
     n = len(index)
-    pages = {}
-    used = 0
-    for p in header.pages:
-        if p.size:
-            data = os.pread(fd, p.size, header.page_offset(p.page_id))
-            if len(data) != p.size:
-                raise _fail(f"page {p.page_id} is cut short by the end of the file", path, p.page_id)
-            pages[p.page_id] = data
-            used += p.size
     # every byte of every page belongs to exactly one record
-    covered = {pid: 0 for pid in pages}
-    for row in range(n):
-        covered[int(index.raw_page[row])] = covered.get(int(index.raw_page[row]), 0) + int(index.raw_end[row] -
-                                                                                           index.raw_start[row])
-        covered[int(index.blob_page[row])] = covered.get(int(index.blob_page[row]), 0) + int(index.blob_end[row] -
-                                                                                             index.blob_start[row])
+    covered = np.zeros(len(header.pages) + 1, dtype=np.int64)
+    np.add.at(covered, index.raw_page, index.raw_end - index.raw_start)
+    np.add.at(covered, index.blob_page, index.blob_end - index.blob_start)
     for p in header.pages:
-        if p.size and covered.get(p.page_id, 0) != p.size:
-            raise _fail(f"the rows' records cover {covered.get(p.page_id, 0)} of the page's {p.size} used bytes",
+        if covered[p.page_id] != p.size:
+            raise _fail(f"the rows' records cover {int(covered[p.page_id])} of the page's {p.size} used bytes",
                         path, p.page_id)
+    cache: dict[str, tuple[int, bytes]] = {}
+
+    def page(kind: str, page_id: int) -> bytes:
+        hit = cache.get(kind)
+        if hit is None or hit[0] != page_id:
+            p = header.pages[page_id]
+            data = os.pread(fd, p.size, header.page_offset(page_id))
+            if len(data) != p.size:
+                raise _fail(f"page {page_id} is cut short by the end of the file", path, page_id)
+            hit = cache[kind] = (page_id, data)
+        return hit[1]
+
     saved = 0
     int_arrays = [k for k, f in enumerate(blob_fields) if schema.fields[f].type in ("int32", "int64")
                   and header.compressed]
     for row in range(n):
         rpage, bpage = int(index.raw_page[row]), int(index.blob_page[row])
-        raw = memoryview(pages[rpage])[int(index.raw_start[row]) + 8:int(index.raw_end[row])]
+        raw = memoryview(page("raw", rpage))[int(index.raw_start[row]) + 8:int(index.raw_end[row])]
         try:
             rec = decode_raw(raw)
         except ValueError as exc:
             raise _fail(str(exc), path, rpage, row) from None
         _check_raw(rec, bytes(raw), raw_fields, schema, path, rpage, row)
-        blob = memoryview(pages[bpage])[int(index.blob_start[row]) + 8:int(index.blob_end[row])]
+        blob = memoryview(page("blob", bpage))[int(index.blob_start[row]) + 8:int(index.blob_end[row])]
         saved += _check_blob(blob, blob_fields, int_arrays, schema, path, bpage, row)
-    return ShardReport(path, n, len(pages), used, index, saved)
+    used = sum(p.size for p in header.pages)
+    return ShardReport(path, n, sum(1 for p in header.pages if p.size), used, index, saved)
 
 
 def _check_raw(rec, raw: bytes, raw_fields: list[str], schema, path: str, page: int, row: int) -> None:
