@@ -6,7 +6,8 @@ overwritten with absurd or off-by-one values, header numbers rewritten, truncati
 in the ``.db``), then reads every row. The reader must raise a MindRecord error naming the file, or
 return rows that differ from the originals only where the format cannot tell (with verification on:
 inside the payload of a blob field of a row whose blob payload was changed); never another
-exception, an absurd allocation or a hang.
+exception, an absurd allocation or a hang. With verification on, MindPage over a damaged ``.db``
+gives the pristine categories or an error.
 
 Run: ``python -m tests.mindrecord.fuzz_integrity WORKDIR EXAMPLES``.
 """
@@ -23,7 +24,7 @@ import tempfile
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from headrace.mindrecord import FileReader, FileWriter
+from headrace.mindrecord import FileReader, FileWriter, MindPage
 from headrace.mindrecord._format.errors import MindRecordFormatError, MindRecordRuntimeError
 from headrace.mindrecord._format.header import read_header_path
 
@@ -33,6 +34,7 @@ BLOB_FIELDS = ["data", "mat", "vec"]           # sorted: their order inside a bl
 RAW_FIELDS = ["label", "name"]
 N = 50
 SIZES = (0, 1, 7, 8, 9, 255, 1 << 31, 1 << 40, (1 << 63) - 1, (1 << 64) - 1)
+PRISTINE_INFO = None          # MindPage's category info of the pristine file, grouped by "name"
 
 
 def rows():
@@ -322,12 +324,28 @@ def check_db(pristine, work, changes, verify):
     assert len(got) == N
     for g, w in zip(got, want):      # the reader takes no value from the .db: locations are checked
         assert _same(g, w, RAW_FIELDS + BLOB_FIELDS), changes
+    if verify:
+        # MindPage groups rows by the .db's values: once verified, they are the records' values
+        try:
+            page = MindPage(path, verify=True)
+            page.category_field = "name"
+            info = page.read_category_info()
+            first = page.read_at_page_by_name("row1", 0, 100)
+        except MindRecordRuntimeError as exc:
+            assert _named(exc, path), (changes, str(exc))
+            return
+        assert info == PRISTINE_INFO, changes
+        assert [r["label"] for r in first] == [r["label"] for r in want if r["name"] == "row1"], changes
 
 
 def main(workdir, examples):
+    global PRISTINE_INFO
     pristine = os.path.join(workdir, "pristine", "f.mr")
     os.makedirs(os.path.dirname(pristine))
     write(pristine)
+    page = MindPage(pristine)
+    page.category_field = "name"
+    PRISTINE_INFO = page.read_category_info()
     assert [r["label"] for r in read_all(pristine, True)] == [r["label"] for r in rows()]
     common = dict(deadline=None, database=None, derandomize=False, suppress_health_check=list(HealthCheck))
 
