@@ -227,3 +227,16 @@ def test_cli_verify(path, tmp_path):
     assert bad.stdout == ok.stdout             # the good file is still verified after the bad one
     assert bad.stderr == (f"headrace mindrecord verify: {other}: Verification failed: the .db keeps 7 for index "
                           f"field 'label', but the row's raw record (page 6) holds 6. (file: {other}.db, row: 7)\n")
+
+
+def test_raw_record_with_a_non_text_key():
+    # a damaged key byte can turn a key into a number: reported, not a TypeError from sorting mixed keys
+    from headrace.mindrecord._format.schema import schema_from_header
+    from headrace.mindrecord._format.verify import _check_raw
+    schema = schema_from_header([{"blob_fields": [], "desc": "", "schema": {"label": {"type": "int32"},
+                                                                            "s": {"type": "string"}}}], "f.mr")
+    with pytest.raises(MindRecordFormatError) as info:
+        _check_raw({37: 1, "s": "x"}, b"", ["label", "s"], schema, "f.mr", 4, 9)
+    assert info.value.file == "f.mr" and info.value.row == 9
+    assert info.value.plain == ("Verification failed: the raw record holds ['37', \"'s'\"], not the schema's scalar "
+                                "fields ['label', 's'] (page 4).")
