@@ -1,4 +1,4 @@
-"""The ``headrace`` command: ``demo``, ``mindrecord`` (info, reindex), ``convert``."""
+"""The ``headrace`` command: ``demo``, ``mindrecord`` (info, reindex, verify), ``convert``."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +9,7 @@ from typing import Sequence
 # subcommand -> (module with main(argv), one-line help)
 COMMANDS = {
     "demo": ("headrace.cli.demo", "build a small image dataset as MindRecord and train-read it, with throughput"),
-    "mindrecord": ("headrace.cli.mindrecord", "inspect MindRecord files or rebuild their .db index"),
+    "mindrecord": ("headrace.cli.mindrecord", "inspect or verify MindRecord files, or rebuild their .db index"),
     "convert": ("headrace.cli.convert", "convert CIFAR/MNIST/ImageNet folders/CSV/TFRecord to MindRecord"),
 }
 

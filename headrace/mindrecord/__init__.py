@@ -1,12 +1,15 @@
 """MindRecord files with MindSpore's ``mindspore.mindrecord`` API.
 
 ``FileWriter`` writes, ``FileReader`` iterates, ``MindPage`` groups rows by an index field, and
-``reindex`` rebuilds a lost or damaged ``.db`` index from its data file. Files are byte-compatible
-with MindSpore 2.10 in both directions.
+``reindex`` rebuilds a lost or damaged ``.db`` index from its data file, ``verify`` checks files in
+full (``set_verify_on_open(True)`` makes every reader do it when it opens its files). Files are
+byte-compatible with MindSpore 2.10 in both directions.
 """
 from enum import Enum, IntEnum
 
+from ._format.verify import ShardReport, get_verify_on_open, set_verify_on_open
 from ._reindex import reindex
+from ._verify import verify
 from .filereader import FileReader
 from .filewriter import DroppedRow, FileWriter, InvalidRowWarning, WriteReport
 from .mindpage import MindPage
@@ -31,4 +34,5 @@ from .converters import (  # noqa: E402
 
 __all__ = ["Cifar100ToMR", "Cifar10ToMR", "CsvToMR", "DroppedRow", "FAILED", "FileReader", "FileWriter",
            "FixedLenFeature", "ImageNetToMR", "InvalidRowWarning", "MSRStatus", "MindPage", "MnistToMR", "SUCCESS",
-           "TFRecordToMR", "WriteReport", "reindex"]
+           "ShardReport", "TFRecordToMR", "WriteReport", "get_verify_on_open", "reindex", "set_verify_on_open",
+           "verify"]

@@ -6,6 +6,7 @@ import logging
 from ._checks import check_exists, check_file_names, check_num_consumer
 from ._format.errors import MindRecordRuntimeError, ParamTypeError
 from ._format.reader import ColumnDecoder, ShardSetReader
+from ._format.verify import resolve_verify
 
 __all__ = ["FileReader"]
 
@@ -36,11 +37,17 @@ class FileReader:
             done in the calling thread. Default: ``4``.
         columns (list[str], optional): Fields to read. Default: ``None`` (all).
         operator (int, optional): Unused (MindSpore deprecates it too). Default: ``None``.
+        verify (bool, optional): headrace only. Verify the files in full when opening them: every
+            record decoded and checked, the ``.db`` checked against the data file (see
+            ``headrace.mindrecord.verify``; the format has no checksum, so a changed byte inside a
+            ``bytes`` field or a float array can still go unseen). Default: ``None`` (the value of
+            ``headrace.mindrecord.set_verify_on_open``, False unless set).
 
     Raises:
         ParamValueError: ``file_name`` or ``num_consumer`` is invalid.
         ParamTypeError: ``columns`` is not a list.
         RuntimeError: a file or its ``.db`` is missing, damaged, or ``columns`` names an unknown field.
+        TypeError: ``verify`` is not a bool or None.
 
     Examples:
         >>> import os, tempfile
@@ -56,7 +63,8 @@ class FileReader:
         >>> reader.close()
     """
 
-    def __init__(self, file_name, num_consumer=4, columns=None, operator=None):
+    def __init__(self, file_name, num_consumer=4, columns=None, operator=None, *, verify=None):
+        verify = resolve_verify(verify)
         file_name = check_file_names(file_name)
         check_num_consumer(num_consumer)
         if operator is not None:
@@ -70,7 +78,7 @@ class FileReader:
         files = [file_name] if isinstance(file_name, str) else file_name
         for f in files:
             check_exists(f)
-        self._reader = ShardSetReader(files, load_dataset=isinstance(file_name, str))
+        self._reader = ShardSetReader(files, load_dataset=isinstance(file_name, str), verify=verify)
         self._out = output_columns(self._reader, self._columns)
         self._decoder = ColumnDecoder(self._reader.schema, self._out, self._reader.compressed, flavor="python")
         self._reader.ensure_loaded()

@@ -2,15 +2,19 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 
 from ._checks import check_exists, check_file_names, check_num_consumer
 from ._format.errors import (MRMDefineCategoryError, MindRecordFormatError, MindRecordRuntimeError, ParamTypeError,
                              ParamValueError)
-from ._format.index import BASE_COLUMNS, _open_db
+from ._format.index import BASE_COLUMNS, QueryTooLong, _open_db, bounded_query
 from ._format.reader import ColumnDecoder, ShardSetReader
+from ._format.verify import resolve_verify
 
 __all__ = ["MindPage"]
+
+_COLUMN_RE = re.compile(r"[0-9A-Za-z_]+_0")
 
 
 class MindPage:
@@ -20,10 +24,14 @@ class MindPage:
         file_name (Union[str, list[str]]): A data file (all shards of its dataset are read) or a
             list of data files.
         num_consumer (int, optional): Accepted for compatibility, in [1, number of CPUs]. Default: ``4``.
+        verify (bool, optional): headrace only. Verify the files in full when opening them, as
+            ``FileReader(verify=True)`` does. Default: ``None`` (``headrace.mindrecord.set_verify_on_open``).
 
     Raises:
         ParamValueError: ``file_name`` or ``num_consumer`` is invalid.
-        RuntimeError: a file or its ``.db`` is missing or damaged.
+        RuntimeError: a file or its ``.db`` is missing or damaged (also: a ``.db`` column name that is
+            not a plain field name, or a query on a ``.db`` that does far more work than its rows need).
+        TypeError: ``verify`` is not a bool or None.
 
     Examples:
         >>> import os, tempfile
@@ -43,13 +51,14 @@ class MindPage:
         ['n1', 'n3']
     """
 
-    def __init__(self, file_name, num_consumer=4):
+    def __init__(self, file_name, num_consumer=4, *, verify=None):
+        verify = resolve_verify(verify)
         file_name = check_file_names(file_name)
         check_num_consumer(num_consumer)
         files = [file_name] if isinstance(file_name, str) else file_name
         for f in files:
             check_exists(f)
-        self._reader = ShardSetReader(files, load_dataset=isinstance(file_name, str))
+        self._reader = ShardSetReader(files, load_dataset=isinstance(file_name, str), verify=verify)
         self._reader.ensure_loaded()
         schema = self._reader.schema
         self._decoder = ColumnDecoder(schema, schema.raw_fields + schema.blob_fields, self._reader.compressed,
@@ -69,21 +78,36 @@ class MindPage:
                                         path) from None
 
     def _execute(self, shard: int, sql: str, args: tuple = ()) -> list:
+        """Runs one query on a shard's ``.db``, bounded in work by the shard's row count."""
         con = self._connect(shard)
+        path = self._reader.paths[shard] + ".db"
+        rows = self._reader.headers[shard].num_rows
         try:
-            return con.execute(sql, args).fetchall()
-        except sqlite3.Error as exc:
-            path = self._reader.paths[shard] + ".db"
+            return bounded_query(con, sql, args, rows)
+        except QueryTooLong as exc:
+            raise MindRecordFormatError(f"Invalid file, the query [ {sql} ] on the mindrecord meta file {path} was "
+                                        f"stopped: {exc}, far more than the file's rows need; the file is damaged or "
+                                        f"was not written by a MindRecord writer.", path) from None
+        except (sqlite3.Error, ValueError) as exc:   # ValueError: undecodable text in a damaged file
             raise MindRecordFormatError(f"Invalid file, failed to execute sql [ {sql} ] on the mindrecord meta file "
                                         f"{path}: {exc}.", path) from None
         finally:
             con.close()
 
     def _query_columns(self) -> list[str]:
+        """The ``.db``'s index-field columns. Names come from the file, so each one must be a plain
+        identifier (what a writer makes of a schema field name) before it is ever put into SQL."""
         info = self._execute(0, "PRAGMA table_info(INDEXES)")
         names = [row[1] for row in info]
         extra = names[len(BASE_COLUMNS):]
-        return extra[1::2]   # INC_k, <field>_0, INC_k+1, ...
+        columns = extra[1::2]   # INC_k, <field>_0, INC_k+1, ...
+        for c in columns:
+            if not isinstance(c, str) or not _COLUMN_RE.fullmatch(c):
+                path = self._reader.paths[0] + ".db"
+                raise MindRecordFormatError(f"Invalid file, the mindrecord meta file {path} has an index column named "
+                                            f"{c!r}, which is not a field name followed by '_0' (letters, digits and "
+                                            f"'_' only); the file is damaged or crafted.", path)
+        return columns
 
     @property
     def candidate_fields(self):
@@ -119,7 +143,7 @@ class MindPage:
             raise MindRecordRuntimeError("Invalid data, field: is invalid.")
         counts: dict[str, int] = {}
         for shard in range(len(self._reader.paths)):
-            rows = self._execute(shard, f"SELECT CAST({col} AS TEXT), COUNT({col}) FROM INDEXES GROUP BY {col}")
+            rows = self._execute(shard, f'SELECT CAST("{col}" AS TEXT), COUNT("{col}") FROM INDEXES GROUP BY "{col}"')
             for name, count in rows:
                 key = "" if name is None else name
                 counts[key] = counts.get(key, 0) + count
@@ -154,11 +178,17 @@ class MindPage:
         for shard in range(len(reader.paths)):
             if seen >= stop:
                 break
-            rows = self._execute(shard, f"SELECT ROW_ID FROM INDEXES WHERE CAST({col} AS TEXT) = ? "
-                                        f"ORDER BY PAGE_ID_BLOB, rowid", (name,))
+            rows = self._execute(shard, f'SELECT ROW_ID FROM INDEXES WHERE CAST("{col}" AS TEXT) = ? '
+                                        f'ORDER BY PAGE_ID_BLOB, rowid', (name,))
             base = reader._starts[shard]
+            count = reader._starts[shard + 1] - base
             for (row_id,) in rows:
                 if start <= seen < stop:
+                    if not isinstance(row_id, int) or not 0 <= row_id < count:
+                        path = reader.paths[shard] + ".db"
+                        raise MindRecordFormatError(f"Invalid file, the mindrecord meta file {path} gives ROW_ID "
+                                                    f"{row_id!r} for category {name!r}, outside the file's {count} "
+                                                    f"rows.", path)
                     i = base + row_id
                     rec, blob = reader.read_records(i)
                     values = self._decoder.decode(rec, blob, lambda i=i: reader.where(i))

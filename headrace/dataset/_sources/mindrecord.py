@@ -43,6 +43,7 @@ from headrace._util.types import SampleContext
 from headrace.dataset._sources.base import MappableDataset
 from headrace.mindrecord._format.errors import MindRecordRuntimeError
 from headrace.mindrecord._format.reader import ColumnDecoder, ShardSetReader, fast_row_reader
+from headrace.mindrecord._format.verify import resolve_verify
 
 __all__ = ["MindDataset", "MindRecordSource"]
 
@@ -67,6 +68,8 @@ class MindRecordSource:
         padded_sample: values of the padded row, by column (needs ``columns_list``).
         num_padded: how many padded rows follow the data.
         rebuild_missing_index: rebuild a missing or damaged ``.db`` in memory instead of raising.
+        verify: verify the files in full now (``headrace.mindrecord.verify``) instead of only
+            checking the row tables; reading rows afterwards costs the same.
 
     Raises:
         RuntimeError: a file is missing or damaged, or a column is not in the schema.
@@ -75,10 +78,12 @@ class MindRecordSource:
 
     def __init__(self, dataset_files: str | Sequence[str], columns_list: Sequence[str] | None = None,
                  padded_sample: dict | None = None, num_padded: int = 0, *,
-                 rebuild_missing_index: bool = False) -> None:
+                 rebuild_missing_index: bool = False, verify: bool = False) -> None:
         files = [dataset_files] if isinstance(dataset_files, str) else list(dataset_files)
         self._reader = ShardSetReader(files, load_dataset=isinstance(dataset_files, str),
-                                      rebuild_missing_index=rebuild_missing_index)
+                                      rebuild_missing_index=rebuild_missing_index, verify=verify)
+        if verify:
+            self._reader.ensure_loaded()
         schema = self._reader.schema
         if columns_list:
             for c in columns_list:
@@ -549,6 +554,12 @@ class MindDataset(MappableDataset):
         num_padded (int, optional): Number of padded rows. Default: ``None``.
         num_samples (int, optional): Rows to read. Default: ``None`` (all).
         cache (DatasetCache, optional): Not supported; must be None. Default: ``None``.
+        verify (bool, optional): headrace only (keyword). Verify the files in full when the
+            dataset first reads them: every record decoded and checked, each ``.db`` checked against
+            its data file (``headrace.mindrecord.verify``). The format has no checksum, so a changed
+            byte inside a ``bytes`` field or a float array can still go unseen. Reading rows
+            afterwards costs the same. Default: ``None`` (the value of
+            ``headrace.mindrecord.set_verify_on_open`` when the dataset is made, False unless set).
 
     Raises:
         ValueError: a file does not exist, or the arguments conflict.
@@ -570,8 +581,10 @@ class MindDataset(MappableDataset):
     """
 
     def __init__(self, dataset_files, columns_list=None, num_parallel_workers=None, shuffle=None, num_shards=None,
-                 shard_id=None, sampler=None, padded_sample=None, num_padded=None, num_samples=None, cache=None):
+                 shard_id=None, sampler=None, padded_sample=None, num_padded=None, num_samples=None, cache=None, *,
+                 verify=None):
         from headrace.dataset import samplers as S  # noqa: PLC0415 - samplers import the source layer
+        verify = resolve_verify(verify)
         if isinstance(dataset_files, list):
             if not dataset_files:
                 raise ValueError("dataset_files should not be empty.")
@@ -632,6 +645,7 @@ class MindDataset(MappableDataset):
         self.columns_list = columns_list
         self.padded_sample = padded_sample
         self.num_padded = num_padded or 0
+        self.verify = verify
         plan = _mind_plan(shuffle, sampler, num_samples, self.num_shards, self.shard_id)
         if plan is not None:
             self._sampler_plan = plan
@@ -652,7 +666,8 @@ class MindDataset(MappableDataset):
         return list(self._source().read(index))
 
     def _make_source(self) -> MindRecordSource:
-        src = MindRecordSource(self.dataset_files, self.columns_list, self.padded_sample, self.num_padded)
+        src = MindRecordSource(self.dataset_files, self.columns_list, self.padded_sample, self.num_padded,
+                               verify=getattr(self, "verify", False))
         plan = getattr(self, "_sampler_plan", None)
         if isinstance(plan, MindFilePlan) and not plan.sizes:
             self._sampler_plan = dataclasses.replace(plan, sizes=tuple(src.file_rows))

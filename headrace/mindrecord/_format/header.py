@@ -132,9 +132,12 @@ class Header:
                 json.dumps(self.schema.to_json(), sort_keys=True))
 
 
+_MAX_INT = 1 << 62   # no number in a header comes near this; larger ones would overflow int64 arithmetic
+
+
 def _int(obj: dict, key: str, file: str, where: str = "header", lo: int = 0) -> int:
     v = obj.get(key)
-    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v < _MAX_INT:
         raise MindRecordFormatError(f"Invalid file, the {where} has an invalid '{key}': {v!r}.", file)
     return v
 
@@ -239,7 +242,35 @@ def read_header(fd: int, file: str, file_size: int | None = None) -> Header:
     if header.header_size < 8 + length:
         raise MindRecordFormatError(f"Invalid file, the header of {8 + length} bytes is larger than its "
                                     f"header_size {header.header_size}.", file)
+    check_layout(header, file_size, file)
     return header
+
+
+def check_layout(header: Header, file_size: int, file: str) -> None:
+    """Raises unless every size the header claims is possible for a file of ``file_size`` bytes.
+
+    Each size is checked before anything is allocated from it: header and page sizes within the
+    limits a writer accepts, every used page inside the file, and no blob page claiming more rows
+    than its bytes can hold (a record takes at least its 8-byte length).
+    """
+    if header.header_size > MAX_HEADER_SIZE:
+        raise MindRecordFormatError(f"Invalid file, the header_size {header.header_size} is above the limit "
+                                    f"{MAX_HEADER_SIZE}; the header is damaged.", file)
+    if header.page_size > MAX_PAGE_SIZE:
+        raise MindRecordFormatError(f"Invalid file, the page_size {header.page_size} is above the limit "
+                                    f"{MAX_PAGE_SIZE}; the header is damaged.", file)
+    for p in header.pages:
+        start = header.page_offset(p.page_id)
+        if p.size and start + p.size > file_size:
+            raise MindRecordFormatError(f"Invalid file, page {p.page_id} ({p.size} bytes at offset {start}) runs "
+                                        f"past the end of the file of {file_size} bytes; the file is truncated or "
+                                        f"its header is damaged.", file)
+        if p.page_type == RAW and any(off > p.size for _, off in p.row_group_ids):
+            raise MindRecordFormatError(f"Invalid file, raw page {p.page_id} has a row group starting past its "
+                                        f"{p.size} used bytes; the header is damaged.", file)
+        if p.page_type == BLOB and (p.end_row_id - p.start_row_id) * 8 > p.size:
+            raise MindRecordFormatError(f"Invalid file, blob page {p.page_id} claims rows {p.start_row_id}.."
+                                        f"{p.end_row_id} but holds only {p.size} bytes; the header is damaged.", file)
 
 
 def read_header_path(path: str) -> Header:

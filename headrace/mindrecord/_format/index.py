@@ -128,6 +128,44 @@ def _quote_uri(path: str) -> str:
     return quote(os.path.abspath(path), safe="/")
 
 
+_PROGRESS_EVERY = 1000        # SQLite virtual-machine steps between calls of the progress handler
+_STEPS_BASE = 20_000          # a query may take (2e7 + 2e5 per row of the shard) steps
+_STEPS_PER_ROW = 200
+
+
+class QueryTooLong(sqlite3.Error):
+    """A query on a ``.db`` did far more work, or returned far more rows, than its shard's rows need."""
+
+
+def bounded_query(con: sqlite3.Connection, sql: str, args: tuple, rows: int, max_results: int | None = None) -> list:
+    """``con.execute(sql, args).fetchall()``, but stopped with ``QueryTooLong`` after a number of
+    SQLite steps proportional to ``rows`` (the shard's row count from its header), or once more
+    than ``max_results`` rows came back: a damaged or crafted ``.db`` (a view over an endless
+    recursive query, a table far larger than the data file) cannot hang or exhaust memory."""
+    budget = [_STEPS_BASE + _STEPS_PER_ROW * rows]
+
+    def progress() -> int:
+        budget[0] -= 1
+        return 1 if budget[0] < 0 else 0   # non-zero interrupts the statement
+
+    con.set_progress_handler(progress, _PROGRESS_EVERY)
+    try:
+        cur = con.execute(sql, args)
+        if max_results is None:
+            return cur.fetchall()
+        out = cur.fetchmany(max_results + 1)
+        if len(out) > max_results:
+            raise QueryTooLong(f"it returned more than {max_results} rows")
+        return out
+    except sqlite3.OperationalError as exc:
+        if budget[0] < 0:
+            raise QueryTooLong(f"it took more than {_PROGRESS_EVERY * (_STEPS_BASE + _STEPS_PER_ROW * rows)} steps "
+                               f"for {rows} rows") from None
+        raise
+    finally:
+        con.set_progress_handler(None, 0)
+
+
 def _damaged(db_path: str, data_path: str, why: str) -> MindRecordFormatError:
     exc = MindRecordFormatError(f"Invalid file, the mindrecord meta file {db_path} is damaged or does not "
                                 f"belong to this data file: {why}.", db_path)
@@ -158,12 +196,15 @@ def load_index(data_path: str, header: Header) -> ShardIndex:
         con = _open_db(db_path)
     except sqlite3.Error as exc:
         raise _damaged(db_path, data_path, str(exc)) from None
+    n = header.num_rows
     try:
         try:
-            names = con.execute("SELECT NAME FROM SHARD_NAME").fetchall()
-            rows = con.execute("SELECT ROW_ID, PAGE_ID_RAW, PAGE_OFFSET_RAW, PAGE_OFFSET_RAW_END, ROW_GROUP_ID, "
-                               "PAGE_ID_BLOB, PAGE_OFFSET_BLOB, PAGE_OFFSET_BLOB_END FROM INDEXES "
-                               "ORDER BY ROW_ID").fetchall()
+            names = bounded_query(con, "SELECT NAME FROM SHARD_NAME", (), n, 1)
+            # NOT INDEXED: a full scan of the table itself; SQLite's own index over ROW_ID is never
+            # trusted (a damaged index page can return one row twice, with every later check passing)
+            rows = bounded_query(con, "SELECT ROW_ID, PAGE_ID_RAW, PAGE_OFFSET_RAW, PAGE_OFFSET_RAW_END, "
+                                      "ROW_GROUP_ID, PAGE_ID_BLOB, PAGE_OFFSET_BLOB, PAGE_OFFSET_BLOB_END FROM INDEXES "
+                                      "NOT INDEXED", (), n, n)
         except (sqlite3.Error, ValueError) as exc:
             raise _damaged(db_path, data_path, str(exc)) from None
     finally:
@@ -178,7 +219,8 @@ def load_index(data_path: str, header: Header) -> ShardIndex:
         arr = np.array(rows, dtype=np.int64).reshape(-1, 8)
     except (TypeError, ValueError, OverflowError):
         raise _damaged(db_path, data_path, "INDEXES holds non-integer locations") from None
-    n = header.num_rows
+    if arr.shape[0] == n and n:
+        arr = arr[np.argsort(arr[:, 0], kind="stable")]
     if arr.shape[0] != n or (n and not np.array_equal(arr[:, 0], np.arange(n))):
         raise _damaged(db_path, data_path, f"INDEXES has {arr.shape[0]} rows with ROW_IDs that are not 0..{n - 1} "
                                            f"as the header's {n} rows require")
@@ -213,6 +255,76 @@ def check_index(index: ShardIndex, header: Header, db_path: str, data_path: str)
         row = int(np.flatnonzero(bad)[0])
         raise _damaged(db_path, data_path, f"row {row} names row group {int(index.group[row])}, but its blob page "
                                            f"{int(index.blob_page[row])} holds another group")
+    _check_blob_tiling(index, header, db_path, data_path)
+    _check_raw_tiling(index, header, db_path, data_path)
+
+
+def _first_bad(bad: np.ndarray) -> int:
+    return int(np.flatnonzero(bad)[0])
+
+
+def _check_blob_tiling(index: ShardIndex, header: Header, db_path: str, data_path: str) -> None:
+    """Row r's blob record is in the blob page whose rows include r, and each blob page's records
+    follow one another from byte 0 to the page's used size, in row order (as the writer lays them
+    out): so the locations are distinct and increasing, and the row table agrees with the header."""
+    n = len(index)
+    blobs = [p for p in header.pages if p.page_type == BLOB]
+    page_of = np.full(n, -1, dtype=np.int64)
+    last = np.zeros(n, dtype=bool)
+    size_of = np.zeros(n, dtype=np.int64)
+    for p in blobs:
+        a, b = min(p.start_row_id, n), min(p.end_row_id, n)
+        page_of[a:b] = p.page_id
+        if b > a:
+            last[b - 1] = True
+            size_of[b - 1] = p.size
+    bad = page_of != index.blob_page
+    if bad.any():
+        row = _first_bad(bad)
+        raise _damaged(db_path, data_path, f"row {row}'s blob record is in page {int(index.blob_page[row])}, but "
+                                           f"the header puts row {row} in page {int(page_of[row])}")
+    want_start = np.zeros(n, dtype=np.int64)
+    same = np.zeros(n, dtype=bool)
+    same[1:] = index.blob_page[1:] == index.blob_page[:-1]
+    want_start[1:] = np.where(same[1:], index.blob_end[:-1], 0)
+    bad = (index.blob_start != want_start) | (last & (index.blob_end != size_of))
+    if bad.any():
+        row = _first_bad(bad)
+        raise _damaged(db_path, data_path, f"row {row}'s blob record (bytes {int(index.blob_start[row])}.."
+                                           f"{int(index.blob_end[row])} of page {int(index.blob_page[row])}) does not "
+                                           f"follow the previous row's record in that page or end the page's "
+                                           f"used bytes: the row locations are not distinct and in order")
+
+
+def _check_raw_tiling(index: ShardIndex, header: Header, db_path: str, data_path: str) -> None:
+    """Raw records: each row group starts at the offset its raw page's ``row_group_ids`` gives, and
+    the rows of a group follow one another in that page, in row order."""
+    n = len(index)
+    starts = {}
+    for p in header.pages:
+        if p.page_type == RAW:
+            for g, off in p.row_group_ids:
+                starts[(p.page_id, g)] = off
+    first = np.ones(n, dtype=bool)
+    first[1:] = (index.group[1:] != index.group[:-1]) | (index.raw_page[1:] != index.raw_page[:-1])
+    rows = np.flatnonzero(first)
+    want = np.empty(n, dtype=np.int64)
+    want[1:] = index.raw_end[:-1]
+    group_heads = [starts.get((int(index.raw_page[r]), int(index.group[r])), -1) for r in rows]
+    want[rows] = group_heads
+    bad = index.raw_start != want
+    if bad.any():
+        row = _first_bad(bad)
+        raise _damaged(db_path, data_path, f"row {row}'s raw record (bytes {int(index.raw_start[row])}.."
+                                           f"{int(index.raw_end[row])} of page {int(index.raw_page[row])}) does not "
+                                           f"follow the previous row's record or start its row group where raw page "
+                                           f"{int(index.raw_page[row])} says: the row locations are not distinct and "
+                                           f"in order")
+    raw_abs = index.raw_page * header.page_size + index.raw_start
+    if n > 1 and not (raw_abs[1:] >= raw_abs[:-1] + (index.raw_end[:-1] - index.raw_start[:-1])).all():
+        row = _first_bad(~(raw_abs[1:] >= raw_abs[:-1] + (index.raw_end[:-1] - index.raw_start[:-1]))) + 1
+        raise _damaged(db_path, data_path, f"row {row}'s raw record does not come after row {row - 1}'s: the row "
+                                           f"locations are not distinct and in order")
 
 
 def scan_shard(fd: int, header: Header, data_path: str, want_values: Sequence[str] = ()) -> ShardIndex:
@@ -270,13 +382,15 @@ def scan_shard(fd: int, header: Header, data_path: str, want_values: Sequence[st
                     try:
                         rec = decode_raw(memoryview(raw)[rpos + 8:rpos + 8 + rlen])
                     except ValueError as exc:
-                        raise MindRecordFormatError(f"Invalid file, {exc}.", data_path, row) from None
+                        raise MindRecordFormatError(f"Invalid file, {exc} (page {raw_page.page_id}).", data_path,
+                                                    row) from None
                     if not isinstance(rec, dict):
-                        raise MindRecordFormatError("Invalid file, the raw record is not a map.", data_path, row)
+                        raise MindRecordFormatError(f"Invalid file, the raw record is not a map (page "
+                                                    f"{raw_page.page_id}).", data_path, row)
                     for f in values:
                         if f not in rec:
-                            raise MindRecordFormatError(f"Invalid file, the raw record has no field '{f}'.",
-                                                        data_path, row)
+                            raise MindRecordFormatError(f"Invalid file, the raw record has no field '{f}' (page "
+                                                        f"{raw_page.page_id}).", data_path, row)
                         values[f][row] = rec[f]
                 if bpos + 8 > len(blob):
                     raise MindRecordFormatError(f"Invalid file, the blob record of row {row} runs past blob page "

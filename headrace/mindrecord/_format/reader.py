@@ -66,9 +66,13 @@ class ShardSetReader:
         load_dataset: True when ``files`` is a single file whose sibling shards are to be loaded.
         rebuild_missing_index: build the row table from the data files when a ``.db`` is missing
             or damaged, instead of raising.
+        verify: verify every file in full when the row tables are loaded (``verify.verify_shard``:
+            every record decoded and checked, the ``.db`` against the data file), raising
+            ``MindRecordFormatError`` naming file, page and row on the first problem.
     """
 
-    def __init__(self, files: Sequence[str], load_dataset: bool = True, *, rebuild_missing_index: bool = False) -> None:
+    def __init__(self, files: Sequence[str], load_dataset: bool = True, *, rebuild_missing_index: bool = False,
+                 verify: bool = False) -> None:
         files = [os.fspath(f) for f in files]
         first = files[0]
         fd = _open(first)
@@ -100,6 +104,7 @@ class ShardSetReader:
         self.index_fields = headers[0].index_fields
         self.compressed = headers[0].compressed
         self._rebuild = rebuild_missing_index
+        self.verify = verify
         self._lock = threading.Lock()
         self._pid = -1
         self._gen = -1
@@ -116,6 +121,10 @@ class ShardSetReader:
         """Loads the row tables (once per object, not per process)."""
         tables = []
         for path, header in zip(self.paths, self.headers):
+            if self.verify:
+                from .verify import verify_shard  # noqa: PLC0415 - only when asked for
+                tables.append(_absolute(verify_shard(path, header).index, header))
+                continue
             try:
                 table = _load_table(path, header)
             except MindRecordFormatError:
