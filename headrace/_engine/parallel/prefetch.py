@@ -92,7 +92,10 @@ class Prefetcher:
         if item is _END:
             raise StopIteration
         if type(item) is _Failure:
-            raise item.exc
+            try:
+                raise item.exc
+            finally:  # the exception will hold this frame: the frame must not hold it (no cycle)
+                item = None
         return item
 
     def _wait_for_item(self) -> Any:
