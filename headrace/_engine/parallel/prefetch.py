@@ -62,6 +62,7 @@ class Prefetcher:
                     with self._cond:
                         self._cond.notify()
                 if item is _END or type(item) is _Failure:
+                    item = None  # the failure's frames hold this frame: no cycle through a local
                     return
         finally:
             self._done = True
