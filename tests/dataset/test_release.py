@@ -95,6 +95,49 @@ def test_a_dropped_iterator_is_freed_without_the_garbage_collector(mode, fail, p
     assert_all_released(before)
 
 
+def _generate(src):
+    def rows():
+        for i in range(len(src)):
+            yield src[i]
+    return rows
+
+
+SHAPES = {
+    "stream": lambda s: ds.GeneratorDataset(_generate(s), ["x"]),
+    "batch": lambda s: ds.GeneratorDataset(s, ["x"], shuffle=False).batch(4),
+    "shuffle-repeat": lambda s: ds.GeneratorDataset(s, ["x"]).shuffle(8).repeat(2),
+    "zip": lambda s: ds.zip((ds.GeneratorDataset(s, ["x"]), ds.GeneratorDataset(s, ["y"]))),
+    "concat": lambda s: ds.GeneratorDataset(s, ["x"]) + ds.GeneratorDataset(s, ["x"]),
+    "skip-take-project": lambda s: ds.GeneratorDataset(s, ["x"]).map(plus_one).skip(2).take(10).project(["x"]),
+    "filter": lambda s: ds.GeneratorDataset(s, ["x"]).filter(lambda x: int(x[0]) % 2 == 0),
+    "per_batch_map": lambda s: ds.GeneratorDataset(s, ["x"]).batch(4, per_batch_map=lambda x, info: (x,)),
+    "bucket": lambda s: ds.GeneratorDataset(s, ["x"]).bucket_batch_by_length(["x"], [2], [4, 4]),
+    "flat_map": lambda s: ds.GeneratorDataset(s, ["x"]).flat_map(lambda x: ds.NumpySlicesDataset([x], ["x"])),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_every_op_is_freed_without_the_garbage_collector(shape):
+    def read():
+        src = Source()
+        data = SHAPES[shape](src)
+        it = data.create_tuple_iterator(output_numpy=True)
+        refs = [weakref.ref(it), weakref.ref(data), weakref.ref(src)]
+        for i, _ in enumerate(it):
+            if i == 3:
+                break
+        return refs
+
+    gc.collect()
+    gc.disable()
+    try:
+        refs = read()
+        alive = [type(r()).__name__ for r in refs if r() is not None]
+    finally:
+        gc.enable()
+    assert alive == []
+
+
 def test_a_failed_iterator_dropped_without_stop_leaves_no_worker_segment_or_fd():
     # Issue 12 item 7's reproduction: each failure used to keep 2 worker processes, their
     # /dev/shm names and ~27 fds until the process exited.
