@@ -1,5 +1,6 @@
 import os
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -86,3 +87,24 @@ def _no_shared_memory_left():
     while (left := segments_of(RUN_PIDS | descendants(os.getpid())) - before) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not left, f"shared memory left in /dev/shm: {sorted(left)}"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_temporary_files_left(tmp_path_factory):
+    """Temporary files of this run (tempfile's default folder, here and in the processes it
+    starts through TMPDIR) go to a folder of its own, which must be empty at the end: a test keeps
+    its files in tmp_path. multiprocessing's ``pymp-*`` folders are removed when this process
+    exits, and do not count."""
+    folder = str(tmp_path_factory.mktemp("tempfile"))
+    saved_env, saved_dir = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = tempfile.tempdir = folder
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved_dir
+        if saved_env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved_env
+    left = sorted(n for n in os.listdir(folder) if not n.startswith("pymp-"))
+    assert not left, f"temporary files left in {folder}: {left}"
