@@ -47,7 +47,13 @@ class PipelineRun:
     (see ``HEAVY_ROW_S``). The checkpoint is (seed, epoch, rows delivered to the
     consumer in the epoch, plus the few ops that keep a per-pass stream state); restoring
     rebuilds the tree (keeping the worker processes), resets it to the epoch and skips.
-    After a failure the run keeps raising that failure.
+    A failure releases the run's threads, worker processes and shared memory at once; after it
+    the run keeps raising copies of that failure (until ``set_state`` rebuilds it).
+
+    Nothing in a run refers back to it or to its owner: a run (and the iterator holding it)
+    dropped without ``close()`` is freed by reference counting, and its finalizer, which holds
+    only the resources, closes them. Keep it so: an object that keeps an exception raised through
+    its own frames, or a cycle between ops, would hold everything until a garbage collection.
     """
 
     def __init__(self, plan: Any, num_epochs: int = -1, options: _options.Options | None = None,
