@@ -126,6 +126,8 @@ def detached(exc: BaseException, _depth: int = 8) -> BaseException:
         c = copy.copy(exc)
     except Exception:  # noqa: BLE001 - a class that cannot be rebuilt from its arguments
         c = RuntimeError(f"{type(exc).__name__}: {exc}")
+    if type(c) is type(exc):
+        c.__dict__.update(exc.__dict__)  # attributes set after construction (notes among them)
     notes = getattr(exc, "__notes__", None)
     if notes is not None:
         c.__notes__ = list(notes)

@@ -269,3 +269,10 @@ def test_del_iterator_and_dataset_frees_the_source_and_rows(epochs, mapped):
     assert got["alive"] is False
     assert got["held"] - got["base"] > 0.9 * size
     assert got["after"] - got["base"] < 0.1 * size, got
+
+
+def test_detached_copies_keep_attributes_set_after_construction():
+    err = PipelineError("batch operation", "bad batch", index=2)
+    err.worker_pid = 1234
+    c = detached(err)
+    assert (type(c), c.worker_pid, c.index, str(c)) == (PipelineError, 1234, 2, str(err))
