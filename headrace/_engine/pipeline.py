@@ -12,7 +12,7 @@ from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.parallel.prefetch import Prefetcher
 from headrace._engine.parallel.stage import PoolRegistry
 from headrace._util import rng
-from headrace._util.errors import EPOCHS_EXHAUSTED, PipelineError
+from headrace._util.errors import EPOCHS_EXHAUSTED, PipelineError, detached
 from headrace._util.types import Row
 
 STATE_VERSION = 1
@@ -47,7 +47,13 @@ class PipelineRun:
     (see ``HEAVY_ROW_S``). The checkpoint is (seed, epoch, rows delivered to the
     consumer in the epoch, plus the few ops that keep a per-pass stream state); restoring
     rebuilds the tree (keeping the worker processes), resets it to the epoch and skips.
-    After a failure the run keeps raising that failure.
+    A failure releases the run's threads, worker processes and shared memory at once; after it
+    the run keeps raising copies of that failure (until ``set_state`` rebuilds it).
+
+    Nothing in a run refers back to it or to its owner: a run (and the iterator holding it)
+    dropped without ``close()`` is freed by reference counting, and its finalizer, which holds
+    only the resources, closes them. Keep it so: an object that keeps an exception raised through
+    its own frames, or a cycle between ops, would hold everything until a garbage collection.
     """
 
     def __init__(self, plan: Any, num_epochs: int = -1, options: _options.Options | None = None,
@@ -87,7 +93,7 @@ class PipelineRun:
         if self._closed:
             raise RuntimeError("The iterator has been stopped; create a new iterator to read again.")
         if self._failed is not None:
-            raise self._failed
+            raise detached(self._failed)
         if not self._started:
             if self.num_epochs != -1 and self.epoch >= self.num_epochs:
                 raise PipelineError("iterator", EPOCHS_EXHAUSTED)
@@ -126,10 +132,19 @@ class PipelineRun:
             raise
         except BaseException as e:
             if not isinstance(e, (KeyboardInterrupt, SystemExit)):
-                self._failed = e
+                self._fail(e)
             raise
         self.step += 1
         return row
+
+    def _fail(self, e: BaseException) -> None:
+        """Keeps a copy of ``e`` to raise again (see ``detached``: ``e`` itself will hold the
+        caller's frames) and releases the workers, threads and shared memory at once: a failed run
+        makes no more rows, and whoever keeps ``e`` (a log, an interactive shell's last error)
+        keeps this run alive through its frames. ``set_state`` rebuilds what it needs."""
+        self._failed = detached(e)
+        self._prefetcher = None
+        self._res.close()
 
     def _end_pass(self) -> bool:
         """Stops the pass's prefetch thread; False if it is still inside a (slow) call."""

@@ -7,6 +7,7 @@ exception is chained as ``__cause__``.
 """
 from __future__ import annotations
 
+import copy
 import os
 import traceback
 from typing import Sequence
@@ -108,6 +109,34 @@ def user_error(op: str, exc: BaseException, *, columns: Sequence[str] | None = N
     stack = python_stack if python_stack is not None else format_traceback(exc)
     return PipelineError(op, f"{type(exc).__name__}: {exc}", columns=columns, index=index, file=file,
                          python_stack=stack)
+
+
+def detached(exc: BaseException, _depth: int = 8) -> BaseException:
+    """A copy of ``exc`` to keep and raise later: same type, arguments, attributes and notes, and
+    a cause and context detached the same way; no traceback anywhere in the chain.
+
+    An exception gathers the frames it passes through, each frame holds its locals (``self``: the
+    pool, the stage, the run, the iterator) and its caller's frame. An object that keeps an
+    exception it raised (or the exception's cause, raised further down the same thread) closes a
+    reference cycle through those frames: only the garbage collector can free it, and until it
+    runs the cycle holds worker processes, shared memory and rows. Keep a copy and raise a fresh
+    copy each time instead; the user's stack stays in a ``PipelineError``'s message.
+    """
+    try:
+        c = copy.copy(exc)
+    except Exception:  # noqa: BLE001 - a class that cannot be rebuilt from its arguments
+        c = RuntimeError(f"{type(exc).__name__}: {exc}")
+    if type(c) is type(exc):
+        c.__dict__.update(exc.__dict__)  # attributes set after construction (notes among them)
+    notes = getattr(exc, "__notes__", None)
+    if notes is not None:
+        c.__notes__ = list(notes)
+    c.__traceback__ = None
+    chained = _depth > 0
+    c.__cause__ = detached(exc.__cause__, _depth - 1) if chained and exc.__cause__ is not None else None
+    c.__context__ = detached(exc.__context__, _depth - 1) if chained and exc.__context__ is not None else None
+    c.__suppress_context__ = exc.__suppress_context__
+    return c
 
 
 EPOCHS_EXHAUSTED = ("EOF buffer encountered. User tries to fetch data beyond the specified number "

@@ -1,8 +1,6 @@
 """Iterators over a dataset: rows as lists (tuple iterator) or dicts, for one or more epochs."""
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from headrace._engine.pipeline import PipelineRun
@@ -47,8 +45,9 @@ class Iterator:
             self._col_names = list(columns)
         self._output_numpy = output_numpy
         self._do_copy = do_copy
+        # The run releases its workers and buffers on stop(), or by its own finalizer once it is
+        # dropped with this iterator; nothing here (no finalizer, no __del__) holds it longer.
         self._run = PipelineRun(dataset._plan, num_epochs)
-        self._finalizer = weakref.finalize(self, self._run.close)
 
     def __iter__(self):
         return self
@@ -82,7 +81,7 @@ class Iterator:
 
     def stop(self):
         """Ends the run: workers stop and buffers are freed. Idempotent."""
-        self._finalizer()
+        self._run.close()
 
     release = stop
     terminate = stop
@@ -93,11 +92,6 @@ class Iterator:
 
     def __exit__(self, *exc):
         self.stop()
-
-    def __del__(self):
-        fin = getattr(self, "_finalizer", None)
-        if fin is not None:
-            fin()
 
 
 class TupleIterator(Iterator):

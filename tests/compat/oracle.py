@@ -59,7 +59,8 @@ def run_ms(code: str, inputs=None, timeout: float = 600):
         path = os.path.join(tmp, "snippet.py")
         with open(path, "w") as f:
             f.write(script)
-        env = dict(os.environ, GLOG_v="3", PYTHONWARNINGS="ignore", PYTHONHASHSEED="0")
+        # TMPDIR: a snippet's own tempfile.mkdtemp() goes in the folder removed below.
+        env = dict(os.environ, GLOG_v="3", PYTHONWARNINGS="ignore", PYTHONHASHSEED="0", TMPDIR=tmp)
         env.pop("PYTHONPATH", None)
         proc = subprocess.run([str(py), path], cwd=tmp, env=env, capture_output=True, text=True,
                               timeout=timeout)

@@ -5,6 +5,7 @@ its shared-memory segments (/dev/shm names with this process's prefix), the temp
 """
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import signal
@@ -158,18 +159,40 @@ def test_a_run_in_a_reference_cycle_is_released_by_gc():
     assert_all_released(before)
 
 
-def test_keyboard_interrupt_while_waiting_for_a_row():
-    before = snapshot()
-    run = PipelineRun(pipeline(n=40, workers=2, procs=True, fn=slow, batch=20), 1, opts())
+def blocks_until_released(folder, x):
+    """A map function that says it started (a file in ``folder``), then waits for the test to let
+    it go (another file): the consumer is then surely waiting for its row."""
+    open(os.path.join(folder, f"started-{os.getpid()}"), "w").close()
+    deadline = time.monotonic() + 60
+    while not os.path.exists(os.path.join(folder, "release")) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return x
+
+
+def test_keyboard_interrupt_while_waiting_for_a_row(tmp_path):
     main = threading.main_thread().ident
     if threading.get_ident() != main:
         pytest.skip("signals reach the main thread only")
-    timer = threading.Timer(0.1, lambda: signal.pthread_kill(main, signal.SIGINT))
-    timer.start()
-    with pytest.raises(KeyboardInterrupt):
-        while True:
-            run.next_row()
-    timer.join()
+    before = snapshot()
+    fn = functools.partial(blocks_until_released, str(tmp_path))
+    run = PipelineRun(pipeline(n=40, workers=2, procs=True, fn=fn, batch=20), 1, opts())
+
+    def interrupt_once_a_worker_runs():
+        deadline = time.monotonic() + 60
+        while not any(n.startswith("started-") for n in os.listdir(tmp_path)) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        signal.pthread_kill(main, signal.SIGINT)
+
+    interrupter = threading.Thread(target=interrupt_once_a_worker_runs)
+    interrupter.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            while True:
+                run.next_row()
+    finally:
+        interrupter.join()
+        (tmp_path / "release").touch()
+    assert any(n.startswith("started-") for n in os.listdir(tmp_path))  # it came while a worker ran
     run.close()
     assert_all_released(before)
 

@@ -1,5 +1,6 @@
 """Bounding-box ops: pinned values, image/box agreement, keyed randomness, pipelines and errors."""
 import doctest
+import tempfile
 
 import cv2
 
@@ -25,7 +26,8 @@ def _keyed(op, key, *args):
         return op(*args)
 
 
-def test_docstring_examples_run():
+def test_docstring_examples_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the examples' tempfile.mkdtemp()
     result = doctest.testmod(_ops_bbox, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 7 and result.failed == 0
 

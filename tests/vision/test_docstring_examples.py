@@ -1,6 +1,7 @@
 """The examples in the docstrings of the transforms and vision modules run as written."""
 import doctest
 import importlib
+import tempfile
 
 import pytest
 
@@ -12,6 +13,7 @@ MODULES = ["headrace.common.dtype", "headrace.dataset.transforms._base", "headra
 
 
 @pytest.mark.parametrize("name", MODULES)
-def test_examples(name):
+def test_examples(name, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the examples' tempfile.mkdtemp()
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

@@ -1,6 +1,7 @@
 """RgbToHsv, HsvToRgb and LinearTransformation: values, layouts, round trips and errors."""
 import colorsys
 import doctest
+import tempfile
 
 import numpy as np
 import pytest
@@ -15,7 +16,8 @@ from tests.vision.imagegen import photo
 RGB = photo(12, 10, 7)
 
 
-def test_docstring_examples_run():
+def test_docstring_examples_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the examples' tempfile.mkdtemp()
     result = doctest.testmod(_ops_misc, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 3 and result.failed == 0
 

@@ -1,5 +1,6 @@
 """Perspective and RandomPerspective: exact special cases, keyed randomness, Pillow path, errors."""
 import doctest
+import tempfile
 
 import numpy as np
 import pytest
@@ -16,7 +17,8 @@ RGB = photo(30, 70, 8)  # wider than one 64-pixel block of OpenCV's warp
 SQ = [[0, 0], [69, 0], [69, 29], [0, 29]]
 
 
-def test_docstring_examples_run():
+def test_docstring_examples_run(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the examples' tempfile.mkdtemp()
     result = doctest.testmod(_ops_perspective, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 2 and result.failed == 0
 

@@ -13,24 +13,34 @@ the op's id in the tree.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterator
 
 from headrace._util.types import Row
 
 
 class BuildContext:
-    """What building an iterator tree hands every op: the seed, the options, fresh op ids."""
+    """What building an iterator tree hands every op: the seed, the options, fresh op ids.
+
+    Every op holds its context, so the context refers to the ops weakly (``ops`` lists those
+    alive, in build order): a tree dropped by its owner is freed at once, with its source and
+    rows, not left in a reference cycle for the garbage collector.
+    """
 
     def __init__(self, seed: int, options: Any) -> None:
         self.seed = seed
         self.options = options
         self._next_id = 0
-        self.ops: list["OpIter"] = []
+        self._ops: list[weakref.ref] = []
 
     def register(self, op: "OpIter") -> int:
         self._next_id += 1
-        self.ops.append(op)
+        self._ops.append(weakref.ref(op))
         return self._next_id
+
+    @property
+    def ops(self) -> list["OpIter"]:
+        return [op for op in (r() for r in self._ops) if op is not None]
 
 
 class OpIter:

@@ -144,9 +144,14 @@ class ThreadPool:
                 raise PoolClosed
         self.last_seconds = entry.seconds
         if entry.exc is not None:
-            exc, entry.exc = entry.exc, None
-            raise exc
-        return entry.result
+            try:
+                raise entry.exc
+            finally:  # the exception will hold this frame: neither may hold it (no cycle)
+                entry.exc = entry = None
+        try:
+            return entry.result
+        finally:  # nor may the entry, which _execute's frame holds (nor a local here)
+            entry.result = None
 
     def discard(self) -> None:
         for e in self._inflight:

@@ -62,6 +62,7 @@ class Prefetcher:
                     with self._cond:
                         self._cond.notify()
                 if item is _END or type(item) is _Failure:
+                    item = None  # the failure's frames hold this frame: no cycle through a local
                     return
         finally:
             self._done = True
@@ -92,7 +93,10 @@ class Prefetcher:
         if item is _END:
             raise StopIteration
         if type(item) is _Failure:
-            raise item.exc
+            try:
+                raise item.exc
+            finally:  # the exception will hold this frame: the frame must not hold it (no cycle)
+                item = None
         return item
 
     def _wait_for_item(self) -> Any:

@@ -374,13 +374,11 @@ class StageIter(OpIter):
                 self._cursor += 1
                 return self._out.popleft()
             if self._err is not None:
-                err, self._err = self._err, None
-                raise err
+                self._raise("_err")
             self._fill()
             if not self.pool.pending:
                 if self._plan_err is not None:
-                    err, self._plan_err = self._plan_err, None
-                    raise err
+                    self._raise("_plan_err")
                 raise StopIteration
             rows, err = self.pool.get()
             start, count, num = self._meta.popleft()
@@ -391,9 +389,20 @@ class StageIter(OpIter):
                 self._cursor = start + count - len(rows)
             self._out.extend(rows)
             if err is not None:
-                self._err = err
+                # Not kept in this frame: a user error raised in this thread holds its callers'
+                # frames, this one too, and so would close a cycle (see _raise).
+                self._err, err = err, None
                 self._drop_in_flight()
                 self._planned_all = True  # a failed pass delivers the rows before it, then ends
+
+    def _raise(self, attr: str) -> None:
+        """Raises the error kept in ``attr`` and forgets it. No local variable holds it while it
+        propagates: a frame holding the exception that holds the frame is a cycle, which keeps
+        the whole run (workers, shared memory, rows) until a garbage collection."""
+        try:
+            raise getattr(self, attr)
+        finally:
+            setattr(self, attr, None)
 
     def _next_row_inline(self) -> Row:
         parent, maps, filt = self.parents[0], self._maps, self._filter_fn

@@ -96,7 +96,7 @@ except ImportError:  # pragma: no cover - not POSIX
 
 from headrace._engine.parallel import shm
 from headrace._engine.parallel.ordered import POLL, PoolClosed
-from headrace._util.errors import PipelineError, format_traceback
+from headrace._util.errors import PipelineError, detached, format_traceback
 
 THREAD_ENV = {
     "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -341,7 +341,7 @@ class ProcessPool:
 
     def _check(self) -> None:
         if self._broken is not None:
-            raise self._broken
+            raise detached(self._broken)  # a copy: the pool must not hold what holds its frames
         if self._closed:
             raise PoolClosed
 
@@ -365,7 +365,7 @@ class ProcessPool:
                 if msg[0] == "fatal":
                     self._broken = PipelineError(self.name, f"worker process {worker.pid} (worker {worker.index}) "
                                                  "failed to start.", python_stack=msg[1])
-                    raise self._broken
+                    raise detached(self._broken)
                 return msg
             if not worker.alive():
                 with self._lock:
@@ -399,7 +399,7 @@ class ProcessPool:
                             "the pipeline was running.")
         if hint:
             err.add_note(hint)
-        self._broken = err
+        self._broken = detached(err)
         return err
 
     # ---- shutdown (see NOTE [ worker shutdown ]) --------------------------------------------

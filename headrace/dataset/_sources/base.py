@@ -64,7 +64,15 @@ class MappableDataset(SourceDataset):
     def _make_plan(self) -> P.Node:
         src = self._source()
         return P.RandomAccessNode((), tuple(src.column_names), src, self._sampler_plan,
-                                  self._source_name(), self._workers, self._labels, self._processes())
+                                  self._source_name(), self._workers, self._detached_labels(), self._processes())
+
+    def _detached_labels(self):
+        """``_labels`` of a shallow twin of this dataset that does not cache the plan: the plan
+        (which this dataset caches) then holds no reference back to the dataset, and dropping
+        both frees the source at once instead of leaving a cycle for the garbage collector."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update((k, v) for k, v in self.__dict__.items() if k != "_plan_node")
+        return twin._labels
 
     def _processes(self) -> bool | None:
         """Whether reads should run in worker processes (None: the engine picks threads)."""
