@@ -339,8 +339,11 @@ class StageIter(OpIter):
             from headrace._engine.parallel.workers import ProcessPool  # noqa: PLC0415 - heavy, rarely needed
             return ProcessPool(self.program, self.workers, self.name, self.ctx.options)
         if self.mode == THREADS:
+            o = self.ctx.options
+            watch = (self.name, float(getattr(o, "multiprocessing_timeout_interval", 300)),
+                     float(getattr(o, "worker_timeout", 0)))
             return ThreadPool(self.program.run, self.workers, "headrace-stage",
-                              capacity=self.workers * DEPTH[THREADS])
+                              capacity=self.workers * DEPTH[THREADS], watch=watch)
         return InlinePool(self.program.run)
 
     def __str__(self) -> str:
