@@ -166,7 +166,8 @@ def describe_thread(ident: int, fallback_op: str) -> dict:
 # ---- thread workers ---------------------------------------------------------------------------
 
 class _ThreadWatch:
-    """The watchdog thread of this process over the busy tasks of every watched thread pool.
+    """The watchdog thread of this process over the busy tasks of every watched thread pool;
+    it runs while some pool is watched.
 
     A pool is watched when it has ``watch = (name, interval, timeout)`` and a ``_running`` dict
     (thread id -> entry with ``started``, ``reports``, ``timed_out`` and ``done``).
@@ -188,13 +189,14 @@ class _ThreadWatch:
     def discard(self, pool: Any) -> None:
         with self._cond:
             self._pools.discard(pool)
+            self._cond.notify()
 
     def _run(self) -> None:
         while True:
             with self._cond:
-                if not self._pools:
-                    self._cond.wait(MAX_TICK)
-                    continue
+                if not self._pools:  # the last watched pool closed: leave (add() starts another)
+                    self._thread = None
+                    return
                 tick = min(_tick(p.watch[1]) for p in self._pools)
                 self._cond.wait(tick)
                 pools = list(self._pools)

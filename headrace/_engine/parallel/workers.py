@@ -379,8 +379,9 @@ class ProcessPool:
             self._stalled(wait.poll())
 
     def _stalled(self, err: PipelineError | None) -> None:
-        if err is not None:  # the worker timeout ran out: the pool cannot go on
-            self._broken = err
+        if err is not None:  # the worker timeout ran out: the pool cannot go on, and the stuck
+            self._broken = err  # worker is stopped now (close: EOF, then SIGTERM, then SIGKILL)
+            self.close()
             raise err
 
     def _died(self, worker: "_Worker") -> PipelineError:
