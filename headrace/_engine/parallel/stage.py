@@ -319,10 +319,15 @@ class StageIter(OpIter):
         self._filter_fn = self.filter.spec if self.filter else None
         self._key = tuple(id(m.node) for m in members) + (mode, workers)
         self._registry = getattr(ctx, "pools", None) if mode == PROCESSES else None
-        if self._registry is not None:
-            self.pool = self._registry.acquire(self._key, self._make_pool)
-        else:
-            self.pool = self._make_pool()
+        try:
+            if self._registry is not None:
+                self.pool = self._registry.acquire(self._key, self._make_pool)
+            else:
+                self.pool = self._make_pool()
+        except BaseException:
+            for op in (*members, *self.parents):  # built already: release what they hold
+                op.close()
+            raise
         self._out: collections.deque[Row] = collections.deque()
         self._meta: collections.deque[tuple[int, int, int]] = collections.deque()
         self._err: BaseException | None = None
@@ -335,6 +340,18 @@ class StageIter(OpIter):
         self._cursor_batch = 0  # number of the next batch to deliver
 
     def _make_pool(self) -> Any:
+        try:
+            return self._start_pool()
+        except PipelineError:
+            raise
+        except (RuntimeError, OSError, MemoryError) as e:  # e.g. "can't start new thread", fork's EAGAIN
+            # The pool stopped what it had started before raising: nothing is left running.
+            kind = "processes" if self.mode == PROCESSES else "threads"
+            raise PipelineError(self.name, f"could not start {self.workers} worker {kind} "
+                                f"({type(e).__name__}: {e}); the machine ran out of {kind} or memory. "
+                                "Lower num_parallel_workers (the number of CPUs is usually the fastest).") from e
+
+    def _start_pool(self) -> Any:
         if self.mode == PROCESSES:
             from headrace._engine.parallel.workers import ProcessPool  # noqa: PLC0415 - heavy, rarely needed
             return ProcessPool(self.program, self.workers, self.name, self.ctx.options)

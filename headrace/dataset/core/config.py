@@ -15,7 +15,7 @@ import numpy as np
 
 from headrace._engine import options as _options
 from headrace._util import rng as _rng
-from headrace._util.checks import INT32_MAX, UINT32_MAX, check_int
+from headrace._util.checks import INT32_MAX, UINT32_MAX, check_int, max_workers, too_many_workers
 
 __all__ = [
     "ErrorSamplesMode", "get_auto_num_workers", "get_auto_offload", "get_autotune_interval",
@@ -80,12 +80,15 @@ def get_seed():
 
 
 def set_num_parallel_workers(num):
-    """Default worker count of ops that take ``num_parallel_workers``. More than the CPU count warns."""
+    """Default worker count of ops that take ``num_parallel_workers``. More than the CPU count warns;
+    more than ``max(64, 4 x CPUs)`` is refused (``ValueError``)."""
     if isinstance(num, bool) or not isinstance(num, int):
         raise TypeError("num isn't of type int.")
     if not 0 < num <= INT32_MAX:
         raise ValueError(f"Number of parallel workers given is not within the required range "
                          f"(0, INT32_MAX({INT32_MAX})].")
+    if num > max_workers():
+        raise too_many_workers(num)
     cpus = os.cpu_count() or 1
     if num > cpus:
         warnings.warn(f"num_parallel_workers {num} exceeds the number of CPUs ({cpus}); "
