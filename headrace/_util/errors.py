@@ -110,6 +110,23 @@ def user_error(op: str, exc: BaseException, *, columns: Sequence[str] | None = N
                          python_stack=stack)
 
 
+def not_an_array(op: str, exc: BaseException, value: object, *, columns: Sequence[str] | None = None,
+                 index: int | None = None) -> PipelineError:
+    """The error for a function result that cannot become an array (raise it ``from exc``).
+
+    The same text whatever runs the function (caller, thread or worker process): a value of an
+    unsupported type (``TypeError``), or a ragged list - items of different lengths - (``ValueError``).
+    """
+    if isinstance(exc, TypeError):
+        detail = f"an output is not convertible to an array: {exc}"
+    else:
+        detail = f"an output is not convertible to an array: {type(exc).__name__}: {exc}"
+        if isinstance(value, (list, tuple)):
+            detail += (" A list whose items have different lengths (ragged) is not a tensor: return "
+                       "lists of equal lengths or a NumPy array.")
+    return PipelineError(op, detail, columns=columns, index=index)
+
+
 class WorkerStallWarning(RuntimeWarning):
     """A user function has run for a long time on one task (a sample, or a batch) without returning.
 

@@ -25,6 +25,14 @@ _get_ident = threading.get_ident
 POLL = 0.1  # seconds between liveness checks while waiting
 
 
+def thread_name(ident: int) -> str:
+    """The name of the live thread ``ident`` (for messages), or ``thread <ident>``."""
+    for t in threading.enumerate():
+        if t.ident == ident:
+            return t.name
+    return f"thread {ident}"
+
+
 class PoolClosed(Exception):
     """The pool was closed while a caller was waiting on it."""
 
@@ -62,7 +70,7 @@ class InlinePool:
 
 class _Entry:
     __slots__ = ("task", "result", "exc", "done", "dropped", "taken", "seconds", "started", "reports",
-                 "timed_out")
+                 "timed_out", "ident")
 
     def __init__(self, task: Any) -> None:
         self.task = task
@@ -75,6 +83,7 @@ class _Entry:
         self.started = 0.0  # when a thread began running it (the watchdog reads these three)
         self.reports = 0    # stall warnings issued about it
         self.timed_out: BaseException | None = None
+        self.ident = 0      # the thread that ran it
 
 
 class ThreadPool:
@@ -95,6 +104,7 @@ class ThreadPool:
         self._cond = threading.Condition()
         self._closed = False
         self.last_seconds = 0.0
+        self.last_thread = 0  # id of the thread that ran the task behind the last get()
         # watch: (op name, seconds before a stall warning, timeout or 0); see watchdog.py.
         self.watch = watch
         self._running: dict[int, _Entry] = {}  # thread id -> the task it runs
@@ -141,7 +151,7 @@ class ThreadPool:
 
     def _execute(self, entry: _Entry) -> None:
         t = entry.started = _clock()
-        ident = _get_ident()
+        ident = entry.ident = _get_ident()
         self._running[ident] = entry
         try:
             entry.result = self._run(entry.task)
@@ -166,6 +176,7 @@ class ThreadPool:
         if entry.timed_out is not None:
             raise entry.timed_out
         self.last_seconds = entry.seconds
+        self.last_thread = entry.ident
         if entry.exc is not None:
             exc, entry.exc = entry.exc, None
             raise exc

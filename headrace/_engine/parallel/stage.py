@@ -27,6 +27,7 @@ Process pools survive a checkpoint restore (``PoolRegistry``): workers start onc
 from __future__ import annotations
 
 import collections
+import os
 import weakref
 from typing import Any, Callable
 
@@ -37,9 +38,9 @@ from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.ops.batch import BatchIter
 from headrace._engine.ops.map import FilterIter, MapIter
 from headrace._engine.ops.source import RandomAccessIter
-from headrace._engine.parallel.ordered import InlinePool, ThreadPool
+from headrace._engine.parallel.ordered import InlinePool, ThreadPool, thread_name
 from headrace._util import rng
-from headrace._util.errors import PipelineError
+from headrace._util.errors import PipelineError, format_traceback
 from headrace._util.types import Row
 
 _ndarray = np.ndarray
@@ -58,13 +59,14 @@ class StageProgram:
     made before a failure, then the failure (a batch that fails yields no row).
     """
 
-    __slots__ = ("read", "maps", "filter", "batch")
+    __slots__ = ("read", "maps", "filter", "batch", "name")
 
-    def __init__(self, read: Any, maps: tuple, filt: Any, batch: Any) -> None:
+    def __init__(self, read: Any, maps: tuple, filt: Any, batch: Any, name: str = "stage") -> None:
         self.read = read
         self.maps = maps
         self.filter = filt
         self.batch = batch
+        self.name = name  # the stage's ops, for a failure that is no op's own
 
     def parts(self) -> list[tuple[str, Any]]:
         """(op name, user object) pairs, for naming what cannot be sent to a worker."""
@@ -106,6 +108,10 @@ class StageProgram:
                 return [batch(out, seed, p, num)], None
         except PipelineError as e:
             return ([] if batch is not None else out), e
+        except Exception as e:  # noqa: BLE001 - no op's own error: the same report in every mode
+            err = PipelineError(self.name, f"{type(e).__name__}: {e}", python_stack=format_traceback(e))
+            err.__cause__ = e
+            return ([] if batch is not None else out), err
         return out, None
 
 
@@ -307,10 +313,10 @@ class StageIter(OpIter):
         self.batch = members[-1] if isinstance(members[-1], BatchIter) else None
         self.filter = members[-1] if isinstance(members[-1], FilterIter) else None
         maps = tuple(m.spec for m in members if isinstance(m, MapIter))
+        self.name = " -> ".join(m.name for m in members)
         self.program = StageProgram(self.source.spec if self.source else None, maps,
                                     self.filter.spec if self.filter else None,
-                                    self.batch.spec if self.batch else None)
-        self.name = " -> ".join(m.name for m in members)
+                                    self.batch.spec if self.batch else None, self.name)
         self.mode, self.workers = mode, workers
         self._chunk = 1  # rows per task (no batch): adapts to how long the ops take per row
         # Serial, over a parent, no batch: run the ops per row as it is asked for (no read-ahead).
@@ -411,6 +417,9 @@ class StageIter(OpIter):
                 self._cursor = start + count - len(rows)
             self._out.extend(rows)
             if err is not None:
+                if self.mode == THREADS:  # where it ran, as ProcessPool.get notes it for processes
+                    err.add_note(f"in thread {thread_name(self.pool.last_thread)!r} (pid {os.getpid()}) "
+                                 f"of {self.name}")
                 self._err = err
                 self._drop_in_flight()
                 self._planned_all = True  # a failed pass delivers the rows before it, then ends
