@@ -303,9 +303,9 @@ class ProcessWait:
 
     __slots__ = ("name", "worker", "interval", "timeout", "start", "reports", "asked", "asked_at")
 
-    def __init__(self, name: str, worker: Any, interval: float, timeout: float) -> None:
+    def __init__(self, name: str, worker: Any, interval: float, timeout: float, waited: float = 0.0) -> None:
         self.name, self.worker, self.interval, self.timeout = name, worker, interval, timeout
-        self.start = time.monotonic()
+        self.start = time.monotonic() - waited  # ``waited``: seconds the caller has waited already
         self.reports = 0
         self.asked: str | None = None   # "report" or "timeout" while an answer is awaited
         self.asked_at = 0.0

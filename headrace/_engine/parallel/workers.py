@@ -347,7 +347,7 @@ class ProcessPool:
             raise PoolClosed
 
     def _receive(self, worker: "_Worker") -> tuple:
-        wait = watchdog.ProcessWait(self.name, worker, self._timeout, self._worker_timeout)
+        wait = None  # made after the first empty poll (not per result: this is the hot path)
         while True:
             with self._lock:
                 self._check()
@@ -364,7 +364,8 @@ class ProcessPool:
                     worker.ready = True
                     continue
                 if msg[0] == "stall":  # the worker's answer to a report request (watchdog.py)
-                    self._stalled(wait.answer(msg[1]))
+                    if wait is not None:
+                        self._stalled(wait.answer(msg[1]))
                     continue
                 if msg[0] == "fatal":
                     self._broken = PipelineError(self.name, f"worker process {worker.pid} (worker {worker.index}) "
@@ -376,6 +377,8 @@ class ProcessPool:
                     if worker.readable(0):
                         continue  # it wrote something before exiting; read that first
                     raise self._died(worker)
+            if wait is None:
+                wait = watchdog.ProcessWait(self.name, worker, self._timeout, self._worker_timeout, POLL)
             self._stalled(wait.poll())
 
     def _stalled(self, err: PipelineError | None) -> None:
