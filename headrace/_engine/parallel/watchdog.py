@@ -222,14 +222,18 @@ def check_thread_pool(pool: Any, now: float) -> None:
         waited = now - entry.started
         if timeout and waited >= timeout:
             info = describe_thread(ident, name)
+            if pool._running.get(ident) is not entry:
+                continue  # it returned meanwhile
             err = WorkerTimeoutError(info["op"], timeout, columns=info["columns"], index=info["index"],
                                      file=info["file"], pid=os.getpid(), thread=info["thread"],
                                      python_stack=info["stack"])
             entry.timed_out = err
             entry.done.set()
         elif waited >= interval * (1 << entry.reports):
-            entry.reports += 1
             info = describe_thread(ident, name)
+            if pool._running.get(ident) is not entry:
+                continue  # it returned meanwhile
+            entry.reports += 1
             _warn(stall_report(info["op"], waited, columns=info["columns"], index=info["index"],
                                        file=info["file"], pid=os.getpid(), thread=info["thread"],
                                        python_stack=info["stack"],
@@ -324,21 +328,23 @@ class ProcessWait:
 
     def _ask(self, what: str, waited: float) -> WorkerTimeoutError | None:
         self.asked, self.asked_at = what, waited
-        if not getattr(self.worker, "ready", False):
-            return self._finish(None)  # not started yet: no doctor to ask
+        if not getattr(self.worker, "ready", False):  # no doctor to ask yet
+            return self._finish(None, "(no stack: the worker process has not finished starting)")
         try:
             os.kill(self.worker.pid, ASK)
         except OSError:
-            return self._finish(None)
+            return self._finish(None, "(no stack: the worker process is gone)")
         return None
 
     def answer(self, info: dict) -> WorkerTimeoutError | None:
         return self._finish(info) if self.asked is not None else None  # a late answer: reported already
 
-    def _finish(self, info: dict | None) -> WorkerTimeoutError | None:
+    def _finish(self, info: dict | None, why: str | None = None) -> WorkerTimeoutError | None:
+        """Reports (or returns the timeout error) with the worker's answer ``info``, or without
+        one: then ``why`` stands in for the stack (None: the worker did not answer in time)."""
         what, waited = self.asked, self.asked_at
         self.asked = None
-        info = info or {"op": self.name, "columns": None, "index": None, "file": None, "stack": None}
+        info = info or {"op": self.name, "columns": None, "index": None, "file": None, "stack": why}
         pid = self.worker.pid
         if what == "timeout":
             return WorkerTimeoutError(info["op"], self.timeout, columns=info["columns"], index=info["index"],
