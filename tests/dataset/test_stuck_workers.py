@@ -203,6 +203,47 @@ out([int(r[0]) for r in d.create_tuple_iterator(output_numpy=True)])
     assert "time.sleep(0.02)  # the read is stuck" in text
 
 
+WAIT_FOR_FLAG = """
+    with open(pidfile, "w") as f:
+        f.write(str(os.getpid()))
+    while not os.path.exists(flag):
+        time.sleep(0.02)  # waiting for the flag
+"""
+
+
+@pytest.mark.parametrize("processes", MODES)
+@pytest.mark.parametrize("op,build,header", [
+    ("filter", "ds.GeneratorDataset(gen, ['data', 'label'], shuffle=False).filter(pred, ['label'], "
+               "num_parallel_workers=2)",
+     "filter operation: [PyFunc] has been running for {s} without returning at column: ['label'], sample index: 4"),
+    ("per_batch_map", "ds.GeneratorDataset(gen, ['data', 'label'], shuffle=False).batch(2, per_batch_map=pbm, "
+                      "input_columns=['data'], num_parallel_workers=2, python_multiprocessing=procs)",
+     "batch operation: [per_batch_map] has been running for {s} without returning at column: ['data'], "
+     "sample index: 2"),
+])
+def test_stuck_filters_and_per_batch_maps_name_their_op_and_index(tmp_path, processes, op, build, header):
+    if op == "filter" and processes:
+        pytest.skip("filter has no python_multiprocessing: it runs in threads")
+    body = f"""
+def pred(label):
+    if int(label) == -4:
+{textwrap.indent(WAIT_FOR_FLAG, "    ")}
+    return True
+def pbm(data, info):
+    if info.get_batch_num() == 2:
+{textwrap.indent(WAIT_FOR_FLAG, "    ")}
+    return (data,)
+ds.config.set_multiprocessing_timeout_interval(1)
+d = {build}
+out([len(r) for r in d.create_tuple_iterator(output_numpy=True)])
+"""
+    got, pid = run_script(body, tmp_path, processes, env={"WANT": "1"})
+    text = got["reports"][0]
+    head, rest = header.split("{s}")
+    assert text.startswith(head) and rest + f" (pid {pid}" in text, text
+    assert "time.sleep(0.02)  # waiting for the flag" in text or "while not os.path.exists(flag)" in text
+
+
 def test_a_worker_holding_the_gil_is_reported_without_its_stack(tmp_path):
     # ctypes.PyDLL keeps the GIL during the call: the worker cannot answer, the main process
     # still reports what it knows.
