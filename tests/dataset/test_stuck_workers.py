@@ -268,6 +268,22 @@ out([int(r[0]) for r in d.create_tuple_iterator(output_numpy=True)])
     assert "(the stack could not be read: the call holds the GIL in native code and does not answer)" in text
 
 
+@pytest.mark.parametrize("value,exc", [(0, ValueError), (-1, ValueError), (2**31, ValueError),
+                                       (1.5, TypeError), (True, TypeError), ("3", TypeError)])
+def test_the_report_interval_is_checked_as_in_mindspore(value, exc):
+    with pytest.raises(exc) as info:
+        ds.config.set_multiprocessing_timeout_interval(value)
+    assert str(info.value) == ("interval isn't of type int." if exc is TypeError else
+                               "Interval given is not within the required range (0, INT32_MAX(2147483647)).")
+    assert ds.config.get_multiprocessing_timeout_interval() == 300
+
+
+@pytest.mark.parametrize("value", [1, 2147483647])
+def test_the_report_interval_accepts_1_to_int32_max(value):
+    ds.config.set_multiprocessing_timeout_interval(value)
+    assert ds.config.get_multiprocessing_timeout_interval() == value
+
+
 @pytest.mark.parametrize("value", [0, 1, 2.5, 2147483647])
 def test_set_worker_timeout_accepts_zero_and_positive_seconds(value):
     assert ds.config.get_worker_timeout() == 0

@@ -149,7 +149,7 @@ def set_multiprocessing_timeout_interval(interval):
     its op, column, sample index, pid and Python stack; repeated at 2x, 4x, ... (default 300)."""
     if isinstance(interval, bool) or not isinstance(interval, int):
         raise TypeError("interval isn't of type int.")
-    if not 0 < interval < INT32_MAX:
+    if not 0 < interval <= INT32_MAX:  # INT32_MAX itself is accepted (as in MindSpore)
         raise ValueError(f"Interval given is not within the required range (0, INT32_MAX({INT32_MAX})).")
     _options.update(multiprocessing_timeout_interval=interval)
 
