@@ -107,10 +107,11 @@ def _at_one_map(loc: dict, lineno: int | None = None) -> tuple:
 def locate(frame: Any, fallback_op: str) -> dict:
     """What the thread whose innermost frame is ``frame`` is stuck in.
 
-    Returns ``op``, ``columns``, ``index``, ``file`` (None where unknown) and ``stack``: the
-    formatted frames of the stuck call (most recent call last), or None without a frame.
+    Returns ``op``, ``columns``, ``index``, ``file`` (None where unknown), ``stack``: the
+    formatted frames of the stuck call (most recent call last), or None without a frame, and
+    ``in_op``: whether the thread is inside an op at all.
     """
-    info = {"op": fallback_op, "columns": None, "index": None, "file": None, "stack": None}
+    info = {"op": fallback_op, "columns": None, "index": None, "file": None, "stack": None, "in_op": False}
     if frame is None:
         return info
     frames = []
@@ -134,6 +135,7 @@ def locate(frame: Any, fallback_op: str) -> dict:
         except Exception:  # noqa: BLE001 - a frame without the expected locals: keep the fallback
             pass
         start = k + 1 if k + 1 < len(frames) else k
+        info["in_op"] = True
         break
     if start is None:  # no engine frame: the frames after the last of headrace's own
         start = 0
@@ -337,7 +339,15 @@ class ProcessWait:
         return None
 
     def answer(self, info: dict) -> WorkerTimeoutError | None:
-        return self._finish(info) if self.asked is not None else None  # a late answer: reported already
+        if self.asked is None:
+            return None  # a late answer: reported already
+        if self.asked == "report" and not info.get("in_op"):
+            # The worker is between tasks (its result is on the way): no report; the next
+            # request comes at the next report time.
+            self.asked = None
+            self.reports += 1
+            return None
+        return self._finish(info)
 
     def _finish(self, info: dict | None, why: str | None = None) -> WorkerTimeoutError | None:
         """Reports (or returns the timeout error) with the worker's answer ``info``, or without
