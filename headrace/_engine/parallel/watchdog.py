@@ -237,10 +237,8 @@ def check_thread_pool(pool: Any, now: float) -> None:
                 continue  # it returned meanwhile
             entry.reports += 1
             _warn(stall_report(info["op"], waited, columns=info["columns"], index=info["index"],
-                                       file=info["file"], pid=os.getpid(), thread=info["thread"],
-                                       python_stack=info["stack"],
-                                       next_report=interval * (1 << entry.reports)),
-                          )
+                               file=info["file"], pid=os.getpid(), thread=info["thread"],
+                               python_stack=info["stack"], next_report=interval * (1 << entry.reports)))
 
 
 _threads = _ThreadWatch()
@@ -361,7 +359,6 @@ class ProcessWait:
                                       file=info["file"], pid=pid, python_stack=info["stack"])
         self.reports += 1
         _warn(stall_report(info["op"], waited, columns=info["columns"], index=info["index"],
-                                   file=info["file"], pid=pid, python_stack=info["stack"],
-                                   next_report=self.interval * (1 << self.reports)),
-                      )
+                           file=info["file"], pid=pid, python_stack=info["stack"],
+                           next_report=self.interval * (1 << self.reports)))
         return None
