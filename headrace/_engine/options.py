@@ -19,7 +19,8 @@ class Options:
     callback_timeout: int = 60
     enable_shared_mem: bool = True
     auto_num_workers: bool = False
-    multiprocessing_timeout_interval: int = 300
+    multiprocessing_timeout_interval: int = 300  # seconds before a stuck worker task is reported
+    worker_timeout: float = 0                     # seconds before it is an error (0: never); headrace's own
     multiprocessing_start_method: str = "fork"
     error_samples_mode: int = 0
     debug_mode: bool = False

@@ -61,14 +61,39 @@ def check_non_negative_int(value: Any, name: str) -> int:
     return check_pos_int32(value, name, allow_zero=True)
 
 
+WORKERS_PER_CPU = 4   # more workers than CPUs is allowed (with a warning) up to this many per CPU,
+MIN_WORKER_LIMIT = 64  # and up to this many on any machine
+
+
+def max_workers() -> int:
+    """The most workers one op may ask for here: ``max(64, 4 x CPUs)``.
+
+    MindSpore refuses more workers than CPUs; headrace allows more (code written for a bigger
+    machine runs) but not so many that starting them exhausts the process's threads or memory.
+    """
+    return max(MIN_WORKER_LIMIT, WORKERS_PER_CPU * (os.cpu_count() or 1))
+
+
+def too_many_workers(value: int, name: str = "num_parallel_workers") -> ValueError:
+    """The error for a worker count above :func:`max_workers`: the parameter, the limit, the fix."""
+    limit, cpus = max_workers(), os.cpu_count() or 1
+    return ValueError(f"{name} exceeds the boundary between 1 and {limit}: got {value}. headrace starts "
+                      f"at most {limit} workers per op on this machine ({WORKERS_PER_CPU} per CPU, "
+                      f"{cpus} CPUs, at least {MIN_WORKER_LIMIT}); use a value between 1 and {limit} - "
+                      f"the number of CPUs ({cpus}) is usually the fastest.")
+
+
 def check_num_parallel_workers(value: Any, name: str = "num_parallel_workers") -> int | None:
-    """Validates a worker count. More workers than CPUs is allowed (the engine warns once)."""
+    """Validates a worker count: 1 to :func:`max_workers`. More workers than CPUs is allowed (the
+    engine warns once)."""
     if value is None:
         return None
     value = check_int(value, name)
     if value < 1:
         raise ValueError(f"Input {name} must be a positive int, but got {value}. "
                          f"Use a value between 1 and the number of CPUs ({os.cpu_count()}).")
+    if value > max_workers():
+        raise too_many_workers(value, name)
     return value
 
 

@@ -139,5 +139,102 @@ def detached(exc: BaseException, _depth: int = 8) -> BaseException:
     return c
 
 
+def not_an_array(op: str, exc: BaseException, value: object, *, columns: Sequence[str] | None = None,
+                 index: int | None = None) -> PipelineError:
+    """The error for a function result that cannot become an array (raise it ``from exc``).
+
+    The same text whatever runs the function (caller, thread or worker process): a value of an
+    unsupported type (``TypeError``), or a ragged list - items of different lengths - (``ValueError``).
+    """
+    if isinstance(exc, TypeError):
+        detail = f"an output is not convertible to an array: {exc}"
+    else:
+        detail = f"an output is not convertible to an array: {type(exc).__name__}: {exc}"
+        if isinstance(value, (list, tuple)):
+            detail += (" A list whose items have different lengths (ragged) is not a tensor: return "
+                       "lists of equal lengths or a NumPy array.")
+    return PipelineError(op, detail, columns=columns, index=index)
+
+
+class WorkerStallWarning(RuntimeWarning):
+    """A user function has run for a long time on one task (a sample, or a batch) without returning.
+
+    Issued through :mod:`warnings` in the main process after
+    ``ds.config.get_multiprocessing_timeout_interval()`` seconds, then again after 2x, 4x, ... that
+    time while the same task is still running (see :func:`stall_report`).
+    """
+
+
+class WorkerTimeoutError(PipelineError):
+    """A user function ran longer than ``ds.config.get_worker_timeout()`` seconds on one task.
+
+    ``pid`` and ``thread`` name where it ran; ``python_stack`` is the stuck call's stack (when it
+    could be read); ``seconds`` is the timeout that ran out.
+    """
+
+    def __init__(self, op: str, seconds: float, *, columns: Sequence[str] | None = None,
+                 index: int | None = None, file: str | None = None, pid: int | None = None,
+                 thread: str | None = None, python_stack: str | None = None) -> None:
+        self.seconds = seconds
+        self.pid = pid
+        self.thread = thread
+        detail = (f"the call did not return within the worker timeout of {_seconds(seconds)} s "
+                  f"({_runner(pid, thread)}); it was abandoned. Set the timeout with "
+                  "ds.config.set_worker_timeout(seconds) (0 turns it off).")
+        super().__init__(op, detail, columns=columns, index=index, file=file, python_stack=python_stack)
+
+    def __reduce__(self):
+        return (_rebuild_timeout, (self.op, self.seconds, self.columns, self.index, self.file, self.pid,
+                                   self.thread, self.python_stack))
+
+
+def _rebuild_timeout(op, seconds, columns, index, file, pid, thread, python_stack) -> WorkerTimeoutError:
+    return WorkerTimeoutError(op, seconds, columns=columns, index=index, file=file, pid=pid, thread=thread,
+                              python_stack=python_stack)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}" if value != int(value) else str(int(value))
+
+
+def _runner(pid: int | None, thread: str | None) -> str:
+    parts = []
+    if pid is not None:
+        parts.append(f"pid {pid}")
+    if thread:
+        parts.append(f"thread {thread!r}")
+    return ", ".join(parts) or "unknown worker"
+
+
+NO_STACK = ("(the stack could not be read: the call holds the GIL in native code and does not "
+            "answer)")
+
+
+def stall_report(op: str, waited: float, *, columns: Sequence[str] | None = None,
+                 index: int | None = None, file: str | None = None, pid: int | None = None,
+                 thread: str | None = None, python_stack: str | None = None,
+                 next_report: float | None = None) -> str:
+    """The text of a :class:`WorkerStallWarning`: what is stuck, where, and its Python stack.
+
+    Layout (one header line, the stack, then what to do)::
+
+        map operation: [PyFunc] has been running for 2 s without returning at column: ['a'],
+        sample index: 3 (pid 1234, thread 'headrace-stage-0'). Python stack of the stuck call
+        (most recent call last):
+          File "...", line 9, in slow
+            time.sleep(600)
+        Next report at 4 s. ...
+    """
+    loc = where(columns, index, file)
+    at = f" at {loc}" if loc else ""
+    stack = python_stack.rstrip("\n") if python_stack else NO_STACK
+    nxt = f"Next report at {_seconds(next_report)} s. " if next_report is not None else ""
+    return (f"{op} has been running for {_seconds(round(waited, 1))} s without returning{at} "
+            f"({_runner(pid, thread)}). Python stack of the stuck call (most recent call last):\n"
+            f"{stack}\n{nxt}The function may be stuck. The first report comes after "
+            "ds.config.set_multiprocessing_timeout_interval(seconds); "
+            "ds.config.set_worker_timeout(seconds) turns a call this long into an error.")
+
+
 EPOCHS_EXHAUSTED = ("EOF buffer encountered. User tries to fetch data beyond the specified number "
                     "of epochs.")

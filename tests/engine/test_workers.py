@@ -337,8 +337,9 @@ def test_native_thread_pools_are_capped_inside_workers(method):
                       multiprocessing_start_method=method)
     finally:
         cv2.setNumThreads(before)
-    # OMP env, OpenCV, OpenBLAS: 1 each; threads: the worker's main thread and its pipe watcher.
-    assert {tuple(r[0][:4]) for r in got[:-1]} == {(1, 1, 1, 2)}
+    # OMP env, OpenCV, OpenBLAS: 1 each; threads: the worker's main thread, its pipe watcher and
+    # its stall doctor (watchdog.start_doctor).
+    assert {tuple(r[0][:4]) for r in got[:-1]} == {(1, 1, 1, 3)}
     assert {r[0][4] for r in got[:-1]} - {os.getpid()}  # it did run in other processes
 
 

@@ -10,7 +10,7 @@ from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.ops.map import make_assembler
 from headrace._util import rng
 from headrace._util.arrays import to_array
-from headrace._util.errors import PipelineError, user_error
+from headrace._util.errors import PipelineError, not_an_array, user_error
 from headrace._util.types import Row
 
 
@@ -138,10 +138,8 @@ class BatchFn:
     def __call__(self, rows: list[Row], seed: int, pass_index: int, num: int) -> Row:
         try:
             return self._make(rows, seed, pass_index, num)
-        except PipelineError as e:
-            if e.index is None:
-                e = PipelineError(e.op, e.detail, columns=e.columns, index=num, python_stack=e.python_stack)
-            raise e from e.__cause__
+        except PipelineError as e:  # the batch number is the index (the original's cause is kept)
+            raise e.with_location(None, num) from e.__cause__
 
     def _make(self, rows: list[Row], seed: int, pass_index: int, num: int) -> Row:
         cols = self.cols
@@ -171,9 +169,13 @@ class BatchFn:
         return self.assemble(tuple(rest), out_arrays)
 
     def _to_batch(self, value: Any, j: int) -> np.ndarray:
-        if isinstance(value, (list, tuple)) and value and isinstance(value[0], np.ndarray):
-            return collate([to_array(v) for v in value], j, self.out_cols[j] if j < len(self.out_cols) else str(j))
-        return to_array(value)
+        try:
+            if isinstance(value, (list, tuple)) and value and isinstance(value[0], np.ndarray):
+                return collate([to_array(v) for v in value], j, self.out_cols[j] if j < len(self.out_cols) else str(j))
+            return to_array(value)
+        except (TypeError, ValueError) as e:  # an unsupported type; a ragged list (index: __call__)
+            raise not_an_array("batch operation: [per_batch_map]", e, value,
+                               columns=[self.cols[c] for c in self.input_idx]) from e
 
 
 class BatchIter(OpIter):

@@ -15,7 +15,7 @@ import numpy as np
 from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._util import rng
 from headrace._util.arrays import to_array
-from headrace._util.errors import PipelineError, user_error
+from headrace._util.errors import PipelineError, not_an_array, user_error
 from headrace._util.types import Row
 
 _set_key = rng.set_sample_key
@@ -105,9 +105,8 @@ class MapFn:
                 if type(out) is not _ndarray:
                     try:
                         out = to_array(out)
-                    except TypeError as e:
-                        raise PipelineError(self.name, f"an output is not convertible to an array: {e}",
-                                            columns=self.in_names, index=index) from e
+                    except (TypeError, ValueError) as e:  # an unsupported type; a ragged list
+                        raise not_an_array(self.name, e, out, columns=self.in_names, index=index) from e
                 return self.assemble.place(row, out)
             out = (out,)
         if len(out) != self.n_out:
@@ -116,11 +115,20 @@ class MapFn:
                                 f"{self.n_out if len(out) == 0 else len(out)} name(s).",
                                 columns=self.in_names, index=index)
         try:
-            out = [to_array(v) for v in out]
-        except TypeError as e:
-            raise PipelineError(self.name, f"an output is not convertible to an array: {e}",
-                                columns=self.in_names, index=index) from e
-        return self.assemble(row, out)
+            arrays = [to_array(v) for v in out]
+        except (TypeError, ValueError) as e:  # an unsupported type; a ragged list
+            raise not_an_array(self.name, e, _first_bad(out), columns=self.in_names, index=index) from e
+        return self.assemble(row, arrays)
+
+
+def _first_bad(values: Any) -> Any:
+    """The first of ``values`` that ``to_array`` refuses (for the error message)."""
+    for v in values:
+        try:
+            to_array(v)
+        except (TypeError, ValueError):
+            return v
+    return None
 
 
 class FilterFn:

@@ -20,8 +20,17 @@ import time
 from typing import Any, Callable
 
 _clock = time.perf_counter
+_get_ident = threading.get_ident
 
 POLL = 0.1  # seconds between liveness checks while waiting
+
+
+def thread_name(ident: int) -> str:
+    """The name of the live thread ``ident`` (for messages), or ``thread <ident>``."""
+    for t in threading.enumerate():
+        if t.ident == ident:
+            return t.name
+    return f"thread {ident}"
 
 
 class PoolClosed(Exception):
@@ -60,7 +69,8 @@ class InlinePool:
 
 
 class _Entry:
-    __slots__ = ("task", "result", "exc", "done", "dropped", "taken", "seconds")
+    __slots__ = ("task", "result", "exc", "done", "dropped", "taken", "seconds", "started", "reports",
+                 "timed_out", "ident")
 
     def __init__(self, task: Any) -> None:
         self.task = task
@@ -70,6 +80,10 @@ class _Entry:
         self.dropped = False
         self.taken = False  # a thread (a worker, or the reader itself) runs it
         self.seconds = 0.0
+        self.started = 0.0  # when a thread began running it (the watchdog reads these three)
+        self.reports = 0    # stall warnings issued about it
+        self.timed_out: BaseException | None = None
+        self.ident = 0      # the thread that ran it
 
 
 class ThreadPool:
@@ -81,7 +95,7 @@ class ThreadPool:
     """
 
     def __init__(self, run: Callable[[Any], Any], num_workers: int, name: str = "headrace",
-                 capacity: int | None = None) -> None:
+                 capacity: int | None = None, watch: tuple[str, float, float] | None = None) -> None:
         self._run = run
         self.num_workers = num_workers
         self.capacity = capacity or num_workers * 2
@@ -90,10 +104,24 @@ class ThreadPool:
         self._cond = threading.Condition()
         self._closed = False
         self.last_seconds = 0.0
-        self._threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
-                         for i in range(num_workers)]
-        for t in self._threads:
-            t.start()
+        self.last_thread = 0  # id of the thread that ran the task behind the last get()
+        # watch: (op name, seconds before a stall warning, timeout or 0); see watchdog.py.
+        self.watch = watch
+        self._running: dict[int, _Entry] = {}  # thread id -> the task it runs
+        # With a timeout the reader never runs a task itself: it must stay free to raise.
+        self._reader_runs = not (watch and watch[2])
+        self._threads: list[threading.Thread] = []
+        try:
+            for i in range(num_workers):
+                t = threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
+                t.start()
+                self._threads.append(t)
+        except BaseException:
+            self.close()  # the threads started so far leave; none is left behind
+            raise
+        if watch is not None:
+            from headrace._engine.parallel import watchdog  # noqa: PLC0415 - watchdog imports stage
+            watchdog.watch_thread_pool(self)
 
     @property
     def pending(self) -> int:
@@ -122,18 +150,21 @@ class ThreadPool:
             self._execute(entry)
 
     def _execute(self, entry: _Entry) -> None:
-        t = _clock()
+        t = entry.started = _clock()
+        ident = entry.ident = _get_ident()
+        self._running[ident] = entry
         try:
             entry.result = self._run(entry.task)
         except BaseException as e:  # noqa: BLE001 - handed to the reader in order
             entry.exc = e
+        del self._running[ident]
         entry.seconds = _clock() - t
         entry.task = None
         entry.done.set()
 
     def get(self) -> Any:
         entry = self._inflight.popleft()
-        if not entry.taken:
+        if not entry.taken and self._reader_runs:
             with self._cond:
                 mine = not entry.taken
                 entry.taken = True
@@ -142,7 +173,10 @@ class ThreadPool:
         while not entry.done.wait(POLL):
             if self._closed:
                 raise PoolClosed
+        if entry.timed_out is not None:
+            raise entry.timed_out
         self.last_seconds = entry.seconds
+        self.last_thread = entry.ident
         if entry.exc is not None:
             try:
                 raise entry.exc
@@ -168,6 +202,9 @@ class ThreadPool:
             self._queue.clear()
             self._cond.notify_all()
         self._inflight.clear()
+        if self.watch is not None:
+            from headrace._engine.parallel import watchdog  # noqa: PLC0415
+            watchdog.unwatch_thread_pool(self)
         deadline = time.monotonic() + 2.0
         me = threading.current_thread()
         for t in self._threads:

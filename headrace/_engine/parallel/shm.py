@@ -252,7 +252,10 @@ def pack_rows(meta: Any, rows: Any, slot: Slot | None,
     for a, (_, _, o) in zip(arrays, descs):
         n = a.nbytes
         if n:
-            mm[o:o + n] = memoryview(a).cast("B")
+            try:
+                mm[o:o + n] = memoryview(a).cast("B")
+            except ValueError:  # datetime64 / timedelta64 export no buffer: their bytes as uint8
+                mm[o:o + n] = a.reshape(-1).view(np.uint8)
     return (meta, len(rows[0]), descs), slot.name, (FRAME, off)
 
 
@@ -269,7 +272,10 @@ def unpack_rows(head: Any, name: str | None, spans: Any, reader: Reader | None, 
             a = empty(shape, dt)
             n = a.nbytes
             if n:
-                memoryview(a).cast("B")[:] = mv[o:o + n]
+                try:
+                    memoryview(a).cast("B")[:] = mv[o:o + n]
+                except ValueError:  # datetime64 / timedelta64 (see pack_rows)
+                    a.reshape(-1).view(np.uint8)[:] = mv[o:o + n]
             flat.append(a)
     return meta, [tuple(flat[i:i + width]) for i in range(0, len(flat), width)]
 

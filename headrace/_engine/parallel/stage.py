@@ -27,6 +27,7 @@ Process pools survive a checkpoint restore (``PoolRegistry``): workers start onc
 from __future__ import annotations
 
 import collections
+import os
 import weakref
 from typing import Any, Callable
 
@@ -37,9 +38,9 @@ from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.ops.batch import BatchIter
 from headrace._engine.ops.map import FilterIter, MapIter
 from headrace._engine.ops.source import RandomAccessIter
-from headrace._engine.parallel.ordered import InlinePool, ThreadPool
+from headrace._engine.parallel.ordered import InlinePool, ThreadPool, thread_name
 from headrace._util import rng
-from headrace._util.errors import PipelineError
+from headrace._util.errors import PipelineError, format_traceback
 from headrace._util.types import Row
 
 _ndarray = np.ndarray
@@ -58,13 +59,14 @@ class StageProgram:
     made before a failure, then the failure (a batch that fails yields no row).
     """
 
-    __slots__ = ("read", "maps", "filter", "batch")
+    __slots__ = ("read", "maps", "filter", "batch", "name")
 
-    def __init__(self, read: Any, maps: tuple, filt: Any, batch: Any) -> None:
+    def __init__(self, read: Any, maps: tuple, filt: Any, batch: Any, name: str = "stage") -> None:
         self.read = read
         self.maps = maps
         self.filter = filt
         self.batch = batch
+        self.name = name  # the stage's ops, for a failure that is no op's own
 
     def parts(self) -> list[tuple[str, Any]]:
         """(op name, user object) pairs, for naming what cannot be sent to a worker."""
@@ -106,6 +108,10 @@ class StageProgram:
                 return [batch(out, seed, p, num)], None
         except PipelineError as e:
             return ([] if batch is not None else out), e
+        except Exception as e:  # noqa: BLE001 - no op's own error: the same report in every mode
+            err = PipelineError(self.name, f"{type(e).__name__}: {e}", python_stack=format_traceback(e))
+            err.__cause__ = e
+            return ([] if batch is not None else out), err
         return out, None
 
 
@@ -307,10 +313,10 @@ class StageIter(OpIter):
         self.batch = members[-1] if isinstance(members[-1], BatchIter) else None
         self.filter = members[-1] if isinstance(members[-1], FilterIter) else None
         maps = tuple(m.spec for m in members if isinstance(m, MapIter))
+        self.name = " -> ".join(m.name for m in members)
         self.program = StageProgram(self.source.spec if self.source else None, maps,
                                     self.filter.spec if self.filter else None,
-                                    self.batch.spec if self.batch else None)
-        self.name = " -> ".join(m.name for m in members)
+                                    self.batch.spec if self.batch else None, self.name)
         self.mode, self.workers = mode, workers
         self._chunk = 1  # rows per task (no batch): adapts to how long the ops take per row
         # Serial, over a parent, no batch: run the ops per row as it is asked for (no read-ahead).
@@ -319,10 +325,15 @@ class StageIter(OpIter):
         self._filter_fn = self.filter.spec if self.filter else None
         self._key = tuple(id(m.node) for m in members) + (mode, workers)
         self._registry = getattr(ctx, "pools", None) if mode == PROCESSES else None
-        if self._registry is not None:
-            self.pool = self._registry.acquire(self._key, self._make_pool)
-        else:
-            self.pool = self._make_pool()
+        try:
+            if self._registry is not None:
+                self.pool = self._registry.acquire(self._key, self._make_pool)
+            else:
+                self.pool = self._make_pool()
+        except BaseException:
+            for op in (*members, *self.parents):  # built already: release what they hold
+                op.close()
+            raise
         self._out: collections.deque[Row] = collections.deque()
         self._meta: collections.deque[tuple[int, int, int]] = collections.deque()
         self._err: BaseException | None = None
@@ -335,12 +346,27 @@ class StageIter(OpIter):
         self._cursor_batch = 0  # number of the next batch to deliver
 
     def _make_pool(self) -> Any:
+        try:
+            return self._start_pool()
+        except PipelineError:
+            raise
+        except (RuntimeError, OSError, MemoryError) as e:  # e.g. "can't start new thread", fork's EAGAIN
+            # The pool stopped what it had started before raising: nothing is left running.
+            kind = "processes" if self.mode == PROCESSES else "threads"
+            raise PipelineError(self.name, f"could not start {self.workers} worker {kind} "
+                                f"({type(e).__name__}: {e}); the machine ran out of {kind} or memory. "
+                                "Lower num_parallel_workers (the number of CPUs is usually the fastest).") from e
+
+    def _start_pool(self) -> Any:
         if self.mode == PROCESSES:
             from headrace._engine.parallel.workers import ProcessPool  # noqa: PLC0415 - heavy, rarely needed
             return ProcessPool(self.program, self.workers, self.name, self.ctx.options)
         if self.mode == THREADS:
+            o = self.ctx.options
+            watch = (self.name, float(getattr(o, "multiprocessing_timeout_interval", 300)),
+                     float(getattr(o, "worker_timeout", 0)))
             return ThreadPool(self.program.run, self.workers, "headrace-stage",
-                              capacity=self.workers * DEPTH[THREADS])
+                              capacity=self.workers * DEPTH[THREADS], watch=watch)
         return InlinePool(self.program.run)
 
     def __str__(self) -> str:
@@ -389,6 +415,9 @@ class StageIter(OpIter):
                 self._cursor = start + count - len(rows)
             self._out.extend(rows)
             if err is not None:
+                if self.mode == THREADS:  # where it ran, as ProcessPool.get notes it for processes
+                    err.add_note(f"in thread {thread_name(self.pool.last_thread)!r} (pid {os.getpid()}) "
+                                 f"of {self.name}")
                 # Not kept in this frame: a user error raised in this thread holds its callers'
                 # frames, this one too, and so would close a cycle (see _raise).
                 self._err, err = err, None

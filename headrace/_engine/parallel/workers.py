@@ -94,7 +94,7 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = termios = None
 
-from headrace._engine.parallel import shm
+from headrace._engine.parallel import shm, watchdog
 from headrace._engine.parallel.ordered import POLL, PoolClosed
 from headrace._util.errors import PipelineError, detached, format_traceback
 
@@ -149,6 +149,7 @@ class ProcessPool:
         self._dropped: set[int] = set()
         self._prefix = f"hr{os.getpid():x}_{next(_POOL_IDS)}_"
         self._timeout = float(getattr(options, "multiprocessing_timeout_interval", 300))
+        self._worker_timeout = float(getattr(options, "worker_timeout", 0))
         method = getattr(options, "multiprocessing_start_method", "fork")
         if method == "fork" and "fork" not in multiprocessing.get_all_start_methods():
             method = "spawn"  # pragma: no cover - platforms without fork
@@ -346,8 +347,7 @@ class ProcessPool:
             raise PoolClosed
 
     def _receive(self, worker: "_Worker") -> tuple:
-        waited = 0.0
-        warn_at = self._timeout
+        wait = None  # made after the first empty poll (not per result: this is the hot path)
         while True:
             with self._lock:
                 self._check()
@@ -361,6 +361,11 @@ class ProcessPool:
                 msg = pickle.loads(data)
                 if msg[0] == "ready":
                     worker.pid = msg[1]
+                    worker.ready = True
+                    continue
+                if msg[0] == "stall":  # the worker's answer to a report request (watchdog.py)
+                    if wait is not None:
+                        self._stalled(wait.answer(msg[1]))
                     continue
                 if msg[0] == "fatal":
                     self._broken = PipelineError(self.name, f"worker process {worker.pid} (worker {worker.index}) "
@@ -372,11 +377,15 @@ class ProcessPool:
                     if worker.readable(0):
                         continue  # it wrote something before exiting; read that first
                     raise self._died(worker)
-            waited += POLL
-            if waited >= warn_at:
-                warn_at += self._timeout
-                warnings.warn(f"worker {worker.index} (pid {worker.pid}) of {self.name} has not returned a "
-                              f"result for {int(waited)} s; the function may be stuck.", RuntimeWarning, stacklevel=2)
+            if wait is None:
+                wait = watchdog.ProcessWait(self.name, worker, self._timeout, self._worker_timeout, POLL)
+            self._stalled(wait.poll())
+
+    def _stalled(self, err: PipelineError | None) -> None:
+        if err is not None:  # the worker timeout ran out: the pool cannot go on, and the stuck
+            self._broken = err  # worker is stopped now (close: EOF, then SIGTERM, then SIGKILL)
+            self.close()
+            raise err
 
     def _died(self, worker: "_Worker") -> PipelineError:
         code = worker.exitcode(wait=1.0)
@@ -508,6 +517,7 @@ class _Worker:
         self.index = index
         self.proc = proc
         self.pid = proc.pid
+        self.ready = False  # its "ready" message came (it then answers stall report requests)
         self.task_fd = task_fd
         self.result_fd = result_fd
         self.task = mpc.Connection(task_fd, readable=False)
@@ -709,8 +719,17 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
     res_fd = results.fileno()
     pipe_size = _pipe_size(res_fd)
     unread = array.array("i", [0])
+    wlock = threading.Lock()  # the doctor thread (watchdog.py) writes its reports between results
+
+    def report(data: bytes) -> None:
+        with wlock:
+            results.send_bytes(data)
 
     def send(msgs: list[bytes]) -> None:
+        with wlock:
+            _send(msgs)
+
+    def _send(msgs: list[bytes]) -> None:
         if not reading:
             room = -1
             if pipe_size:
@@ -730,6 +749,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         while view:
             view = view[os.write(res_fd, view):]
 
+    watchdog.start_doctor(report, cfg["name"])  # before any other thread: see start_doctor
     results.send_bytes(pickle.dumps(("ready", os.getpid())))
     # Bare threads: Thread.start() would wait for one to run first (a GIL round trip before the
     # first task). They need no joining: a worker leaves through os._exit.

@@ -15,7 +15,7 @@ import numpy as np
 
 from headrace._engine import options as _options
 from headrace._util import rng as _rng
-from headrace._util.checks import INT32_MAX, UINT32_MAX, check_int
+from headrace._util.checks import INT32_MAX, UINT32_MAX, check_int, max_workers, too_many_workers
 
 __all__ = [
     "ErrorSamplesMode", "get_auto_num_workers", "get_auto_offload", "get_autotune_interval",
@@ -23,13 +23,13 @@ __all__ = [
     "get_enable_shared_mem", "get_enable_watchdog", "get_error_samples_mode", "get_fast_recovery",
     "get_iterator_mode", "get_monitor_sampling_interval", "get_multiprocessing_start_method",
     "get_multiprocessing_timeout_interval", "get_num_parallel_workers", "get_numa_enable",
-    "get_prefetch_size", "get_seed", "get_video_backend", "load", "set_auto_num_workers",
+    "get_prefetch_size", "get_seed", "get_video_backend", "get_worker_timeout", "load", "set_auto_num_workers",
     "set_auto_offload", "set_autotune_interval", "set_callback_timeout", "set_debug_mode",
     "set_dynamic_shape", "set_enable_autotune", "set_enable_shared_mem", "set_enable_watchdog",
     "set_error_samples_mode", "set_fast_recovery", "set_iterator_mode",
     "set_monitor_sampling_interval", "set_multiprocessing_start_method",
     "set_multiprocessing_timeout_interval", "set_num_parallel_workers", "set_numa_enable",
-    "set_prefetch_size", "set_seed", "set_sending_batches", "set_video_backend",
+    "set_prefetch_size", "set_seed", "set_sending_batches", "set_video_backend", "set_worker_timeout",
 ]
 
 DEFAULT_SEED = 5489  # what get_seed() reports before set_seed (mt19937's default seed)
@@ -80,12 +80,15 @@ def get_seed():
 
 
 def set_num_parallel_workers(num):
-    """Default worker count of ops that take ``num_parallel_workers``. More than the CPU count warns."""
+    """Default worker count of ops that take ``num_parallel_workers``. More than the CPU count warns;
+    more than ``max(64, 4 x CPUs)`` is refused (``ValueError``)."""
     if isinstance(num, bool) or not isinstance(num, int):
         raise TypeError("num isn't of type int.")
     if not 0 < num <= INT32_MAX:
         raise ValueError(f"Number of parallel workers given is not within the required range "
                          f"(0, INT32_MAX({INT32_MAX})].")
+    if num > max_workers():
+        raise too_many_workers(num)
     cpus = os.cpu_count() or 1
     if num > cpus:
         warnings.warn(f"num_parallel_workers {num} exceeds the number of CPUs ({cpus}); "
@@ -142,15 +145,45 @@ def get_auto_num_workers():
 
 
 def set_multiprocessing_timeout_interval(interval):
+    """Seconds a worker task (thread or process) may run before a ``WorkerStallWarning`` names
+    its op, column, sample index, pid and Python stack; repeated at 2x, 4x, ... (default 300)."""
     if isinstance(interval, bool) or not isinstance(interval, int):
         raise TypeError("interval isn't of type int.")
-    if not 0 < interval < INT32_MAX:
+    if not 0 < interval <= INT32_MAX:  # INT32_MAX itself is accepted (as in MindSpore)
         raise ValueError(f"Interval given is not within the required range (0, INT32_MAX({INT32_MAX})).")
     _options.update(multiprocessing_timeout_interval=interval)
 
 
 def get_multiprocessing_timeout_interval():
     return _options.snapshot().multiprocessing_timeout_interval
+
+
+def set_worker_timeout(timeout):
+    """headrace's own setting (MindSpore has none): how long one call of a user function in a
+    worker may run before the pipeline fails.
+
+    A map, filter, source read or ``per_batch_map`` whose task (one sample, or one batch when the
+    batch is computed in the same workers) runs ``timeout`` seconds in a thread or process worker
+    makes the iterator raise ``WorkerTimeoutError`` (a ``RuntimeError``) naming the op, column,
+    sample index, worker pid and thread and the stuck call's Python stack. A stuck process worker
+    is then stopped; a stuck thread cannot be, and stays blocked in the call (its result is
+    dropped). Before that, ``set_multiprocessing_timeout_interval`` seconds bring a warning with
+    the same details, repeated at 2x, 4x, ... that time.
+
+    Args:
+        timeout (int, float): Seconds, in (0, INT32_MAX], or 0 to turn the timeout off (the default).
+    """
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout isn't of type int or float, but got {type(timeout).__name__}.")
+    if not 0 <= timeout <= INT32_MAX:  # also refuses NaN
+        raise ValueError(f"timeout must be 0 (no timeout) or a number of seconds in (0, "
+                         f"INT32_MAX({INT32_MAX})], but got {timeout}.")
+    _options.update(worker_timeout=timeout)
+
+
+def get_worker_timeout():
+    """Seconds a user function call in a worker may run before an error; 0: no timeout."""
+    return _options.snapshot().worker_timeout
 
 
 def set_multiprocessing_start_method(start_method="fork"):
