@@ -38,6 +38,7 @@ class OpIter:
     ``skip``, ``pass_state`` and ``restore_pass_state``."""
 
     name = "Op"
+    keeps_pass_state = False  # True for ops whose pass_state() can be other than None
 
     def __init__(self, ctx: BuildContext, parents: tuple["OpIter", ...] = ()) -> None:
         self.ctx = ctx
@@ -80,6 +81,11 @@ class OpIter:
 
     def restore_pass_state(self, state: dict) -> None:
         pass
+
+    def check_pass_state(self, state: Any, path: str, seed: int, max_pass: int) -> None:
+        """Raises TypeError / ValueError naming ``path`` unless ``state`` is one this op can restore
+        (``seed``: the run's seed; ``max_pass``: the highest pass number the state's epoch allows)."""
+        raise ValueError(f"set_state: {path}: op {self.op_id} ({self.name}) keeps no state.")
 
     def close(self) -> None:
         if self._closed:
