@@ -67,8 +67,7 @@ def _describe(node: P.Node) -> tuple:
 
 
 def _type_name(value: Any) -> str:
-    t = type(value)
-    return f"{t.__module__}.{t.__qualname__}"
+    return type(value).__qualname__  # not the module: moving a class must not orphan checkpoints
 
 
 def _canon(v: Any) -> Any:
