@@ -30,8 +30,8 @@ MIN_AWAY_S = 50e-6  # ...and at least this long: loop bookkeeping is not work wo
 class RunContext(BuildContext):
     """The build context of a run: also carries the run's process pools across rebuilds."""
 
-    def __init__(self, seed: int, options: Any, pools: PoolRegistry) -> None:
-        super().__init__(seed, options)
+    def __init__(self, seed: int, options: Any, pools: PoolRegistry, seed_globals: bool) -> None:
+        super().__init__(seed, options, seed_globals)
         self.pools = pools
 
 
@@ -53,6 +53,8 @@ class PipelineRun:
                  prefetch: int | None = None) -> None:
         self.options = options or _options.snapshot()
         self.seed = self.options.seed if self.options.seed is not None else rng.new_seed()
+        # With a seed set by the user, user functions draw from np.random / random seeded per sample.
+        self.seed_globals = self.options.seed is not None
         self.num_epochs = num_epochs
         self._plan = plan
         self._prefetch_size = self.options.prefetch_size if prefetch is None else prefetch
@@ -75,7 +77,7 @@ class PipelineRun:
         self._finalizer = weakref.finalize(self, self._res.close)
 
     def _build(self) -> None:
-        self.ctx = RunContext(self.seed, self.options, self._pools)
+        self.ctx = RunContext(self.seed, self.options, self._pools, self.seed_globals)
         self.tree: OpIter = build(self._plan, self.ctx)
         self._res.tree = self.tree
         # Rows made by worker processes are made ahead already (each worker holds several tasks):
@@ -143,7 +145,7 @@ class PipelineRun:
             if st is not None:
                 ops[str(op.op_id)] = st
         return {"version": STATE_VERSION, "fingerprint": fingerprint(self._plan), "seed": self.seed,
-                "epoch": self.epoch, "step": self.step, "ops": ops}
+                "seed_globals": self.seed_globals, "epoch": self.epoch, "step": self.step, "ops": ops}
 
     def set_state(self, state: dict) -> None:
         # Every field is checked (against this pipeline too) before anything changes: a refused
@@ -155,7 +157,7 @@ class PipelineRun:
         self._pools.keep = self._end_pass()
         try:
             self.tree.close()
-            self.seed = st["seed"]
+            self.seed, self.seed_globals = st["seed"], st["seed_globals"]
             self._build()
         finally:
             self._pools.keep = False

@@ -1,7 +1,9 @@
 """Checkpoint states: what a state holds, the fingerprint that ties it to its pipeline, and the
 checks a state passes before a run uses any of it.
 
-A state is ``{"version", "fingerprint", "seed", "epoch", "step", "ops"}``. The fingerprint is a
+A state is ``{"version", "fingerprint", "seed", "seed_globals", "epoch", "step", "ops"}``
+(``seed_globals``: whether user functions got ``np.random`` / ``random`` seeded per sample, which a
+restored run keeps, as it keeps the seed). The fingerprint is a
 hash of the plan's *structure*: the kind of every node, its columns and the parameters that decide
 which rows come out where (source kind and length, sampler and its parameters, batch sizes and
 ``drop_remainder``, shuffle buffers and seeds, repeat/take/skip counts, column selections, pad
@@ -26,7 +28,7 @@ from headrace._engine import plan as P
 from headrace._engine.ops.repeat import FOREVER_STRIDE
 
 STATE_VERSION = 1
-STATE_KEYS = ("version", "fingerprint", "seed", "epoch", "step", "ops")
+STATE_KEYS = ("version", "fingerprint", "seed", "seed_globals", "epoch", "step", "ops")
 MAX_SEED = 2**32 - 1
 # An iterator made with num_epochs=-1 restores epochs up to this: restoring epoch e replays what
 # cannot be jumped (a sampler's chained shuffles, a buffer shuffle's stream) e times, so a corrupted
@@ -154,6 +156,9 @@ def check_state(state: Any, fp: str, num_epochs: int, ops: dict[str, Any], plan:
                          "structure (the same ops, sources and their sizes, samplers, batch sizes, "
                          "drop_remainder, shuffle buffers, repeat/take/skip counts and columns).")
     seed = check_int(state["seed"], "state['seed']", 0, MAX_SEED)
+    seed_globals = state["seed_globals"]
+    if type(seed_globals) is not bool:
+        raise TypeError(f"set_state: state['seed_globals'] must be True or False, but got {seed_globals!r:.80}.")
     if num_epochs == -1:
         epoch = check_int(state["epoch"], "state['epoch']", 0, MAX_OPEN_EPOCH,
                           " (an iterator with num_epochs=-1; give num_epochs to restore a later epoch)")
@@ -172,4 +177,4 @@ def check_state(state: Any, fp: str, num_epochs: int, ops: dict[str, Any], plan:
             raise ValueError(f"set_state: state['ops'] names op {key!r:.40}, but this pipeline's ops that keep "
                              f"a state are {keeping}: the state comes from a different pipeline.")
         op.check_pass_state(st, path_of("ops", key), seed, max_pass)
-    return {"seed": seed, "epoch": epoch, "step": step, "ops": entries}
+    return {"seed": seed, "seed_globals": seed_globals, "epoch": epoch, "step": step, "ops": entries}

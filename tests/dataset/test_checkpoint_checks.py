@@ -142,6 +142,8 @@ CORRUPT = [
     (("step",), "2", TypeError, f"set_state: state['step'] must be {RANGE['step']}, but got '2' of type str."),
     (("seed",), None, TypeError, f"set_state: state['seed'] must be {RANGE['seed']}, but got None of type NoneType."),
     (("seed",), 2**40, ValueError, f"set_state: state['seed'] must be {RANGE['seed']}, but got {2**40}."),
+    (("seed_globals",), 1, TypeError, "set_state: state['seed_globals'] must be True or False, but got 1."),
+    (("seed_globals",), None, TypeError, "set_state: state['seed_globals'] must be True or False, but got None."),
     (("ops",), None, TypeError, "set_state: state['ops'] must be a dict from op id to that op's state, but got "
                                 "None of type NoneType."),
     (("ops",), [], TypeError, "set_state: state['ops'] must be a dict from op id to that op's state, but got "
@@ -185,7 +187,7 @@ def test_corrupted_field_is_refused_with_its_path_and_accepted_values(path, valu
 
 @pytest.mark.parametrize("path,message", [
     ((), "set_state: state has no key 'step'; it must have the keys 'version', 'fingerprint', 'seed', "
-         "'epoch', 'step', 'ops'."),
+         "'seed_globals', 'epoch', 'step', 'ops'."),
     (("ops", "2"), "set_state: state['ops']['2'] has no key 'step'; it must have the keys 'pass', 'rng', 'next'."),
     (("ops", "2", "rng"), "set_state: state['ops']['2']['rng'] has no key 'step'; it must have the keys "
                           "'seed', 'draws'."),
@@ -243,7 +245,7 @@ def test_refused_state_leaves_the_iterator_as_it_was():
 
 
 def _mutations():
-    leaves = [("version",), ("seed",), ("epoch",), ("step",), ("ops",), ("fingerprint",),
+    leaves = [("version",), ("seed",), ("seed_globals",), ("epoch",), ("step",), ("ops",), ("fingerprint",),
               ("ops", "2"), ("ops", "2", "pass"), ("ops", "2", "rng"), ("ops", "2", "rng", "seed"),
               ("ops", "2", "rng", "draws")]
     values = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True),

@@ -19,11 +19,14 @@ from headrace._util.types import Row
 
 
 class BuildContext:
-    """What building an iterator tree hands every op: the seed, the options, fresh op ids."""
+    """What building an iterator tree hands every op: the seed, the options, fresh op ids, and
+    whether user functions get ``np.random`` / ``random`` seeded per sample (``seed_globals``:
+    runs with a seed set by the user)."""
 
-    def __init__(self, seed: int, options: Any) -> None:
+    def __init__(self, seed: int, options: Any, seed_globals: bool = False) -> None:
         self.seed = seed
         self.options = options
+        self.seed_globals = seed_globals
         self._next_id = 0
         self.ops: list["OpIter"] = []
 

@@ -85,7 +85,9 @@ class StageProgram:
         if type(items) is not list and type(items) is not range:
             items = items.tolist()
         try:
-            if filt is None and len(maps) == 1:  # the common shape, in a loop of its own
+            # The common shape, in a loop of its own (not for a user function that gets np.random
+            # and random seeded per sample: MapFn.__call__ does that).
+            if filt is None and len(maps) == 1 and maps[0].globals is None:
                 m = maps[0]
                 cursor, prev = rng.enter_cursor(seed, m.op_id, p)
                 try:
