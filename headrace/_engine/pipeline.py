@@ -44,8 +44,9 @@ class PipelineRun:
     runs the epoch ahead of the consumer once rows are seen to be heavy to make or the consumer to
     spend time between rows; cheap rows for a consumer that only reads are made in its own thread
     (see ``HEAVY_ROW_S``). The checkpoint is (seed, epoch, rows delivered to the
-    consumer in the epoch, plus the few ops that keep a per-pass stream state); restoring
-    rebuilds the tree (keeping the worker processes), resets it to the epoch and skips.
+    consumer in the epoch, plus the few ops that keep a per-pass stream state), with the plan's
+    fingerprint; restoring checks it all (``state.check_state``), then rebuilds the tree (keeping
+    the worker processes), resets it to the epoch and skips.
     After a failure the run keeps raising that failure.
     """
 
