@@ -171,7 +171,7 @@ class GlobalSeeds:
     64-bit value: ``base + index * odd`` where the bases are drawn once per (seed, op, pass) from
     :func:`key_rng`, so no two samples of a pass share a stream. ``leave`` releases the lock.
     Cost: about 5 us per call (NumPy's legacy seeding ~1.5 us, Python's ~3.5 us), paid only by
-    user functions of runs with a seed set.
+    user functions of runs with a seed set, and not by functions marked ``not_random``.
 
     The generators are not restored after the call: saving and restoring them costs ~100 us (they
     hold 2.5 KB each), twenty times the seeding. Outside the pipeline they are left where the last

@@ -144,6 +144,12 @@ def test_only_functions_that_may_run_user_code_are_seeded():
     assert not calls_user_code(T.Compose([T.TypeCast(np.int32), T.Duplicate()]))
     assert calls_user_code(T.RandomApply([draw]))
 
+    def plus1(x):
+        return x + 1
+    assert calls_user_code(plus1)
+    assert not calls_user_code(T.not_random(plus1))
+    assert not calls_user_code(T.Compose([T.TypeCast(np.int32), plus1]))
+
 
 def test_a_lock_held_elsewhere_is_waited_for_then_warned_not_hung(monkeypatch):
     monkeypatch.setattr(rng, "LOCK_WAIT_S", 0.2)

@@ -27,10 +27,13 @@ def calls_user_code(fn: Any) -> bool:
     """Whether ``fn`` may run user code, which may draw from ``np.random`` / ``random``.
 
     headrace's own transforms draw from keyed generators and need no global seeding; anything else
-    (functions, lambdas, user objects, and headrace wrappers or compounds around them) does.
+    (functions, lambdas, user objects, and headrace wrappers or compounds around them) does, unless
+    marked deterministic with ``transforms.not_random`` (``fn.random is False``).
     """
     if isinstance(fn, _Chain):
         return any(calls_user_code(op) for op in fn.ops)
+    if getattr(fn, "random", True) is False:
+        return False
     if not type(fn).__module__.startswith("headrace."):
         return True
     inner = getattr(fn, "transform", None)  # a wrapper of a Python function
