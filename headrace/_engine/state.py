@@ -154,7 +154,8 @@ def check_state(state: Any, fp: str, num_epochs: int, ops: dict[str, Any], plan:
         raise ValueError(f"set_state: the state comes from a different pipeline: its fingerprint is {got!r:.40}, "
                          f"this pipeline's is {fp!r}. A state restores only into a pipeline of the same "
                          "structure (the same ops, sources and their sizes, samplers, batch sizes, "
-                         "drop_remainder, shuffle buffers, repeat/take/skip counts and columns).")
+                         "drop_remainder, shuffle buffers and seeds (ds.config.set_seed when the pipeline was "
+                         "made), repeat/take/skip counts and columns).")
     seed = check_int(state["seed"], "state['seed']", 0, MAX_SEED)
     seed_globals = state["seed_globals"]
     if type(seed_globals) is not bool:

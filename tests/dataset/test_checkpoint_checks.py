@@ -47,8 +47,8 @@ def test_batch_10_state_is_refused_by_a_batch_20_pipeline():
     msg = str(e.value)
     assert msg.startswith(FP_MISMATCH + repr(state["fingerprint"]) + ", this pipeline's is '")
     assert msg.endswith("A state restores only into a pipeline of the same structure (the same ops, sources "
-                        "and their sizes, samplers, batch sizes, drop_remainder, shuffle buffers, "
-                        "repeat/take/skip counts and columns).")
+                        "and their sizes, samplers, batch sizes, drop_remainder, shuffle buffers and seeds "
+                        "(ds.config.set_seed when the pipeline was made), repeat/take/skip counts and columns).")
 
 
 OTHERS = {
@@ -74,6 +74,16 @@ def test_state_is_refused_by_a_pipeline_of_another_structure(name):
     state = state_after(src().batch(10), 2)
     with pytest.raises(ValueError, match="^" + FP_MISMATCH):
         restore(OTHERS[name](), state)
+
+
+def test_shuffle_made_under_another_config_seed_is_another_pipeline():
+    ds.config.set_seed(3)
+    state = state_after(src().shuffle(8).batch(10), 2)
+    ds.config.set_seed(5489)  # unseeded: this shuffle's order is not the saved one's
+    with pytest.raises(ValueError, match="^" + FP_MISMATCH):
+        restore(src().shuffle(8).batch(10), state)
+    ds.config.set_seed(3)
+    restore(src().shuffle(8).batch(10), state)
 
 
 def test_same_structure_with_another_function_or_worker_count_restores():
