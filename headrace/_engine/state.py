@@ -63,7 +63,11 @@ def _describe(node: P.Node) -> tuple:
         src = node.source
         parts.append(("source", _type_name(src)))
         if kind is P.RandomAccessNode:
-            parts.append(("rows", len(src)))
+            try:
+                rows: Any = len(src)
+            except Exception:  # noqa: BLE001 - get_state must not fail on a source that cannot tell
+                rows = None
+            parts.append(("rows", rows))
     parts.append(tuple(_describe(c) for c in node.children))
     return tuple(parts)
 

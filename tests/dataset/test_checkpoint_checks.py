@@ -286,3 +286,16 @@ def test_any_corruption_is_refused_cleanly_or_restores_exactly(mutation):
     full = shuffled().create_tuple_iterator(num_epochs=2, output_numpy=True)
     epochs = [[[plain(v) for v in r] for r in full] for _ in range(2)]
     assert got == epochs[state["epoch"]][state["step"]:]
+
+
+def test_sampler_parameters_are_part_of_the_fingerprint():
+    def fp(sampler):
+        d = ds.NumpySlicesDataset({"x": list(range(20))}, sampler=sampler)
+        return state_after(d, 0)["fingerprint"]
+
+    ds.config.set_seed(3)
+    assert fp(ds.SubsetRandomSampler([1, 2, 3])) == fp(ds.SubsetRandomSampler([1, 2, 3]))
+    assert fp(ds.SubsetRandomSampler([1, 2, 3])) != fp(ds.SubsetRandomSampler([1, 2, 4]))
+    assert fp(ds.WeightedRandomSampler([0.5, 0.5], 2)) != fp(ds.WeightedRandomSampler([0.4, 0.6], 2))
+    assert fp(ds.DistributedSampler(2, 0)) != fp(ds.DistributedSampler(2, 1))
+    assert fp(ds.SequentialSampler()) != fp(ds.RandomSampler())
