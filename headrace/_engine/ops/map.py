@@ -3,9 +3,9 @@
 The work on one row lives in two small picklable callables, :class:`MapFn` and :class:`FilterFn`,
 that set the row's RNG key (``(seed, op id, pass, index)``) in whichever thread or process runs
 them; for a user function in a run with a seed set, they also seed ``np.random`` and ``random``
-from that key around the call (``rng.GlobalSeeds``). The op iterators here run them serially; ``build`` normally groups them into a stage
-(``parallel/stage.py``) that runs the same callables on thread or process workers, so serial,
-threaded and multi-process runs give the same rows.
+from that key around the call (``rng.GlobalSeeds``). The op iterators here run them serially;
+``build`` normally groups them into a stage (``parallel/stage.py``) that runs the same callables
+on thread or process workers, so serial, threaded and multi-process runs give the same rows.
 """
 from __future__ import annotations
 
@@ -132,7 +132,8 @@ class MapFn:
         two-column row and writes one output in place: a stage's loop then calls the function
         itself and builds the row, and hands anything but an ndarray result to ``finish``."""
         at = self.assemble.replace_at
-        if self.globals is not None or self.one is None or self.n_out != 1 or at is None or len(self.assemble.spec) != 2:
+        if (self.globals is not None or self.one is None or self.n_out != 1 or at is None
+                or len(self.assemble.spec) != 2):
             return None
         return self.fn, self.one, at
 
