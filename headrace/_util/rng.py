@@ -9,7 +9,8 @@ Outside a pipeline (an eager ``op(image)`` call) :func:`sample_rng` returns a mo
 generator, reseeded by ``ds.config.set_seed``. Library code never draws from NumPy's or Python's
 global random state.
 
-User functions (map, filter, per_batch_map) often draw from ``np.random`` or ``random``. In a run
+User functions (map, filter, per_batch_map, flat_map, a user source's ``__getitem__``) often
+draw from ``np.random`` or ``random``. In a run
 with a seed set by the user, the engine seeds both global generators before each call from the
 same kind of key (:class:`GlobalSeeds`), under a process-wide lock so that thread workers cannot
 reseed the shared generators under one another: a user function's draws are then a pure function

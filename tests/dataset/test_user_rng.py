@@ -176,3 +176,49 @@ def test_a_lock_held_elsewhere_is_waited_for_then_warned_not_hung(monkeypatch):
     assert [r[0] for r in got] == [0, 1, 2]
     msgs = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
     assert len(msgs) == 1 and msgs[0].startswith("headrace: a user function of op 2 waited 0.2 s for the lock")
+
+
+class DrawingSource:
+    """A random-access user source whose __getitem__ draws from np.random and random."""
+
+    def __len__(self):
+        return 30
+
+    def __getitem__(self, i):
+        return (np.array([i, np.random.randint(0, 10**6), int(random.random() * 10**6)], dtype=np.int64),)
+
+
+def source_pipeline(mode):
+    kw = MODES[mode]
+    return ds.GeneratorDataset(DrawingSource(), ["a"], shuffle=False, **kw).batch(4)
+
+
+def source_rows(mode, epochs=2, state=None):
+    ds.config.set_seed(77)
+    it = source_pipeline(mode).create_tuple_iterator(num_epochs=epochs, output_numpy=True)
+    try:
+        if state is not None:
+            it.set_state(state)
+            epochs -= state["epoch"]
+        return read(it, epochs)
+    finally:
+        it.stop()
+
+
+@pytest.mark.parametrize("mode", ["inline", "threads", "processes"])
+def test_a_user_source_drawing_from_the_globals_gives_the_same_rows_everywhere_and_after_a_resume(mode):
+    want = source_rows("inline")
+    draws = [tuple(r[1:]) for b in want if b != "EPOCH_END" for r in b[0]]
+    assert len(set(draws)) == len(draws)
+    assert source_rows(mode) == want
+    for cut in (1, 5, 8, 9, 13):  # inside epoch 0, its end, inside epoch 1
+        ds.config.set_seed(77)
+        it = source_pipeline(mode).create_tuple_iterator(num_epochs=2, output_numpy=True)
+        for _ in range(cut):
+            try:
+                next(it)
+            except StopIteration:
+                pass
+        state = it.get_state()
+        it.stop()
+        assert source_rows(mode, state=state) == want[cut:]

@@ -56,6 +56,8 @@ class RowConverter:
 class UserRandomAccess:
     """A ``RandomAccessSource`` over an object with ``__getitem__`` and ``__len__``."""
 
+    runs_user_code = True  # reads may draw from np.random / random: seeded per sample under set_seed
+
     def __init__(self, obj: Any, names: Sequence[str], convert: RowConverter) -> None:
         self.obj = obj
         self.column_names = list(names)
