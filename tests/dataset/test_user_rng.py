@@ -222,3 +222,15 @@ def test_a_user_source_drawing_from_the_globals_gives_the_same_rows_everywhere_a
         state = it.get_state()
         it.stop()
         assert source_rows(mode, state=state) == want[cut:]
+
+
+def test_a_source_marked_not_random_is_not_seeded():
+    from headrace.dataset._sources.generator import UserRandomAccess
+    assert UserRandomAccess(DrawingSource(), ["a"], None).runs_user_code is True
+    assert UserRandomAccess(T.not_random(DrawingSource()), ["a"], None).runs_user_code is False
+    ds.config.set_seed(77)
+    np.random.seed(3)
+    random.seed(3)
+    d = ds.GeneratorDataset(T.not_random(DrawingSource()), ["a"], shuffle=False).take(3)
+    got = [plain(r[0])[1] for r in d.create_tuple_iterator(num_epochs=1, output_numpy=True)]
+    assert got == np.random.RandomState(3).randint(0, 10**6, size=3).tolist()  # the caller's stream

@@ -56,12 +56,16 @@ class RowConverter:
 class UserRandomAccess:
     """A ``RandomAccessSource`` over an object with ``__getitem__`` and ``__len__``."""
 
-    runs_user_code = True  # reads may draw from np.random / random: seeded per sample under set_seed
-
     def __init__(self, obj: Any, names: Sequence[str], convert: RowConverter) -> None:
         self.obj = obj
         self.column_names = list(names)
         self._convert = convert
+
+    @property
+    def runs_user_code(self) -> bool:
+        """Reads may draw from np.random / random (seeded per sample under set_seed), unless the
+        object is marked ``transforms.not_random``."""
+        return getattr(self.obj, "random", True) is not False
 
     def __len__(self) -> int:
         return len(self.obj)
