@@ -299,3 +299,16 @@ def test_sampler_parameters_are_part_of_the_fingerprint():
     assert fp(ds.WeightedRandomSampler([0.5, 0.5], 2)) != fp(ds.WeightedRandomSampler([0.4, 0.6], 2))
     assert fp(ds.DistributedSampler(2, 0)) != fp(ds.DistributedSampler(2, 1))
     assert fp(ds.SequentialSampler()) != fp(ds.RandomSampler())
+
+
+def test_draw_count_of_a_shuffle_with_unknown_rows_per_pass_is_bounded():
+    ds.config.set_seed(5)
+    d = lambda: src().filter(lambda x, y: x % 3 != 0).shuffle(4)  # noqa: E731 - rows per pass unknown
+    state = state_after(d(), 3)
+    assert state["ops"]["3"]["rng"] == {"seed": 5, "draws": 0}
+    restore(d(), state)
+    state["ops"]["3"]["rng"]["draws"] = 10**12
+    with pytest.raises(ValueError) as e:
+        restore(d(), state)
+    assert str(e.value) == ("set_state: state['ops']['3']['rng']['draws'] must be an int in [0, 4294967296], "
+                            "but got 1000000000000.")
