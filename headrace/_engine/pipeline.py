@@ -11,11 +11,10 @@ from headrace._engine.build import build
 from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.parallel.prefetch import Prefetcher
 from headrace._engine.parallel.stage import PoolRegistry
+from headrace._engine.state import STATE_VERSION, check_state, fingerprint
 from headrace._util import rng
 from headrace._util.errors import EPOCHS_EXHAUSTED, PipelineError, detached
 from headrace._util.types import Row
-
-STATE_VERSION = 1
 
 _clock = time.perf_counter
 # The prefetch thread starts once rows are heavy to make (batches of decoded images: measured
@@ -31,8 +30,8 @@ MIN_AWAY_S = 50e-6  # ...and at least this long: loop bookkeeping is not work wo
 class RunContext(BuildContext):
     """The build context of a run: also carries the run's process pools across rebuilds."""
 
-    def __init__(self, seed: int, options: Any, pools: PoolRegistry) -> None:
-        super().__init__(seed, options)
+    def __init__(self, seed: int, options: Any, pools: PoolRegistry, seed_globals: bool) -> None:
+        super().__init__(seed, options, seed_globals)
         self.pools = pools
 
 
@@ -45,8 +44,9 @@ class PipelineRun:
     runs the epoch ahead of the consumer once rows are seen to be heavy to make or the consumer to
     spend time between rows; cheap rows for a consumer that only reads are made in its own thread
     (see ``HEAVY_ROW_S``). The checkpoint is (seed, epoch, rows delivered to the
-    consumer in the epoch, plus the few ops that keep a per-pass stream state); restoring
-    rebuilds the tree (keeping the worker processes), resets it to the epoch and skips.
+    consumer in the epoch, plus the few ops that keep a per-pass stream state), with the plan's
+    fingerprint; restoring checks it all (``state.check_state``), then rebuilds the tree (keeping
+    the worker processes), resets it to the epoch and skips.
     A failure releases the run's threads, worker processes and shared memory at once; after it
     the run keeps raising copies of that failure (until ``set_state`` rebuilds it).
 
@@ -60,6 +60,8 @@ class PipelineRun:
                  prefetch: int | None = None) -> None:
         self.options = options or _options.snapshot()
         self.seed = self.options.seed if self.options.seed is not None else rng.new_seed()
+        # With a seed set by the user, user functions draw from np.random / random seeded per sample.
+        self.seed_globals = self.options.seed is not None
         self.num_epochs = num_epochs
         self._plan = plan
         self._prefetch_size = self.options.prefetch_size if prefetch is None else prefetch
@@ -82,7 +84,7 @@ class PipelineRun:
         self._finalizer = weakref.finalize(self, self._res.close)
 
     def _build(self) -> None:
-        self.ctx = RunContext(self.seed, self.options, self._pools)
+        self.ctx = RunContext(self.seed, self.options, self._pools, self.seed_globals)
         self.tree: OpIter = build(self._plan, self.ctx)
         self._res.tree = self.tree
         # Rows made by worker processes are made ahead already (each worker holds several tasks):
@@ -158,38 +160,36 @@ class PipelineRun:
             st = op.pass_state()
             if st is not None:
                 ops[str(op.op_id)] = st
-        return {"version": STATE_VERSION, "seed": self.seed, "epoch": self.epoch, "step": self.step,
-                "ops": ops}
+        return {"version": STATE_VERSION, "fingerprint": fingerprint(self._plan), "seed": self.seed,
+                "seed_globals": self.seed_globals, "epoch": self.epoch, "step": self.step, "ops": ops}
 
     def set_state(self, state: dict) -> None:
-        if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
-            raise ValueError(f"state must be a dict from get_state() with version {STATE_VERSION}, "
-                             f"but got {state!r:.200}.")
+        # Every field is checked (against this pipeline too) before anything changes: a refused
+        # state leaves the run as it was.
+        st = check_state(state, fingerprint(self._plan), self.num_epochs,
+                         {str(op.op_id): op for op in self.ctx.ops}, self._plan)
         # The new tree takes over this run's worker processes, unless the old prefetch thread is
         # still waiting on one of them: then they are closed (which wakes it) and restarted.
         self._pools.keep = self._end_pass()
         try:
             self.tree.close()
-            self.seed = int(state["seed"])
+            self.seed, self.seed_globals = st["seed"], st["seed_globals"]
             self._build()
         finally:
             self._pools.keep = False
             self._pools.close_idle()
         self._failed = None
         by_id = {str(op.op_id): op for op in self.ctx.ops}
-        for op_id, st in state.get("ops", {}).items():
-            if op_id not in by_id:
-                raise ValueError(f"state names op {op_id}, which this pipeline does not have: the state "
-                                 "comes from a different pipeline.")
-            by_id[op_id].restore_pass_state(st)
-        self.epoch, self.step = int(state["epoch"]), int(state["step"])
+        for op_id, op_state in st["ops"].items():
+            by_id[op_id].restore_pass_state(op_state)
+        self.epoch, self.step = st["epoch"], st["step"]
         self._started = False
         if self.step:
             self.tree.reset(self.epoch)
             self._started = True
             skipped = self.tree.skip(self.step)
             if skipped != self.step:
-                raise ValueError(f"state step {self.step} is past the end of epoch {self.epoch} "
+                raise ValueError(f"set_state: state['step'] is {self.step}, past the end of epoch {self.epoch} "
                                  f"({skipped} rows): the state comes from a different pipeline.")
 
     def close(self) -> None:

@@ -76,7 +76,13 @@ class Iterator:
         return self._run.get_state()
 
     def set_state(self, state):
-        """Continues from ``state`` (from ``get_state()`` of an iterator over the same pipeline)."""
+        """Continues from ``state`` (from ``get_state()`` of an iterator over the same pipeline).
+
+        Raises:
+            ValueError: if the state comes from a pipeline of another structure or an older
+                headrace, or a field is out of range (the message names the field).
+            TypeError: if a field has the wrong type.
+        """
         self._run.set_state(state)
 
     def stop(self):

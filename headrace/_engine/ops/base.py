@@ -20,16 +20,19 @@ from headrace._util.types import Row
 
 
 class BuildContext:
-    """What building an iterator tree hands every op: the seed, the options, fresh op ids.
+    """What building an iterator tree hands every op: the seed, the options, fresh op ids, and
+    whether user functions get ``np.random`` / ``random`` seeded per sample (``seed_globals``:
+    runs with a seed set by the user).
 
     Every op holds its context, so the context refers to the ops weakly (``ops`` lists those
     alive, in build order): a tree dropped by its owner is freed at once, with its source and
     rows, not left in a reference cycle for the garbage collector.
     """
 
-    def __init__(self, seed: int, options: Any) -> None:
+    def __init__(self, seed: int, options: Any, seed_globals: bool = False) -> None:
         self.seed = seed
         self.options = options
+        self.seed_globals = seed_globals
         self._next_id = 0
         self._ops: list[weakref.ref] = []
 
@@ -48,6 +51,7 @@ class OpIter:
     ``skip``, ``pass_state`` and ``restore_pass_state``."""
 
     name = "Op"
+    keeps_pass_state = False  # True for ops whose pass_state() can be other than None
 
     def __init__(self, ctx: BuildContext, parents: tuple["OpIter", ...] = ()) -> None:
         self.ctx = ctx
@@ -90,6 +94,11 @@ class OpIter:
 
     def restore_pass_state(self, state: dict) -> None:
         pass
+
+    def check_pass_state(self, state: Any, path: str, seed: int, max_pass: int) -> None:
+        """Raises TypeError / ValueError naming ``path`` unless ``state`` is one this op can restore
+        (``seed``: the run's seed; ``max_pass``: the highest pass number the state's epoch allows)."""
+        raise ValueError(f"set_state: {path}: op {self.op_id} ({self.name}) keeps no state.")
 
     def close(self) -> None:
         if self._closed:

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from headrace._engine.ops.base import BuildContext, OpIter
-from headrace._engine.ops.map import make_assembler
+from headrace._engine.ops.map import global_seeds, make_assembler
 from headrace._util import rng
 from headrace._util.arrays import to_array
 from headrace._util.errors import PipelineError, not_an_array, user_error
@@ -123,9 +123,10 @@ class BatchFn:
     Picklable; runs wherever the batch's stage runs (caller, thread or worker process).
     """
 
-    __slots__ = ("cols", "out_cols", "pbm", "input_idx", "assemble", "out_count", "pad", "op_id")
+    __slots__ = ("cols", "out_cols", "pbm", "input_idx", "assemble", "out_count", "pad", "op_id", "globals")
 
-    def __init__(self, node: Any, op_id: int) -> None:
+    def __init__(self, node: Any, op_id: int, globals_: Any = None) -> None:
+        self.globals = globals_  # rng.GlobalSeeds for a per_batch_map in a seeded run
         self.cols = node.children[0].columns
         self.out_cols = node.columns
         self.pbm = node.per_batch_map
@@ -148,13 +149,20 @@ class BatchFn:
             if not pad and all(len(r) == len(cols) for r in rows[:1]):
                 return tuple([collate(v, c, cols[c]) for c, v in enumerate(zip(*rows))])
             return tuple([collate([r[c] for r in rows], c, cols[c], pad=pad.get(c)) for c in range(len(cols))])
-        rng.set_sample_key((seed, self.op_id, pass_index, num))
         ins = [[r[c] for r in rows] for c in self.input_idx]
         names = [cols[c] for c in self.input_idx]
+        g = self.globals
+        if g is None:
+            rng.set_sample_key((seed, self.op_id, pass_index, num))
+        else:
+            token = g.enter(seed, pass_index, num)
         try:
             out = self.pbm(*ins, BatchInfo(num, pass_index))
         except Exception as e:
             raise user_error("batch operation: [per_batch_map]", e, columns=names, index=num) from e
+        finally:
+            if g is not None:
+                g.leave(token)
         if type(out) is not tuple:
             out = (out,)
         if len(out) != self.out_count:
@@ -190,7 +198,7 @@ class BatchIter(OpIter):
     def __init__(self, ctx: BuildContext, node: Any, parent: OpIter | None) -> None:
         super().__init__(ctx, (parent,) if parent is not None else ())
         self.node = node
-        self.spec = BatchFn(node, self.op_id)
+        self.spec = BatchFn(node, self.op_id, global_seeds(ctx, node.per_batch_map, self.op_id))
         self._batch_num = 0
         self._done = False
 

@@ -2,9 +2,10 @@
 
 The work on one row lives in two small picklable callables, :class:`MapFn` and :class:`FilterFn`,
 that set the row's RNG key (``(seed, op id, pass, index)``) in whichever thread or process runs
-them. The op iterators here run them serially; ``build`` normally groups them into a stage
-(``parallel/stage.py``) that runs the same callables on thread or process workers, so serial,
-threaded and multi-process runs give the same rows.
+them; for a user function in a run with a seed set, they also seed ``np.random`` and ``random``
+from that key around the call (``rng.GlobalSeeds``). The op iterators here run them serially;
+``build`` normally groups them into a stage (``parallel/stage.py``) that runs the same callables
+on thread or process workers, so serial, threaded and multi-process runs give the same rows.
 """
 from __future__ import annotations
 
@@ -20,6 +21,35 @@ from headrace._util.types import Row
 
 _set_key = rng.set_sample_key
 _ndarray = np.ndarray
+
+
+def calls_user_code(fn: Any) -> bool:
+    """Whether ``fn`` may run user code, which may draw from ``np.random`` / ``random``.
+
+    headrace's own transforms draw from keyed generators and need no global seeding; anything else
+    (functions, lambdas, user objects, and headrace wrappers or compounds around them) does, unless
+    marked deterministic with ``transforms.not_random`` (``fn.random is False``).
+    """
+    if isinstance(fn, _Chain):
+        return any(calls_user_code(op) for op in fn.ops)
+    if getattr(fn, "random", True) is False:
+        return False
+    if not type(fn).__module__.startswith("headrace."):
+        return True
+    inner = getattr(fn, "transform", None)  # a wrapper of a Python function
+    if callable(inner) and inner is not fn:
+        return calls_user_code(inner)
+    parts = getattr(fn, "transforms", None)  # a compound op
+    if isinstance(parts, (list, tuple)):
+        return any(calls_user_code(op) for op in parts)
+    return False
+
+
+def global_seeds(ctx: BuildContext, fn: Any, op_id: int) -> rng.GlobalSeeds | None:
+    """The per-sample seeding of the global generators for ``fn``, when the run wants it."""
+    if fn is None or not getattr(ctx, "seed_globals", False) or not calls_user_code(fn):
+        return None
+    return rng.GlobalSeeds(op_id)
 
 
 def make_assembler(layout: tuple[tuple[str, int], ...]) -> Callable[[Row, Any], Row]:
@@ -58,10 +88,11 @@ class _Assembler:
 class MapFn:
     """One map op on one row: ``fn(*input columns)``, converted, checked and placed per the layout."""
 
-    __slots__ = ("fn", "idx", "one", "n_out", "assemble", "name", "op_id", "in_names")
+    __slots__ = ("fn", "idx", "one", "n_out", "assemble", "name", "op_id", "in_names", "globals")
 
-    def __init__(self, node: Any, op_id: int) -> None:
+    def __init__(self, node: Any, op_id: int, globals_: rng.GlobalSeeds | None = None) -> None:
         self.fn = node.fn
+        self.globals = globals_
         self.idx = node.input_idx
         self.one = node.input_idx[0] if len(node.input_idx) == 1 else None
         self.n_out = len(node.out_names)
@@ -71,8 +102,15 @@ class MapFn:
         self.in_names = tuple(node.children[0].columns[i] for i in node.input_idx)
 
     def __call__(self, row: Row, seed: int, pass_index: int, index: int) -> Row:
-        _set_key((seed, self.op_id, pass_index, index))
-        return self.apply(row, index)
+        g = self.globals
+        if g is None:
+            _set_key((seed, self.op_id, pass_index, index))
+            return self.apply(row, index)
+        token = g.enter(seed, pass_index, index)
+        try:
+            return self.apply(row, index)
+        finally:
+            g.leave(token)
 
     def apply(self, row: Row, index: int) -> Row:
         """The op on one row whose RNG key the caller has set (a stage's loop sets it through
@@ -94,7 +132,8 @@ class MapFn:
         two-column row and writes one output in place: a stage's loop then calls the function
         itself and builds the row, and hands anything but an ndarray result to ``finish``."""
         at = self.assemble.replace_at
-        if self.one is None or self.n_out != 1 or at is None or len(self.assemble.spec) != 2:
+        if (self.globals is not None or self.one is None or self.n_out != 1 or at is None
+                or len(self.assemble.spec) != 2):
             return None
         return self.fn, self.one, at
 
@@ -134,21 +173,29 @@ def _first_bad(values: Any) -> Any:
 class FilterFn:
     """One filter predicate on one row: True keeps it."""
 
-    __slots__ = ("pred", "idx", "name", "op_id", "in_names")
+    __slots__ = ("pred", "idx", "name", "op_id", "in_names", "globals")
 
-    def __init__(self, node: Any, op_id: int) -> None:
+    def __init__(self, node: Any, op_id: int, globals_: rng.GlobalSeeds | None = None) -> None:
         self.pred = node.predicate
+        self.globals = globals_
         self.idx = node.input_idx
         self.name = "filter operation: [PyFunc]"
         self.op_id = op_id
         self.in_names = tuple(node.children[0].columns[i] for i in node.input_idx)
 
     def __call__(self, row: Row, seed: int, pass_index: int, index: int) -> bool:
-        _set_key((seed, self.op_id, pass_index, index))
+        g = self.globals
+        if g is None:
+            _set_key((seed, self.op_id, pass_index, index))
+        else:
+            token = g.enter(seed, pass_index, index)
         try:
             return bool(self.pred(*[row[i] for i in self.idx]))
         except Exception as e:
             raise user_error(self.name, e, columns=self.in_names, index=index) from e
+        finally:
+            if g is not None:
+                g.leave(token)
 
 
 class MapIter(OpIter):
@@ -158,7 +205,7 @@ class MapIter(OpIter):
         super().__init__(ctx, (parent,) if parent is not None else ())
         self.node = node
         self.name = node.name
-        self.spec = MapFn(node, self.op_id)
+        self.spec = MapFn(node, self.op_id, global_seeds(ctx, node.fn, self.op_id))
         self._index = 0
 
     def _reset(self, pass_index: int) -> None:
@@ -184,7 +231,7 @@ class FilterIter(OpIter):
     def __init__(self, ctx: BuildContext, node: Any, parent: OpIter | None) -> None:
         super().__init__(ctx, (parent,) if parent is not None else ())
         self.node = node
-        self.spec = FilterFn(node, self.op_id)
+        self.spec = FilterFn(node, self.op_id, global_seeds(ctx, node.predicate, self.op_id))
         self.name = self.spec.name
         self._index = 0
 

@@ -11,11 +11,15 @@ from typing import Any
 
 from headrace._engine import plan as P
 from headrace._engine.ops.base import BuildContext, OpIter
-from headrace._util.mtshuffle import MT19937_64
+from headrace._engine.state import MAX_COUNT, check_dict, check_int
+from headrace._util.mtshuffle import M64, MT19937_64
 from headrace._util.types import Row
 
 
 _ALL = 1 << 62
+# Restoring a stream position replays its draws (about 15 us per 312): a count the pipeline cannot
+# check exactly (the rows per pass are unknown until read) is accepted up to this.
+MAX_UNSIZED_DRAWS = 2**32
 
 
 def _has_endless_repeat(node: P.Node) -> bool:
@@ -25,8 +29,11 @@ def _has_endless_repeat(node: P.Node) -> bool:
 
 
 class ShuffleIter(OpIter):
+    keeps_pass_state = True
+
     def __init__(self, ctx: BuildContext, node: Any, parent: OpIter) -> None:
         super().__init__(ctx, (parent,))
+        self._node = node
         self._size = node.buffer_size
         seed = node.seed if node.seed is not None else ctx.seed
         self._rng = MT19937_64(seed)
@@ -96,6 +103,26 @@ class ShuffleIter(OpIter):
     def restore_pass_state(self, state: dict) -> None:
         """Called before the tree is reset: the pass ``state['pass']`` starts from this stream state."""
         self._restore = state
+
+    def check_pass_state(self, state: Any, path: str, seed: int, max_pass: int) -> None:
+        """``{"pass", "rng": {"seed", "draws"}[, "next": {...}]}``: the pass within what the epoch
+        allows; the stream's seed this op's; the draws, where the rows per pass are known (and no
+        endless repeat is below), exactly one per row of every earlier pass, else bounded."""
+        check_dict(state, path, ("pass", "rng"), ("next",))
+        p = check_int(state["pass"], f"{path}['pass']", 0, max_pass, " (passes the state's epoch allows)")
+        want_seed = (self._node.seed if self._node.seed is not None else seed) & M64
+        rows = None if self._endless else self._node.children[0].size()
+        for key, at in (("rng", p), ("next", p + 1)):
+            if key not in state:
+                continue
+            where = f"{path}[{key!r}]"
+            st = check_dict(state[key], where, ("seed", "draws"))
+            check_int(st["seed"], f"{where}['seed']", want_seed, want_seed, " (this shuffle's seed)")
+            if rows is not None:
+                check_int(st["draws"], f"{where}['draws']", rows * at, rows * at,
+                          f" ({rows} rows per pass x {at} pass(es) before)")
+            else:
+                check_int(st["draws"], f"{where}['draws']", 0, min(MAX_UNSIZED_DRAWS, MAX_COUNT))
 
     def __next__(self) -> Row:
         buf = self._buf

@@ -7,6 +7,7 @@ import numpy as np
 
 from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.samplers import SequentialPlan
+from headrace._util import rng
 from headrace._util.errors import PipelineError, user_error
 from headrace._util.types import Row, SampleContext
 
@@ -24,12 +25,14 @@ class ReadFn:
     Picklable when the source is; runs in whichever thread or process reads.
     """
 
-    __slots__ = ("source", "read", "name")
+    __slots__ = ("source", "read", "name", "globals")
 
-    def __init__(self, source: Any, name: str) -> None:
+    def __init__(self, source: Any, name: str, globals_: Any = None) -> None:
         self.source = source
         self.read = source.read
         self.name = name
+        # rng.GlobalSeeds when reads run user code (a user object's __getitem__) in a seeded run
+        self.globals = globals_
 
     def __call__(self, index: int) -> Row:
         try:
@@ -37,13 +40,21 @@ class ReadFn:
         except Exception as e:
             raise _read_error(self.name, e, index, self.source) from e
 
+    def keyed(self, index: int, seed: int, pass_index: int, pos: int) -> Row:
+        """Reads ``index`` with np.random / random seeded for pass position ``pos`` (``globals`` set)."""
+        token = self.globals.enter(seed, pass_index, pos)
+        try:
+            return self(index)
+        finally:
+            self.globals.leave(token)
+
     def fail(self, e: Exception, index: int) -> None:
         """Raises what a failure ``e`` of ``self.read(index)`` is reported as (for loops that call
         ``self.read`` themselves)."""
         raise _read_error(self.name, e, index, self.source) from e
 
     def __getstate__(self) -> tuple:
-        return self.source, self.name
+        return self.source, self.name, self.globals
 
     def __setstate__(self, state: tuple) -> None:
         self.__init__(*state)
@@ -61,7 +72,8 @@ class RandomAccessIter(OpIter):
         self.node = node
         self.name = node.name
         self._source = node.source
-        self.spec = ReadFn(node.source, node.name)
+        user = getattr(node.source, "runs_user_code", False) and getattr(ctx, "seed_globals", False)
+        self.spec = ReadFn(node.source, node.name, rng.GlobalSeeds(self.op_id) if user else None)
         self.indices = np.empty(0, dtype=np.int64)
         self._first: int | None = None
         self._pos = 0
@@ -105,6 +117,8 @@ class RandomAccessIter(OpIter):
         if pos >= len(self.indices):
             raise StopIteration
         self._pos = pos + 1
+        if self.spec.globals is not None:
+            return self.spec.keyed(int(self.indices[pos]), self.ctx.seed, self.pass_index, pos)
         return self.spec(int(self.indices[pos]))
 
     def skip(self, n: int) -> int:

@@ -87,7 +87,10 @@ class StageProgram:
         if type(items) is not list and type(items) is not range:
             items = items.tolist()
         try:
-            if filt is None and len(maps) == 1:  # the common shape, in a loop of its own
+            # The common shape, in a loop of its own (not for user code that gets np.random and
+            # random seeded per sample: MapFn.__call__ and ReadFn.keyed do that).
+            if (filt is None and len(maps) == 1 and maps[0].globals is None
+                    and (read is None or read.globals is None)):
                 m = maps[0]
                 cursor, prev = rng.enter_cursor(seed, m.op_id, p)
                 try:
@@ -97,8 +100,9 @@ class StageProgram:
             else:
                 append = out.append
                 pos = start
+                keyed = read is not None and read.globals is not None
                 for item in items:
-                    row = read(item) if read is not None else item
+                    row = (read.keyed(item, seed, p, pos) if keyed else read(item)) if read is not None else item
                     for m in maps:
                         row = m(row, seed, p, pos)
                     if filt is None or filt(row, seed, p, pos):

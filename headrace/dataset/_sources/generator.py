@@ -61,6 +61,12 @@ class UserRandomAccess:
         self.column_names = list(names)
         self._convert = convert
 
+    @property
+    def runs_user_code(self) -> bool:
+        """Reads may draw from np.random / random (seeded per sample under set_seed), unless the
+        object is marked ``transforms.not_random``."""
+        return getattr(self.obj, "random", True) is not False
+
     def __len__(self) -> int:
         return len(self.obj)
 
