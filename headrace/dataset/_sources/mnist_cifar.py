@@ -7,7 +7,10 @@ import threading
 import numpy as np
 
 from headrace._util.errors import PipelineError
-from headrace.dataset._sources._files import FileSourceDataset, NO_DATA, check_dir, check_usage, read_exact
+from headrace._util.files import open_regular
+from headrace.dataset._sources._files import (
+    FileSourceDataset, NO_DATA, check_dir, check_usage, open_data, read_exact,
+)
 
 __all__ = ["Cifar100Dataset", "Cifar10Dataset", "FashionMnistDataset", "MnistDataset"]
 
@@ -18,6 +21,12 @@ _IMAGES_MAGIC, _LABELS_MAGIC = 2051, 2049
 # --------------------------------------------------------------------------------------------
 # MNIST
 # --------------------------------------------------------------------------------------------
+
+def _file_array(path: str, offset: int, op: str) -> np.ndarray:
+    """The bytes of the regular file ``path`` from ``offset``, as a uint8 array."""
+    with open_data(path, op) as f:
+        return np.fromfile(f, dtype=np.uint8, offset=offset)
+
 
 class IdxSource:
     """(image, label) rows from pairs of IDX files, loaded into memory on first use."""
@@ -70,7 +79,7 @@ class IdxSource:
 
     def _header(self, path: str, size: int) -> bytes:
         try:
-            with open(path, "rb") as f:
+            with open_regular(path) as f:
                 head = f.read(size)
         except OSError as e:
             raise PipelineError(self.op, f"Invalid mnist file, failed to open {path}: {e.strerror or e}.",
@@ -85,7 +94,7 @@ class IdxSource:
             raise PipelineError(self.op, f"Invalid mnist file, the number of images in {path} should be "
                                 f"{_IMAGES_MAGIC}, but got {magic}.", file=path)
         need = n * rows * cols
-        raw = np.fromfile(path, dtype=np.uint8, offset=16)
+        raw = _file_array(path, 16, self.op)
         if raw.size != need:
             raise PipelineError(self.op, f"Invalid mnist file, the data length of images in {path} should be "
                                 f"{need} ({n} images of {rows}x{cols}), but got {raw.size}.", file=path)
@@ -96,7 +105,7 @@ class IdxSource:
         if magic != _LABELS_MAGIC:
             raise PipelineError(self.op, f"Invalid mnist file, the number of labels in {path} should be "
                                 f"{_LABELS_MAGIC}, but got {magic}.", file=path)
-        raw = np.fromfile(path, dtype=np.uint8, offset=8)
+        raw = _file_array(path, 8, self.op)
         if raw.size != n:
             raise PipelineError(self.op, f"Invalid mnist file, the data length of labels in {path} should be "
                                 f"{raw.size}, but got {n}.", file=path)
@@ -248,7 +257,7 @@ class CifarSource:
         """The last label byte of every record (the fine label for CIFAR-100)."""
         out = []
         for f in self.files:
-            raw = np.fromfile(f, dtype=np.uint8).reshape(-1, self.record)
+            raw = _file_array(f, 0, self.op).reshape(-1, self.record)
             out.append(raw[:, self.label_bytes - 1].astype(np.int64))
         return np.concatenate(out) if out else np.zeros(0, np.int64)
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from headrace._util import checks
 from headrace._util.errors import PipelineError
+from headrace._util.files import open_regular
 from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, read_bytes
 from headrace.dataset.samplers import Shuffle
 
@@ -33,7 +34,7 @@ def index_lines(path: str, quote_aware: bool, op: str, delim: str = ",") -> tupl
     newlines, quotes = [], []
     size = 0
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             while True:
                 chunk = f.read(_CHUNK)
                 if not chunk:
@@ -59,7 +60,7 @@ def index_lines(path: str, quote_aware: bool, op: str, delim: str = ",") -> tupl
     if quote_aware and keep.any():
         one = (ends - starts == 1) & keep
         if one.any():
-            with open(path, "rb") as f:
+            with open_regular(path) as f:
                 for i in np.flatnonzero(one):
                     f.seek(int(starts[i]))
                     if f.read(1) == b"\r":
