@@ -216,6 +216,7 @@ class FashionMnistDataset(MnistDataset):
 # --------------------------------------------------------------------------------------------
 
 _IMAGE_BYTES = 3 * 32 * 32
+_CLASSES = {"cifar10": (10,), "cifar100": (20, 100)}  # per label byte: how many classes it numbers
 
 
 class CifarSource:
@@ -227,9 +228,14 @@ class CifarSource:
         self.label_bytes = label_bytes
         self.record = label_bytes + _IMAGE_BYTES
         self.op = op
+        self.kind = kind
+        self.classes = _CLASSES[kind]
         counts = []
         for f in files:
             size = os.path.getsize(f)
+            if size == 0:
+                raise PipelineError(op, f"Invalid {kind} file, {f} is empty (0 bytes): it holds no record. Remove it "
+                                    "or re-download the dataset.", file=f)
             if size % self.record:
                 raise PipelineError(op, f"Invalid {kind} file, failed to read data from: {f}, re-download "
                                     f"dataset(make sure it is {kind.upper().replace('CIFAR', 'CIFAR-')} binary "
@@ -248,16 +254,32 @@ class CifarSource:
     def read(self, index: int) -> tuple:
         path, offset = self._locate(index)
         rec = read_exact(path, offset, self.record, self.op)
+        for k, b in enumerate(rec[:self.label_bytes]):
+            if b >= self.classes[k]:
+                raise self._bad_label(path, offset // self.record, k, b)
         image = np.frombuffer(rec, dtype=np.uint8, offset=self.label_bytes).reshape(3, 32, 32)
         image = np.ascontiguousarray(image.transpose(1, 2, 0))
         labels = tuple(np.array(b, dtype=np.uint32) for b in rec[:self.label_bytes])
         return (image,) + labels
+
+    def _bad_label(self, path: str, record: int, k: int, value: int) -> PipelineError:
+        name = self.column_names[1 + k]
+        n = self.classes[k]
+        return PipelineError(self.op, f"Invalid {self.kind} file, record {record} of {path} has {name} {value}, "
+                             f"outside [0, {n - 1}]: {self.kind.upper().replace('CIFAR', 'CIFAR-')} has {n} "
+                             f"{'classes' if k == self.label_bytes - 1 else 'coarse classes'}. headrace refuses it "
+                             "(MindSpore passes it on) because such a label means the file is damaged or belongs "
+                             "to another dataset.", file=path)
 
     def labels(self) -> np.ndarray:
         """The last label byte of every record (the fine label for CIFAR-100)."""
         out = []
         for f in self.files:
             raw = _file_array(f, 0, self.op).reshape(-1, self.record)
+            for k in range(self.label_bytes):
+                bad = np.flatnonzero(raw[:, k] >= self.classes[k])
+                if bad.size:
+                    raise self._bad_label(f, int(bad[0]), k, int(raw[bad[0], k]))
             out.append(raw[:, self.label_bytes - 1].astype(np.int64))
         return np.concatenate(out) if out else np.zeros(0, np.int64)
 
@@ -272,7 +294,9 @@ class Cifar10Dataset(FileSourceDataset):
 
     Rows are ``image`` (uint8, 32x32x3, HWC) and ``label`` (uint32 scalar). Files are read in sorted
     name order; "all" reads the train and test files in that order. A file may hold any number of
-    whole records (MindSpore requires exactly 10000 per file).
+    whole records (MindSpore requires exactly 10000 per file), but not none: an empty file is an
+    error. A label outside [0, 9] (CIFAR-100: coarse [0, 19], fine [0, 99]) is an error naming the
+    file and the record, where MindSpore passes it on.
 
     Args:
         dataset_dir (str): Folder holding the ``.bin`` files.
@@ -287,7 +311,8 @@ class Cifar10Dataset(FileSourceDataset):
 
     Raises:
         ValueError: If ``dataset_dir`` is not a folder or ``usage`` is not valid.
-        RuntimeError: If a file's size is not a whole number of records, or no file was found.
+        RuntimeError: If a file is empty or its size is not a whole number of records, no file was
+            found, or (when read) a record's label is out of range.
 
     Examples:
         >>> import os, tempfile, headrace.dataset as ds
