@@ -30,10 +30,10 @@ def load_image(path: str, decode: bool, decrypt: Callable[[str], bytes] | None, 
         return as_uint8(bytes(data))
     from headrace.dataset.vision._kernels.decode import decode_rgb  # noqa: PLC0415 - decode only when asked
     try:
-        return decode_rgb(bytes(data), op)
+        return decode_rgb(bytes(data), op, where=f"file: {path}")
     except Exception as e:  # noqa: BLE001 - any decoder failure is a broken image
         raise PipelineError(op, f"Invalid image, {path} decode failed, the image is broken or permission "
-                                "denied.", file=path) from e
+                                f"denied ({e}).", file=path) from e
 
 
 def _read_all(path: str) -> bytes:

@@ -90,6 +90,7 @@ def decode_crop_resize(data, box_fn, out_hw: tuple[int, int], inter: Inter, op: 
         size = dec.jpeg_size(buf)
         if size is not None:
             h, w = size
+            dec.check_pixels(h, w, op)
             top, left, ch, cw = box_fn(h, w)
             k = _reduction(ch, cw, oh, ow) if reduced and inter != Inter.PILCUBIC else 1
             if k > 1:
