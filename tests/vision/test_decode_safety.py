@@ -141,7 +141,7 @@ def test_limit_is_the_setting_and_applies_to_every_decoder(tmp_path):
             v.Decode()(data)
         with pytest.raises(RuntimeError, match="^Decode: " + msg):
             v.Decode(to_pil=True)(data)
-    with pytest.raises(RuntimeError, match="^RandomCropDecodeResize: " + msg):
+    with pytest.raises(RuntimeError, match="^RandomCropDecodeResize: " + msg + r" \(it would need 0\.2 MiB\)"):
         v.RandomCropDecodeResize(8)(JPEG)
     path = tmp_path / "x.png"
     path.write_bytes(png)
@@ -194,6 +194,7 @@ def test_complete_jpegs_do_not_warn():
 
 
 def test_detection_is_reusable():
+    assert v.ImageDataWarning is dec.ImageDataWarning and issubclass(v.ImageDataWarning, UserWarning)
     assert dec.jpeg_ends_early("Corrupt JPEG data: premature end of data segment")
     assert dec.jpeg_ends_early("Premature end of JPEG file")
     assert not dec.jpeg_ends_early("Corrupt JPEG data: 2 extraneous bytes before marker 0xd9")

@@ -118,10 +118,12 @@ def check_pixels(height: int, width: int, op: str, where: str | None = None) -> 
     """Raises the decode error for an image of more than ``max_image_pixels`` pixels."""
     limit = _options.snapshot().max_image_pixels
     if limit is not None and height * width > limit:
+        need = height * width * 3
+        need_text = f"{need / 2 ** 30:.1f} GiB" if need >= 2 ** 30 else f"{need / 2 ** 20:.1f} MiB"
         raise decode_error(op, f"The image header claims {width}x{height} = {height * width:,} pixels, more than the "
                                f"limit of {limit:,}{_where(where)}: refused before decoding (it would need "
-                               f"{height * width * 3 / 2 ** 30:.1f} GiB). A damaged header or a decompression bomb; "
-                               "if the image is genuine, raise ds.config.set_max_image_pixels().")
+                               f"{need_text}). A damaged header or a decompression bomb; if the image is genuine, "
+                               "raise ds.config.set_max_image_pixels().")
 
 
 class ImageDataWarning(UserWarning):
