@@ -164,3 +164,26 @@ def test_fifo_named_as_a_dataset_file_is_refused_at_construction(tmp_path):
     (tmp_path / "img").mkdir()
     with pytest.raises(ValueError, match=f"^The file {fifo} is a FIFO \\(named pipe\\), not a regular file\\.$"):
         ds.CocoDataset(str(tmp_path / "img"), str(fifo))
+
+
+def test_fifo_among_cifar_and_mnist_files_is_named_not_skipped(tmp_path):
+    from tests.sources.makers import make_cifar, make_mnist
+    make_cifar(tmp_path / "data_batch_1.bin", 2, 1, 0)
+    os.mkfifo(tmp_path / "data_batch_2.bin")
+    with pytest.raises(RuntimeError, match=r"Invalid cifar10 file, .*data_batch_2\.bin is a FIFO \(named pipe\), "
+                                           r"not a regular file"):
+        ds.Cifar10Dataset(str(tmp_path), usage="train").get_dataset_size()
+    mnist = tmp_path / "mnist"
+    mnist.mkdir()
+    make_mnist(str(mnist), "t10k", 2, 0)
+    os.remove(mnist / "t10k-labels-idx1-ubyte")
+    os.mkfifo(mnist / "t10k-labels-idx1-ubyte")
+    proc = _run(f"""
+        import headrace.dataset as ds
+        try:
+            ds.MnistDataset({str(mnist)!r}, usage="test").get_dataset_size()
+        except RuntimeError as e:
+            print("ERROR", e)
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert "t10k-labels-idx1-ubyte: it is a FIFO (named pipe), not a regular file" in proc.stdout

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import os
+import stat
 import struct
 import threading
 import numpy as np
 
 from headrace._util.errors import PipelineError
-from headrace._util.files import open_regular
+from headrace._util.files import file_kind, open_regular
 from headrace.dataset._sources._files import (
     FileSourceDataset, NO_DATA, check_dir, check_usage, open_data, read_exact,
 )
@@ -135,8 +136,8 @@ def _mnist_pairs(root: str, usage: str, op: str) -> list[tuple[str, str]]:
     for prefix in prefixes:
         img = os.path.join(root, f"{prefix}-images-idx3-ubyte")
         lab = os.path.join(root, f"{prefix}-labels-idx1-ubyte")
-        if os.path.isfile(img):
-            if not os.path.isfile(lab):
+        if os.path.exists(img):  # not a regular file (a FIFO, a device): refused when opened
+            if not os.path.exists(lab):
                 raise PipelineError(op, f"Invalid mnist file, the label file {lab} of the image file {img} "
                                     "does not exist.", file=lab)
             pairs.append((img, lab))
@@ -232,7 +233,11 @@ class CifarSource:
         self.classes = _CLASSES[kind]
         counts = []
         for f in files:
-            size = os.path.getsize(f)
+            st = os.stat(f)
+            if not stat.S_ISREG(st.st_mode):
+                raise PipelineError(op, f"Invalid {kind} file, {f} is {file_kind(st.st_mode)}, not a regular file "
+                                    "(headrace reads data only from regular files).", file=f)
+            size = st.st_size
             if size == 0:
                 raise PipelineError(op, f"Invalid {kind} file, {f} is empty (0 bytes): it holds no record. Remove it "
                                     "or re-download the dataset.", file=f)
@@ -334,8 +339,8 @@ class Cifar10Dataset(FileSourceDataset):
 
     def _files(self) -> list[str]:
         keys = self._KEYS[self.usage]
-        names = sorted(e.name for e in os.scandir(self.dataset_dir)
-                       if e.is_file() and e.name.endswith(".bin") and any(k in e.name for k in keys))
+        names = sorted(e.name for e in os.scandir(self.dataset_dir)  # a FIFO too: refused, not skipped
+                       if not e.is_dir() and e.name.endswith(".bin") and any(k in e.name for k in keys))
         return [os.path.join(self.dataset_dir, n) for n in names]
 
     def _make_source(self) -> CifarSource:
