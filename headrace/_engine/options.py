@@ -35,6 +35,9 @@ class Options:
     iterator_parallel_convert: bool = False
     video_backend: str = "CPU"
     sending_batches: int = 0
+    # headrace only: image decoding (ds.config.set_max_image_pixels / set_strict_decode)
+    max_image_pixels: int | None = 89_478_485   # Pillow's MAX_IMAGE_PIXELS; None: no limit
+    strict_decode: bool = False                 # a JPEG whose data ends early: error, not warning
 
 
 _lock = threading.Lock()
@@ -50,6 +53,17 @@ def update(**changes: object) -> None:
     global _current
     with _lock:
         _current = dataclasses.replace(_current, **changes)
+
+
+def to_plain(o: Options) -> dict:
+    """The settings that are plain JSON values (ints, strs, bools, None), for worker processes."""
+    return {k: v for k, v in dataclasses.asdict(o).items() if v is None or isinstance(v, (bool, int, float, str))}
+
+
+def install(values: dict) -> None:
+    """Takes over settings from ``to_plain`` (a worker process gets its iterator's settings)."""
+    names = {f.name for f in dataclasses.fields(Options)}
+    update(**{k: v for k, v in values.items() if k in names})
 
 
 def reset() -> None:

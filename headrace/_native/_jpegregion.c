@@ -7,7 +7,7 @@
  * the edges of a cropped or skipped region as image edges when it upsamples chroma, so a margin
  * around the rectangle is decoded too and then dropped.
  *
- * decode_region(data, out, top, left, height, width, scale_denom)
+ * decode_region(data, out, top, left, height, width, scale_denom, whole=False)
  *     -> (row_width, x_offset, warnings) | None
  *   data: the JPEG file (bytes-like). The rectangle is in the coordinates of the image decoded at
  *   1/scale_denom (1, 2, 4 or 8). out: a writable buffer of at least
@@ -18,10 +18,14 @@
  *   were ignored.
  *   Returns None, writing nothing meaningful, for JPEGs this module does not handle (not
  *   3-component YCbCr with 1x1 chroma and luma sampling 1 or 2 per axis).
- *   Raises Error for corrupt or truncated data: a JPEG whose data ends early (or has no EOI
- *   marker after its scan data) is an error even when the rectangle lies above the missing part,
- *   so that the result does not depend on where the rectangle falls. Other libjpeg warnings
- *   (corrupt entropy data, extraneous bytes) are ignored, as a lenient full decode ignores them.
+ *   Raises Error for corrupt or truncated data: a JPEG without an EOI marker after its scan data
+ *   is an error even when the rectangle lies above the missing part; entropy-coded data that ends
+ *   early (libjpeg's "premature end of data segment", typically a cut file with an EOI appended)
+ *   is an error when the decoder reaches it, which is always when whole is true: then the rows
+ *   below the rectangle are entropy-decoded too (without IDCT), and the file is read to its EOI.
+ *   Without whole, a cut below the rectangle goes unseen: the pixels returned are still exact.
+ *   Other libjpeg warnings (corrupt entropy data, extraneous bytes) are ignored, as a lenient full
+ *   decode ignores them. HAS_WHOLE (a module constant) says this build takes whole.
  *   The GIL is released while decoding.
  */
 #define PY_SSIZE_T_CLEAN
@@ -29,6 +33,7 @@
 
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jpeglib.h>
@@ -59,8 +64,12 @@ static void on_error(j_common_ptr cinfo)
 static void on_message(j_common_ptr cinfo, int level)
 {
     if (level < 0) {
-        if (cinfo->err->msg_code == JWRN_JPEG_EOF)
-            on_error(cinfo);             /* data ends early: an error, never a grey tail */
+        /* Data that ends early: no EOI (JWRN_JPEG_EOF), or a marker (typically an EOI appended to a
+         * cut file) where entropy-coded data should continue (JWRN_HIT_MARKER). libjpeg would fill
+         * the rest with grey; this module fails instead and the caller decodes the whole image,
+         * which reports it (a warning or, in strict mode, an error). */
+        if (cinfo->err->msg_code == JWRN_JPEG_EOF || cinfo->err->msg_code == JWRN_HIT_MARKER)
+            on_error(cinfo);
         cinfo->err->num_warnings++;      /* other warnings: decode leniently */
     }
 }
@@ -104,7 +113,7 @@ typedef struct {
     const unsigned char *data;
     size_t len, out_len;
     unsigned char *out;
-    int top, left, height, width, denom;
+    int top, left, height, width, denom, whole;
     int row_width, x_offset, warnings;   /* results */
     char message[JMSG_LENGTH_MAX];
 } job;
@@ -117,6 +126,7 @@ static int run(job *jb)
     JDIMENSION x0, cw, end, n, i;
     int x1, margin, status;
     size_t pos, stride;
+    unsigned char *volatile spare = NULL;         /* freed after a longjmp too */
 
     cinfo.err = jpeg_std_error(&err.pub);
     err.pub.error_exit = on_error;
@@ -126,6 +136,7 @@ static int run(job *jb)
     if (setjmp(err.jump)) {
         snprintf(jb->message, sizeof jb->message, "%s", err.message);
         jpeg_destroy_decompress(&cinfo);
+        free(spare);
         return FAILED;
     }
     jpeg_create_decompress(&cinfo);
@@ -190,6 +201,24 @@ static int run(job *jb)
         if (jpeg_read_scanlines(&cinfo, rows, n) == 0)
             break;                                  /* cannot happen with an in-memory source */
     }
+    if (jb->whole && cinfo.output_scanline < cinfo.output_height) {
+        /* Entropy-decode the rows below the rectangle too (no IDCT for all but the last), so that
+         * data ending early anywhere is seen. Skipping to the very end would read nothing (libjpeg
+         * just marks the rows done), hence the last row is read into a spare row. */
+        if (cinfo.output_height - cinfo.output_scanline > 1)
+            jpeg_skip_scanlines(&cinfo, cinfo.output_height - cinfo.output_scanline - 1);
+        spare = malloc(stride);
+        if (spare == NULL) {
+            snprintf(jb->message, sizeof jb->message, "out of memory");
+            jpeg_destroy_decompress(&cinfo);
+            return FAILED;
+        }
+        rows[0] = spare;
+        jpeg_read_scanlines(&cinfo, rows, 1);
+        jpeg_finish_decompress(&cinfo);            /* reads the markers up to EOI */
+        free(spare);
+        spare = NULL;
+    }
     jb->row_width = (int)cinfo.output_width;
     jb->x_offset = jb->left - (int)x0;
     jb->warnings = (int)err.pub.num_warnings;
@@ -205,8 +234,9 @@ static PyObject *decode_region(PyObject *self, PyObject *args)
     int status;
 
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*w*iiiii:decode_region", &src, &dst, &jb.top, &jb.left,
-                          &jb.height, &jb.width, &jb.denom))
+    jb.whole = 0;
+    if (!PyArg_ParseTuple(args, "y*w*iiiii|p:decode_region", &src, &dst, &jb.top, &jb.left,
+                          &jb.height, &jb.width, &jb.denom, &jb.whole))
         return NULL;
     if (jb.denom != 1 && jb.denom != 2 && jb.denom != 4 && jb.denom != 8) {
         PyErr_Format(PyExc_ValueError, "scale_denom must be 1, 2, 4 or 8, but got %d.", jb.denom);
@@ -277,7 +307,8 @@ PyMODINIT_FUNC PyInit__jpegregion(void)
     }
     Py_INCREF(RegionError);
     if (PyModule_AddIntConstant(m, "EXTRA_COLUMNS", EXTRA_COLUMNS) < 0 ||
-        PyModule_AddIntConstant(m, "LIBJPEG_TURBO_VERSION_NUMBER", LIBJPEG_TURBO_VERSION_NUMBER) < 0) {
+        PyModule_AddIntConstant(m, "LIBJPEG_TURBO_VERSION_NUMBER", LIBJPEG_TURBO_VERSION_NUMBER) < 0 ||
+        PyModule_AddIntConstant(m, "HAS_WHOLE", 1) < 0) {
         Py_DECREF(m);
         return NULL;
     }

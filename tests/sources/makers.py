@@ -54,7 +54,8 @@ def make_cifar(path, n: int, label_bytes: int, seed: int, sparse: bool = False):
     ``sparse`` leaves most pixels 0 (only row 0 is random) so that big files are cheap to make.
     """
     rng = np.random.default_rng(seed)
-    labels = rng.integers(0, 100 if label_bytes == 2 else 10, (n, label_bytes), dtype=np.uint8)
+    high = (20, 100) if label_bytes == 2 else (10,)  # CIFAR-100: coarse, fine classes
+    labels = rng.integers(0, high, (n, label_bytes), dtype=np.uint8)
     chw = np.zeros((n, 3, 32, 32), dtype=np.uint8)
     if sparse:
         chw[:, :, 0, :] = rng.integers(0, 256, (n, 3, 32), dtype=np.uint8)

@@ -141,6 +141,45 @@ def test_cifar_damaged_and_empty(tmp_path):
         rows(d)
 
 
+@pytest.mark.parametrize("label", [10, 99, 255])
+def test_cifar10_label_out_of_range_names_file_and_record(tmp_path, label):
+    _, labels = make_cifar(tmp_path / "data_batch_1.bin", 4, 1, 0)
+    with open(tmp_path / "data_batch_1.bin", "r+b") as f:
+        f.seek(2 * 3073)
+        f.write(bytes([label]))
+    path = tmp_path / "data_batch_1.bin"
+    d = ds.Cifar10Dataset(str(tmp_path), shuffle=False)
+    with pytest.raises(RuntimeError) as e:
+        rows(d)
+    assert e.value.index == 2 and e.value.file == str(path)
+    assert (f"Invalid cifar10 file, record 2 of {path} has label {label}, outside [0, 9]: CIFAR-10 has 10 classes. "
+            "headrace refuses it (MindSpore passes it on)") in str(e.value)
+    assert [int(r[1]) for r in rows(ds.Cifar10Dataset(str(tmp_path), shuffle=False, num_samples=2))] == \
+        labels[:2, 0].tolist()
+    with pytest.raises(RuntimeError, match=r"record 2 of .* has label"):  # samplers reading all labels say it too
+        rows(ds.Cifar10Dataset(str(tmp_path), sampler=ds.PKSampler(1)))
+
+
+@pytest.mark.parametrize("k, value, name, bound", [(0, 20, "coarse_label", 19), (1, 100, "fine_label", 99)])
+def test_cifar100_label_out_of_range(tmp_path, k, value, name, bound):
+    make_cifar(tmp_path / "train.bin", 2, 2, 0)
+    with open(tmp_path / "train.bin", "r+b") as f:
+        f.seek(3074 + k)
+        f.write(bytes([value]))
+    with pytest.raises(RuntimeError, match=f"record 1 of .*train.bin has {name} {value}, outside \\[0, {bound}\\]"):
+        rows(ds.Cifar100Dataset(str(tmp_path), shuffle=False))
+
+
+def test_cifar_empty_batch_file_is_an_error(tmp_path):
+    make_cifar(tmp_path / "data_batch_1.bin", 2, 1, 0)
+    (tmp_path / "data_batch_2.bin").write_bytes(b"")
+    d = ds.Cifar10Dataset(str(tmp_path), usage="train")
+    with pytest.raises(RuntimeError) as e:
+        d.get_dataset_size()
+    assert (f"Invalid cifar10 file, {tmp_path / 'data_batch_2.bin'} is empty (0 bytes): it holds no record. "
+            "Remove it or re-download the dataset.") in str(e.value)
+
+
 def test_cifar_file_shrinks_after_indexing(tmp_path):
     make_cifar(tmp_path / "test_batch.bin", 3, 1, 0)
     d = ds.Cifar10Dataset(str(tmp_path), shuffle=False)

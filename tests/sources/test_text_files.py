@@ -193,6 +193,35 @@ def test_csv_headers_must_agree_and_empty(tmp_path):
         rows(ds.CSVDataset(e, column_names=["a"]))
 
 
+@pytest.mark.parametrize("text, kw, detail", [
+    (b"a,a\n1,2\n", {}, "failed to get column name list from csv file: {p} (its header, line 1): the header "
+                        "repeats the column name(s) ['a']."),
+    (b"\n\na,b,b,a\n1,2,3,4\n", {}, "failed to get column name list from csv file: {p} (its header, line 3): the "
+                                    "header repeats the column name(s) ['a', 'b']."),
+    (b"a,\xff\n1,2\n", {}, "failed to get column name list from csv file: {p} (its header, line 1): 'utf-8' codec "
+                          "can't decode byte 0xff in position 2: invalid start byte."),
+    (b"a\n1\n", dict(column_defaults=[0, 0]), "column_defaults has 2 entries but the header of {p} (its header, "
+                                              "line 1) names only 1 columns ['a']."),
+])
+def test_csv_header_errors_name_file_and_line(tmp_path, text, kw, detail):
+    p = str(tmp_path / "h.csv")
+    with open(p, "wb") as f:
+        f.write(text)
+    with pytest.raises(RuntimeError) as e:
+        rows(ds.CSVDataset(p, shuffle=False, **kw))
+    assert detail.format(p=p) in str(e.value)
+    assert e.value.file == p
+
+
+def test_csv_header_mismatch_names_the_line(tmp_path):
+    a = write(tmp_path, "a.csv", "a,b\n1,2\n")
+    b = write(tmp_path, "b.csv", "\nx,y\n3,4\n")
+    with pytest.raises(RuntimeError) as e:
+        ds.CSVDataset([a, b]).get_col_names()
+    assert (f"the header of {b} (its header, line 2) (['x', 'y']) differs from the first file's (['a', 'b'])"
+            in str(e.value))
+
+
 def test_csv_delimiter_and_multiline(tmp_path):
     p = write(tmp_path, "t.tsv", 'a\tb\nü\t"x\ty"\n1\t" multi\nline"\n')
     assert rows(ds.CSVDataset(p, field_delim="\t", shuffle=False)) == [["ü", "x\ty"], ["1", " multi\nline"]]

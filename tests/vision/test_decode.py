@@ -28,10 +28,8 @@ def _psnr(a, b):
     (np.zeros(0, np.uint8), "empty"),
     (b"not an image at all", "not in a known image format"),
     (JPEG[:200], "corrupt or truncated"),  # header only: MindSpore 2.10 dies with SIGFPE here
-    (JPEG[:len(JPEG) // 2], "ends early"),
-    (JPEG[:-2], "ends early"),
     (encode(IMG, "PNG")[:300], "image decode failed"),
-])
+], ids=["bytes", "array", "junk", "header only", "png cut"])
 def test_bad_data_raises_a_clear_decode_error(data, detail):
     with pytest.raises(RuntimeError, match=r"^Decode: image decode failed\.") as info:
         v.Decode()(data)

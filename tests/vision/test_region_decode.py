@@ -19,6 +19,7 @@ import simplejpeg
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import headrace.dataset as ds
 import headrace.dataset.vision as v
 from headrace._util import rng
 from headrace.dataset.vision._kernels import decode as dec
@@ -149,14 +150,17 @@ JPEG = JPEGS["375x500 4:2:0"]
 
 @native
 @pytest.mark.parametrize("cut", [len(JPEG) // 10, len(JPEG) // 2, len(JPEG) - 2, len(JPEG) - 1])
-def test_truncated_data_is_an_error_even_when_the_box_is_above_the_cut(cut):
+def test_truncated_data_is_reported_even_when_the_box_is_above_the_cut(cut):
     data = JPEG[:cut]
     # a box in the first rows would decode before the data runs out: the missing EOI marker
-    # still makes it an error, so the op behaves as the full decode does wherever its box falls
+    # still makes it fail, so the op reports it as the full decode does wherever its box falls
     with pytest.raises(dec._jpegregion.Error, match="Premature end of JPEG file"):
         dec._jpegregion.decode_region(data, np.empty(10**6, np.uint8), 0, 0, 8, 8, 1)
     assert dec.decode_jpeg_region(data, 0, 0, 8, 8) is None
     op = v.RandomCropDecodeResize(8, scale=(0.001, 0.002))
+    with pytest.warns(dec.ImageDataWarning, match="^RandomCropDecodeResize: The JPEG data ends early"):
+        assert op(data).shape == (8, 8, 3)
+    ds.config.set_strict_decode(True)
     ends_early = r"^RandomCropDecodeResize: image decode failed\. The JPEG data ends early"
     with pytest.raises(RuntimeError, match=ends_early):
         op(data)

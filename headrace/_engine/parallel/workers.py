@@ -94,6 +94,7 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = termios = None
 
+from headrace._engine import options as _options
 from headrace._engine.parallel import shm, watchdog
 from headrace._engine.parallel.ordered import POLL, PoolClosed
 from headrace._util.errors import PipelineError, detached, format_traceback
@@ -150,6 +151,7 @@ class ProcessPool:
         self._prefix = f"hr{os.getpid():x}_{next(_POOL_IDS)}_"
         self._timeout = float(getattr(options, "multiprocessing_timeout_interval", 300))
         self._worker_timeout = float(getattr(options, "worker_timeout", 0))
+        self._options = options if isinstance(options, _options.Options) else _options.snapshot()
         method = getattr(options, "multiprocessing_start_method", "fork")
         if method == "fork" and "fork" not in multiprocessing.get_all_start_methods():
             method = "spawn"  # pragma: no cover - platforms without fork
@@ -190,7 +192,8 @@ class ProcessPool:
 
     def _start(self, program: Any, blob: bytes | None) -> None:
         cfg = dict(prefix=self._prefix, use_shm=self.use_shm, parent_pid=os.getpid(),
-                   pdeathsig=threading.current_thread() is threading.main_thread(), name=self.name)
+                   pdeathsig=threading.current_thread() is threading.main_thread(), name=self.name,
+                   options=_options.to_plain(self._options))
         if blob is not None:
             fd, self._blob_path = tempfile.mkstemp(prefix=self._prefix + "init",
                                                    dir=shm.SHM_DIR if os.access(shm.SHM_DIR, os.W_OK) else None)
@@ -643,6 +646,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
     if os.getppid() != parent:
         os._exit(0)
     limit_native_threads(cfg.get("cv2_threads"), inherited="cv2_threads" in cfg)
+    _options.install(cfg.get("options", {}))  # ops read settings (e.g. decode limits) in the worker
     index = cfg["index"]
     slots = [shm.Slot(f"{cfg['prefix']}w{index}r{k}") for k in range(MAX_DEPTH)] if cfg["use_shm"] else None
     reader = shm.Reader()

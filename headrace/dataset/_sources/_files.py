@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import glob
 import os
-from typing import Any, Iterator, Sequence
+from typing import Any, BinaryIO, Iterator, Sequence, TextIO
 
 import numpy as np
 
 from headrace._engine import plan as P
 from headrace._util import checks
 from headrace._util.errors import PipelineError
+from headrace._util.files import file_kind, open_regular, open_regular_text, read_regular
 from headrace.dataset._sources.base import MappableDataset
 
 NO_DATA = ("Invalid data, {op} API can't read the data file (interface mismatch or no data found). "
@@ -31,6 +32,8 @@ def check_file(path: Any, name: str = "dataset_file") -> str:
     """``path`` as a str naming an existing readable file; TypeError / ValueError otherwise."""
     checks.check_type(path, (str, os.PathLike), name)
     path = os.fspath(path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise ValueError(f"The file {path} is {file_kind(os.stat(path).st_mode)}, not a regular file.")
     if not os.path.isfile(path) or not os.access(path, os.R_OK):
         raise ValueError(f"The file {path} does not exist or permission denied!")
     return path
@@ -114,11 +117,30 @@ def file_extension(name: str) -> str:
 
 
 def read_bytes(path: str, offset: int = 0, length: int = -1) -> bytes:
-    """``length`` bytes of ``path`` from ``offset`` (-1: to the end); opens and closes the file."""
-    with open(path, "rb") as f:
-        if offset:
-            f.seek(offset)
-        return f.read(length)
+    """``length`` bytes of ``path`` from ``offset`` (-1: to the end); opens and closes the file.
+
+    Every source reads its data files through this module (``read_bytes``, ``open_data``,
+    ``open_text``): a FIFO, a device or a socket, even behind a symlink, is refused with an
+    ``OSError`` naming it (``headrace._util.files``) instead of blocking or reading forever.
+    """
+    return read_regular(path, offset, length)
+
+
+def open_data(path: str, op: str) -> BinaryIO:
+    """``path`` opened for binary reading, or a PipelineError naming it (missing, unreadable, not a
+    regular file)."""
+    try:
+        return open_regular(path)
+    except OSError as e:
+        raise PipelineError(op, f"Invalid file, failed to open {path}: {e.strerror or e}.", file=path) from e
+
+
+def open_text(path: str, op: str) -> TextIO:
+    """``path`` opened for reading UTF-8 text, or a PipelineError naming it."""
+    try:
+        return open_regular_text(path)
+    except OSError as e:
+        raise PipelineError(op, f"Invalid file, failed to open {path}: {e.strerror or e}.", file=path) from e
 
 
 def read_exact(path: str, offset: int, length: int, op: str, what: str = "record") -> bytes:

@@ -15,7 +15,8 @@ import numpy as np
 from headrace._util import checks
 from headrace._util.errors import PipelineError
 from headrace.dataset._sources._files import (
-    FileSourceDataset, NO_DATA, check_class_indexing, check_decode, check_decrypt, check_dir, check_file,
+    FileSourceDataset, NO_DATA, check_class_indexing, check_decode, check_decrypt, check_dir, check_file, open_data,
+    open_text,
 )
 from headrace.dataset._sources.vision_folders import load_image
 
@@ -84,7 +85,8 @@ def _parse_voc_xml(path: str, op: str) -> list[_VocObject]:
     if not os.path.isfile(path):
         raise PipelineError(op, f"Invalid file path, {path} does not exist.", file=path)
     try:
-        root = ET.parse(path).getroot()
+        with open_data(path, op) as f:
+            root = ET.parse(f).getroot()
     except (ET.ParseError, OSError) as e:
         raise PipelineError(op, f"Invalid xml, failed to load {path}: the xml file is damaged or incorrect format "
                                 f"({e}).", file=path) from e
@@ -187,7 +189,7 @@ class VOCDataset(FileSourceDataset):
         super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
 
     def _ids(self) -> list[str]:
-        with open(self.image_set, encoding="utf-8") as f:
+        with open_text(self.image_set, self._source_name()) as f:
             return [line.strip() for line in f if line.strip()]
 
     def _parsed(self) -> tuple[list[str], list[tuple], dict[str, int]]:
@@ -273,7 +275,7 @@ class _CocoParser:
 
     def load(self) -> dict:
         try:
-            with open(self.path, encoding="utf-8") as f:
+            with open_text(self.path, self.op) as f:
                 doc = json.load(f)
         except (ValueError, UnicodeDecodeError) as e:
             raise PipelineError(self.op, f"Invalid annotation file, Coco Dataset annotation file:{self.path} load "

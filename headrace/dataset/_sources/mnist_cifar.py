@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import os
+import stat
 import struct
 import threading
 import numpy as np
 
 from headrace._util.errors import PipelineError
-from headrace.dataset._sources._files import FileSourceDataset, NO_DATA, check_dir, check_usage, read_exact
+from headrace._util.files import file_kind, open_regular
+from headrace.dataset._sources._files import (
+    FileSourceDataset, NO_DATA, check_dir, check_usage, open_data, read_exact,
+)
 
 __all__ = ["Cifar100Dataset", "Cifar10Dataset", "FashionMnistDataset", "MnistDataset"]
 
@@ -18,6 +22,12 @@ _IMAGES_MAGIC, _LABELS_MAGIC = 2051, 2049
 # --------------------------------------------------------------------------------------------
 # MNIST
 # --------------------------------------------------------------------------------------------
+
+def _file_array(path: str, offset: int, op: str) -> np.ndarray:
+    """The bytes of the regular file ``path`` from ``offset``, as a uint8 array."""
+    with open_data(path, op) as f:
+        return np.fromfile(f, dtype=np.uint8, offset=offset)
+
 
 class IdxSource:
     """(image, label) rows from pairs of IDX files, loaded into memory on first use."""
@@ -70,7 +80,7 @@ class IdxSource:
 
     def _header(self, path: str, size: int) -> bytes:
         try:
-            with open(path, "rb") as f:
+            with open_regular(path) as f:
                 head = f.read(size)
         except OSError as e:
             raise PipelineError(self.op, f"Invalid mnist file, failed to open {path}: {e.strerror or e}.",
@@ -85,7 +95,7 @@ class IdxSource:
             raise PipelineError(self.op, f"Invalid mnist file, the number of images in {path} should be "
                                 f"{_IMAGES_MAGIC}, but got {magic}.", file=path)
         need = n * rows * cols
-        raw = np.fromfile(path, dtype=np.uint8, offset=16)
+        raw = _file_array(path, 16, self.op)
         if raw.size != need:
             raise PipelineError(self.op, f"Invalid mnist file, the data length of images in {path} should be "
                                 f"{need} ({n} images of {rows}x{cols}), but got {raw.size}.", file=path)
@@ -96,7 +106,7 @@ class IdxSource:
         if magic != _LABELS_MAGIC:
             raise PipelineError(self.op, f"Invalid mnist file, the number of labels in {path} should be "
                                 f"{_LABELS_MAGIC}, but got {magic}.", file=path)
-        raw = np.fromfile(path, dtype=np.uint8, offset=8)
+        raw = _file_array(path, 8, self.op)
         if raw.size != n:
             raise PipelineError(self.op, f"Invalid mnist file, the data length of labels in {path} should be "
                                 f"{raw.size}, but got {n}.", file=path)
@@ -126,8 +136,8 @@ def _mnist_pairs(root: str, usage: str, op: str) -> list[tuple[str, str]]:
     for prefix in prefixes:
         img = os.path.join(root, f"{prefix}-images-idx3-ubyte")
         lab = os.path.join(root, f"{prefix}-labels-idx1-ubyte")
-        if os.path.isfile(img):
-            if not os.path.isfile(lab):
+        if os.path.exists(img):  # not a regular file (a FIFO, a device): refused when opened
+            if not os.path.exists(lab):
                 raise PipelineError(op, f"Invalid mnist file, the label file {lab} of the image file {img} "
                                     "does not exist.", file=lab)
             pairs.append((img, lab))
@@ -207,6 +217,7 @@ class FashionMnistDataset(MnistDataset):
 # --------------------------------------------------------------------------------------------
 
 _IMAGE_BYTES = 3 * 32 * 32
+_CLASSES = {"cifar10": (10,), "cifar100": (20, 100)}  # per label byte: how many classes it numbers
 
 
 class CifarSource:
@@ -218,9 +229,18 @@ class CifarSource:
         self.label_bytes = label_bytes
         self.record = label_bytes + _IMAGE_BYTES
         self.op = op
+        self.kind = kind
+        self.classes = _CLASSES[kind]
         counts = []
         for f in files:
-            size = os.path.getsize(f)
+            st = os.stat(f)
+            if not stat.S_ISREG(st.st_mode):
+                raise PipelineError(op, f"Invalid {kind} file, {f} is {file_kind(st.st_mode)}, not a regular file "
+                                    "(headrace reads data only from regular files).", file=f)
+            size = st.st_size
+            if size == 0:
+                raise PipelineError(op, f"Invalid {kind} file, {f} is empty (0 bytes): it holds no record. Remove it "
+                                    "or re-download the dataset.", file=f)
             if size % self.record:
                 raise PipelineError(op, f"Invalid {kind} file, failed to read data from: {f}, re-download "
                                     f"dataset(make sure it is {kind.upper().replace('CIFAR', 'CIFAR-')} binary "
@@ -239,16 +259,32 @@ class CifarSource:
     def read(self, index: int) -> tuple:
         path, offset = self._locate(index)
         rec = read_exact(path, offset, self.record, self.op)
+        for k, b in enumerate(rec[:self.label_bytes]):
+            if b >= self.classes[k]:
+                raise self._bad_label(path, offset // self.record, k, b)
         image = np.frombuffer(rec, dtype=np.uint8, offset=self.label_bytes).reshape(3, 32, 32)
         image = np.ascontiguousarray(image.transpose(1, 2, 0))
         labels = tuple(np.array(b, dtype=np.uint32) for b in rec[:self.label_bytes])
         return (image,) + labels
 
+    def _bad_label(self, path: str, record: int, k: int, value: int) -> PipelineError:
+        name = self.column_names[1 + k]
+        n = self.classes[k]
+        return PipelineError(self.op, f"Invalid {self.kind} file, record {record} of {path} has {name} {value}, "
+                             f"outside [0, {n - 1}]: {self.kind.upper().replace('CIFAR', 'CIFAR-')} has {n} "
+                             f"{'classes' if k == self.label_bytes - 1 else 'coarse classes'}. headrace refuses it "
+                             "(MindSpore passes it on) because such a label means the file is damaged or belongs "
+                             "to another dataset.", file=path)
+
     def labels(self) -> np.ndarray:
         """The last label byte of every record (the fine label for CIFAR-100)."""
         out = []
         for f in self.files:
-            raw = np.fromfile(f, dtype=np.uint8).reshape(-1, self.record)
+            raw = _file_array(f, 0, self.op).reshape(-1, self.record)
+            for k in range(self.label_bytes):
+                bad = np.flatnonzero(raw[:, k] >= self.classes[k])
+                if bad.size:
+                    raise self._bad_label(f, int(bad[0]), k, int(raw[bad[0], k]))
             out.append(raw[:, self.label_bytes - 1].astype(np.int64))
         return np.concatenate(out) if out else np.zeros(0, np.int64)
 
@@ -263,7 +299,9 @@ class Cifar10Dataset(FileSourceDataset):
 
     Rows are ``image`` (uint8, 32x32x3, HWC) and ``label`` (uint32 scalar). Files are read in sorted
     name order; "all" reads the train and test files in that order. A file may hold any number of
-    whole records (MindSpore requires exactly 10000 per file).
+    whole records (MindSpore requires exactly 10000 per file), but not none: an empty file is an
+    error. A label outside [0, 9] (CIFAR-100: coarse [0, 19], fine [0, 99]) is an error naming the
+    file and the record, where MindSpore passes it on.
 
     Args:
         dataset_dir (str): Folder holding the ``.bin`` files.
@@ -278,7 +316,8 @@ class Cifar10Dataset(FileSourceDataset):
 
     Raises:
         ValueError: If ``dataset_dir`` is not a folder or ``usage`` is not valid.
-        RuntimeError: If a file's size is not a whole number of records, or no file was found.
+        RuntimeError: If a file is empty or its size is not a whole number of records, no file was
+            found, or (when read) a record's label is out of range.
 
     Examples:
         >>> import os, tempfile, headrace.dataset as ds
@@ -300,8 +339,8 @@ class Cifar10Dataset(FileSourceDataset):
 
     def _files(self) -> list[str]:
         keys = self._KEYS[self.usage]
-        names = sorted(e.name for e in os.scandir(self.dataset_dir)
-                       if e.is_file() and e.name.endswith(".bin") and any(k in e.name for k in keys))
+        names = sorted(e.name for e in os.scandir(self.dataset_dir)  # a FIFO too: refused, not skipped
+                       if not e.is_dir() and e.name.endswith(".bin") and any(k in e.name for k in keys))
         return [os.path.join(self.dataset_dir, n) for n in names]
 
     def _make_source(self) -> CifarSource:

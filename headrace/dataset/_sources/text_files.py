@@ -14,6 +14,7 @@ import numpy as np
 
 from headrace._util import checks
 from headrace._util.errors import PipelineError
+from headrace._util.files import open_regular
 from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, read_bytes
 from headrace.dataset.samplers import Shuffle
 
@@ -33,7 +34,7 @@ def index_lines(path: str, quote_aware: bool, op: str, delim: str = ",") -> tupl
     newlines, quotes = [], []
     size = 0
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             while True:
                 chunk = f.read(_CHUNK)
                 if not chunk:
@@ -59,7 +60,7 @@ def index_lines(path: str, quote_aware: bool, op: str, delim: str = ",") -> tupl
     if quote_aware and keep.any():
         one = (ends - starts == 1) & keep
         if one.any():
-            with open(path, "rb") as f:
+            with open_regular(path) as f:
                 for i in np.flatnonzero(one):
                     f.seek(int(starts[i]))
                     if f.read(1) == b"\r":
@@ -103,6 +104,7 @@ class LineFiles:
         self._index: list[tuple[np.ndarray, np.ndarray]] | None = None
         self._starts: np.ndarray | None = None
         self.headers: list[bytes | None] = []
+        self.header_offsets: list[int] = []   # byte offset of each file's header (0 without one)
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -116,16 +118,18 @@ class LineFiles:
     def ensure(self) -> list[tuple[np.ndarray, np.ndarray]]:
         index = self._index
         if index is None:
-            built, headers = [], []
+            built, headers, offsets = [], [], []
             for path in self.files:
                 starts, ends = index_lines(path, self.quote_aware, self.op, self.delim)
                 if self.skip_first:
                     headers.append(read_bytes(path, int(starts[0]), int(ends[0] - starts[0])) if len(starts) else None)
+                    offsets.append(int(starts[0]) if len(starts) else 0)
                     starts, ends = starts[1:], ends[1:]
                 built.append((starts, ends))
             with self._lock:
                 if self._index is None:
                     self.headers = headers
+                    self.header_offsets = offsets
                     self._starts = np.concatenate([[0], np.cumsum([len(s) for s, _ in built], dtype=np.int64)])
                     self._index = built
                 index = self._index
@@ -349,6 +353,8 @@ class CsvSource:
         self._kinds = kinds
         self._given_names = names
         self.column_names = list(names) if names is not None else []
+        self.header_file: str | None = None  # "<file> (its header, line N)" the names come from
+        self.header_path: str | None = None
 
     def resolve_names(self) -> None:
         """Reads the header of every file when the names come from the files."""
@@ -356,21 +362,23 @@ class CsvSource:
             return
         self.lines.ensure()
         names = None
-        for path, head in zip(self.lines.files, self.lines.headers):
+        for path, head, offset in zip(self.lines.files, self.lines.headers, self.lines.header_offsets):
             if head is None:
                 continue
+            at = f"{path} (its header, line {_line_number(path, offset)})"
             try:
                 fields = split_csv(head.decode("utf-8").rstrip("\r"), self.delim)
             except (UnicodeDecodeError, CsvParseError) as e:
-                raise PipelineError(self.op, f"Invalid file, failed to get column name list from csv file: {path} "
-                                    f"({e}).", file=path) from e
+                raise PipelineError(self.op, f"Invalid file, failed to get column name list from csv file: {at}: "
+                                    f"{e}.", file=path) from e
             if len(set(fields)) != len(fields):
-                raise PipelineError(self.op, f"Invalid file, failed to get column name list from csv file: {path} "
-                                    "(the header repeats a column name).", file=path)
+                twice = sorted({f for f in fields if fields.count(f) > 1})
+                raise PipelineError(self.op, f"Invalid file, failed to get column name list from csv file: {at}: "
+                                    f"the header repeats the column name(s) {twice}.", file=path)
             if names is None:
-                names = fields
+                names, self.header_file, self.header_path = fields, at, path
             elif fields != names:
-                raise PipelineError(self.op, f"Invalid file, the header of {path} ({fields}) differs from the first "
+                raise PipelineError(self.op, f"Invalid file, the header of {at} ({fields}) differs from the first "
                                     f"file's ({names}); all files must have the same columns.", file=path)
         self.column_names = names or []
 
@@ -486,7 +494,8 @@ class CSVDataset(RowFilesDataset):
         src.resolve_names()
         if self.column_defaults is not None and len(self.column_defaults) > len(src.column_names) > 0:
             raise PipelineError(self._source_name(), f"column_defaults has {len(self.column_defaults)} entries but the "
-                                f"files have only {len(src.column_names)} columns {src.column_names}.")
+                                f"header of {src.header_file} names only {len(src.column_names)} columns "
+                                f"{src.column_names}.", file=src.header_path)
         return src
 
     def _make_plan(self):

@@ -11,7 +11,7 @@ from headrace._util import checks
 from headrace._util.errors import PipelineError
 from headrace.dataset._sources._files import (
     FileSourceDataset, NO_DATA, as_uint8, check_class_indexing, check_decode, check_decrypt, check_dir,
-    check_extensions, file_extension,
+    check_extensions, file_extension, open_data, open_text, read_bytes,
 )
 
 __all__ = ["CelebADataset", "ImageFolderDataset", "ImageListSource", "ManifestDataset", "load_image"]
@@ -30,15 +30,14 @@ def load_image(path: str, decode: bool, decrypt: Callable[[str], bytes] | None, 
         return as_uint8(bytes(data))
     from headrace.dataset.vision._kernels.decode import decode_rgb  # noqa: PLC0415 - decode only when asked
     try:
-        return decode_rgb(bytes(data), op)
+        return decode_rgb(bytes(data), op, where=f"file: {path}")
     except Exception as e:  # noqa: BLE001 - any decoder failure is a broken image
         raise PipelineError(op, f"Invalid image, {path} decode failed, the image is broken or permission "
-                                "denied.", file=path) from e
+                                f"denied ({e}).", file=path) from e
 
 
 def _read_all(path: str) -> bytes:
-    with open(path, "rb") as f:
-        return f.read()
+    return read_bytes(path)
 
 
 class ImageListSource:
@@ -65,6 +64,18 @@ class ImageListSource:
         return self.paths[index]
 
 
+def _check_class_name(name: str) -> None:
+    """A class of ImageFolderDataset is the name of a sub-folder of ``dataset_dir``, not a path:
+    ``'..'``, ``'a/b'`` or an absolute path would read files outside the class folders (MindSpore
+    lists the sub-folders and never matches such names, so it reads nothing for them)."""
+    bad = (not name or name in (".", "..") or "/" in name or "\0" in name
+           or (os.sep != "/" and os.sep in name) or (os.altsep is not None and os.altsep in name))
+    if bad:
+        raise ValueError(f"class_indexing key {name!r} is not a folder name: the keys of class_indexing name "
+                         "sub-folders of dataset_dir (class names are names, not paths), so they may not be "
+                         "empty, '.', '..', or hold a path separator.")
+
+
 class ImageFolderDataset(FileSourceDataset):
     """Images stored one folder per class: ``dataset_dir/<class name>/<image file>``.
 
@@ -83,7 +94,7 @@ class ImageFolderDataset(FileSourceDataset):
         extensions (list[str], optional): Keep only files with these extensions (case-sensitive,
             with the dot, e.g. ``[".JPEG", ".png"]``). Default: None, every file.
         class_indexing (dict[str, int], optional): Folder name to label; only these folders are read.
-            Default: None.
+            Keys are names of sub-folders of ``dataset_dir``, never paths. Default: None.
         decode (bool, optional): Decode the images. Default: False.
         num_shards (int, optional): Split the rows into this many shards. Default: None.
         shard_id (int, optional): The shard to read. Default: None.
@@ -91,9 +102,10 @@ class ImageFolderDataset(FileSourceDataset):
         decrypt (callable, optional): ``decrypt(path) -> bytes`` reads an encrypted file. Default: None.
 
     Raises:
-        ValueError: If ``dataset_dir`` is not a folder.
+        ValueError: If ``dataset_dir`` is not a folder, or a key of ``class_indexing`` is not a
+            folder name (empty, ``'.'``, ``'..'``, or holding a path separator).
         RuntimeError: If a folder named in ``class_indexing`` is missing, or (when iterating) no file
-            was found or one cannot be read or decoded.
+            was found or one cannot be read (it is a FIFO or device, not a regular file) or decoded.
 
     Examples:
         >>> import os, tempfile, headrace.dataset as ds
@@ -114,6 +126,9 @@ class ImageFolderDataset(FileSourceDataset):
         self.dataset_dir = check_dir(dataset_dir)
         self.extensions = check_extensions(extensions)
         self.class_indexing = check_class_indexing(class_indexing)
+        if self.class_indexing is not None:
+            for name in self.class_indexing:
+                _check_class_name(name)
         self.decode = check_decode(decode)
         self.decrypt = check_decrypt(decrypt)
         super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
@@ -173,8 +188,8 @@ _IMAGE_MAGIC = (b"\xff\xd8\xff", b"\x89PNG", b"GIF8", b"BM")
 _MANIFEST_USAGES = ("train", "eval", "inference")
 
 
-def _is_image_file(path: str) -> bool:
-    with open(path, "rb") as f:
+def _is_image_file(path: str, op: str) -> bool:
+    with open_data(path, op) as f:
         head = f.read(4)
     return any(head.startswith(m) for m in _IMAGE_MAGIC)
 
@@ -247,7 +262,7 @@ class ManifestDataset(FileSourceDataset):
             return cached
         op, path = self._source_name(), self.dataset_file
         entries: list[tuple[str, list[str]]] = []
-        with open(path, encoding="utf-8") as f:
+        with open_text(path, op) as f:
             for lineno, line in enumerate(f, 1):
                 if not line.strip():
                     continue
@@ -262,7 +277,7 @@ class ManifestDataset(FileSourceDataset):
                 if not os.path.isfile(source):
                     raise PipelineError(op, f"Invalid file path, {source} does not exist (line {lineno} of {path}).",
                                         file=path)
-                if not _is_image_file(source) or str(item.get("usage", "")).lower() != self.usage:
+                if not _is_image_file(source, op) or str(item.get("usage", "")).lower() != self.usage:
                     continue
                 names = []
                 for ann in item.get("annotation") or []:
@@ -368,14 +383,14 @@ class CelebADataset(FileSourceDataset):
 
     def _list_file(self, name: str) -> str:
         path = os.path.join(self.dataset_dir, name)
-        if not os.path.isfile(path):
+        if not os.path.exists(path):  # anything else that is not a regular file: refused when opened
             raise PipelineError(self._source_name(), f"Invalid file path, {path} does not exist.", file=path)
         return path
 
     def _make_source(self) -> CelebASource:
         op = self._source_name()
         attr_path = self._list_file("list_attr_celeba.txt")
-        with open(attr_path, encoding="utf-8") as f:
+        with open_text(attr_path, op) as f:
             lines = f.read().splitlines()
         if len(lines) < 2:
             raise PipelineError(op, f"Invalid file, {attr_path} needs a count line and an attribute-name line.",
@@ -386,7 +401,7 @@ class CelebADataset(FileSourceDataset):
             part_path = self._list_file("list_eval_partition.txt")
             want = _CELEBA_USAGES[self.usage]
             keep = set()
-            with open(part_path, encoding="utf-8") as f:
+            with open_text(part_path, op) as f:
                 for lineno, line in enumerate(f, 1):
                     parts = line.split()
                     if not parts:

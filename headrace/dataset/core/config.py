@@ -21,15 +21,15 @@ __all__ = [
     "ErrorSamplesMode", "get_auto_num_workers", "get_auto_offload", "get_autotune_interval",
     "get_callback_timeout", "get_debug_mode", "get_dynamic_shape", "get_enable_autotune",
     "get_enable_shared_mem", "get_enable_watchdog", "get_error_samples_mode", "get_fast_recovery",
-    "get_iterator_mode", "get_monitor_sampling_interval", "get_multiprocessing_start_method",
+    "get_iterator_mode", "get_max_image_pixels", "get_monitor_sampling_interval", "get_multiprocessing_start_method",
     "get_multiprocessing_timeout_interval", "get_num_parallel_workers", "get_numa_enable",
-    "get_prefetch_size", "get_seed", "get_video_backend", "get_worker_timeout", "load", "set_auto_num_workers",
+    "get_prefetch_size", "get_seed", "get_strict_decode", "get_video_backend", "get_worker_timeout", "load", "set_auto_num_workers",
     "set_auto_offload", "set_autotune_interval", "set_callback_timeout", "set_debug_mode",
     "set_dynamic_shape", "set_enable_autotune", "set_enable_shared_mem", "set_enable_watchdog",
-    "set_error_samples_mode", "set_fast_recovery", "set_iterator_mode",
+    "set_error_samples_mode", "set_fast_recovery", "set_iterator_mode", "set_max_image_pixels",
     "set_monitor_sampling_interval", "set_multiprocessing_start_method",
     "set_multiprocessing_timeout_interval", "set_num_parallel_workers", "set_numa_enable",
-    "set_prefetch_size", "set_seed", "set_sending_batches", "set_video_backend", "set_worker_timeout",
+    "set_prefetch_size", "set_seed", "set_sending_batches", "set_strict_decode", "set_video_backend", "set_worker_timeout",
 ]
 
 DEFAULT_SEED = 5489  # what get_seed() reports before set_seed (mt19937's default seed)
@@ -300,6 +300,62 @@ def get_video_backend():
 def set_sending_batches(batch_num):
     check_int(batch_num, "batch_num")
     _options.update(sending_batches=batch_num)
+
+
+# ---- headrace only: image decoding -------------------------------------------------------------
+# MindSpore has neither setting. Decoders read them when they decode (worker processes get the
+# values of the iterator that started them); set them before creating iterators.
+
+DEFAULT_MAX_IMAGE_PIXELS = _options.Options.max_image_pixels
+_MAX_PIXELS_LIMIT = 1 << 40
+
+
+def set_max_image_pixels(max_pixels):
+    """Largest image (height x width, from its header) that decoding accepts (headrace only).
+
+    An image whose header claims more pixels is refused before anything is allocated, with an
+    error naming its size: a 'decompression bomb', or a damaged header claiming 65500 x 65500,
+    would otherwise allocate gigabytes. Applies to every decoder (Decode, RandomCropDecodeResize,
+    the fused decode ops, ``decode=True`` sources, ``read_image``; JPEG, PNG and what Pillow
+    identifies). Default: 89,478,485, Pillow's ``MAX_IMAGE_PIXELS`` (about 268 MiB decoded).
+    Pillow's own limit still applies to images Pillow decodes (``Decode(to_pil=True)``).
+
+    Args:
+        max_pixels (Union[int, None]): A limit in [1, 2**40], or None for no limit.
+    """
+    if max_pixels is not None:
+        if isinstance(max_pixels, bool) or not isinstance(max_pixels, int):
+            raise TypeError(f"max_pixels must be an int or None, but got {type(max_pixels).__name__}.")
+        if not 1 <= max_pixels <= _MAX_PIXELS_LIMIT:
+            raise ValueError(f"max_pixels must be in [1, 2**40] (or None for no limit), but got {max_pixels}.")
+    _options.update(max_image_pixels=max_pixels)
+
+
+def get_max_image_pixels():
+    """The pixel limit of ``set_max_image_pixels`` (None: no limit)."""
+    return _options.snapshot().max_image_pixels
+
+
+def set_strict_decode(strict):
+    """How a JPEG whose data ends early is reported (headrace only).
+
+    A JPEG cut short (libjpeg's "premature end of data segment" / "Premature end of JPEG file",
+    e.g. a truncated download, with or without an EOI marker appended) decodes with a grey tail.
+    By default headrace returns that image and emits an ``ImageDataWarning`` naming the op and the
+    sample index or file; with ``strict`` True it is an error. In strict mode the ops that decode
+    only a window of a JPEG (RandomCropDecodeResize, the fused Decode + RandomResizedCrop) check
+    the whole file, which makes them slower (about 13% more decode time in one measurement);
+    by default they warn only when the missing part lies inside the window they decode.
+
+    Args:
+        strict (bool): True to make such JPEGs an error.
+    """
+    _options.update(strict_decode=_bool(strict, "strict"))
+
+
+def get_strict_decode():
+    """Whether a JPEG whose data ends early is an error (``set_strict_decode``)."""
+    return _options.snapshot().strict_decode
 
 
 _LOADABLE = {

@@ -30,6 +30,7 @@ from headrace.dataset.vision.transforms import (BoundingBoxAugment, RandomCropWi
                                                 ResizeWithBBox)
 from headrace.dataset.vision.transforms import HsvToRgb, LinearTransformation, RandomLighting, RgbToHsv
 from headrace.dataset.vision.transforms import Perspective, RandomPerspective
+from headrace.dataset.vision._kernels.decode import ImageDataWarning  # headrace only: a damaged image decoded
 from headrace.dataset.vision.utils import (AutoAugmentPolicy, Border, ConvertMode,
                                            ImageBatchFormat, ImageReadMode, Inter, SliceMode,
                                            encode_jpeg, encode_png, get_image_num_channels,
@@ -37,6 +38,7 @@ from headrace.dataset.vision.utils import (AutoAugmentPolicy, Border, ConvertMod
                                            write_jpeg, write_png)
 
 __all__ = [
+    "ImageDataWarning",
     "AdjustBrightness", "AdjustContrast", "AdjustGamma", "AdjustHue", "AdjustSaturation",
     "AdjustSharpness", "Affine", "AutoAugment", "AutoAugmentPolicy", "AutoContrast", "Border",
     "BoundingBoxAugment", "CenterCrop", "ConvertColor", "ConvertMode", "Crop", "CutMixBatch", "CutOut", "Decode",

@@ -35,8 +35,10 @@ class Decode(ImageTensorOperation):
 
     Raises:
         TypeError: if `to_pil` is not a bool, or the input is not bytes / a 1-D array.
-        RuntimeError: ``"Decode: image decode failed. ..."`` for empty, corrupt, truncated or
-            unknown data.
+        RuntimeError: ``"Decode: image decode failed. ..."`` for empty, corrupt or unknown data,
+            for an image whose header claims more than ``ds.config.get_max_image_pixels()``
+            pixels, and for a JPEG whose data ends early under ``ds.config.set_strict_decode(True)``
+            (by default such a JPEG decodes with a grey tail and an ``ImageDataWarning``).
 
     Examples:
         >>> import numpy as np, cv2
@@ -90,6 +92,7 @@ def decode_crop_resize(data, box_fn, out_hw: tuple[int, int], inter: Inter, op: 
         size = dec.jpeg_size(buf)
         if size is not None:
             h, w = size
+            dec.check_pixels(h, w, op)
             top, left, ch, cw = box_fn(h, w)
             k = _reduction(ch, cw, oh, ow) if reduced and inter != Inter.PILCUBIC else 1
             if k > 1:

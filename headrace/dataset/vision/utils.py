@@ -8,6 +8,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from headrace._util.files import read_regular
 from headrace.dataset.vision._kernels.decode import decode_with_mode
 
 __all__ = ["AutoAugmentPolicy", "Border", "ConvertMode", "ImageBatchFormat", "ImageReadMode", "Inter",
@@ -98,6 +99,14 @@ def _check_regular_file(filename: str, op: str) -> None:
         raise RuntimeError(f"{op}: Invalid file path, {filename} is not a regular file.")
 
 
+def _read_regular(filename: str, op: str) -> bytes:
+    """The file's bytes; refused if it became a FIFO or device since it was checked."""
+    try:
+        return read_regular(filename)
+    except OSError as e:
+        raise RuntimeError(f"{op}: Invalid file path, failed to read {filename}: {e.strerror or e}.") from None
+
+
 def read_file(filename):
     """Reads a file's bytes into a 1-D uint8 array.
 
@@ -120,8 +129,7 @@ def read_file(filename):
     """
     _check_filename(filename, "ReadFile")
     _check_regular_file(filename, "ReadFile")
-    with open(filename, "rb") as f:
-        return np.frombuffer(f.read(), np.uint8).copy()
+    return np.frombuffer(_read_regular(filename, "ReadFile"), np.uint8).copy()
 
 
 def read_image(filename, mode=ImageReadMode.UNCHANGED):
@@ -151,8 +159,7 @@ def read_image(filename, mode=ImageReadMode.UNCHANGED):
     if not isinstance(mode, ImageReadMode):
         raise TypeError(f"Input mode is not of type {ImageReadMode}, but got: {type(mode)}.")
     _check_regular_file(filename, "ReadImage")
-    with open(filename, "rb") as f:
-        data = f.read()
+    data = _read_regular(filename, "ReadImage")
     if not data:
         raise RuntimeError(f"ReadImage: Failed to read file {filename}")
     try:

@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from headrace._util.errors import PipelineError
+from headrace._util.files import open_regular
 
 from . import _crc32c
 from ._tfexample import encode_example
@@ -45,8 +46,12 @@ def scan_records(data: bytes | memoryview | None, path: str) -> tuple[np.ndarray
     lengths: list[int] = []
     heads = bytearray()
     if data is None:
-        size = os.path.getsize(path)
-        with open(path, "rb", buffering=1 << 16) as f:
+        try:
+            f = open_regular(path, buffering=1 << 16)
+        except OSError as e:
+            raise TFRecordError(path, None, f"cannot be opened: {e.strerror or e}.") from e
+        size = os.fstat(f.fileno()).st_size
+        with f:
             pos = 0
             while pos < size:
                 head = f.read(_HEADER)
@@ -90,7 +95,7 @@ def scan_records(data: bytes | memoryview | None, path: str) -> tuple[np.ndarray
 
 def decompress(path: str, compression: str) -> bytes:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             raw = f.read()
     except OSError as e:
         raise TFRecordError(path, None, f"cannot be opened: {e.strerror or e}.") from e
@@ -105,7 +110,7 @@ def read_record(path: str, data: bytes | None, offset: int, length: int, record:
     decompressed file) or, when None, from the file at ``path``."""
     if data is None:
         try:
-            with open(path, "rb") as f:
+            with open_regular(path) as f:
                 f.seek(offset)
                 blob = f.read(length + 4)
         except OSError as e:

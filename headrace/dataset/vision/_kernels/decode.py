@@ -2,9 +2,22 @@
 for the PIL path. Plain functions on bytes/arrays; they raise ``RuntimeError`` with the op name.
 
 JPEG decoding matches MindSpore's (libjpeg-turbo, accurate integer IDCT, fancy upsampling) pixel
-for pixel. A JPEG whose data ends early is an error (MindSpore sometimes decodes it with a grey
-tail, sometimes fails, and crashes on some); other recoverable libjpeg warnings (extraneous bytes
-before a marker, which real datasets contain) are tolerated, as in MindSpore.
+for pixel. Other recoverable libjpeg warnings (extraneous bytes before a marker, which real
+datasets contain) are tolerated, as in MindSpore.
+
+Damaged files never pass silently:
+
+* Size. Every decoder reads the image's size from its header first (JPEG: libjpeg-turbo's header
+  parser; PNG: IHDR; other formats: Pillow's header parser) and refuses an image of more than
+  ``ds.config.get_max_image_pixels()`` pixels before allocating anything (``check_pixels``).
+* Data that ends early. A JPEG cut short (libjpeg's "premature end" warnings: no EOI, or a marker
+  where entropy-coded data should go on) decodes with a grey tail. ``ends_early_report`` makes that
+  an ``ImageDataWarning`` naming the op and the sample (the file when a source decodes, else the
+  sample index the engine is processing), or an error under ``ds.config.set_strict_decode(True)``.
+  ``jpeg_ends_early(message)`` is the detection, usable by other policies. MindSpore decodes
+  these with a grey tail when an EOI follows the cut and fails when none does. Limits: a JPEG
+  that the TurboJPEG API cannot read (OpenCV decodes it) is not checked, nor one whose first
+  libjpeg warning is another one (the strict decode stops at the first warning).
 
 ``decode_jpeg_region`` decodes only a rectangle, with the optional C extension
 ``headrace._native._jpegregion`` (imported here and nowhere else); without it, or for JPEGs it does
@@ -13,6 +26,7 @@ not handle, callers decode the whole image instead.
 from __future__ import annotations
 
 import io
+import warnings
 from typing import Any
 
 import cv2
@@ -20,10 +34,14 @@ import numpy as np
 import simplejpeg
 from PIL import Image
 
+from headrace._engine import options as _options
+from headrace._util import rng as _rng
+
 try:  # optional: built by setup.py when a C compiler and libjpeg-turbo's headers are present
     from headrace._native import _jpegregion
 except ImportError:
     _jpegregion = None
+_HAS_WHOLE = bool(getattr(_jpegregion, "HAS_WHOLE", 0))  # this build fails on data that ends early
 
 _JPEG_SOI = b"\xff\xd8"
 DECODE_FAILED = "image decode failed."
@@ -71,27 +89,118 @@ def jpeg_size(buf: bytes | memoryview) -> tuple[int, int] | None:
         return None
 
 
-def _jpeg(buf: bytes | memoryview, op: str, min_height: int = 0, min_width: int = 0) -> np.ndarray | None:
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def image_size(buf: bytes | memoryview, op: str = "Decode") -> tuple[int, int] | None:
+    """(height, width) from an image's header, without decoding: JPEG, PNG, else what Pillow
+    identifies. None when no header parser knows the data (the decoder then reports it)."""
+    if is_jpeg(buf):
+        size = jpeg_size(buf)
+        if size is not None:
+            return size
+    elif bytes(buf[:8]) == _PNG_MAGIC and bytes(buf[12:16]) == b"IHDR":
+        return int.from_bytes(buf[20:24], "big"), int.from_bytes(buf[16:20], "big")
+    try:
+        with Image.open(io.BytesIO(bytes(buf))) as im:
+            w, h = im.size
+        return h, w
+    except Image.DecompressionBombError as exc:  # over twice Pillow's own limit
+        limit = _options.snapshot().max_image_pixels
+        if limit is not None and limit <= 2 * (Image.MAX_IMAGE_PIXELS or 0):
+            raise decode_error(op, f"{exc} (headrace's limit: ds.config.set_max_image_pixels).") from None
+        return None
+    except Exception:  # noqa: BLE001 - not an image Pillow knows: nothing to check
+        return None
+
+
+def check_pixels(height: int, width: int, op: str, where: str | None = None) -> None:
+    """Raises the decode error for an image of more than ``max_image_pixels`` pixels."""
+    limit = _options.snapshot().max_image_pixels
+    if limit is not None and height * width > limit:
+        need = height * width * 3
+        need_text = f"{need / 2 ** 30:.1f} GiB" if need >= 2 ** 30 else f"{need / 2 ** 20:.1f} MiB"
+        raise decode_error(op, f"The image header claims {width}x{height} = {height * width:,} pixels, more than the "
+                               f"limit of {limit:,}{_where(where)}: refused before decoding (it would need "
+                               f"{need_text}). A damaged header or a decompression bomb; if the image is genuine, "
+                               "raise ds.config.set_max_image_pixels().")
+
+
+class ImageDataWarning(UserWarning):
+    """An image decoded from damaged data (a JPEG whose data ends early: a grey tail)."""
+
+
+_ENDS_EARLY = ("premature end of data segment", "premature end of jpeg file")
+
+
+def jpeg_ends_early(message: str) -> bool:
+    """True when a libjpeg message says the JPEG data ends early (a cut file, with or without an
+    EOI marker after the cut)."""
+    low = message.lower()
+    return any(m in low for m in _ENDS_EARLY)
+
+
+def _where(where: str | None) -> str:
+    """' (file: F)' / ' (sample index: N)' / '': the sample being decoded, for messages."""
+    if where is None:
+        key = _rng.get_sample_key()
+        if key is None or len(key) != 4:
+            return ""
+        where = f"sample index: {key[3]}"
+    return f" ({where})"
+
+
+def ends_early_report(op: str, message: str, where: str | None = None) -> None:
+    """Reports a JPEG whose data ends early: an error under ``set_strict_decode(True)``, else an
+    ``ImageDataWarning`` (the caller returns the image with its grey tail)."""
+    detail = f"The JPEG data ends early{_where(where)}: libjpeg says {message!r}; the missing part decodes as grey"
+    if _options.snapshot().strict_decode:
+        raise decode_error(op, f"{detail} (an error because ds.config.set_strict_decode(True)).")
+    warnings.warn(f"{op}: {detail}. The file is truncated or damaged; ds.config.set_strict_decode(True) makes "
+                  "this an error.", ImageDataWarning, stacklevel=4)
+
+
+def _jpeg(buf: bytes | memoryview, op: str, min_height: int = 0, min_width: int = 0,
+          where: str | None = None) -> np.ndarray | None:
     try:
         return simplejpeg.decode_jpeg(buf, colorspace="RGB", min_height=min_height, min_width=min_width)
     except ValueError as exc:
         text = str(exc)
-        if "Premature end" in text:
-            raise decode_error(op, "The JPEG data ends early (truncated or incomplete file).") from None
         if "tjDecompressHeader" in text or "subsampling" in text:
             return None  # not readable by the TurboJPEG API: let OpenCV try
+        short = jpeg_ends_early(text)
+        if short and _options.snapshot().strict_decode:
+            ends_early_report(op, text, where)
         try:  # a recoverable warning (e.g. extraneous bytes): decode leniently
-            return simplejpeg.decode_jpeg(buf, colorspace="RGB", min_height=min_height,
-                                          min_width=min_width, strict=False)
+            img = simplejpeg.decode_jpeg(buf, colorspace="RGB", min_height=min_height,
+                                         min_width=min_width, strict=False)
         except ValueError:
+            if short:
+                raise decode_error(op, f"The JPEG data ends early{_where(where)} and cannot be decoded "
+                                       f"({text}).") from None
             return None  # some warnings stay fatal in the TurboJPEG API: OpenCV's libjpeg tries
+        if short:
+            ends_early_report(op, text, where)
+        return img
 
 
-def decode_rgb(data: Any, op: str = "Decode") -> np.ndarray:
-    """Decodes an encoded image to an HWC uint8 RGB array (grey and alpha become 3 channels)."""
+def decode_rgb(data: Any, op: str = "Decode", where: str | None = None) -> np.ndarray:
+    """Decodes an encoded image to an HWC uint8 RGB array (grey and alpha become 3 channels).
+
+    ``where`` names the sample in messages (e.g. ``"file: x.jpg"``); by default the sample index
+    the engine is processing. Raises the decode error for images over ``max_image_pixels``.
+    """
     buf = encoded_bytes(data, op)
+    size = image_size(buf, op)
+    if size is not None:
+        check_pixels(*size, op, where)
+    return _decode_checked(buf, op, where)
+
+
+def _decode_checked(buf: bytes | memoryview, op: str, where: str | None) -> np.ndarray:
+    """``decode_rgb`` once the size has been checked."""
     if is_jpeg(buf):
-        img = _jpeg(buf, op)
+        img = _jpeg(buf, op, where=where)
         if img is not None:
             return img
     arr = np.frombuffer(buf, np.uint8)
@@ -121,9 +230,34 @@ def _pil_reason(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def check_jpeg_data(buf: bytes | memoryview, op: str, where: str | None = None) -> bool:
+    """Reports (``ends_early_report``) a JPEG whose data ends early, for decoders that do not say
+    (Pillow, OpenCV): entropy-decodes the whole file at 1/8 scale, grey (no IDCT beyond DC).
+    True when it ends early (and the mode is not strict)."""
+    size = jpeg_size(buf)
+    if size is None:
+        return False
+    h, w = size
+    try:
+        simplejpeg.decode_jpeg(buf, colorspace="GRAY", min_height=-(-h // 8), min_width=-(-w // 8))
+    except ValueError as exc:
+        if jpeg_ends_early(str(exc)):
+            ends_early_report(op, str(exc), where)
+            return True
+    return False
+
+
 def decode_pil(data: Any, op: str = "Decode") -> Image.Image:
     """Decodes with Pillow and returns an RGB ``PIL.Image`` (MindSpore's ``Decode(to_pil=True)``)."""
     buf = encoded_bytes(data, op)
+    size = image_size(buf, op)
+    if size is not None:
+        check_pixels(*size, op)
+    if is_jpeg(buf) and check_jpeg_data(buf, op):
+        try:  # reported; decoded as libjpeg does it (Pillow refuses a JPEG without EOI)
+            return Image.fromarray(simplejpeg.decode_jpeg(buf, colorspace="RGB", strict=False))
+        except ValueError:
+            pass  # Pillow says why
     try:
         im = Image.open(io.BytesIO(bytes(buf)))
         return im.convert("RGB")
@@ -141,6 +275,7 @@ def decode_jpeg_reduced(buf: bytes | memoryview, factor: int, op: str) -> np.nda
     if size is None:
         return None
     h, w = size
+    check_pixels(h, w, op)
     return _jpeg(buf, op, min_height=-(-h // factor), min_width=-(-w // factor))
 
 
@@ -155,21 +290,31 @@ def decode_jpeg_region(buf: bytes | memoryview, top: int, left: int, height: int
 
     Returns None when the extension is missing, the JPEG is not 3-component YCbCr with usual
     sampling (grey, CMYK, 4:1:1, ...), or the data is corrupt or truncated: the caller then
-    decodes the whole image, which raises the usual errors. Also None when ``factor > 1`` and
-    libjpeg warned (extraneous bytes, damaged data), because ``decode_jpeg_reduced`` may refuse
-    such data and its caller then decodes at full size.
+    decodes the whole image, which raises the usual errors (and reports data that ends early).
+    Also None when ``factor > 1`` and libjpeg warned (extraneous bytes, damaged data), because
+    ``decode_jpeg_reduced`` may refuse such data and its caller then decodes at full size.
+
+    Data that ends early below the box is not seen unless ``ds.config.set_strict_decode(True)``:
+    then the whole file is entropy-decoded (``whole``) so that any cut is an error, as with a full
+    decode. With an extension built before ``whole`` existed, strict mode returns None.
     """
     if _jpegregion is None:
         return None
+    strict = _options.snapshot().strict_decode
+    if strict and not _HAS_WHOLE:
+        return None
     out = np.empty(height * (width + _jpegregion.EXTRA_COLUMNS) * 3, np.uint8)
     try:
-        got = _jpegregion.decode_region(buf, out, top, left, height, width, factor)
+        if strict:
+            got = _jpegregion.decode_region(buf, out, top, left, height, width, factor, True)
+        else:
+            got = _jpegregion.decode_region(buf, out, top, left, height, width, factor)
     except _jpegregion.Error:
         return None
     if got is None:
         return None
     row_width, x, warnings = got  # rows hold a few columns of margin: return a view without them
-    if warnings and factor > 1:
+    if warnings and (factor > 1 or not _HAS_WHOLE):  # an old build passes a cut inside the box as a warning
         return None
     return out[:height * row_width * 3].reshape(height, row_width, 3)[:, x:x + width]
 
@@ -181,6 +326,11 @@ def decode_with_mode(data: Any, mode: int, op: str = "read_image") -> np.ndarray
     arr = np.frombuffer(buf, np.uint8)
     if mode == 2:
         return decode_rgb(buf, op)
+    size = image_size(buf, op)
+    if size is not None:
+        check_pixels(*size, op)
+    if is_jpeg(buf):
+        check_jpeg_data(buf, op)
     flag = cv2.IMREAD_GRAYSCALE if mode == 1 else cv2.IMREAD_UNCHANGED
     try:
         img = cv2.imdecode(arr, flag)
