@@ -80,7 +80,6 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -94,7 +93,7 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     fcntl = termios = None
 
-from headrace._engine.parallel import shm
+from headrace._engine.parallel import forkserver, launch, shm
 from headrace._engine.parallel.ordered import POLL, PoolClosed
 from headrace._util.errors import PipelineError, format_traceback
 
@@ -160,15 +159,13 @@ class ProcessPool:
         self._free = [list(range(MAX_DEPTH)) for _ in range(num_workers)]  # slot indices per worker
         self._slot_of: dict[int, int] = {}
         self.last_seconds = 0.0
-        self._blob_path: str | None = None
         self._workers: list[_Worker] = []
-        blob = dumps_program(program, name) if method == "spawn" else None
         if not _atexit_done:
             _atexit_done = True
             atexit.register(_close_all_at_exit)
         _LIVE.add(self)
         try:
-            self._start(program, blob)
+            self._start(program)
         except BaseException:
             self.close()
             raise
@@ -177,6 +174,8 @@ class ProcessPool:
     def _shm_usable(self) -> bool:
         if not shm.available():
             return False
+        if shm.memfd_usable():
+            return True  # anonymous segments: /dev/shm's size does not matter
         free = shm.free_bytes()
         if free is None or free < MIN_FREE_SHM:
             have = "is missing" if free is None else f"has only {free >> 20} MiB free"
@@ -187,53 +186,100 @@ class ProcessPool:
             return False
         return True
 
-    def _start(self, program: Any, blob: bytes | None) -> None:
+    def _start(self, program: Any) -> None:
+        """Starts the workers (see NOTE [ worker shutdown ], "Starting")."""
         cfg = dict(prefix=self._prefix, use_shm=self.use_shm, parent_pid=os.getpid(),
                    pdeathsig=threading.current_thread() is threading.main_thread(), name=self.name)
-        if blob is not None:
-            fd, self._blob_path = tempfile.mkstemp(prefix=self._prefix + "init",
-                                                   dir=shm.SHM_DIR if os.access(shm.SHM_DIR, os.W_OK) else None)
-            with os.fdopen(fd, "wb") as f:
-                f.write(blob)
-            for w in range(self.num_workers):  # Popen returns at once; the workers boot concurrently
-                self._workers.append(self._start_one(w, program, dict(cfg, index=w)))
-            return
-        _native_pool_libs()  # found once here, inherited by every forked worker
-        _load_libc()
-        cfg["cv2_threads"] = _cv2_threads()
-        with _FORK_LOCK:
-            for w in range(self.num_workers):
-                self._workers.append(self._start_one(w, program, dict(cfg, index=w)))
-
-    def _start_one(self, w: int, program: Any, cfg: dict) -> "_Worker":
-        with _FORK_LOCK:
-            task_r, task_w = os.pipe()
-            res_r, res_w = os.pipe()
-            _grow_pipe(task_w)
-            _grow_pipe(res_w)
-            _PARENT_FDS.update((task_w, res_r))
+        how = self.start_method
+        stream = None
+        if how == "spawn" or not launch.single_threaded():
             try:
-                if self.start_method == "fork":
-                    ctx = multiprocessing.get_context("fork")
-                    proc = ctx.Process(target=_fork_main, args=(program, cfg, task_r, res_w, frozenset(_PARENT_FDS)),
-                                       name=f"headrace-worker-{w}", daemon=True)
-                    proc.start()
-                else:
-                    code = ("import sys,json;sys.path[:]=json.loads(sys.argv[1]);"
-                            "from headrace._engine.parallel.workers import _spawn_main;_spawn_main(sys.argv[2:])")
-                    env = dict(os.environ, **THREAD_ENV)
-                    proc = subprocess.Popen(
-                        [sys.executable, "-c", code, json.dumps([str(p) for p in sys.path]), str(task_r), str(res_w),
-                         self._blob_path, json.dumps(cfg)],
-                        pass_fds=(task_r, res_w), env=env, stdin=subprocess.DEVNULL, close_fds=True)
+                stream, bufs = launch.dumps_program(program, self.name, how)
+            except TypeError as e:
+                if how == "spawn":
+                    raise
+                _warn_once(f"unpicklable-{self.name}", f"{e} Its workers are forked from this process, "
+                           "which has other threads: a lock one of them holds (OpenCV, BLAS, JAX) "
+                           "would deadlock the workers.")
+        if stream is None:  # fork this process itself: it has one thread, or no other way
+            self.launcher = "fork"
+            _native_pool_libs()  # found once here, inherited by every forked worker
+            _load_libc()
+            cfg["cv2_threads"] = _cv2_threads()
+            with _FORK_LOCK:
+                for w in range(self.num_workers):
+                    self._workers.append(self._start_forked(w, program, dict(cfg, index=w)))
+            return
+        self.launcher = "spawn" if how == "spawn" else "server"
+        blob_fd = launch.write_blob(stream, bufs, self._prefix + "program")
+        try:
+            if how == "spawn":
+                for w in range(self.num_workers):  # Popen returns at once; the workers boot concurrently
+                    self._workers.append(self._start_spawned(w, blob_fd, dict(cfg, index=w)))
+            else:
+                self._start_served(blob_fd, cfg)
+        finally:
+            os.close(blob_fd)
+
+    def _pipes(self) -> tuple[int, int, int, int]:
+        task_r, task_w = os.pipe()
+        res_r, res_w = os.pipe()
+        _grow_pipe(task_w)
+        _grow_pipe(res_w)
+        _PARENT_FDS.update((task_w, res_r))
+        return task_r, task_w, res_r, res_w
+
+    def _start_forked(self, w: int, program: Any, cfg: dict) -> "_Worker":
+        with _FORK_LOCK:
+            task_r, task_w, res_r, res_w = self._pipes()
+            try:
+                ctx = multiprocessing.get_context("fork")
+                proc = ctx.Process(target=_fork_main, args=(program, cfg, task_r, res_w, frozenset(_PARENT_FDS)),
+                                   name=f"headrace-worker-{w}", daemon=True)
+                proc.start()
             except BaseException:
-                _PARENT_FDS.difference_update((task_w, res_r))
-                for fd in (task_r, task_w, res_r, res_w):
-                    os.close(fd)
+                _close_fds(task_w, res_r, task_r, res_w)
                 raise
             os.close(task_r)
             os.close(res_w)
-        return _Worker(w, proc, task_w, res_r)
+        return _Worker(w, _MpProc(proc), task_w, res_r)
+
+    def _start_spawned(self, w: int, blob_fd: int, cfg: dict) -> "_Worker":
+        with _FORK_LOCK:
+            task_r, task_w, res_r, res_w = self._pipes()
+            try:
+                code = ("import sys,json;sys.path[:]=json.loads(sys.argv[1]);"
+                        "from headrace._engine.parallel.workers import _spawn_main;_spawn_main(sys.argv[2:])")
+                proc = subprocess.Popen(
+                    [sys.executable, "-c", code, json.dumps([str(p) for p in sys.path]), str(task_r), str(res_w),
+                     str(blob_fd), json.dumps(cfg)],
+                    pass_fds=(task_r, res_w, blob_fd), env=dict(os.environ, **THREAD_ENV),
+                    stdin=subprocess.DEVNULL, close_fds=True)
+            except BaseException:
+                _close_fds(task_w, res_r, task_r, res_w)
+                raise
+            os.close(task_r)
+            os.close(res_w)
+        return _Worker(w, _PopenProc(proc), task_w, res_r)
+
+    def _start_served(self, blob_fd: int, cfg: dict) -> None:
+        server = forkserver.get()
+        jobs, ends = [], []
+        try:
+            for w in range(self.num_workers):
+                task_r, task_w, res_r, res_w = self._pipes()
+                ends.append((task_w, res_r))
+                jobs.append((dict(cfg, index=w), task_r, res_w))
+            pids = server.start_workers(blob_fd, jobs)
+        except BaseException:
+            for task_w, res_r in ends:
+                _close_fds(task_w, res_r)
+            raise
+        finally:
+            for _, task_r, res_w in jobs:  # the server has its own copies now
+                _close_fds(task_r, res_w)
+        for w, ((task_w, res_r), pid) in enumerate(zip(ends, pids)):
+            self._workers.append(_Worker(w, _ServedProc(server, pid), task_w, res_r))
 
     # ---- the pool interface -----------------------------------------------------------------
     @property
@@ -437,13 +483,8 @@ class ProcessPool:
             for slots in self._task_slots:
                 for s in slots:
                     s.close()
-            if self.use_shm or self._blob_path is not None:
+            if self.use_shm and not shm.memfd_usable():
                 shm.unlink_prefix(self._prefix)
-            if self._blob_path is not None:
-                try:
-                    os.unlink(self._blob_path)
-                except OSError:
-                    pass
         _LIVE.discard(self)
 
     def _close_task_pipes(self) -> None:
@@ -501,6 +542,15 @@ def _warn_shm_full() -> None:
                "(slower). Give the container more shared memory (docker run --shm-size=...).")
 
 
+def _close_fds(*fds: int) -> None:
+    for fd in fds:
+        _PARENT_FDS.discard(fd)
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
 class _Worker:
     """The main process's handle on one worker: process, pipes, pid."""
 
@@ -515,34 +565,44 @@ class _Worker:
         self.readable = _poller(self.result)
 
     def alive(self) -> bool:
-        if isinstance(self.proc, subprocess.Popen):
-            return self.proc.poll() is None
+        return self.proc.alive()
+
+    def exitcode(self, wait: float = 0.0) -> int | None:
+        """Like ``Popen.returncode``: -signal for a worker a signal killed; None while it runs."""
+        return self.proc.returncode(wait)
+
+    def join(self, timeout: float) -> None:
+        self.proc.returncode(timeout)
+
+    def release(self) -> None:
+        self.proc.release()
+
+    def signal(self, sig: int) -> None:
+        self.proc.signal(sig)
+
+
+class _MpProc:
+    """A worker this process forked itself (multiprocessing's fork context)."""
+
+    def __init__(self, proc: Any) -> None:
+        self.proc, self.pid = proc, proc.pid
+
+    def alive(self) -> bool:
         try:
             return self.proc.is_alive()
         except ValueError:  # released by close()
             return False
 
-    def exitcode(self, wait: float = 0.0) -> int | None:
-        self.join(wait)
-        if isinstance(self.proc, subprocess.Popen):
-            return self.proc.returncode
-        return self.proc.exitcode
-
-    def join(self, timeout: float) -> None:
-        if isinstance(self.proc, subprocess.Popen):
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                pass
-        else:
-            try:
-                self.proc.join(timeout)
-            except ValueError:  # released by close()
-                pass
+    def returncode(self, wait: float) -> int | None:
+        try:
+            self.proc.join(wait)
+            return self.proc.exitcode
+        except ValueError:  # released by close()
+            return None
 
     def release(self) -> None:
         """Frees the process handle's own pipes (multiprocessing keeps two per child)."""
-        if not isinstance(self.proc, subprocess.Popen) and not self.proc.is_alive():
+        if not self.alive():
             try:
                 self.proc.close()
             except ValueError:  # pragma: no cover - still running after SIGKILL; the GC frees it
@@ -555,39 +615,42 @@ class _Worker:
             pass
 
 
-# ---- sending a program to spawned workers -----------------------------------------------------
+class _PopenProc(_MpProc):
+    """A spawned worker."""
 
-def dumps_program(program: Any, name: str) -> bytes:
-    """The program pickled for spawned workers (cloudpickle: lambdas and closures travel).
+    def alive(self) -> bool:
+        return self.proc.poll() is None
 
-    An object that cannot be sent is named here, when the pipeline starts, not at the first batch.
-    """
-    import cloudpickle  # noqa: PLC0415 - only spawn needs it
+    def returncode(self, wait: float) -> int | None:
+        try:
+            self.proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            pass
+        return self.proc.returncode
 
-    try:
-        return cloudpickle.dumps(program, protocol=5)
-    except Exception as e:  # noqa: BLE001 - find the part that failed and name it
-        culprit = None
-        for part_name, obj in getattr(program, "parts", lambda: [])():
-            try:
-                cloudpickle.dumps(obj, protocol=5)
-            except Exception:  # noqa: BLE001
-                culprit = (part_name, obj)
-                break
-        what = f"{culprit[0]} ({_short_repr(culprit[1])})" if culprit else name
-        err = TypeError(f"{what} cannot be sent to a worker process (start method 'spawn'): "
-                        f"{type(e).__name__}: {e}")
-        err.add_note("Make it picklable, use ds.config.set_multiprocessing_start_method('fork'), or run "
-                     "this op in threads (python_multiprocessing=False).")
-        raise err from e
+    def release(self) -> None:
+        pass
 
 
-def _short_repr(obj: Any) -> str:
-    try:
-        text = repr(obj)
-    except Exception:  # noqa: BLE001
-        text = f"<{type(obj).__name__}>"
-    return text if len(text) <= 120 else text[:117] + "..."
+class _ServedProc:
+    """A worker the fork server forked: the server reaps it, reports its status and signals it
+    (only the server can tell that the pid is still its worker's)."""
+
+    def __init__(self, server: forkserver.ForkServer, pid: int) -> None:
+        self.server, self.pid = server, pid
+
+    def alive(self) -> bool:
+        return self.server.alive(self.pid)
+
+    def returncode(self, wait: float) -> int | None:
+        return self.server.returncode(self.pid, wait)
+
+    def release(self) -> None:
+        if not self.alive():
+            self.server.forget(self.pid)
+
+    def signal(self, sig: int) -> None:
+        self.server.kill(self.pid, sig)
 
 
 # ---- the worker side ----------------------------------------------------------------------
@@ -610,19 +673,25 @@ def _fork_main(program: Any, cfg: dict, task_fd: int, res_fd: int, parent_fds: f
 
 
 def _spawn_main(argv: list[str]) -> None:
-    task_fd, res_fd, blob_path, cfg = int(argv[0]), int(argv[1]), argv[2], json.loads(argv[3])
+    task_fd, res_fd, blob_fd, cfg = int(argv[0]), int(argv[1]), int(argv[2]), json.loads(argv[3])
+    program_worker_main(blob_fd, task_fd, res_fd, cfg)
+    os._exit(0)
+
+
+def program_worker_main(blob_fd: int, task_fd: int, res_fd: int, cfg: dict) -> None:
+    """A worker that gets its program as a blob (``launch.write_blob``): spawned, or forked by
+    the fork server. A program that fails to load is reported to the main process as fatal."""
     tasks = mpc.Connection(task_fd, writable=False)
     results = mpc.Connection(res_fd, readable=False)
     try:
-        with open(blob_path, "rb") as f:
-            program = pickle.loads(f.read())
+        program = launch.load_blob(blob_fd)
+        os.close(blob_fd)
     except BaseException:  # noqa: BLE001 - tell the main process why, then leave
         try:
             results.send_bytes(pickle.dumps(("fatal", traceback.format_exc())))
         finally:
             os._exit(1)
     _worker_main(program, cfg, tasks, results)
-    os._exit(0)
 
 
 def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Connection) -> None:
@@ -644,9 +713,14 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         # (Mappings are left to os._exit: the main thread may still be writing into one.)
         shm.unlink_prefix(cfg["prefix"])
         _flush_stdio()
+        if _signal:  # die of the signal itself: whoever waits for us sees "killed by SIGTERM"
+            signal.signal(_signal[0], signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [_signal[0]])
+            os.kill(os.getpid(), _signal[0])
         os._exit(0)
 
-    # The parent's death (PR_SET_PDEATHSIG) and a straggler's SIGTERM from close() both end here.
+    # The parent's death (PR_SET_PDEATHSIG), a straggler's SIGTERM from close() and anyone
+    # else's SIGTERM all end here.
     signal.signal(signal.SIGTERM, leave)
 
     readable = _poller(tasks)

@@ -1,0 +1,415 @@
+"""The fork server: a clean, single-threaded process that forks worker processes on request.
+
+A process that has threads cannot fork safely: a lock another thread held at the moment of the
+fork stays held forever in the child (OpenCV's thread pool, a BLAS pool, a busy pipeline's
+threads, JAX). So worker processes are forked by this helper instead, started once per parent
+process from ``sys.executable`` (with ``workers.THREAD_ENV`` set and the parent's ``sys.path``),
+which preloads NumPy, OpenCV, cloudpickle and the headrace modules the parent has loaded, and
+then only waits on its socket. See NOTE [ worker shutdown ] in workers.py for how it fits in.
+
+Protocol (an ``AF_UNIX`` ``SOCK_SEQPACKET`` pair, one pickled tuple per message, descriptors
+as ``SCM_RIGHTS``):
+
+* parent -> server: ``("start", token, cfg)`` with fds (program blob, task pipe read end,
+  result pipe write end): fork a worker; ``("kill", pid, signal)``: signal a worker that has not
+  been reaped yet (the parent cannot tell a reused pid from its worker; the server can);
+  ``("preload", [module, ...])``.
+* server -> parent: ``("started", token, pid)``, ``("failed", token, text)``, ``("exit", pid,
+  returncode)`` (``-signal`` for a worker killed by a signal, like ``Popen.returncode``).
+
+The server dies with its parent: EOF on its socket (only the parent holds the other end; a
+process forked from the parent closes it at once) or, when started from the main thread,
+``PR_SET_PDEATHSIG``. Leaving, it SIGTERMs the workers still running, waits up to
+``JOIN_TIMEOUT`` and SIGKILLs the rest. Workers, forked from its only thread, get their own
+``PR_SET_PDEATHSIG`` on the server, and EOF on their task pipe when the main process goes.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import pickle
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+JOIN_TIMEOUT = 2.0
+MAX_FDS = 8
+PRELOAD = ("numpy", "cloudpickle", "cv2", "PIL.Image")  # when the parent has them loaded
+
+
+def preload_list() -> list[str]:
+    """Modules worth importing in the server before it forks: the heavy ones the parent uses and
+    every headrace module it has loaded (so a worker does not import them after each fork)."""
+    mods = sys.modules
+    names = [m for m in PRELOAD if m in mods]
+    names += sorted(m for m in list(mods) if m.startswith("headrace.") and mods.get(m) is not None)
+    return names
+
+
+class ForkServer:
+    """The parent's handle on its fork server (one per process: see :func:`get`)."""
+
+    def __init__(self) -> None:
+        from headrace._engine.parallel.workers import THREAD_ENV  # noqa: PLC0415 - circular
+
+        self._lock = threading.Lock()
+        self._tokens = iter(range(1 << 62))
+        self._started: dict[int, int | str] = {}  # token -> pid, or the failure text
+        self._exits: dict[int, int] = {}  # pid -> returncode, as reported
+        self._live: set[int] = set()
+        self._preloaded = set(preload_list())
+        self.dead = False
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            code = ("import sys,json;sys.path[:]=json.loads(sys.argv[1]);"
+                    "from headrace._engine.parallel.forkserver import serve;serve(sys.argv[2:])")
+            main_thread = threading.current_thread() is threading.main_thread()
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", code, json.dumps([str(p) for p in sys.path]), str(theirs.fileno()),
+                 str(os.getpid()), "1" if main_thread else "0", json.dumps(sorted(self._preloaded))],
+                pass_fds=(theirs.fileno(),), env=dict(os.environ, **THREAD_ENV), stdin=subprocess.DEVNULL,
+                close_fds=True)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.sock = ours
+        self.pid = self.proc.pid
+
+    # ---- requests -------------------------------------------------------------------------
+    def start_workers(self, blob_fd: int, jobs: list[tuple[dict, int, int]], timeout: float = 120.0) -> list[int]:
+        """Forks one worker per (cfg, task read fd, result write fd); returns their pids.
+
+        All requests go out first, so the workers are forked while this process waits."""
+        missing = [m for m in preload_list() if m not in self._preloaded]
+        if missing:
+            self._preloaded.update(missing)
+            self._send(("preload", missing), [])
+        tokens = []
+        for cfg, task_r, res_w in jobs:
+            token = next(self._tokens)
+            self._send(("start", token, cfg), [blob_fd, task_r, res_w])
+            tokens.append(token)
+        deadline = time.monotonic() + timeout
+        pids = []
+        for token in tokens:
+            while token not in self._started:
+                if self.dead:
+                    raise RuntimeError("the worker fork server exited while starting workers")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the worker fork server (pid {self.pid}) did not start a worker "
+                                       f"within {timeout:.0f} s")
+                self._pump(0.05)
+            got = self._started.pop(token)
+            if isinstance(got, str):
+                raise RuntimeError(f"the worker fork server could not start a worker: {got}")
+            pids.append(got)
+        return pids
+
+    def kill(self, pid: int, sig: int) -> None:
+        if pid in self._live and not self.dead:
+            try:
+                self._send(("kill", pid, int(sig)), [])
+            except OSError:
+                pass
+
+    def returncode(self, pid: int, wait: float = 0.0) -> int | None:
+        """The worker's exit status (``-signal`` if a signal killed it); None while it runs."""
+        deadline = time.monotonic() + wait
+        while True:
+            self._pump(0.0)
+            if pid in self._exits:
+                return self._exits[pid]
+            if self.dead:
+                return None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self._pump(min(left, 0.05))
+
+    def alive(self, pid: int) -> bool:
+        if self.returncode(pid) is not None:
+            return False
+        return not self.dead or _proc_alive(pid)
+
+    def forget(self, pid: int) -> None:
+        self._exits.pop(pid, None)
+
+    # ---- the socket -------------------------------------------------------------------------
+    def _send(self, msg: Any, fds: list[int]) -> None:
+        with self._lock:
+            if self.dead:
+                raise OSError("the worker fork server has exited")
+            socket.send_fds(self.sock, [pickle.dumps(msg)], fds)
+
+    def _pump(self, timeout: float) -> None:
+        """Reads every message the server has sent (waiting up to ``timeout`` for the first)."""
+        if not self._lock.acquire(timeout=max(timeout, 0.001)):
+            return
+        try:
+            if self.dead:
+                return
+            wait = timeout
+            while select.select([self.sock], [], [], wait)[0]:
+                wait = 0.0
+                try:
+                    data = self.sock.recv(65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    self._lost()
+                    return
+                msg = pickle.loads(data)
+                if msg[0] == "started":
+                    self._started[msg[1]] = msg[2]
+                    self._live.add(msg[2])
+                elif msg[0] == "failed":
+                    self._started[msg[1]] = msg[2]
+                elif msg[0] == "exit":
+                    self._live.discard(msg[1])
+                    self._exits[msg[1]] = msg[2]
+        finally:
+            self._lock.release()
+
+    def _lost(self) -> None:
+        self.dead = True
+        try:
+            self.sock.close()
+        except OSError:  # pragma: no cover
+            pass
+        try:
+            self.proc.wait(1.0)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            pass
+
+    def close(self) -> None:
+        """Ends the server (its workers get SIGTERM); the next :func:`get` starts a new one."""
+        with self._lock:
+            if not self.dead:
+                self.dead = True
+                self.sock.close()
+        try:
+            self.proc.wait(JOIN_TIMEOUT + 2.0)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _proc_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+_server: ForkServer | None = None
+_server_lock = threading.Lock()
+
+
+def get() -> ForkServer:
+    """This process's fork server, started on first use (and again if it died)."""
+    global _server
+    with _server_lock:
+        if _server is None or _server.dead:
+            _server = ForkServer()
+        return _server
+
+
+def current() -> ForkServer | None:
+    return _server
+
+
+def warm_up() -> None:
+    """Starts the fork server now, so that its start overlaps other work (never raises)."""
+    try:
+        get()
+    except Exception:  # noqa: BLE001 - the first pool will start it again and report why
+        pass
+
+
+def _after_fork_in_child() -> None:
+    # A process forked from the parent must not hold the server's socket: the server would then
+    # miss its parent's death. The child starts its own server if it needs one.
+    global _server, _server_lock
+    if _server is not None:
+        try:
+            _server.sock.close()
+        except OSError:
+            pass
+    _server = None
+    _server_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+# ---- the server process -------------------------------------------------------------------
+
+def serve(argv: list[str]) -> None:
+    """The server's main loop (``argv``: socket fd, parent pid, pdeathsig flag, preload list)."""
+    sock = socket.socket(fileno=int(argv[0]))
+    parent = int(argv[1])
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
+    children: set[int] = set()
+    stopping: list[int] = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+    if argv[2] == "1":
+        _pdeathsig()
+    if os.getppid() != parent:
+        os._exit(0)
+    _preload(json.loads(argv[3]))
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    os.set_blocking(wake_r, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
+    poller.register(wake_r, select.POLLIN)
+    while not stopping:
+        try:
+            events = poller.poll(1000)
+        except InterruptedError:  # pragma: no cover - PEP 475 retries; kept for safety
+            events = []
+        _reap(sock, children)
+        if os.getppid() != parent:
+            break
+        if any(fd == wake_r for fd, _ in events):
+            try:
+                os.read(wake_r, 4096)
+            except OSError:
+                pass
+        if not any(fd == sock.fileno() for fd, _ in events):
+            continue
+        try:
+            data, fds, _flags, _addr = socket.recv_fds(sock, 65536, MAX_FDS)
+        except OSError:
+            break
+        if not data:
+            break  # EOF: the parent is gone (or closed us)
+        _handle(pickle.loads(data), fds, sock, children, (wake_r, wake_w))
+    _stop_children(sock, children)
+    os._exit(0)
+
+
+def _handle(msg: tuple, fds: list[int], sock: socket.socket, children: set[int], own: tuple) -> None:
+    try:
+        if msg[0] == "start":
+            _, token, cfg = msg
+            try:
+                pid = _fork_worker(cfg, fds, sock, own)
+            except Exception as e:  # noqa: BLE001 - told to the parent, which raises
+                _reply(sock, ("failed", token, f"{type(e).__name__}: {e}"))
+                return
+            children.add(pid)
+            _reply(sock, ("started", token, pid))
+        elif msg[0] == "kill":
+            if msg[1] in children:
+                try:
+                    os.kill(msg[1], msg[2])
+                except OSError:
+                    pass
+        elif msg[0] == "preload":
+            _preload(msg[1])
+    finally:
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _fork_worker(cfg: dict, fds: list[int], sock: socket.socket, own: tuple) -> int:
+    blob_fd, task_fd, res_fd = fds
+    cfg = dict(cfg, parent_pid=os.getpid(), pdeathsig=True)
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        sock.close()
+        for fd in own:
+            os.close(fd)
+        from headrace._engine.parallel.workers import program_worker_main  # noqa: PLC0415 - preloaded
+
+        program_worker_main(blob_fd, task_fd, res_fd, cfg)
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _reply(sock: socket.socket, msg: tuple) -> None:
+    try:
+        sock.send(pickle.dumps(msg))
+    except OSError:
+        pass
+
+
+def _reap(sock: socket.socket, children: set[int]) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        children.discard(pid)
+        _reply(sock, ("exit", pid, _returncode(status)))
+
+
+def _returncode(status: int) -> int:
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+def _stop_children(sock: socket.socket, children: set[int]) -> None:
+    for pid in children:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            pass
+    deadline = time.monotonic() + JOIN_TIMEOUT
+    while children and time.monotonic() < deadline:
+        _reap(sock, children)
+        time.sleep(0.01)
+    for pid in children:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    while children:
+        try:
+            pid, _ = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        children.discard(pid)
+
+
+def _preload(names: list[str]) -> None:
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except BaseException:  # noqa: BLE001 - a worker imports what it needs itself
+            pass
+
+
+def _pdeathsig() -> None:
+    try:
+        import ctypes  # noqa: PLC0415
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass

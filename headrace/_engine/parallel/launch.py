@@ -1,0 +1,125 @@
+"""Sending a stage program to worker processes that do not share the main process's memory.
+
+Spawned workers and workers forked by the fork server (``forkserver.py``) get the program as a
+*blob*: cloudpickle (lambdas and closures travel) with protocol 5, its large buffers (NumPy arrays
+of an in-memory source) out of band. The blob is written once into an anonymous memory file
+(``memfd_create``; a deleted temporary file where there is none) whose descriptor every worker
+inherits. A worker maps it copy-on-write and unpickles with the buffers pointing into that
+mapping: N workers share one copy of a large source in memory, as forked workers would, and
+nothing is ever named in ``/dev/shm`` or the temp dir.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import pickle
+import struct
+import tempfile
+from typing import Any
+
+OUT_OF_BAND = 1 << 16  # buffers at least this large are shared through the mapping, not copied
+ALIGN = 64
+_HEADER = struct.Struct("<Q")
+
+
+def dumps_program(program: Any, name: str, method: str = "spawn") -> tuple[bytes, list[pickle.PickleBuffer]]:
+    """(pickle stream, out-of-band buffers) of the program (cloudpickle).
+
+    An object that cannot be sent is named here, when the pipeline starts, not at the first batch.
+    """
+    import cloudpickle  # noqa: PLC0415 - only workers outside this process need it
+
+    bufs: list[pickle.PickleBuffer] = []
+
+    def out_of_band(pb: pickle.PickleBuffer) -> bool:
+        if pb.raw().nbytes < OUT_OF_BAND:
+            return True
+        bufs.append(pb)
+        return False
+
+    try:
+        return cloudpickle.dumps(program, protocol=5, buffer_callback=out_of_band), bufs
+    except Exception as e:  # noqa: BLE001 - find the part that failed and name it
+        culprit = None
+        for part_name, obj in getattr(program, "parts", lambda: [])():
+            try:
+                cloudpickle.dumps(obj, protocol=5)
+            except Exception:  # noqa: BLE001
+                culprit = (part_name, obj)
+                break
+        what = f"{culprit[0]} ({_short_repr(culprit[1])})" if culprit else name
+        err = TypeError(f"{what} cannot be sent to a worker process (start method {method!r}): "
+                        f"{type(e).__name__}: {e}")
+        err.add_note("Make it picklable (e.g. a module-level function or class instead of an object "
+                     "holding a lock, file or C handle), or run this op in threads "
+                     "(python_multiprocessing=False).")
+        raise err from e
+
+
+def _short_repr(obj: Any) -> str:
+    try:
+        text = repr(obj)
+    except Exception:  # noqa: BLE001
+        text = f"<{type(obj).__name__}>"
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def write_blob(stream: bytes, bufs: list[pickle.PickleBuffer], tag: str) -> int:
+    """An anonymous file holding the program; returns its descriptor (the caller closes it).
+
+    Layout: [u64 length of meta][meta: pickle of (stream, spans)] then each buffer at an aligned
+    offset, ``spans`` listing (offset, nbytes)."""
+    views = [pb.raw() for pb in bufs]
+    spans = []
+    off = 0
+    for v in views:
+        spans.append((off, v.nbytes))
+        off += (v.nbytes + ALIGN - 1) // ALIGN * ALIGN
+    meta = pickle.dumps((stream, spans), protocol=5)
+    base = (_HEADER.size + len(meta) + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
+    fd = _anonymous_file(tag)
+    try:
+        with os.fdopen(os.dup(fd), "wb") as f:
+            f.write(_HEADER.pack(len(meta)))
+            f.write(meta)
+            for (o, _), v in zip(spans, views):
+                f.seek(base + o)
+                f.write(v)
+            f.truncate(base + off)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def load_blob(fd: int) -> Any:
+    """The program from :func:`write_blob`'s file; large buffers stay in a copy-on-write mapping."""
+    size = os.fstat(fd).st_size
+    mm = mmap.mmap(fd, size, access=mmap.ACCESS_COPY)
+    (n,) = _HEADER.unpack_from(mm, 0)
+    stream, spans = pickle.loads(mm[_HEADER.size:_HEADER.size + n])
+    base = (_HEADER.size + n + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
+    view = memoryview(mm)
+    return pickle.loads(stream, buffers=[view[base + o:base + o + k] for o, k in spans])
+
+
+def _anonymous_file(tag: str) -> int:
+    if hasattr(os, "memfd_create"):
+        try:
+            return os.memfd_create(tag, getattr(os, "MFD_CLOEXEC", 1))
+        except OSError:
+            pass
+    fd, path = tempfile.mkstemp(prefix=tag)  # pragma: no cover - no memfd: unlinked at once
+    os.unlink(path)
+    return fd
+
+
+def single_threaded() -> bool:
+    """True when this process provably has one thread (Linux lists them in /proc/self/task).
+
+    Only then is a plain fork safe: no other thread can hold a lock the child would inherit held,
+    and none can start while this thread is busy forking."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
