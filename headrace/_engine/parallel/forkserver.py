@@ -25,6 +25,7 @@ process forked from the parent closes it at once) or, when started from the main
 """
 from __future__ import annotations
 
+import atexit
 import importlib
 import json
 import os
@@ -82,6 +83,7 @@ class ForkServer:
             theirs.close()
         self.sock = ours
         self.pid = self.proc.pid
+        self.pid_owner = os.getpid()
 
     # ---- requests -------------------------------------------------------------------------
     def start_workers(self, blob_fd: int, jobs: list[tuple[dict, int, int]], timeout: float = 120.0) -> list[int]:
@@ -233,6 +235,17 @@ def warm_up() -> None:
         get()
     except Exception:  # noqa: BLE001 - the first pool will start it again and report why
         pass
+
+
+def _close_at_exit() -> None:
+    # Registered at import, before any pool's own exit hook: pools close first (atexit runs
+    # hooks last-registered first), then the server is told to go and waited for briefly.
+    server = _server
+    if server is not None and server.pid_owner == os.getpid():
+        server.close()
+
+
+atexit.register(_close_at_exit)
 
 
 def _after_fork_in_child() -> None:

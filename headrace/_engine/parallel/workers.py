@@ -1,8 +1,8 @@
 """Worker processes for stages that run Python functions (``python_multiprocessing=True``).
 
 A :class:`ProcessPool` runs one stage program (``stage.StageProgram``: read by index -> maps ->
-filter / batch) in ``num_workers`` processes started with fork or spawn, and returns the results in
-submission order. It has the same small interface as the in-process pools in ``ordered.py``.
+filter / batch) in ``num_workers`` processes and returns the results in submission order. It
+has the same small interface as the in-process pools in ``ordered.py``.
 
 NOTE [ worker shutdown ]
 ~~~~~~~~~~~~~~~~~~~~~~~~
@@ -11,16 +11,38 @@ Queues, for one iterator (arrows are the direction data moves)::
     consumer thread  <- prefetch deque <- prefetch thread: tree.__next__ -> StageIter
                                                                |  submit(task)   ^ get() in order
                                                                v                 |
-    main process, per worker w:   task pipe  (seq, pickle head, shm name, spans) -----> worker w
-                                  result pipe <----- ("ready", pid) | (seq, head, name, spans)
+    main process, per worker w:   task pipe  (seq, pickle head, segment ref, spans) -----> worker w
+                                  result pipe <----- ("ready", pid) | (seq, head, ref, spans)
     shared memory:  task slots (written by main, read by w), result slots (written by w, read by main)
 
     worker w:  main thread:    task pipe -> program.run(task) -> result pipe
                watcher thread: waits for the task pipe's hang-up only (EOF or a new parent pid:
-               unlink own segment names and os._exit at once, even while a task is running)
+               unlink own segment names and leave at once, even while a task is running)
                reader thread:  only once a result would not fit in the result pipe: task pipe ->
                inbox deque -> main thread (so the worker keeps reading tasks while it is blocked
                sending, and the main process, blocked writing a task, gets to read results)
+
+Starting. A process with threads must not fork: a lock another thread holds at that moment
+(OpenCV's pool, BLAS, a busy pipeline's threads, JAX) stays held forever in the child. So:
+
+* ``'fork'`` (MindSpore's default; MindSpore accepts only 'fork' and 'spawn'): when
+  ``/proc/self/task`` shows a single thread, this process forks the workers itself (the program
+  is inherited, nothing is pickled). Otherwise, the usual case (NumPy's OpenBLAS alone starts
+  threads), the per-process fork server (``forkserver.py``: a clean single-threaded process
+  started from ``sys.executable`` on first use, preloading NumPy, OpenCV and headrace) forks
+  them: the program goes as a cloudpickle blob (``launch.py``; lambdas and closures travel;
+  large buffers are shared copy-on-write through one anonymous file), the pipe ends as
+  ``SCM_RIGHTS``. Functions of importable modules travel by reference, so a worker sees those
+  modules' globals as a fresh import leaves them (as with spawn). A program that cannot be
+  pickled is named in a RuntimeWarning and its workers are forked from this process after all
+  (it worked before, and MindSpore forks too), with the deadlock risk the warning states.
+* ``'spawn'``: each worker is a new interpreter reading the same blob; a program that cannot be
+  pickled is a TypeError naming the op, when the pipeline starts.
+
+The server reaps its workers and reports each exit status to this process (which cannot
+waitpid a grandchild), and signals them on request (only it can tell a reused pid from its
+worker). A worker leaving on SIGTERM dies of the signal again after cleaning up, so any death
+by signal is reported as "killed by signal N (NAME)", never as "exited with code 0".
 
 Invariants:
 
@@ -37,9 +59,12 @@ Invariants:
 3. Payloads. Rows of plain arrays (results, and rows sent to map workers) go to the sender's
    slot as raw frames described by (dtype, shape, offset); any other payload is pickled with
    buffers of at least ``shm.THRESHOLD`` bytes out of band in the slot. Only the header and the
-   slot's name go through the pipe. The receiver copies out at once and unlinks a name the
-   first time it maps it, so ``/dev/shm`` holds names only between creation and first read.
-   A full ``/dev/shm`` (``ShmFull`` from ``posix_fallocate``) or ``enable_shared_mem=False`` sends
+   slot's reference go through the pipe; the receiver copies out at once. A slot is an
+   anonymous memfd that its writer keeps open and its reader opens as ``/proc/<writer>/fd/<n>``:
+   nothing is ever named, so no SIGKILL (of one process or the whole group) can leave a segment
+   behind. Without memfd, a slot is a ``/dev/shm`` name with the pool's prefix that the receiver
+   unlinks the first time it maps it. Slots reserve their pages: no room (``ShmFull``: a full
+   ``/dev/shm``, or too little memory for an anonymous one) or ``enable_shared_mem=False`` sends
    the payload through the pipe instead: slower, never a SIGBUS.
 4. Waiting. Every wait in the main process polls with a short timeout and re-checks: pool closed
    (-> ``PoolClosed``), worker exited (-> a ``PipelineError`` naming pid, exit code or signal and
@@ -47,18 +72,22 @@ Invariants:
 5. Shutdown, in this order (``close()``, idempotent; the iterator's finalizer and an atexit hook
    call it as back-ups): mark closed (waiters leave within one poll); close our task-pipe ends
    (EOF = "exit now"); join all workers against one 2 s deadline; SIGTERM the stragglers, join
-   0.5 s; SIGKILL what is left; close result pipes; close mappings; unlink every segment name
-   with the pool's prefix and the spawn payload file. Nothing in flight survives a close.
-6. No orphans. Forked children close every parent-side pipe end of every live pool (so EOF
-   reaches the right worker), workers poll ``os.getppid()``, and on Linux a worker created from
-   the main thread also asks for SIGTERM when its parent dies (``PR_SET_PDEATHSIG``; not from
-   other threads, because the signal follows the creating *thread*). A worker leaving (the
-   signal, the task pipe's EOF or a new parent pid) unlinks every name with the pool's prefix,
-   so a main process killed outright leaves no segment or spawn payload behind.
-7. Threads inside workers. Spawned workers start with OMP/OpenBLAS/MKL/numba/OpenCV thread
-   counts set to 1 in their environment (before NumPy loads); forked workers set the same
-   variables and call the libraries' own setters (OpenCV, numba, and BLAS/OpenMP found among the
-   loaded shared objects), so N workers do not each start a pool of all cores.
+   0.5 s; SIGKILL what is left; close result pipes; close mappings and their fds; unlink every
+   segment name with the pool's prefix (named fallback only). Nothing in flight survives a close.
+   The fork server outlives pools (one per process); at exit, after the pools, it is told to go.
+6. No orphans. A worker's task pipe has one write end, in the main process, so the main
+   process's death is EOF for every worker, wherever it was forked (self-forked children close
+   every parent-side pipe end of every live pool). Workers also poll their parent's pid and ask
+   for SIGTERM when their parent dies (``PR_SET_PDEATHSIG``, from a single-threaded parent only:
+   the signal follows the creating *thread*; the fork server always qualifies). The fork server
+   leaves on EOF on its socket (only the main process holds the other end; a process forked from
+   it closes its copy) and takes its remaining workers along (SIGTERM, then SIGKILL). A worker
+   leaving unlinks every name with the pool's prefix (named fallback), so a main process killed
+   outright leaves no worker, server or segment behind.
+7. Threads inside workers. Spawned and fork-server workers start with OMP/OpenBLAS/MKL/numba/
+   OpenCV thread counts set to 1 in their environment (before NumPy loads); all workers call the
+   libraries' own setters (OpenCV, numba, and BLAS/OpenMP found among the loaded shared objects),
+   so N workers do not each start a pool of all cores.
 """
 from __future__ import annotations
 
@@ -356,10 +385,17 @@ class ProcessPool:
             try:
                 if seq in self._dropped:
                     self._dropped.discard(seq)
-                    if name is not None:
+                    if name is not None and not name.startswith("/proc/"):
                         self._reader.get(key, name)  # map (and unlink) it; the data is not wanted
                     return None
                 return shm.unpack_rows(head, name, spans, self._reader, key)
+            except OSError as e:  # an anonymous segment is opened through its writer's /proc entry
+                if not worker.alive():
+                    raise self._died(worker) from None
+                self._broken = PipelineError(self.name, f"the shared memory of worker process {worker.pid} "
+                                             f"(worker {worker.index}) could not be opened: {e}")
+                self._broken.add_note("ds.config.set_enable_shared_mem(False) sends the data through pipes.")
+                raise self._broken from e
             finally:
                 self._free[worker.index].append(k)  # copied out: the slot may carry the next task
 
