@@ -216,7 +216,45 @@ def test_a_single_threaded_process_forks_its_workers_itself():
 
 
 def test_the_fork_server_is_one_single_threaded_child_per_process():
+    import cv2  # noqa: PLC0415, F401 - loaded here, so the server preloads it
+
+    forkserver.get().close()
     server = forkserver.get()
     assert server is forkserver.get() and not server.dead
     assert server.pid in children()
+    run = PipelineRun(pipeline(n=40, workers=2, procs=True, batch=4), 1, opts())
+    try:
+        read_all(run)
+        assert set(run.tree.pool.pids) <= children(server.pid)
+    finally:
+        run.close()
     assert len(os.listdir(f"/proc/{server.pid}/task")) == 1  # it has a single thread to fork from
+    with open(f"/proc/{server.pid}/maps") as f:
+        assert "cv2" in f.read()  # preloaded: the workers do not load OpenCV after each fork
+
+THREADED_MODULE = '''
+import threading, time
+threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()  # a thread at import
+
+def triple(x):
+    return x * 3
+'''
+
+
+def test_a_module_that_starts_threads_on_import_is_not_preloaded_twice(tmp_path, monkeypatch):
+    # The server preloads the modules a program names; this one leaves it with a thread, so the
+    # server refuses to fork, is replaced by one that never preloads the module, and the rows come.
+    (tmp_path / "hr_threaded_mod.py").write_text(THREADED_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(forkserver, "_refused", set())
+    import hr_threaded_mod  # noqa: PLC0415
+
+    first = forkserver.get()
+    got = rows_of(pipeline(n=8, workers=2, procs=True, fn=hr_threaded_mod.triple, batch=0), epochs=1)
+    assert got[:2] == [[[0.0] * 3, 0], [[3.0] * 3, 1]] and len(got) == 9
+    assert forkserver._refused == {"hr_threaded_mod"}  # the culprit only: numpy, cv2... still preload
+    second = forkserver.get()
+    assert second is not first and first.dead and not alive(first.pid)
+    assert len(os.listdir(f"/proc/{second.pid}/task")) == 1
+    got = rows_of(pipeline(n=4, workers=2, procs=True, fn=hr_threaded_mod.triple, batch=0), epochs=1)
+    assert len(got) == 5 and forkserver.get() is second

@@ -13,9 +13,19 @@ as ``SCM_RIGHTS``):
 * parent -> server: ``("start", token, cfg)`` with fds (program blob, task pipe read end,
   result pipe write end): fork a worker; ``("kill", pid, signal)``: signal a worker that has not
   been reaped yet (the parent cannot tell a reused pid from its worker; the server can);
-  ``("preload", [module, ...])``.
+  ``("preload", [module, ...])``; ``("path", sys.path)`` when the parent's has changed.
 * server -> parent: ``("started", token, pid)``, ``("failed", token, text)``, ``("exit", pid,
   returncode)`` (``-signal`` for a worker killed by a signal, like ``Popen.returncode``).
+
+Preloading. The server imports NumPy, cloudpickle, OpenCV and PIL when the parent has them,
+every headrace module the parent has loaded, and the modules each program's pickle names
+(``launch.referenced_modules``): a worker then unpickles its program without importing anything
+(importing them after every fork cost each worker 40-70 ms in W1). A module that starts a thread
+when imported would make the server unsafe to fork from: before every fork the server checks it
+still has one thread (``/proc/self/task``) and otherwise answers ``TAINTED``; the parent then
+retires it and starts a new one that never preloads that module again (``_refused``: the server
+checks its threads after each import and names the culprit). The server's ``sys.path`` follows
+the parent's (sent again when it changed), so it finds modules as the parent does now.
 
 The server dies with its parent: EOF on its socket (only the parent holds the other end; a
 process forked from the parent closes it at once) or, when started from the main thread,
@@ -28,6 +38,7 @@ from __future__ import annotations
 import atexit
 import importlib
 import json
+import math
 import os
 import pickle
 import select
@@ -42,15 +53,27 @@ from typing import Any
 JOIN_TIMEOUT = 2.0
 MAX_FDS = 8
 PRELOAD = ("numpy", "cloudpickle", "cv2", "PIL.Image")  # when the parent has them loaded
+MINIMUM = ("numpy", "headrace._engine.parallel.workers")  # what the server needs to fork workers
+TAINTED = "tainted"  # the reply to a start request once the server has threads
 
 
-def preload_list() -> list[str]:
-    """Modules worth importing in the server before it forks: the heavy ones the parent uses and
-    every headrace module it has loaded (so a worker does not import them after each fork)."""
+_refused: set[str] = set()  # modules that left a server with threads: never preloaded again
+
+
+class Tainted(RuntimeError):
+    """The server has threads (a preloaded module started some): it must not fork any more."""
+
+
+def preload_list(extra: Any = ()) -> list[str]:
+    """Modules worth importing in the server before it forks: the heavy ones the parent uses,
+    every headrace module it has loaded and ``extra`` (the modules a program's pickle names), so
+    that a worker does not import them after each fork. Only modules loaded here, never
+    ``__main__``, never one that once left a server with threads."""
     mods = sys.modules
     names = [m for m in PRELOAD if m in mods]
     names += sorted(m for m in list(mods) if m.startswith("headrace.") and mods.get(m) is not None)
-    return names
+    names += [m for m in extra if m in mods and m != "__main__"]
+    return [m for m in names if m not in _refused]
 
 
 class ForkServer:
@@ -65,6 +88,8 @@ class ForkServer:
         self._exits: dict[int, int] = {}  # pid -> returncode, as reported
         self._live: set[int] = set()
         self._preloaded = set(preload_list())
+        self._culprits: list[str] = []  # preloaded modules that left the server with threads
+        self._path = [str(p) for p in sys.path]
         self.dead = False
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
@@ -72,7 +97,7 @@ class ForkServer:
                     "from headrace._engine.parallel.forkserver import serve;serve(sys.argv[2:])")
             main_thread = threading.current_thread() is threading.main_thread()
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", code, json.dumps([str(p) for p in sys.path]), str(theirs.fileno()),
+                [sys.executable, "-c", code, json.dumps(self._path), str(theirs.fileno()),
                  str(os.getpid()), "1" if main_thread else "0", json.dumps(sorted(self._preloaded))],
                 pass_fds=(theirs.fileno(),), env=dict(os.environ, **THREAD_ENV), stdin=subprocess.DEVNULL,
                 close_fds=True)
@@ -82,15 +107,24 @@ class ForkServer:
         finally:
             theirs.close()
         self.sock = ours
+        self._readable = select.poll()
+        self._readable.register(ours.fileno(), select.POLLIN)
         self.pid = self.proc.pid
         self.pid_owner = os.getpid()
 
     # ---- requests -------------------------------------------------------------------------
-    def start_workers(self, blob_fd: int, jobs: list[tuple[dict, int, int]], timeout: float = 120.0) -> list[int]:
+    def start_workers(self, blob_fd: int, jobs: list[tuple[dict, int, int]], modules: Any = (),
+                      timeout: float = 120.0) -> list[int]:
         """Forks one worker per (cfg, task read fd, result write fd); returns their pids.
 
-        All requests go out first, so the workers are forked while this process waits."""
-        missing = [m for m in preload_list() if m not in self._preloaded]
+        ``modules`` are imported by the server first (see :func:`preload_list`). All requests go
+        out at once, so the workers are forked while this process waits. Raises :class:`Tainted`
+        (after stopping any worker it started) when the server has grown threads."""
+        path = [str(p) for p in sys.path]
+        if path != self._path:  # the program's modules are found as this process finds them now
+            self._path = path
+            self._send(("path", path), [])
+        missing = [m for m in preload_list(modules) if m not in self._preloaded]
         if missing:
             self._preloaded.update(missing)
             self._send(("preload", missing), [])
@@ -109,11 +143,23 @@ class ForkServer:
                     raise RuntimeError(f"the worker fork server (pid {self.pid}) did not start a worker "
                                        f"within {timeout:.0f} s")
                 self._pump(0.05)
-            got = self._started.pop(token)
-            if isinstance(got, str):
-                raise RuntimeError(f"the worker fork server could not start a worker: {got}")
-            pids.append(got)
+            pids.append(self._started.pop(token))
+        started = [p for p in pids if isinstance(p, int)]
+        failed = [p for p in pids if not isinstance(p, int)]
+        if failed:
+            for pid in started:
+                self.kill(pid, signal.SIGKILL)
+            if failed[0] == TAINTED:
+                raise Tainted(f"the worker fork server (pid {self.pid}) has threads after importing "
+                              f"{sorted(self._preloaded)}")
+            raise RuntimeError(f"the worker fork server could not start a worker: {failed[0]}")
         return pids
+
+    def refuse_preloads(self) -> None:
+        """After :class:`Tainted`: no later server preloads the module that started threads here
+        (or, when the server could not tell which, anything beyond the minimum)."""
+        self._pump(0.0)
+        _refused.update(self._culprits or [m for m in self._preloaded if m not in MINIMUM])
 
     def kill(self, pid: int, sig: int) -> None:
         if pid in self._live and not self.dead:
@@ -159,7 +205,7 @@ class ForkServer:
             if self.dead:
                 return
             wait = timeout
-            while select.select([self.sock], [], [], wait)[0]:
+            while self._readable.poll(math.ceil(wait * 1000)):
                 wait = 0.0
                 try:
                     data = self.sock.recv(65536)
@@ -174,6 +220,8 @@ class ForkServer:
                     self._live.add(msg[2])
                 elif msg[0] == "failed":
                     self._started[msg[1]] = msg[2]
+                elif msg[0] == "taint":
+                    self._culprits.append(msg[1])
                 elif msg[0] == "exit":
                     self._live.discard(msg[1])
                     self._exits[msg[1]] = msg[2]
@@ -220,7 +268,9 @@ def get() -> ForkServer:
     """This process's fork server, started on first use (and again if it died)."""
     global _server
     with _server_lock:
-        if _server is None or _server.dead:
+        if _server is None or _server.dead or _server.proc.poll() is not None:
+            if _server is not None:
+                _server.close()
             _server = ForkServer()
         return _server
 
@@ -279,7 +329,7 @@ def serve(argv: list[str]) -> None:
         _pdeathsig()
     if os.getppid() != parent:
         os._exit(0)
-    _preload(json.loads(argv[3]))
+    _preload(json.loads(argv[3]), sock)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     os.set_blocking(wake_r, False)
@@ -318,6 +368,9 @@ def _handle(msg: tuple, fds: list[int], sock: socket.socket, children: set[int],
     try:
         if msg[0] == "start":
             _, token, cfg = msg
+            if not _single_threaded():  # a preloaded module started threads: forking is unsafe
+                _reply(sock, ("failed", token, TAINTED))
+                return
             try:
                 pid = _fork_worker(cfg, fds, sock, own)
             except Exception as e:  # noqa: BLE001 - told to the parent, which raises
@@ -332,7 +385,10 @@ def _handle(msg: tuple, fds: list[int], sock: socket.socket, children: set[int],
                 except OSError:
                     pass
         elif msg[0] == "preload":
-            _preload(msg[1])
+            _preload(msg[1], sock if _single_threaded() else None)
+        elif msg[0] == "path":
+            sys.path[:] = msg[1]
+            importlib.invalidate_caches()
     finally:
         for fd in fds:
             try:
@@ -344,6 +400,12 @@ def _handle(msg: tuple, fds: list[int], sock: socket.socket, children: set[int],
 def _fork_worker(cfg: dict, fds: list[int], sock: socket.socket, own: tuple) -> int:
     blob_fd, task_fd, res_fd = fds
     cfg = dict(cfg, parent_pid=os.getpid(), pdeathsig=True)
+    cv2 = sys.modules.get("cv2")
+    if cv2 is not None:  # its thread count here (1, from THREAD_ENV): the worker need not set it
+        try:
+            cfg["cv2_threads"] = int(cv2.getNumThreads())
+        except Exception:  # noqa: BLE001
+            pass
     pid = os.fork()
     if pid:
         return pid
@@ -361,6 +423,13 @@ def _fork_worker(cfg: dict, fds: list[int], sock: socket.socket, own: tuple) -> 
         code = 0
     finally:
         os._exit(code)
+
+
+def _single_threaded() -> bool:
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:  # pragma: no cover - no /proc: trust the preload list
+        return True
 
 
 def _reply(sock: socket.socket, msg: tuple) -> None:
@@ -411,12 +480,22 @@ def _stop_children(sock: socket.socket, children: set[int]) -> None:
         children.discard(pid)
 
 
-def _preload(names: list[str]) -> None:
+def _preload(names: list[str], sock: socket.socket | None = None) -> None:
     for name in names:
         try:
             importlib.import_module(name)
         except BaseException:  # noqa: BLE001 - a worker imports what it needs itself
             pass
+        if sock is not None and not _single_threaded():
+            _reply(sock, ("taint", name))  # the culprit, so that later servers skip just this one
+            sock = None
+    try:  # found once here (reading /proc/self/maps), inherited by every worker forked from now on
+        from headrace._engine.parallel import workers  # noqa: PLC0415
+
+        workers._native_pool_libs()
+        workers._load_libc()
+    except Exception:  # noqa: BLE001 - then each worker looks them up itself
+        pass
 
 
 def _pdeathsig() -> None:

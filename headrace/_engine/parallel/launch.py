@@ -56,6 +56,47 @@ def dumps_program(program: Any, name: str, method: str = "spawn") -> tuple[bytes
         raise err from e
 
 
+_STRING_OPS = frozenset(("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE"))
+_MEMO_GETS = frozenset(("BINGET", "LONG_BINGET", "GET"))
+
+
+def referenced_modules(stream: bytes, limit: int = 1 << 20) -> list[str]:
+    """Modules whose names the pickle stream imports (its ``GLOBAL``/``STACK_GLOBAL`` opcodes).
+
+    The fork server imports them before forking, so that each worker need not import them
+    after every fork. Streams over ``limit`` bytes are not scanned (their data would dominate)."""
+    if len(stream) > limit:
+        return []
+    import pickletools  # noqa: PLC0415
+
+    memo: dict[int, Any] = {}
+    recent: list[Any] = []  # values pushed by the latest string / memo-get opcodes
+    mods: set[str] = set()
+    try:
+        for op, arg, _ in pickletools.genops(stream):
+            name = op.name
+            if name in _STRING_OPS:
+                recent.append(arg)
+            elif name in _MEMO_GETS:
+                recent.append(memo.get(arg))
+            elif name == "MEMOIZE":
+                memo[len(memo)] = recent[-1] if recent else None
+            elif name in ("BINPUT", "LONG_BINPUT", "PUT"):
+                memo[arg] = recent[-1] if recent else None
+            elif name == "STACK_GLOBAL":
+                if len(recent) >= 2 and isinstance(recent[-2], str):
+                    mods.add(recent[-2])
+                recent.clear()
+            elif name == "GLOBAL":
+                mods.add(arg.split(" ", 1)[0])
+                recent.clear()
+            else:
+                recent.clear()
+    except Exception:  # noqa: BLE001 - a hint only
+        pass
+    return sorted(mods)
+
+
 def _short_repr(obj: Any) -> str:
     try:
         text = repr(obj)

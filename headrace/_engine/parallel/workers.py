@@ -246,7 +246,7 @@ class ProcessPool:
                 for w in range(self.num_workers):  # Popen returns at once; the workers boot concurrently
                     self._workers.append(self._start_spawned(w, blob_fd, dict(cfg, index=w)))
             else:
-                self._start_served(blob_fd, cfg)
+                self._start_served(blob_fd, cfg, launch.referenced_modules(stream))
         finally:
             os.close(blob_fd)
 
@@ -291,15 +291,21 @@ class ProcessPool:
             os.close(res_w)
         return _Worker(w, _PopenProc(proc), task_w, res_r)
 
-    def _start_served(self, blob_fd: int, cfg: dict) -> None:
-        server = forkserver.get()
+    def _start_served(self, blob_fd: int, cfg: dict, modules: list[str]) -> None:
         jobs, ends = [], []
         try:
             for w in range(self.num_workers):
                 task_r, task_w, res_r, res_w = self._pipes()
                 ends.append((task_w, res_r))
                 jobs.append((dict(cfg, index=w), task_r, res_w))
-            pids = server.start_workers(blob_fd, jobs)
+            server = forkserver.get()
+            try:
+                pids = server.start_workers(blob_fd, jobs, modules)
+            except forkserver.Tainted:  # once: a fresh server, without the modules that did it
+                server.refuse_preloads()
+                server.close()
+                server = forkserver.get()
+                pids = server.start_workers(blob_fd, jobs, modules)
         except BaseException:
             for task_w, res_r in ends:
                 _close_fds(task_w, res_r)
