@@ -48,7 +48,7 @@ class ShmFull(OSError):
 
 
 def available() -> bool:
-    return _posixshmem is not None
+    return _posixshmem is not None or memfd_usable()
 
 
 def free_bytes() -> int | None:
