@@ -101,6 +101,8 @@ def create(name: str, size: int) -> tuple[mmap.mmap, str, int]:
             except BaseException:
                 os.close(fd)
                 raise
+    if _posixshmem is None:  # pragma: no cover - neither memfd nor POSIX shared memory
+        raise ShmFull(38, "no shared memory on this platform")
     fd = _posixshmem.shm_open("/" + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
     try:
         try:
