@@ -19,7 +19,7 @@ import pytest
 
 from headrace._engine import options
 from headrace._engine import plan as P
-from headrace._engine.parallel import launch, shm, stage, workers
+from headrace._engine.parallel import launch, nativethreads, shm, stage, workers
 from headrace._engine.pipeline import PipelineRun
 from headrace._util import rng
 
@@ -87,7 +87,7 @@ def thread_caps(x):
     import cv2  # noqa: PLC0415 - the worker may load it late
 
     blas = 1
-    for path in workers._loaded_native_pools():  # OpenBLAS's own count, where NumPy bundles it
+    for path in nativethreads._loaded_native_pools():  # OpenBLAS's own count, where NumPy bundles it
         try:
             blas = ctypes.c_int.in_dll(ctypes.CDLL(path), "blas_cpu_number").value
             break

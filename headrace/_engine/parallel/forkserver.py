@@ -3,7 +3,7 @@
 A process that has threads cannot fork safely: a lock another thread held at the moment of the
 fork stays held forever in the child (OpenCV's thread pool, a BLAS pool, a busy pipeline's
 threads, JAX). So worker processes are forked by this helper instead, started once per parent
-process from ``sys.executable`` (with ``workers.THREAD_ENV`` set and the parent's ``sys.path``),
+process from ``sys.executable`` (with ``nativethreads.THREAD_ENV`` set and the parent's ``sys.path``),
 which preloads NumPy, OpenCV, cloudpickle and the headrace modules the parent has loaded, and
 then only waits on its socket. See NOTE [ worker shutdown ] in workers.py for how it fits in.
 
@@ -80,7 +80,7 @@ class ForkServer:
     """The parent's handle on its fork server (one per process: see :func:`get`)."""
 
     def __init__(self) -> None:
-        from headrace._engine.parallel.workers import THREAD_ENV  # noqa: PLC0415 - circular
+        from headrace._engine.parallel.nativethreads import THREAD_ENV  # noqa: PLC0415
 
         self._lock = threading.Lock()
         self._tokens = iter(range(1 << 62))
@@ -490,10 +490,10 @@ def _preload(names: list[str], sock: socket.socket | None = None) -> None:
             _reply(sock, ("taint", name))  # the culprit, so that later servers skip just this one
             sock = None
     try:  # found once here (reading /proc/self/maps), inherited by every worker forked from now on
-        from headrace._engine.parallel import workers  # noqa: PLC0415
+        from headrace._engine.parallel import nativethreads  # noqa: PLC0415
 
-        workers._native_pool_libs()
-        workers._load_libc()
+        nativethreads._native_pool_libs()
+        nativethreads._load_libc()
     except Exception:  # noqa: BLE001 - then each worker looks them up itself
         pass
 

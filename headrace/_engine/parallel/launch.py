@@ -14,8 +14,11 @@ import mmap
 import os
 import pickle
 import struct
+import subprocess
 import tempfile
 from typing import Any
+
+from headrace._engine.parallel import forkserver
 
 OUT_OF_BAND = 1 << 16  # buffers at least this large are shared through the mapping, not copied
 ALIGN = 64
@@ -164,3 +167,77 @@ def single_threaded() -> bool:
         return len(os.listdir("/proc/self/task")) == 1
     except OSError:
         return False
+
+
+# ---- handles on started workers (used by workers._Worker) ---------------------------------------
+
+class MpProc:
+    """A worker this process forked itself (multiprocessing's fork context)."""
+
+    def __init__(self, proc: Any) -> None:
+        self.proc, self.pid = proc, proc.pid
+
+    def alive(self) -> bool:
+        try:
+            return self.proc.is_alive()
+        except ValueError:  # released by close()
+            return False
+
+    def returncode(self, wait: float) -> int | None:
+        try:
+            self.proc.join(wait)
+            return self.proc.exitcode
+        except ValueError:  # released by close()
+            return None
+
+    def release(self) -> None:
+        """Frees the process handle's own pipes (multiprocessing keeps two per child)."""
+        if not self.alive():
+            try:
+                self.proc.close()
+            except ValueError:  # pragma: no cover - still running after SIGKILL; the GC frees it
+                pass
+
+    def signal(self, sig: int) -> None:
+        try:
+            os.kill(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+class PopenProc(MpProc):
+    """A spawned worker."""
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def returncode(self, wait: float) -> int | None:
+        try:
+            self.proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            pass
+        return self.proc.returncode
+
+    def release(self) -> None:
+        pass
+
+
+class ServedProc:
+    """A worker the fork server forked: the server reaps it, reports its status and signals it
+    (only the server can tell that the pid is still its worker's)."""
+
+    def __init__(self, server: forkserver.ForkServer, pid: int) -> None:
+        self.server, self.pid = server, pid
+
+    def alive(self) -> bool:
+        return self.server.alive(self.pid)
+
+    def returncode(self, wait: float) -> int | None:
+        return self.server.returncode(self.pid, wait)
+
+    def release(self) -> None:
+        if not self.alive():
+            self.server.forget(self.pid)
+
+    def signal(self, sig: int) -> None:
+        self.server.kill(self.pid, sig)

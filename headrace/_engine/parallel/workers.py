@@ -87,7 +87,11 @@ Invariants:
 7. Threads inside workers. Spawned and fork-server workers start with OMP/OpenBLAS/MKL/numba/
    OpenCV thread counts set to 1 in their environment (before NumPy loads); all workers call the
    libraries' own setters (OpenCV, numba, and BLAS/OpenMP found among the loaded shared objects),
-   so N workers do not each start a pool of all cores.
+   so N workers do not each start a pool of all cores (``nativethreads.py``).
+
+Modules: ``forkserver.py`` (the server and the parent's handle on it), ``launch.py`` (the program
+blob, the thread check, handles on started workers), ``nativethreads.py`` (invariant 7),
+``shm.py`` (slots), this file (the pool and the worker's main loop).
 """
 from __future__ import annotations
 
@@ -95,7 +99,6 @@ import array
 import atexit
 import collections
 import _thread
-import ctypes
 import gc
 import itertools
 import json
@@ -123,14 +126,12 @@ except ImportError:  # pragma: no cover - not POSIX
     fcntl = termios = None
 
 from headrace._engine.parallel import forkserver, launch, shm
+from headrace._engine.parallel.nativethreads import (THREAD_ENV, _cv2_threads, _load_libc,
+                                                     _native_pool_libs, _set_pdeathsig,
+                                                     limit_native_threads)
 from headrace._engine.parallel.ordered import POLL, PoolClosed
 from headrace._util.errors import PipelineError, format_traceback
 
-THREAD_ENV = {
-    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-    "BLIS_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1",
-    "NUMBA_NUM_THREADS": "1", "OPENCV_FOR_THREADS_NUM": "1",
-}
 JOIN_TIMEOUT = 2.0
 MIN_FREE_SHM = 64 << 20  # below this, start with the pipe transport and say so
 PIPE_SIZE = 1 << 20
@@ -271,7 +272,7 @@ class ProcessPool:
                 raise
             os.close(task_r)
             os.close(res_w)
-        return _Worker(w, _MpProc(proc), task_w, res_r)
+        return _Worker(w, launch.MpProc(proc), task_w, res_r)
 
     def _start_spawned(self, w: int, blob_fd: int, cfg: dict) -> "_Worker":
         with _FORK_LOCK:
@@ -289,7 +290,7 @@ class ProcessPool:
                 raise
             os.close(task_r)
             os.close(res_w)
-        return _Worker(w, _PopenProc(proc), task_w, res_r)
+        return _Worker(w, launch.PopenProc(proc), task_w, res_r)
 
     def _start_served(self, blob_fd: int, cfg: dict, modules: list[str]) -> None:
         jobs, ends = [], []
@@ -314,7 +315,7 @@ class ProcessPool:
             for _, task_r, res_w in jobs:  # the server has its own copies now
                 _close_fds(task_r, res_w)
         for w, ((task_w, res_r), pid) in enumerate(zip(ends, pids)):
-            self._workers.append(_Worker(w, _ServedProc(server, pid), task_w, res_r))
+            self._workers.append(_Worker(w, launch.ServedProc(server, pid), task_w, res_r))
 
     # ---- the pool interface -----------------------------------------------------------------
     @property
@@ -623,78 +624,6 @@ class _Worker:
         self.proc.signal(sig)
 
 
-class _MpProc:
-    """A worker this process forked itself (multiprocessing's fork context)."""
-
-    def __init__(self, proc: Any) -> None:
-        self.proc, self.pid = proc, proc.pid
-
-    def alive(self) -> bool:
-        try:
-            return self.proc.is_alive()
-        except ValueError:  # released by close()
-            return False
-
-    def returncode(self, wait: float) -> int | None:
-        try:
-            self.proc.join(wait)
-            return self.proc.exitcode
-        except ValueError:  # released by close()
-            return None
-
-    def release(self) -> None:
-        """Frees the process handle's own pipes (multiprocessing keeps two per child)."""
-        if not self.alive():
-            try:
-                self.proc.close()
-            except ValueError:  # pragma: no cover - still running after SIGKILL; the GC frees it
-                pass
-
-    def signal(self, sig: int) -> None:
-        try:
-            os.kill(self.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-class _PopenProc(_MpProc):
-    """A spawned worker."""
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def returncode(self, wait: float) -> int | None:
-        try:
-            self.proc.wait(wait)
-        except subprocess.TimeoutExpired:
-            pass
-        return self.proc.returncode
-
-    def release(self) -> None:
-        pass
-
-
-class _ServedProc:
-    """A worker the fork server forked: the server reaps it, reports its status and signals it
-    (only the server can tell that the pid is still its worker's)."""
-
-    def __init__(self, server: forkserver.ForkServer, pid: int) -> None:
-        self.server, self.pid = server, pid
-
-    def alive(self) -> bool:
-        return self.server.alive(self.pid)
-
-    def returncode(self, wait: float) -> int | None:
-        return self.server.returncode(self.pid, wait)
-
-    def release(self) -> None:
-        if not self.alive():
-            self.server.forget(self.pid)
-
-    def signal(self, sig: int) -> None:
-        self.server.kill(self.pid, sig)
-
-
 # ---- the worker side ----------------------------------------------------------------------
 
 def _fork_main(program: Any, cfg: dict, task_fd: int, res_fd: int, parent_fds: frozenset) -> None:
@@ -930,133 +859,3 @@ def _flush_stdio() -> None:
             f.flush()
         except Exception:  # noqa: BLE001
             pass
-
-
-_libc: Any = None  # loaded once, in the parent before it forks (a fresh load costs a forked worker ~0.1 ms)
-
-
-def _load_libc() -> Any:
-    global _libc
-    if _libc is None and sys.platform.startswith("linux"):
-        try:
-            _libc = ctypes.CDLL(None, use_errno=True)
-        except OSError:  # pragma: no cover
-            _libc = False
-    return _libc
-
-
-def _set_pdeathsig() -> None:
-    libc = _load_libc()
-    if not libc:
-        return
-    try:
-        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG; handled by leave()
-    except (OSError, AttributeError):  # pragma: no cover
-        pass
-
-
-def limit_native_threads(cv2_threads: int | None = None, inherited: bool = False) -> None:
-    """One thread per native pool inside a worker: OpenCV, numba, BLAS and OpenMP.
-
-    Environment variables cover libraries loaded from now on (all of them, in a spawned worker).
-    Libraries a forked worker inherited already loaded are told directly. For OpenBLAS that means
-    writing its thread-count variables: a fork left it without threads, and its setter would
-    start (and spin) a pool of all cores just to shrink it. ``cv2_threads``: OpenCV's thread count
-    in the parent before the fork; 1 needs no call (a first call into OpenCV in a fresh fork costs
-    a forked worker about half a millisecond). ``inherited``: a forked worker at start takes the
-    libraries its parent found just before the fork, even if modules were imported since (the
-    fork's own bootstrap imports some the first time).
-    """
-    os.environ.update(THREAD_ENV)
-    cv2 = sys.modules.get("cv2")
-    if cv2 is not None and cv2_threads != 1:
-        try:
-            cv2.setNumThreads(1)
-        except Exception:  # noqa: BLE001
-            pass
-    numba = sys.modules.get("numba")
-    if numba is not None:
-        try:
-            numba.set_num_threads(1)
-        except Exception:  # noqa: BLE001
-            pass
-    ints, fns = _pool_libs[2] if inherited and _pool_libs is not None else _native_pool_knobs()
-    for v in ints:  # OpenBLAS's thread counts (no setter: see above)
-        if v.value != 1:
-            v.value = 1
-    for fn in fns:  # these only set a number; no threads start
-        try:
-            fn(1)
-        except Exception:  # noqa: BLE001
-            pass
-
-
-def _cv2_threads() -> int | None:
-    cv2 = sys.modules.get("cv2")
-    if cv2 is None:
-        return None
-    try:
-        return int(cv2.getNumThreads())
-    except Exception:  # noqa: BLE001
-        return None
-
-
-_pool_libs: tuple[int, list, tuple] | None = None  # (len(sys.modules) when found, CDLL handles, knobs)
-
-
-def _native_pool_libs() -> list:
-    """Handles on the native thread-pool libraries loaded in this process.
-
-    Finding them reads ``/proc/self/maps`` (a millisecond or more, longer in a fresh fork), so the
-    answer is kept while no module has been imported since: a pool looks them up once in the
-    parent before it forks, and its forked workers inherit the handles.
-    """
-    global _pool_libs
-    n = len(sys.modules)
-    cached = _pool_libs
-    if cached is not None and cached[0] == n:
-        return cached[1]
-    libs = []
-    for path in _loaded_native_pools():
-        try:
-            libs.append(ctypes.CDLL(path))
-        except OSError:
-            continue
-    ints = []
-    fns = []
-    for lib in libs:  # symbols looked up here, so a forked worker inherits them (no dlsym there)
-        for var in ("blas_cpu_number", "blas_num_threads"):
-            try:
-                ints.append(ctypes.c_int.in_dll(lib, var))
-            except ValueError:
-                pass
-        for sym in ("omp_set_num_threads", "MKL_Set_Num_Threads", "bli_thread_set_num_threads"):
-            fn = getattr(lib, sym, None)
-            if fn is not None:
-                fns.append(fn)
-    _pool_libs = (n, libs, (ints, fns))
-    return libs
-
-
-def _native_pool_knobs() -> tuple[list, list]:
-    """(OpenBLAS thread-count ints, set-thread-count functions) of ``_native_pool_libs()``."""
-    _native_pool_libs()
-    return _pool_libs[2]
-
-
-def _loaded_native_pools() -> list[str]:
-    try:
-        with open("/proc/self/maps") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
-    keys = ("openblas", "libgomp", "libiomp", "libomp", "mkl_rt", "libblis")
-    seen: list[str] = []
-    for line in lines:
-        parts = line.split(None, 5)
-        if len(parts) == 6:
-            path = parts[5]
-            base = os.path.basename(path).lower()
-            if any(k in base for k in keys) and path not in seen:
-                seen.append(path)
-    return seen
