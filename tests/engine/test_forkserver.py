@@ -258,3 +258,23 @@ def test_a_module_that_starts_threads_on_import_is_not_preloaded_twice(tmp_path,
     assert len(os.listdir(f"/proc/{second.pid}/task")) == 1
     got = rows_of(pipeline(n=4, workers=2, procs=True, fn=hr_threaded_mod.triple, batch=0), epochs=1)
     assert len(got) == 5 and forkserver.get() is second
+
+
+def test_a_killed_fork_server_fails_its_pipelines_and_the_next_pipeline_gets_a_new_one():
+    run = PipelineRun(pipeline(n=400, workers=2, procs=True, fn=slow, batch=2), 1, opts())
+    try:
+        run.next_row()
+        server = forkserver.current()
+        pids = list(run.tree.pool.pids)
+        os.kill(server.pid, signal.SIGKILL)
+        with pytest.raises(RuntimeError, match=r"worker process \d+ \(worker \d\)"):
+            for _ in range(400):
+                run.next_row()
+    finally:
+        run.close()
+    deadline = time.monotonic() + 10  # its workers follow it (PR_SET_PDEATHSIG)
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in pids if alive(p)]
+    got = rows_of(pipeline(n=8, workers=2, procs=True, batch=0), epochs=1)
+    assert len(got) == 9 and forkserver.current() is not server and not forkserver.current().dead

@@ -53,8 +53,9 @@ def dumps_program(program: Any, name: str, method: str = "spawn") -> tuple[bytes
         what = f"{culprit[0]} ({_short_repr(culprit[1])})" if culprit else name
         err = TypeError(f"{what} cannot be sent to a worker process (start method {method!r}): "
                         f"{type(e).__name__}: {e}")
+        fork = (", use ds.config.set_multiprocessing_start_method('fork')" if method == "spawn" else "")
         err.add_note("Make it picklable (e.g. a module-level function or class instead of an object "
-                     "holding a lock, file or C handle), or run this op in threads "
+                     f"holding a lock, file or C handle){fork}, or run this op in threads "
                      "(python_multiprocessing=False).")
         raise err from e
 
