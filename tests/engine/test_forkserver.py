@@ -278,3 +278,23 @@ def test_a_killed_fork_server_fails_its_pipelines_and_the_next_pipeline_gets_a_n
     assert not [p for p in pids if alive(p)]
     got = rows_of(pipeline(n=8, workers=2, procs=True, batch=0), epochs=1)
     assert len(got) == 9 and forkserver.current() is not server and not forkserver.current().dead
+
+
+def test_data_too_large_to_copy_is_shared_by_forking_with_a_warning(monkeypatch):
+    from headrace._engine.parallel import shm  # noqa: PLC0415
+
+    monkeypatch.setattr(shm, "_memory_room", lambda: 4 * 300_000)  # room for 300 kB, 1.2 MB of data
+    workers._warned.clear()
+    big = np.arange(300_000, dtype=np.float32)
+
+    def with_big(x):
+        return x + big[1]
+
+    with pytest.warns(RuntimeWarning, match=r"its data \(1 MiB.*too large to copy.*deadlock"):
+        run = PipelineRun(pipeline(workers=2, procs=True, fn=with_big, n=6, batch=0), 1, opts())
+    try:
+        assert run.tree.pool.launcher == "fork"
+        got = read_all(run)
+    finally:
+        run.close()
+    assert got[:2] == [[[1.0] * 3, 0], [[2.0] * 3, 1]] and len(got) == 7

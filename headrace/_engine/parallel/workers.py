@@ -35,7 +35,9 @@ Starting. A process with threads must not fork: a lock another thread holds at t
   ``SCM_RIGHTS``. Functions of importable modules travel by reference, so a worker sees those
   modules' globals as a fresh import leaves them (as with spawn). A program that cannot be
   pickled is named in a RuntimeWarning and its workers are forked from this process after all
-  (it worked before, and MindSpore forks too), with the deadlock risk the warning states.
+  (it worked before, and MindSpore forks too), with the deadlock risk the warning states. The
+  same for a program whose data (out-of-band buffers: an in-memory source) exceeds a quarter of
+  the memory left: one copy of it could exhaust memory, a fork shares it.
 * ``'spawn'``: each worker is a new interpreter reading the same blob; a program that cannot be
   pickled is a TypeError naming the op, when the pipeline starts.
 
@@ -231,6 +233,14 @@ class ProcessPool:
                 _warn_once(f"unpicklable-{self.name}", f"{e} Its workers are forked from this process, "
                            "which has other threads: a lock one of them holds (OpenCV, BLAS, JAX) "
                            "would deadlock the workers.")
+            if stream is not None and how == "fork":
+                size = sum(pb.raw().nbytes for pb in bufs)
+                if size > shm._memory_room() // 4:  # a copy could exhaust memory: share by forking
+                    stream = None
+                    _warn_once(f"big-{self.name}", f"{self.name}: its data ({size >> 20} MiB, e.g. an in-memory "
+                               "source) is too large to copy for workers started by the fork server; they "
+                               "are forked from this process, which has other threads: a lock one of them "
+                               "holds (OpenCV, BLAS, JAX) would deadlock the workers.")
         if stream is None:  # fork this process itself: it has one thread, or no other way
             self.launcher = "fork"
             _native_pool_libs()  # found once here, inherited by every forked worker
