@@ -298,3 +298,17 @@ def test_data_too_large_to_copy_is_shared_by_forking_with_a_warning(monkeypatch)
     finally:
         run.close()
     assert got[:2] == [[[1.0] * 3, 0], [[2.0] * 3, 1]] and len(got) == 7
+
+
+def where_and_what(x):
+    return np.array([len(os.getcwd()), len(os.environ.get("HR_TEST_CONTEXT", ""))], np.int64) + 0 * x[:2]
+
+
+def test_workers_start_in_the_parents_current_directory_and_environment(tmp_path, monkeypatch):
+    forkserver.get()  # started before the changes below, as a warmed-up server would be
+    (tmp_path / "deeper").mkdir()
+    monkeypatch.chdir(tmp_path / "deeper")
+    monkeypatch.setenv("HR_TEST_CONTEXT", "x" * 17)
+    got = rows_of(pipeline(n=3, workers=2, procs=True, fn=where_and_what, batch=0), epochs=1)
+    assert [r[0] for r in got[:-1]] == [[len(str(tmp_path / "deeper")), 17]] * 3
+    assert workers.THREAD_ENV["OMP_NUM_THREADS"] == "1"

@@ -13,7 +13,8 @@ as ``SCM_RIGHTS``):
 * parent -> server: ``("start", token, cfg)`` with fds (program blob, task pipe read end,
   result pipe write end): fork a worker; ``("kill", pid, signal)``: signal a worker that has not
   been reaped yet (the parent cannot tell a reused pid from its worker; the server can);
-  ``("preload", [module, ...])``; ``("path", sys.path)`` when the parent's has changed.
+  ``("preload", [module, ...])``; ``("context", sys.path, cwd, environ)`` when the parent's has
+  changed since the last request (a worker starts where and as a fork of the parent would).
 * server -> parent: ``("started", token, pid)``, ``("failed", token, text)``, ``("exit", pid,
   returncode)`` (``-signal`` for a worker killed by a signal, like ``Popen.returncode``).
 
@@ -52,6 +53,7 @@ from typing import Any
 
 JOIN_TIMEOUT = 2.0
 MAX_FDS = 8
+MAX_MESSAGE = 1 << 20  # a context message carries the environment
 PRELOAD = ("numpy", "cloudpickle", "cv2", "PIL.Image")  # when the parent has them loaded
 MINIMUM = ("numpy", "headrace._engine.parallel.workers")  # what the server needs to fork workers
 TAINTED = "tainted"  # the reply to a start request once the server has threads
@@ -90,6 +92,7 @@ class ForkServer:
         self._preloaded = set(preload_list())
         self._culprits: list[str] = []  # preloaded modules that left the server with threads
         self._path = [str(p) for p in sys.path]
+        self._context = (self._path, os.getcwd(), dict(os.environ))
         self.dead = False
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
@@ -120,10 +123,13 @@ class ForkServer:
         ``modules`` are imported by the server first (see :func:`preload_list`). All requests go
         out at once, so the workers are forked while this process waits. Raises :class:`Tainted`
         (after stopping any worker it started) when the server has grown threads."""
-        path = [str(p) for p in sys.path]
-        if path != self._path:  # the program's modules are found as this process finds them now
-            self._path = path
-            self._send(("path", path), [])
+        context = ([str(p) for p in sys.path], os.getcwd(), dict(os.environ))
+        if context != self._context:  # modules, relative paths, variables: as this process has them now
+            self._context = context
+            try:
+                self._send(("context", *context), [])
+            except OSError:  # EMSGSIZE: an environment of hundreds of kB stays the server's own
+                self._send(("context", context[0], context[1], None), [])
         missing = [m for m in preload_list(modules) if m not in self._preloaded]
         if missing:
             self._preloaded.update(missing)
@@ -354,7 +360,7 @@ def serve(argv: list[str]) -> None:
         if not any(fd == sock.fileno() for fd, _ in events):
             continue
         try:
-            data, fds, _flags, _addr = socket.recv_fds(sock, 65536, MAX_FDS)
+            data, fds, _flags, _addr = socket.recv_fds(sock, MAX_MESSAGE, MAX_FDS)
         except OSError:
             break
         if not data:
@@ -386,9 +392,20 @@ def _handle(msg: tuple, fds: list[int], sock: socket.socket, children: set[int],
                     pass
         elif msg[0] == "preload":
             _preload(msg[1], sock if _single_threaded() else None)
-        elif msg[0] == "path":
-            sys.path[:] = msg[1]
+        elif msg[0] == "context":
+            _, path, cwd, env = msg
+            sys.path[:] = path
             importlib.invalidate_caches()
+            try:
+                os.chdir(cwd)
+            except OSError:
+                pass
+            from headrace._engine.parallel.nativethreads import THREAD_ENV  # noqa: PLC0415
+
+            if env is not None:
+                os.environ.clear()
+                os.environ.update(env)
+                os.environ.update(THREAD_ENV)
     finally:
         for fd in fds:
             try:

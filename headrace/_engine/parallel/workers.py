@@ -312,8 +312,9 @@ class ProcessPool:
             server = forkserver.get()
             try:
                 pids = server.start_workers(blob_fd, jobs, modules)
-            except forkserver.Tainted:  # once: a fresh server, without the modules that did it
-                server.refuse_preloads()
+            except (forkserver.Tainted, OSError) as e:  # once more, on a fresh server
+                if isinstance(e, forkserver.Tainted):
+                    server.refuse_preloads()  # without the module that gave the old one threads
                 server.close()
                 server = forkserver.get()
                 pids = server.start_workers(blob_fd, jobs, modules)
