@@ -312,3 +312,12 @@ def test_workers_start_in_the_parents_current_directory_and_environment(tmp_path
     got = rows_of(pipeline(n=3, workers=2, procs=True, fn=where_and_what, batch=0), epochs=1)
     assert [r[0] for r in got[:-1]] == [[len(str(tmp_path / "deeper")), 17]] * 3
     assert workers.THREAD_ENV["OMP_NUM_THREADS"] == "1"
+
+
+def test_a_process_with_threads_never_forks_itself(monkeypatch):
+    def no_fork():
+        raise AssertionError("os.fork() in a process with threads")
+
+    monkeypatch.setattr(os, "fork", no_fork)  # multiprocessing's fork context calls os.fork too
+    got = rows_of(pipeline(n=10, workers=2, procs=True, batch=3), epochs=2)
+    assert got == rows_of(pipeline(n=10, batch=3), epochs=2)
