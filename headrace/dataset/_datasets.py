@@ -29,6 +29,15 @@ _warned_workers = False
 _zip = zip  # the module-level ``zip`` (MindSpore's name) shadows the builtin
 
 
+def warm_up_process_workers() -> None:
+    """Starts the process that forks worker processes now (see NOTE [ worker shutdown ] in the
+    engine's workers.py), so that its start overlaps building and starting the pipeline."""
+    if _options.snapshot().multiprocessing_start_method == "fork":
+        from headrace._engine.parallel import forkserver  # noqa: PLC0415 - only process workers need it
+
+        forkserver.warm_up()
+
+
 def resolve_workers(value: Any, name: str = "num_parallel_workers") -> int:
     """None -> the configured default; more workers than CPUs is allowed, with one warning."""
     global _warned_workers
@@ -468,6 +477,8 @@ class MapDataset(Dataset):
         self.python_multiprocessing = checks.check_bool(kwargs.get("python_multiprocessing", False),
                                                         "python_multiprocessing")
         self._workers = resolve_workers(num_parallel_workers)
+        if self.python_multiprocessing:
+            warm_up_process_workers()
 
     def _make_plan(self):
         parent = self.children[0]._plan
@@ -532,6 +543,8 @@ class BatchDataset(Dataset):
         self._workers = resolve_workers(num_parallel_workers)
         self.python_multiprocessing = checks.check_bool(kwargs.get("python_multiprocessing", False),
                                                         "python_multiprocessing")
+        if self.python_multiprocessing and self.per_batch_map is not None:
+            warm_up_process_workers()
         self._pad_info: dict | None = None
 
     def _make_plan(self):

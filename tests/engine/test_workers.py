@@ -19,7 +19,7 @@ import pytest
 
 from headrace._engine import options
 from headrace._engine import plan as P
-from headrace._engine.parallel import shm, stage, workers
+from headrace._engine.parallel import launch, nativethreads, shm, stage, workers
 from headrace._engine.pipeline import PipelineRun
 from headrace._util import rng
 
@@ -87,7 +87,7 @@ def thread_caps(x):
     import cv2  # noqa: PLC0415 - the worker may load it late
 
     blas = 1
-    for path in workers._loaded_native_pools():  # OpenBLAS's own count, where NumPy bundles it
+    for path in nativethreads._loaded_native_pools():  # OpenBLAS's own count, where NumPy bundles it
         try:
             blas = ctypes.c_int.in_dll(ctypes.CDLL(path), "blas_cpu_number").value
             break
@@ -304,6 +304,7 @@ def test_pipes_when_shared_memory_is_off_or_short(monkeypatch):
     plan = pipeline(n=10, workers=2, procs=True, batch=5, source=Rows(10, 20000))
     expected = rows_of(pipeline(n=10, batch=5, source=Rows(10, 20000)))
     assert rows_of(plan, enable_shared_mem=False) == expected
+    monkeypatch.setattr(shm, "_memfd", False)  # anonymous segments do not live in /dev/shm
     monkeypatch.setattr(shm, "free_bytes", lambda: 1 << 20)
     workers._warned.clear()
     with pytest.warns(RuntimeWarning, match=r"/dev/shm has only 1 MiB free.*--shm-size"):
@@ -314,7 +315,8 @@ def test_a_full_dev_shm_falls_back_to_pipes_instead_of_a_bus_error(monkeypatch):
     def full(name, size):
         raise shm.ShmFull(28, "no room")
 
-    monkeypatch.setattr(shm, "create", full)  # forked workers inherit the patched module
+    monkeypatch.setattr(shm, "create", full)
+    monkeypatch.setattr(launch, "single_threaded", lambda: True)  # fork here: workers inherit the patch
     workers._warned.clear()
     plan = pipeline(n=10, workers=2, procs=True, batch=5, source=Rows(10, 20000))
     with pytest.warns(RuntimeWarning, match="/dev/shm is full"):

@@ -8,14 +8,20 @@ Only the header, the segment name and the offsets travel through the pipe. The r
 the data out at once, so a slot is free again as soon as its message has been read, and nothing
 the consumer holds points into shared memory.
 
-Segment names start with the owning pool's prefix (``hr<pid>_<pool>_``). The receiver unlinks a
-segment's name the first time it maps it (both sides keep their mappings), so names live in
-``/dev/shm`` only for the moment between creation and first use; the pool's ``close()`` removes
-any name still carrying its prefix (see NOTE [ worker shutdown ] in workers.py).
+Segments are anonymous where Linux allows it (``memfd_create``): the writer keeps the file
+descriptor and sends a reference ``/proc/<writer pid>/fd/<fd>#<tag>``; the reader opens that path
+and maps it. Nothing is ever named, so nothing can outlive the processes that map it, whatever
+kills them (SIGKILL of a whole process group included). Without memfd (or where it fails, e.g. at
+the fd limit) a segment is a ``/dev/shm`` name with the owning pool's prefix
+(``hr<pid>_<pool>_``): the receiver unlinks it the first time it maps it, the pool's ``close()``
+and a leaving worker remove any name still carrying the prefix (see NOTE [ worker shutdown ] in
+workers.py).
 
 Creating a segment reserves its pages (``posix_fallocate``): a full ``/dev/shm`` shows up as
-:class:`ShmFull` when the slot is created or grown, never as a SIGBUS when it is written. A
-writer that meets it falls back to pickling the payload in band (through the pipe).
+:class:`ShmFull` when the slot is created or grown, never as a SIGBUS when it is written. An
+anonymous segment is bounded by the memory left (``MemAvailable`` and the cgroup's limit: an
+unbounded ``fallocate`` there would wake the OOM killer instead of failing). A writer that meets
+:class:`ShmFull` falls back to pickling the payload in band (through the pipe).
 """
 from __future__ import annotations
 
@@ -42,7 +48,7 @@ class ShmFull(OSError):
 
 
 def available() -> bool:
-    return _posixshmem is not None
+    return _posixshmem is not None or memfd_usable()
 
 
 def free_bytes() -> int | None:
@@ -75,24 +81,102 @@ def unlink_prefix(prefix: str) -> int:
     return n
 
 
-def create(name: str, size: int) -> mmap.mmap:
-    """A new segment of ``size`` bytes with its pages reserved; raises :class:`ShmFull`."""
+def create(name: str, size: int) -> tuple[mmap.mmap, str, int]:
+    """A new segment of ``size`` bytes with its pages reserved; raises :class:`ShmFull`.
+
+    Returns (mapping, the reference a reader passes to :meth:`Reader.get`, the fd the writer must
+    keep open while a reader may still open the reference, or -1 for a named segment).
+    """
+    if memfd_usable():
+        try:
+            fd = os.memfd_create(name, getattr(os, "MFD_CLOEXEC", 1))
+        except OSError:  # e.g. EMFILE: a named segment needs no fd kept open
+            fd = -1
+        if fd >= 0:
+            try:
+                if size > _memory_room() // 2:
+                    raise ShmFull(28, f"not enough memory for a {size}-byte shared segment")
+                _reserve(fd, size)
+                return mmap.mmap(fd, size), f"/proc/{os.getpid()}/fd/{fd}#{name}", fd
+            except BaseException:
+                os.close(fd)
+                raise
+    if _posixshmem is None:  # pragma: no cover - neither memfd nor POSIX shared memory
+        raise ShmFull(38, "no shared memory on this platform")
     fd = _posixshmem.shm_open("/" + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
     try:
         try:
-            os.posix_fallocate(fd, 0, size)
-        except OSError as e:
-            if e.errno not in (95,):  # EOPNOTSUPP: fall back to a sparse size below
-                unlink(name)
-                raise ShmFull(e.errno, f"/dev/shm has no room for a {size}-byte segment") from e
-            os.ftruncate(fd, size)
-        return mmap.mmap(fd, size)
+            _reserve(fd, size)
+        except ShmFull:
+            unlink(name)
+            raise
+        return mmap.mmap(fd, size), name, -1
     finally:
         os.close(fd)
 
 
-def attach(name: str) -> mmap.mmap:
-    fd = _posixshmem.shm_open("/" + name, os.O_RDWR, 0o600)
+def _reserve(fd: int, size: int) -> None:
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as e:
+        if e.errno not in (95,):  # EOPNOTSUPP: fall back to a sparse size below
+            raise ShmFull(e.errno, f"/dev/shm has no room for a {size}-byte segment") from e
+        os.ftruncate(fd, size)
+
+
+_memfd: bool | None = None
+
+
+def memfd_usable() -> bool:
+    """Anonymous segments work here: memfd_create exists and /proc/<pid>/fd/<n> reopens one."""
+    global _memfd
+    if _memfd is None:
+        _memfd = False
+        if hasattr(os, "memfd_create"):
+            try:
+                fd = os.memfd_create("hrprobe", getattr(os, "MFD_CLOEXEC", 1))
+            except OSError:
+                return False
+            try:
+                os.close(os.open(f"/proc/{os.getpid()}/fd/{fd}", os.O_RDWR))
+                _memfd = True
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+    return _memfd
+
+
+def _memory_room() -> int:
+    """Bytes of memory this process may still use (MemAvailable, capped by a cgroup v2 limit)."""
+    room = 1 << 62
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    room = int(line.split()[1]) << 10
+                    break
+    except (OSError, ValueError):
+        pass
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f:
+            limit = f.read().strip()
+        if limit != "max":
+            with open("/sys/fs/cgroup/memory.current") as f:
+                room = min(room, int(limit) - int(f.read()))
+    except (OSError, ValueError):
+        pass
+    return max(0, room)
+
+
+def attach(ref: str) -> mmap.mmap:
+    """Maps a segment by the reference :func:`create` returned (a named one is unlinked: both
+    sides hold mappings now, nothing needs the name any more)."""
+    if ref.startswith("/proc/"):
+        fd = os.open(ref.partition("#")[0], os.O_RDWR)
+    else:
+        fd = _posixshmem.shm_open("/" + ref, os.O_RDWR, 0o600)
+        unlink(ref)
     try:
         return mmap.mmap(fd, os.fstat(fd).st_size)
     finally:
@@ -102,14 +186,15 @@ def attach(name: str) -> mmap.mmap:
 class Slot:
     """A reusable segment written by one side; grows (under a new name) when a payload is larger."""
 
-    __slots__ = ("base", "gen", "name", "mm", "size")
+    __slots__ = ("base", "gen", "name", "mm", "size", "fd")
 
     def __init__(self, base: str) -> None:
         self.base = base
         self.gen = 0
-        self.name: str | None = None
+        self.name: str | None = None  # the reference a reader maps (see create())
         self.mm: mmap.mmap | None = None
         self.size = 0
+        self.fd = -1  # an anonymous segment's fd, kept open so that its reader can open it
 
     def ensure(self, need: int) -> mmap.mmap:
         if need > self.size:
@@ -117,9 +202,9 @@ class Slot:
             size = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
             self.gen += 1
             name = f"{self.base}g{self.gen}"
-            mm = create(name, size)  # may raise ShmFull; the old segment stays usable
+            mm, ref, fd = create(name, size)  # may raise ShmFull; the old segment stays usable
             self.close(unlink_name=True)
-            self.name, self.mm, self.size = name, mm, size
+            self.name, self.mm, self.size, self.fd = ref, mm, size, fd
         return self.mm
 
     def close(self, unlink_name: bool = True) -> None:
@@ -128,9 +213,14 @@ class Slot:
                 self.mm.close()
             except BufferError:  # pragma: no cover - a view is still alive; the mapping dies with it
                 pass
-            if unlink_name and self.name is not None:
+            if unlink_name and self.name is not None and self.fd < 0:
                 unlink(self.name)  # usually already gone: the reader unlinks on first attach
-        self.mm, self.name, self.size = None, None, 0
+        if self.fd >= 0:
+            try:
+                os.close(self.fd)
+            except OSError:  # pragma: no cover
+                pass
+        self.mm, self.name, self.size, self.fd = None, None, 0, -1
 
 
 class Reader:
@@ -146,7 +236,6 @@ class Reader:
         if cur is not None:
             _close_map(cur[1])
         mm = attach(name)
-        unlink(name)  # both sides hold mappings now; nothing needs the name any more
         self._maps[key] = (name, mm)
         return mm
 

@@ -1,8 +1,8 @@
 """Worker processes for stages that run Python functions (``python_multiprocessing=True``).
 
 A :class:`ProcessPool` runs one stage program (``stage.StageProgram``: read by index -> maps ->
-filter / batch) in ``num_workers`` processes started with fork or spawn, and returns the results in
-submission order. It has the same small interface as the in-process pools in ``ordered.py``.
+filter / batch) in ``num_workers`` processes and returns the results in submission order. It
+has the same small interface as the in-process pools in ``ordered.py``.
 
 NOTE [ worker shutdown ]
 ~~~~~~~~~~~~~~~~~~~~~~~~
@@ -11,16 +11,40 @@ Queues, for one iterator (arrows are the direction data moves)::
     consumer thread  <- prefetch deque <- prefetch thread: tree.__next__ -> StageIter
                                                                |  submit(task)   ^ get() in order
                                                                v                 |
-    main process, per worker w:   task pipe  (seq, pickle head, shm name, spans) -----> worker w
-                                  result pipe <----- ("ready", pid) | (seq, head, name, spans)
+    main process, per worker w:   task pipe  (seq, pickle head, segment ref, spans) -----> worker w
+                                  result pipe <----- ("ready", pid) | (seq, head, ref, spans)
     shared memory:  task slots (written by main, read by w), result slots (written by w, read by main)
 
     worker w:  main thread:    task pipe -> program.run(task) -> result pipe
                watcher thread: waits for the task pipe's hang-up only (EOF or a new parent pid:
-               unlink own segment names and os._exit at once, even while a task is running)
+               unlink own segment names and leave at once, even while a task is running)
                reader thread:  only once a result would not fit in the result pipe: task pipe ->
                inbox deque -> main thread (so the worker keeps reading tasks while it is blocked
                sending, and the main process, blocked writing a task, gets to read results)
+
+Starting. A process with threads must not fork: a lock another thread holds at that moment
+(OpenCV's pool, BLAS, a busy pipeline's threads, JAX) stays held forever in the child. So:
+
+* ``'fork'`` (MindSpore's default; MindSpore accepts only 'fork' and 'spawn'): when
+  ``/proc/self/task`` shows a single thread, this process forks the workers itself (the program
+  is inherited, nothing is pickled). Otherwise, the usual case (NumPy's OpenBLAS alone starts
+  threads), the per-process fork server (``forkserver.py``: a clean single-threaded process
+  started from ``sys.executable`` on first use, preloading NumPy, OpenCV and headrace) forks
+  them: the program goes as a cloudpickle blob (``launch.py``; lambdas and closures travel;
+  large buffers are shared copy-on-write through one anonymous file), the pipe ends as
+  ``SCM_RIGHTS``. Functions of importable modules travel by reference, so a worker sees those
+  modules' globals as a fresh import leaves them (as with spawn). A program that cannot be
+  pickled is named in a RuntimeWarning and its workers are forked from this process after all
+  (it worked before, and MindSpore forks too), with the deadlock risk the warning states. The
+  same for a program whose data (out-of-band buffers: an in-memory source) exceeds a quarter of
+  the memory left: one copy of it could exhaust memory, a fork shares it.
+* ``'spawn'``: each worker is a new interpreter reading the same blob; a program that cannot be
+  pickled is a TypeError naming the op, when the pipeline starts.
+
+The server reaps its workers and reports each exit status to this process (which cannot
+waitpid a grandchild), and signals them on request (only it can tell a reused pid from its
+worker). A worker leaving on SIGTERM dies of the signal again after cleaning up, so any death
+by signal is reported as "killed by signal N (NAME)", never as "exited with code 0".
 
 Invariants:
 
@@ -37,9 +61,12 @@ Invariants:
 3. Payloads. Rows of plain arrays (results, and rows sent to map workers) go to the sender's
    slot as raw frames described by (dtype, shape, offset); any other payload is pickled with
    buffers of at least ``shm.THRESHOLD`` bytes out of band in the slot. Only the header and the
-   slot's name go through the pipe. The receiver copies out at once and unlinks a name the
-   first time it maps it, so ``/dev/shm`` holds names only between creation and first read.
-   A full ``/dev/shm`` (``ShmFull`` from ``posix_fallocate``) or ``enable_shared_mem=False`` sends
+   slot's reference go through the pipe; the receiver copies out at once. A slot is an
+   anonymous memfd that its writer keeps open and its reader opens as ``/proc/<writer>/fd/<n>``:
+   nothing is ever named, so no SIGKILL (of one process or the whole group) can leave a segment
+   behind. Without memfd, a slot is a ``/dev/shm`` name with the pool's prefix that the receiver
+   unlinks the first time it maps it. Slots reserve their pages: no room (``ShmFull``: a full
+   ``/dev/shm``, or too little memory for an anonymous one) or ``enable_shared_mem=False`` sends
    the payload through the pipe instead: slower, never a SIGBUS.
 4. Waiting. Every wait in the main process polls with a short timeout and re-checks: pool closed
    (-> ``PoolClosed``), worker exited (-> a ``PipelineError`` naming pid, exit code or signal and
@@ -47,18 +74,26 @@ Invariants:
 5. Shutdown, in this order (``close()``, idempotent; the iterator's finalizer and an atexit hook
    call it as back-ups): mark closed (waiters leave within one poll); close our task-pipe ends
    (EOF = "exit now"); join all workers against one 2 s deadline; SIGTERM the stragglers, join
-   0.5 s; SIGKILL what is left; close result pipes; close mappings; unlink every segment name
-   with the pool's prefix and the spawn payload file. Nothing in flight survives a close.
-6. No orphans. Forked children close every parent-side pipe end of every live pool (so EOF
-   reaches the right worker), workers poll ``os.getppid()``, and on Linux a worker created from
-   the main thread also asks for SIGTERM when its parent dies (``PR_SET_PDEATHSIG``; not from
-   other threads, because the signal follows the creating *thread*). A worker leaving (the
-   signal, the task pipe's EOF or a new parent pid) unlinks every name with the pool's prefix,
-   so a main process killed outright leaves no segment or spawn payload behind.
-7. Threads inside workers. Spawned workers start with OMP/OpenBLAS/MKL/numba/OpenCV thread
-   counts set to 1 in their environment (before NumPy loads); forked workers set the same
-   variables and call the libraries' own setters (OpenCV, numba, and BLAS/OpenMP found among the
-   loaded shared objects), so N workers do not each start a pool of all cores.
+   0.5 s; SIGKILL what is left; close result pipes; close mappings and their fds; unlink every
+   segment name with the pool's prefix (named fallback only). Nothing in flight survives a close.
+   The fork server outlives pools (one per process); at exit, after the pools, it is told to go.
+6. No orphans. A worker's task pipe has one write end, in the main process, so the main
+   process's death is EOF for every worker, wherever it was forked (self-forked children close
+   every parent-side pipe end of every live pool). Workers also poll their parent's pid and ask
+   for SIGTERM when their parent dies (``PR_SET_PDEATHSIG``, from a single-threaded parent only:
+   the signal follows the creating *thread*; the fork server always qualifies). The fork server
+   leaves on EOF on its socket (only the main process holds the other end; a process forked from
+   it closes its copy) and takes its remaining workers along (SIGTERM, then SIGKILL). A worker
+   leaving unlinks every name with the pool's prefix (named fallback), so a main process killed
+   outright leaves no worker, server or segment behind.
+7. Threads inside workers. Spawned and fork-server workers start with OMP/OpenBLAS/MKL/numba/
+   OpenCV thread counts set to 1 in their environment (before NumPy loads); all workers call the
+   libraries' own setters (OpenCV, numba, and BLAS/OpenMP found among the loaded shared objects),
+   so N workers do not each start a pool of all cores (``nativethreads.py``).
+
+Modules: ``forkserver.py`` (the server and the parent's handle on it), ``launch.py`` (the program
+blob, the thread check, handles on started workers), ``nativethreads.py`` (invariant 7),
+``shm.py`` (slots), this file (the pool and the worker's main loop).
 """
 from __future__ import annotations
 
@@ -66,7 +101,6 @@ import array
 import atexit
 import collections
 import _thread
-import ctypes
 import gc
 import itertools
 import json
@@ -80,7 +114,6 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -95,15 +128,13 @@ except ImportError:  # pragma: no cover - not POSIX
     fcntl = termios = None
 
 from headrace._engine import options as _options
-from headrace._engine.parallel import shm, watchdog
+from headrace._engine.parallel import forkserver, launch, shm, watchdog
+from headrace._engine.parallel.nativethreads import (THREAD_ENV, _cv2_threads, _load_libc,
+                                                     _native_pool_libs, _set_pdeathsig,
+                                                     limit_native_threads)
 from headrace._engine.parallel.ordered import POLL, PoolClosed
 from headrace._util.errors import PipelineError, detached, format_traceback
 
-THREAD_ENV = {
-    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-    "BLIS_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1",
-    "NUMBA_NUM_THREADS": "1", "OPENCV_FOR_THREADS_NUM": "1",
-}
 JOIN_TIMEOUT = 2.0
 MIN_FREE_SHM = 64 << 20  # below this, start with the pipe transport and say so
 PIPE_SIZE = 1 << 20
@@ -163,15 +194,13 @@ class ProcessPool:
         self._free = [list(range(MAX_DEPTH)) for _ in range(num_workers)]  # slot indices per worker
         self._slot_of: dict[int, int] = {}
         self.last_seconds = 0.0
-        self._blob_path: str | None = None
         self._workers: list[_Worker] = []
-        blob = dumps_program(program, name) if method == "spawn" else None
         if not _atexit_done:
             _atexit_done = True
             atexit.register(_close_all_at_exit)
         _LIVE.add(self)
         try:
-            self._start(program, blob)
+            self._start(program)
         except BaseException:
             self.close()
             raise
@@ -180,6 +209,8 @@ class ProcessPool:
     def _shm_usable(self) -> bool:
         if not shm.available():
             return False
+        if shm.memfd_usable():
+            return True  # anonymous segments: /dev/shm's size does not matter
         free = shm.free_bytes()
         if free is None or free < MIN_FREE_SHM:
             have = "is missing" if free is None else f"has only {free >> 20} MiB free"
@@ -190,54 +221,116 @@ class ProcessPool:
             return False
         return True
 
-    def _start(self, program: Any, blob: bytes | None) -> None:
+    def _start(self, program: Any) -> None:
+        """Starts the workers (see NOTE [ worker shutdown ], "Starting")."""
         cfg = dict(prefix=self._prefix, use_shm=self.use_shm, parent_pid=os.getpid(),
                    pdeathsig=threading.current_thread() is threading.main_thread(), name=self.name,
                    options=_options.to_plain(self._options))
-        if blob is not None:
-            fd, self._blob_path = tempfile.mkstemp(prefix=self._prefix + "init",
-                                                   dir=shm.SHM_DIR if os.access(shm.SHM_DIR, os.W_OK) else None)
-            with os.fdopen(fd, "wb") as f:
-                f.write(blob)
-            for w in range(self.num_workers):  # Popen returns at once; the workers boot concurrently
-                self._workers.append(self._start_one(w, program, dict(cfg, index=w)))
-            return
-        _native_pool_libs()  # found once here, inherited by every forked worker
-        _load_libc()
-        cfg["cv2_threads"] = _cv2_threads()
-        with _FORK_LOCK:
-            for w in range(self.num_workers):
-                self._workers.append(self._start_one(w, program, dict(cfg, index=w)))
-
-    def _start_one(self, w: int, program: Any, cfg: dict) -> "_Worker":
-        with _FORK_LOCK:
-            task_r, task_w = os.pipe()
-            res_r, res_w = os.pipe()
-            _grow_pipe(task_w)
-            _grow_pipe(res_w)
-            _PARENT_FDS.update((task_w, res_r))
+        how = self.start_method
+        stream = None
+        if how == "spawn" or not launch.single_threaded():
             try:
-                if self.start_method == "fork":
-                    ctx = multiprocessing.get_context("fork")
-                    proc = ctx.Process(target=_fork_main, args=(program, cfg, task_r, res_w, frozenset(_PARENT_FDS)),
-                                       name=f"headrace-worker-{w}", daemon=True)
-                    proc.start()
-                else:
-                    code = ("import sys,json;sys.path[:]=json.loads(sys.argv[1]);"
-                            "from headrace._engine.parallel.workers import _spawn_main;_spawn_main(sys.argv[2:])")
-                    env = dict(os.environ, **THREAD_ENV)
-                    proc = subprocess.Popen(
-                        [sys.executable, "-c", code, json.dumps([str(p) for p in sys.path]), str(task_r), str(res_w),
-                         self._blob_path, json.dumps(cfg)],
-                        pass_fds=(task_r, res_w), env=env, stdin=subprocess.DEVNULL, close_fds=True)
+                stream, bufs = launch.dumps_program(program, self.name, how)
+            except TypeError as e:
+                if how == "spawn":
+                    raise
+                _warn_once(f"unpicklable-{self.name}", f"{e} Its workers are forked from this process, "
+                           "which has other threads: a lock one of them holds (OpenCV, BLAS, JAX) "
+                           "would deadlock the workers.")
+            if stream is not None and how == "fork":
+                size = sum(pb.raw().nbytes for pb in bufs)
+                if size > shm._memory_room() // 4:  # a copy could exhaust memory: share by forking
+                    stream = None
+                    _warn_once(f"big-{self.name}", f"{self.name}: its data ({size >> 20} MiB, e.g. an in-memory "
+                               "source) is too large to copy for workers started by the fork server; they "
+                               "are forked from this process, which has other threads: a lock one of them "
+                               "holds (OpenCV, BLAS, JAX) would deadlock the workers.")
+        if stream is None:  # fork this process itself: it has one thread, or no other way
+            self.launcher = "fork"
+            _native_pool_libs()  # found once here, inherited by every forked worker
+            _load_libc()
+            cfg["cv2_threads"] = _cv2_threads()
+            with _FORK_LOCK:
+                for w in range(self.num_workers):
+                    self._workers.append(self._start_forked(w, program, dict(cfg, index=w)))
+            return
+        self.launcher = "spawn" if how == "spawn" else "server"
+        blob_fd = launch.write_blob(stream, bufs, self._prefix + "program")
+        try:
+            if how == "spawn":
+                for w in range(self.num_workers):  # Popen returns at once; the workers boot concurrently
+                    self._workers.append(self._start_spawned(w, blob_fd, dict(cfg, index=w)))
+            else:
+                self._start_served(blob_fd, cfg, launch.referenced_modules(stream))
+        finally:
+            os.close(blob_fd)
+
+    def _pipes(self) -> tuple[int, int, int, int]:
+        task_r, task_w = os.pipe()
+        res_r, res_w = os.pipe()
+        _grow_pipe(task_w)
+        _grow_pipe(res_w)
+        _PARENT_FDS.update((task_w, res_r))
+        return task_r, task_w, res_r, res_w
+
+    def _start_forked(self, w: int, program: Any, cfg: dict) -> "_Worker":
+        with _FORK_LOCK:
+            task_r, task_w, res_r, res_w = self._pipes()
+            try:
+                ctx = multiprocessing.get_context("fork")
+                proc = ctx.Process(target=_fork_main, args=(program, cfg, task_r, res_w, frozenset(_PARENT_FDS)),
+                                   name=f"headrace-worker-{w}", daemon=True)
+                proc.start()
             except BaseException:
-                _PARENT_FDS.difference_update((task_w, res_r))
-                for fd in (task_r, task_w, res_r, res_w):
-                    os.close(fd)
+                _close_fds(task_w, res_r, task_r, res_w)
                 raise
             os.close(task_r)
             os.close(res_w)
-        return _Worker(w, proc, task_w, res_r)
+        return _Worker(w, launch.MpProc(proc), task_w, res_r)
+
+    def _start_spawned(self, w: int, blob_fd: int, cfg: dict) -> "_Worker":
+        with _FORK_LOCK:
+            task_r, task_w, res_r, res_w = self._pipes()
+            try:
+                code = ("import sys,json;sys.path[:]=json.loads(sys.argv[1]);"
+                        "from headrace._engine.parallel.workers import _spawn_main;_spawn_main(sys.argv[2:])")
+                proc = subprocess.Popen(
+                    [sys.executable, "-c", code, json.dumps([str(p) for p in sys.path]), str(task_r), str(res_w),
+                     str(blob_fd), json.dumps(cfg)],
+                    pass_fds=(task_r, res_w, blob_fd), env=dict(os.environ, **THREAD_ENV),
+                    stdin=subprocess.DEVNULL, close_fds=True)
+            except BaseException:
+                _close_fds(task_w, res_r, task_r, res_w)
+                raise
+            os.close(task_r)
+            os.close(res_w)
+        return _Worker(w, launch.PopenProc(proc), task_w, res_r)
+
+    def _start_served(self, blob_fd: int, cfg: dict, modules: list[str]) -> None:
+        jobs, ends = [], []
+        try:
+            for w in range(self.num_workers):
+                task_r, task_w, res_r, res_w = self._pipes()
+                ends.append((task_w, res_r))
+                jobs.append((dict(cfg, index=w), task_r, res_w))
+            server = forkserver.get()
+            try:
+                pids = server.start_workers(blob_fd, jobs, modules)
+            except (forkserver.Tainted, OSError) as e:  # once more, on a fresh server
+                if isinstance(e, forkserver.Tainted):
+                    server.refuse_preloads()  # without the module that gave the old one threads
+                server.close()
+                server = forkserver.get()
+                pids = server.start_workers(blob_fd, jobs, modules)
+        except BaseException:
+            for task_w, res_r in ends:
+                _close_fds(task_w, res_r)
+            raise
+        finally:
+            for _, task_r, res_w in jobs:  # the server has its own copies now
+                _close_fds(task_r, res_w)
+        for w, ((task_w, res_r), pid) in enumerate(zip(ends, pids)):
+            self._workers.append(_Worker(w, launch.ServedProc(server, pid), task_w, res_r))
 
     # ---- the pool interface -----------------------------------------------------------------
     @property
@@ -314,10 +407,17 @@ class ProcessPool:
             try:
                 if seq in self._dropped:
                     self._dropped.discard(seq)
-                    if name is not None:
+                    if name is not None and not name.startswith("/proc/"):
                         self._reader.get(key, name)  # map (and unlink) it; the data is not wanted
                     return None
                 return shm.unpack_rows(head, name, spans, self._reader, key)
+            except OSError as e:  # an anonymous segment is opened through its writer's /proc entry
+                if not worker.alive():
+                    raise self._died(worker) from None
+                self._broken = PipelineError(self.name, f"the shared memory of worker process {worker.pid} "
+                                             f"(worker {worker.index}) could not be opened: {e}")
+                self._broken.add_note("ds.config.set_enable_shared_mem(False) sends the data through pipes.")
+                raise self._broken from e
             finally:
                 self._free[worker.index].append(k)  # copied out: the slot may carry the next task
 
@@ -449,13 +549,8 @@ class ProcessPool:
             for slots in self._task_slots:
                 for s in slots:
                     s.close()
-            if self.use_shm or self._blob_path is not None:
+            if self.use_shm and not shm.memfd_usable():
                 shm.unlink_prefix(self._prefix)
-            if self._blob_path is not None:
-                try:
-                    os.unlink(self._blob_path)
-                except OSError:
-                    pass
         _LIVE.discard(self)
 
     def _close_task_pipes(self) -> None:
@@ -513,6 +608,15 @@ def _warn_shm_full() -> None:
                "(slower). Give the container more shared memory (docker run --shm-size=...).")
 
 
+def _close_fds(*fds: int) -> None:
+    for fd in fds:
+        _PARENT_FDS.discard(fd)
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
 class _Worker:
     """The main process's handle on one worker: process, pipes, pid."""
 
@@ -528,79 +632,20 @@ class _Worker:
         self.readable = _poller(self.result)
 
     def alive(self) -> bool:
-        if isinstance(self.proc, subprocess.Popen):
-            return self.proc.poll() is None
-        try:
-            return self.proc.is_alive()
-        except ValueError:  # released by close()
-            return False
+        return self.proc.alive()
 
     def exitcode(self, wait: float = 0.0) -> int | None:
-        self.join(wait)
-        if isinstance(self.proc, subprocess.Popen):
-            return self.proc.returncode
-        return self.proc.exitcode
+        """Like ``Popen.returncode``: -signal for a worker a signal killed; None while it runs."""
+        return self.proc.returncode(wait)
 
     def join(self, timeout: float) -> None:
-        if isinstance(self.proc, subprocess.Popen):
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                pass
-        else:
-            try:
-                self.proc.join(timeout)
-            except ValueError:  # released by close()
-                pass
+        self.proc.returncode(timeout)
 
     def release(self) -> None:
-        """Frees the process handle's own pipes (multiprocessing keeps two per child)."""
-        if not isinstance(self.proc, subprocess.Popen) and not self.proc.is_alive():
-            try:
-                self.proc.close()
-            except ValueError:  # pragma: no cover - still running after SIGKILL; the GC frees it
-                pass
+        self.proc.release()
 
     def signal(self, sig: int) -> None:
-        try:
-            os.kill(self.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
-# ---- sending a program to spawned workers -----------------------------------------------------
-
-def dumps_program(program: Any, name: str) -> bytes:
-    """The program pickled for spawned workers (cloudpickle: lambdas and closures travel).
-
-    An object that cannot be sent is named here, when the pipeline starts, not at the first batch.
-    """
-    import cloudpickle  # noqa: PLC0415 - only spawn needs it
-
-    try:
-        return cloudpickle.dumps(program, protocol=5)
-    except Exception as e:  # noqa: BLE001 - find the part that failed and name it
-        culprit = None
-        for part_name, obj in getattr(program, "parts", lambda: [])():
-            try:
-                cloudpickle.dumps(obj, protocol=5)
-            except Exception:  # noqa: BLE001
-                culprit = (part_name, obj)
-                break
-        what = f"{culprit[0]} ({_short_repr(culprit[1])})" if culprit else name
-        err = TypeError(f"{what} cannot be sent to a worker process (start method 'spawn'): "
-                        f"{type(e).__name__}: {e}")
-        err.add_note("Make it picklable, use ds.config.set_multiprocessing_start_method('fork'), or run "
-                     "this op in threads (python_multiprocessing=False).")
-        raise err from e
-
-
-def _short_repr(obj: Any) -> str:
-    try:
-        text = repr(obj)
-    except Exception:  # noqa: BLE001
-        text = f"<{type(obj).__name__}>"
-    return text if len(text) <= 120 else text[:117] + "..."
+        self.proc.signal(sig)
 
 
 # ---- the worker side ----------------------------------------------------------------------
@@ -623,19 +668,25 @@ def _fork_main(program: Any, cfg: dict, task_fd: int, res_fd: int, parent_fds: f
 
 
 def _spawn_main(argv: list[str]) -> None:
-    task_fd, res_fd, blob_path, cfg = int(argv[0]), int(argv[1]), argv[2], json.loads(argv[3])
+    task_fd, res_fd, blob_fd, cfg = int(argv[0]), int(argv[1]), int(argv[2]), json.loads(argv[3])
+    program_worker_main(blob_fd, task_fd, res_fd, cfg)
+    os._exit(0)
+
+
+def program_worker_main(blob_fd: int, task_fd: int, res_fd: int, cfg: dict) -> None:
+    """A worker that gets its program as a blob (``launch.write_blob``): spawned, or forked by
+    the fork server. A program that fails to load is reported to the main process as fatal."""
     tasks = mpc.Connection(task_fd, writable=False)
     results = mpc.Connection(res_fd, readable=False)
     try:
-        with open(blob_path, "rb") as f:
-            program = pickle.loads(f.read())
+        program = launch.load_blob(blob_fd)
+        os.close(blob_fd)
     except BaseException:  # noqa: BLE001 - tell the main process why, then leave
         try:
             results.send_bytes(pickle.dumps(("fatal", traceback.format_exc())))
         finally:
             os._exit(1)
     _worker_main(program, cfg, tasks, results)
-    os._exit(0)
 
 
 def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Connection) -> None:
@@ -658,9 +709,14 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         # (Mappings are left to os._exit: the main thread may still be writing into one.)
         shm.unlink_prefix(cfg["prefix"])
         _flush_stdio()
+        if _signal:  # die of the signal itself: whoever waits for us sees "killed by SIGTERM"
+            signal.signal(_signal[0], signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [_signal[0]])
+            os.kill(os.getpid(), _signal[0])
         os._exit(0)
 
-    # The parent's death (PR_SET_PDEATHSIG) and a straggler's SIGTERM from close() both end here.
+    # The parent's death (PR_SET_PDEATHSIG), a straggler's SIGTERM from close() and anyone
+    # else's SIGTERM all end here.
     signal.signal(signal.SIGTERM, leave)
 
     readable = _poller(tasks)
@@ -838,133 +894,3 @@ def _flush_stdio() -> None:
             f.flush()
         except Exception:  # noqa: BLE001
             pass
-
-
-_libc: Any = None  # loaded once, in the parent before it forks (a fresh load costs a forked worker ~0.1 ms)
-
-
-def _load_libc() -> Any:
-    global _libc
-    if _libc is None and sys.platform.startswith("linux"):
-        try:
-            _libc = ctypes.CDLL(None, use_errno=True)
-        except OSError:  # pragma: no cover
-            _libc = False
-    return _libc
-
-
-def _set_pdeathsig() -> None:
-    libc = _load_libc()
-    if not libc:
-        return
-    try:
-        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG; handled by leave()
-    except (OSError, AttributeError):  # pragma: no cover
-        pass
-
-
-def limit_native_threads(cv2_threads: int | None = None, inherited: bool = False) -> None:
-    """One thread per native pool inside a worker: OpenCV, numba, BLAS and OpenMP.
-
-    Environment variables cover libraries loaded from now on (all of them, in a spawned worker).
-    Libraries a forked worker inherited already loaded are told directly. For OpenBLAS that means
-    writing its thread-count variables: a fork left it without threads, and its setter would
-    start (and spin) a pool of all cores just to shrink it. ``cv2_threads``: OpenCV's thread count
-    in the parent before the fork; 1 needs no call (a first call into OpenCV in a fresh fork costs
-    a forked worker about half a millisecond). ``inherited``: a forked worker at start takes the
-    libraries its parent found just before the fork, even if modules were imported since (the
-    fork's own bootstrap imports some the first time).
-    """
-    os.environ.update(THREAD_ENV)
-    cv2 = sys.modules.get("cv2")
-    if cv2 is not None and cv2_threads != 1:
-        try:
-            cv2.setNumThreads(1)
-        except Exception:  # noqa: BLE001
-            pass
-    numba = sys.modules.get("numba")
-    if numba is not None:
-        try:
-            numba.set_num_threads(1)
-        except Exception:  # noqa: BLE001
-            pass
-    ints, fns = _pool_libs[2] if inherited and _pool_libs is not None else _native_pool_knobs()
-    for v in ints:  # OpenBLAS's thread counts (no setter: see above)
-        if v.value != 1:
-            v.value = 1
-    for fn in fns:  # these only set a number; no threads start
-        try:
-            fn(1)
-        except Exception:  # noqa: BLE001
-            pass
-
-
-def _cv2_threads() -> int | None:
-    cv2 = sys.modules.get("cv2")
-    if cv2 is None:
-        return None
-    try:
-        return int(cv2.getNumThreads())
-    except Exception:  # noqa: BLE001
-        return None
-
-
-_pool_libs: tuple[int, list, tuple] | None = None  # (len(sys.modules) when found, CDLL handles, knobs)
-
-
-def _native_pool_libs() -> list:
-    """Handles on the native thread-pool libraries loaded in this process.
-
-    Finding them reads ``/proc/self/maps`` (a millisecond or more, longer in a fresh fork), so the
-    answer is kept while no module has been imported since: a pool looks them up once in the
-    parent before it forks, and its forked workers inherit the handles.
-    """
-    global _pool_libs
-    n = len(sys.modules)
-    cached = _pool_libs
-    if cached is not None and cached[0] == n:
-        return cached[1]
-    libs = []
-    for path in _loaded_native_pools():
-        try:
-            libs.append(ctypes.CDLL(path))
-        except OSError:
-            continue
-    ints = []
-    fns = []
-    for lib in libs:  # symbols looked up here, so a forked worker inherits them (no dlsym there)
-        for var in ("blas_cpu_number", "blas_num_threads"):
-            try:
-                ints.append(ctypes.c_int.in_dll(lib, var))
-            except ValueError:
-                pass
-        for sym in ("omp_set_num_threads", "MKL_Set_Num_Threads", "bli_thread_set_num_threads"):
-            fn = getattr(lib, sym, None)
-            if fn is not None:
-                fns.append(fn)
-    _pool_libs = (n, libs, (ints, fns))
-    return libs
-
-
-def _native_pool_knobs() -> tuple[list, list]:
-    """(OpenBLAS thread-count ints, set-thread-count functions) of ``_native_pool_libs()``."""
-    _native_pool_libs()
-    return _pool_libs[2]
-
-
-def _loaded_native_pools() -> list[str]:
-    try:
-        with open("/proc/self/maps") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
-    keys = ("openblas", "libgomp", "libiomp", "libomp", "mkl_rt", "libblis")
-    seen: list[str] = []
-    for line in lines:
-        parts = line.split(None, 5)
-        if len(parts) == 6:
-            path = parts[5]
-            base = os.path.basename(path).lower()
-            if any(k in base for k in keys) and path not in seen:
-                seen.append(path)
-    return seen

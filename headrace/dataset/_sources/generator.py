@@ -9,6 +9,7 @@ from headrace._engine import plan as P
 from headrace._util import checks
 from headrace._util.arrays import to_array
 from headrace._util.errors import PipelineError
+from headrace.dataset._datasets import warm_up_process_workers
 from headrace.dataset._sources.base import MappableDataset
 
 __all__ = ["GeneratorDataset", "NumpySlicesDataset"]
@@ -196,6 +197,8 @@ class GeneratorDataset(MappableDataset):
         self._dtypes = _dtype_list(column_types, len(names))
         super().__init__(num_samples, num_parallel_workers, shuffle if self.random_access else False,
                          sampler if self.random_access else None, num_shards, shard_id)
+        if self.python_multiprocessing and self.random_access and self._workers > 1:
+            warm_up_process_workers()
 
     def _default_workers(self) -> int:
         return 1

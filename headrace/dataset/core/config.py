@@ -187,7 +187,16 @@ def get_worker_timeout():
 
 
 def set_multiprocessing_start_method(start_method="fork"):
-    """How worker processes start: 'fork' (default) or 'spawn'."""
+    """How worker processes (``python_multiprocessing=True``) start: 'fork' (default) or 'spawn'.
+
+    'fork': forked without pickling the operations when this process has a single thread;
+    otherwise (the usual case: NumPy's BLAS alone starts threads) forked by a clean
+    single-threaded helper process, because a fork of a process with threads can deadlock. The
+    operations are then pickled with cloudpickle, as for 'spawn' (lambdas and closures work);
+    operations that cannot be pickled get a warning and are forked from this process after all.
+    'spawn': every worker is a new interpreter; operations that cannot be pickled are an error
+    naming the operation when the pipeline starts.
+    """
     if not isinstance(start_method, str):
         raise TypeError("start_method isn't of type str.")
     if start_method not in ("fork", "spawn"):

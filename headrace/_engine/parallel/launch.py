@@ -1,0 +1,244 @@
+"""Sending a stage program to worker processes that do not share the main process's memory.
+
+Spawned workers and workers forked by the fork server (``forkserver.py``) get the program as a
+*blob*: cloudpickle (lambdas and closures travel) with protocol 5, its large buffers (NumPy arrays
+of an in-memory source) out of band. The blob is written once into an anonymous memory file
+(``memfd_create``; a deleted temporary file where there is none) whose descriptor every worker
+inherits. A worker maps it copy-on-write and unpickles with the buffers pointing into that
+mapping: N workers share one copy of a large source in memory, as forked workers would, and
+nothing is ever named in ``/dev/shm`` or the temp dir.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import pickle
+import struct
+import subprocess
+import tempfile
+from typing import Any
+
+from headrace._engine.parallel import forkserver
+
+OUT_OF_BAND = 1 << 16  # buffers at least this large are shared through the mapping, not copied
+ALIGN = 64
+_HEADER = struct.Struct("<Q")
+
+
+def dumps_program(program: Any, name: str, method: str = "spawn") -> tuple[bytes, list[pickle.PickleBuffer]]:
+    """(pickle stream, out-of-band buffers) of the program (cloudpickle).
+
+    An object that cannot be sent is named here, when the pipeline starts, not at the first batch.
+    """
+    import cloudpickle  # noqa: PLC0415 - only workers outside this process need it
+
+    bufs: list[pickle.PickleBuffer] = []
+
+    def out_of_band(pb: pickle.PickleBuffer) -> bool:
+        if pb.raw().nbytes < OUT_OF_BAND:
+            return True
+        bufs.append(pb)
+        return False
+
+    try:
+        return cloudpickle.dumps(program, protocol=5, buffer_callback=out_of_band), bufs
+    except Exception as e:  # noqa: BLE001 - find the part that failed and name it
+        culprit = None
+        for part_name, obj in getattr(program, "parts", lambda: [])():
+            try:
+                cloudpickle.dumps(obj, protocol=5)
+            except Exception:  # noqa: BLE001
+                culprit = (part_name, obj)
+                break
+        what = f"{culprit[0]} ({_short_repr(culprit[1])})" if culprit else name
+        err = TypeError(f"{what} cannot be sent to a worker process (start method {method!r}): "
+                        f"{type(e).__name__}: {e}")
+        fork = (", use ds.config.set_multiprocessing_start_method('fork')" if method == "spawn" else "")
+        err.add_note("Make it picklable (e.g. a module-level function or class instead of an object "
+                     f"holding a lock, file or C handle){fork}, or run this op in threads "
+                     "(python_multiprocessing=False).")
+        raise err from e
+
+
+_STRING_OPS = frozenset(("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE"))
+_MEMO_GETS = frozenset(("BINGET", "LONG_BINGET", "GET"))
+
+
+def referenced_modules(stream: bytes, limit: int = 1 << 20) -> list[str]:
+    """Modules whose names the pickle stream imports (its ``GLOBAL``/``STACK_GLOBAL`` opcodes).
+
+    The fork server imports them before forking, so that each worker need not import them
+    after every fork. Streams over ``limit`` bytes are not scanned (their data would dominate)."""
+    if len(stream) > limit:
+        return []
+    import pickletools  # noqa: PLC0415
+
+    memo: dict[int, Any] = {}
+    recent: list[Any] = []  # values pushed by the latest string / memo-get opcodes
+    mods: set[str] = set()
+    try:
+        for op, arg, _ in pickletools.genops(stream):
+            name = op.name
+            if name in _STRING_OPS:
+                recent.append(arg)
+            elif name in _MEMO_GETS:
+                recent.append(memo.get(arg))
+            elif name == "MEMOIZE":
+                memo[len(memo)] = recent[-1] if recent else None
+            elif name in ("BINPUT", "LONG_BINPUT", "PUT"):
+                memo[arg] = recent[-1] if recent else None
+            elif name == "STACK_GLOBAL":
+                if len(recent) >= 2 and isinstance(recent[-2], str):
+                    mods.add(recent[-2])
+                recent.clear()
+            elif name == "GLOBAL":
+                mods.add(arg.split(" ", 1)[0])
+                recent.clear()
+            else:
+                recent.clear()
+    except Exception:  # noqa: BLE001 - a hint only
+        pass
+    return sorted(mods)
+
+
+def _short_repr(obj: Any) -> str:
+    try:
+        text = repr(obj)
+    except Exception:  # noqa: BLE001
+        text = f"<{type(obj).__name__}>"
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def write_blob(stream: bytes, bufs: list[pickle.PickleBuffer], tag: str) -> int:
+    """An anonymous file holding the program; returns its descriptor (the caller closes it).
+
+    Layout: [u64 length of meta][meta: pickle of (stream, spans)] then each buffer at an aligned
+    offset, ``spans`` listing (offset, nbytes)."""
+    views = [pb.raw() for pb in bufs]
+    spans = []
+    off = 0
+    for v in views:
+        spans.append((off, v.nbytes))
+        off += (v.nbytes + ALIGN - 1) // ALIGN * ALIGN
+    meta = pickle.dumps((stream, spans), protocol=5)
+    base = (_HEADER.size + len(meta) + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
+    fd = _anonymous_file(tag)
+    try:
+        with os.fdopen(os.dup(fd), "wb") as f:
+            f.write(_HEADER.pack(len(meta)))
+            f.write(meta)
+            for (o, _), v in zip(spans, views):
+                f.seek(base + o)
+                f.write(v)
+            f.truncate(base + off)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def load_blob(fd: int) -> Any:
+    """The program from :func:`write_blob`'s file; large buffers stay in a copy-on-write mapping."""
+    size = os.fstat(fd).st_size
+    mm = mmap.mmap(fd, size, access=mmap.ACCESS_COPY)
+    (n,) = _HEADER.unpack_from(mm, 0)
+    stream, spans = pickle.loads(mm[_HEADER.size:_HEADER.size + n])
+    base = (_HEADER.size + n + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
+    view = memoryview(mm)
+    return pickle.loads(stream, buffers=[view[base + o:base + o + k] for o, k in spans])
+
+
+def _anonymous_file(tag: str) -> int:
+    if hasattr(os, "memfd_create"):
+        try:
+            return os.memfd_create(tag, getattr(os, "MFD_CLOEXEC", 1))
+        except OSError:
+            pass
+    fd, path = tempfile.mkstemp(prefix=tag)  # pragma: no cover - no memfd: unlinked at once
+    os.unlink(path)
+    return fd
+
+
+def single_threaded() -> bool:
+    """True when this process provably has one thread (Linux lists them in /proc/self/task).
+
+    Only then is a plain fork safe: no other thread can hold a lock the child would inherit held,
+    and none can start while this thread is busy forking."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+# ---- handles on started workers (used by workers._Worker) ---------------------------------------
+
+class MpProc:
+    """A worker this process forked itself (multiprocessing's fork context)."""
+
+    def __init__(self, proc: Any) -> None:
+        self.proc, self.pid = proc, proc.pid
+
+    def alive(self) -> bool:
+        try:
+            return self.proc.is_alive()
+        except ValueError:  # released by close()
+            return False
+
+    def returncode(self, wait: float) -> int | None:
+        try:
+            self.proc.join(wait)
+            return self.proc.exitcode
+        except ValueError:  # released by close()
+            return None
+
+    def release(self) -> None:
+        """Frees the process handle's own pipes (multiprocessing keeps two per child)."""
+        if not self.alive():
+            try:
+                self.proc.close()
+            except ValueError:  # pragma: no cover - still running after SIGKILL; the GC frees it
+                pass
+
+    def signal(self, sig: int) -> None:
+        try:
+            os.kill(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+class PopenProc(MpProc):
+    """A spawned worker."""
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def returncode(self, wait: float) -> int | None:
+        try:
+            self.proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            pass
+        return self.proc.returncode
+
+    def release(self) -> None:
+        pass
+
+
+class ServedProc:
+    """A worker the fork server forked: the server reaps it, reports its status and signals it
+    (only the server can tell that the pid is still its worker's)."""
+
+    def __init__(self, server: forkserver.ForkServer, pid: int) -> None:
+        self.server, self.pid = server, pid
+
+    def alive(self) -> bool:
+        return self.server.alive(self.pid)
+
+    def returncode(self, wait: float) -> int | None:
+        return self.server.returncode(self.pid, wait)
+
+    def release(self) -> None:
+        if not self.alive():
+            self.server.forget(self.pid)
+
+    def signal(self, sig: int) -> None:
+        self.server.kill(self.pid, sig)
