@@ -10,6 +10,7 @@ class BrokenMap:
 
     op_id = 7
     name = "map operation: [PyFunc]"
+    globals = None  # no per-sample seeding of np.random / random (MapFn's attribute)
 
     def fast_path(self):
         return None
