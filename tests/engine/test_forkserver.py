@@ -201,6 +201,43 @@ def test_an_unpicklable_op_under_fork_warns_naming_it_and_still_runs():
     assert len(got) == 9 and got[-1] == "END"
 
 
+def _refuse_to_load():
+    raise RuntimeError("cannot be rebuilt here")
+
+
+class PicklesButWontLoad:
+    """Pickles fine, fails when unpickled (like a ctypes function pointer held by a user function)."""
+
+    def __reduce__(self):
+        return (_refuse_to_load, ())
+
+    def __call__(self, x):
+        return x
+
+
+def test_an_op_that_pickles_but_cannot_be_unpickled_is_named_when_the_pipeline_starts():
+    with pytest.raises(TypeError) as info:
+        launch.dumps_program(workers_program(PicklesButWontLoad()), "map operation: [PyFunc]", "spawn")
+    text = str(info.value)
+    assert text.startswith("map operation: [PyFunc] (<tests.engine.test_forkserver.PicklesButWontLoad object at "), text
+    assert text.endswith(") cannot be sent to a worker process (start method 'spawn'): "
+                         "RuntimeError: cannot be rebuilt here"), text
+    workers._warned.clear()
+    with pytest.warns(RuntimeWarning, match="cannot be rebuilt here"):  # under 'fork': forked directly
+        got = rows_of(pipeline(n=8, workers=2, procs=True, fn=PicklesButWontLoad(), batch=0), epochs=1)
+    assert len(got) == 9 and got[-1] == "END"
+
+
+def workers_program(fn):
+    class Program:
+        def parts(self):
+            return [("map operation: [PyFunc]", fn)]
+
+        def __reduce__(self):
+            return (list, ([fn],))
+    return Program()
+
+
 def test_a_single_threaded_process_forks_its_workers_itself():
     res = run_script(textwrap.dedent("""
         from tests.engine.test_workers import pipeline, opts, read_all

@@ -41,12 +41,16 @@ def dumps_program(program: Any, name: str, method: str = "spawn") -> tuple[bytes
         return False
 
     try:
-        return cloudpickle.dumps(program, protocol=5, buffer_callback=out_of_band), bufs
+        stream = cloudpickle.dumps(program, protocol=5, buffer_callback=out_of_band)
+        # Rebuilt once here: an object that pickles but cannot be unpickled (a ctypes function
+        # pointer held by a user function, say) is named now, not as a worker that failed to start.
+        pickle.loads(stream, buffers=bufs)
+        return stream, bufs
     except Exception as e:  # noqa: BLE001 - find the part that failed and name it
         culprit = None
         for part_name, obj in getattr(program, "parts", lambda: [])():
             try:
-                cloudpickle.dumps(obj, protocol=5)
+                pickle.loads(cloudpickle.dumps(obj, protocol=5))
             except Exception:  # noqa: BLE001
                 culprit = (part_name, obj)
                 break
