@@ -274,37 +274,37 @@ class ProcessPool:
         return task_r, task_w, res_r, res_w
 
     def _start_forked(self, w: int, program: Any, cfg: dict) -> "_Worker":
-        with _FORK_LOCK:
-            task_r, task_w, res_r, res_w = self._pipes()
-            try:
-                ctx = multiprocessing.get_context("fork")
-                proc = ctx.Process(target=_fork_main, args=(program, cfg, task_r, res_w, frozenset(_PARENT_FDS)),
-                                   name=f"headrace-worker-{w}", daemon=True)
-                proc.start()
-            except BaseException:
-                _close_fds(task_w, res_r, task_r, res_w)
-                raise
-            os.close(task_r)
-            os.close(res_w)
-        return _Worker(w, launch.MpProc(proc), task_w, res_r)
+        def fork(task_r: int, res_w: int) -> launch.MpProc:
+            ctx = multiprocessing.get_context("fork")
+            proc = ctx.Process(target=_fork_main, args=(program, cfg, task_r, res_w, frozenset(_PARENT_FDS)),
+                               name=f"headrace-worker-{w}", daemon=True)
+            proc.start()
+            return launch.MpProc(proc)
+        return self._start_with(w, fork)
 
     def _start_spawned(self, w: int, blob_fd: int, cfg: dict) -> "_Worker":
+        def spawn(task_r: int, res_w: int) -> launch.PopenProc:
+            code = ("import sys,json;sys.path[:]=json.loads(sys.argv[1]);"
+                    "from headrace._engine.parallel.workers import _spawn_main;_spawn_main(sys.argv[2:])")
+            return launch.PopenProc(subprocess.Popen(
+                [sys.executable, "-c", code, json.dumps([str(p) for p in sys.path]), str(task_r), str(res_w),
+                 str(blob_fd), json.dumps(cfg)],
+                pass_fds=(task_r, res_w, blob_fd), env=dict(os.environ, **THREAD_ENV),
+                stdin=subprocess.DEVNULL, close_fds=True))
+        return self._start_with(w, spawn)
+
+    def _start_with(self, w: int, start: Callable[[int, int], Any]) -> "_Worker":
+        """Worker ``w`` from ``start(task read end, result write end)``; our pipe ends stay here."""
         with _FORK_LOCK:
             task_r, task_w, res_r, res_w = self._pipes()
             try:
-                code = ("import sys,json;sys.path[:]=json.loads(sys.argv[1]);"
-                        "from headrace._engine.parallel.workers import _spawn_main;_spawn_main(sys.argv[2:])")
-                proc = subprocess.Popen(
-                    [sys.executable, "-c", code, json.dumps([str(p) for p in sys.path]), str(task_r), str(res_w),
-                     str(blob_fd), json.dumps(cfg)],
-                    pass_fds=(task_r, res_w, blob_fd), env=dict(os.environ, **THREAD_ENV),
-                    stdin=subprocess.DEVNULL, close_fds=True)
+                proc = start(task_r, res_w)
             except BaseException:
                 _close_fds(task_w, res_r, task_r, res_w)
                 raise
             os.close(task_r)
             os.close(res_w)
-        return _Worker(w, launch.PopenProc(proc), task_w, res_r)
+        return _Worker(w, proc, task_w, res_r)
 
     def _start_served(self, blob_fd: int, cfg: dict, modules: list[str]) -> None:
         jobs, ends = [], []
