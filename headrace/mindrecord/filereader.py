@@ -111,5 +111,5 @@ class FileReader:
         return self._reader.schema.content()
 
     def close(self):
-        """Closes the files. Idempotent."""
-        self._reader.close()
+        """Closes the files (and removes the decrypted copies of encrypted files). Idempotent."""
+        self._reader.release_copies()

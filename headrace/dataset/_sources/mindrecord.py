@@ -41,6 +41,7 @@ from headrace._engine.samplers import SamplerPlan
 from headrace._util import checks, mtshuffle
 from headrace._util.types import SampleContext
 from headrace.dataset._sources.base import MappableDataset
+from headrace.mindrecord._format.crypto import get_enc_key
 from headrace.mindrecord._format.errors import MindRecordRuntimeError
 from headrace.mindrecord._format.reader import ColumnDecoder, ShardSetReader, fast_row_reader
 from headrace.mindrecord._format.verify import resolve_verify
@@ -649,6 +650,10 @@ class MindDataset(MappableDataset):
         plan = _mind_plan(shuffle, sampler, num_samples, self.num_shards, self.shard_id)
         if plan is not None:
             self._sampler_plan = plan
+        if get_enc_key() is not None:
+            # Encrypted files are decrypted now, with the key set now (as MindSpore does), not when
+            # the pipeline first runs; the plain copies live as long as the source.
+            self._source()
 
     def __getitem__(self, index):
         """Row ``index`` (in file order, padded rows after the data) as a list of arrays.
