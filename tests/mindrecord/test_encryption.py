@@ -228,3 +228,24 @@ def test_settings_are_checked(call, value, message):
         call(value)
     assert str(err.value).startswith(message)
     assert crypto.get_enc_key() is None and crypto.get_enc_mode() == "AES-GCM"
+
+
+def test_minddataset_copies_go_with_the_dataset_without_the_garbage_collector(tmp_path):
+    import gc
+
+    set_enc_key(KEY)
+    _write(tmp_path / "e.mr")
+    root = tmp_path / crypto.DECRYPT_DIR
+    gc.disable()
+    try:
+        data = ds.MindDataset(str(tmp_path / "e.mr"), shuffle=False)
+        assert len(os.listdir(root)) == 1
+        assert [int(r[0]) for r in data.create_tuple_iterator(columns=["label"], output_numpy=True)] == list(range(6))
+        read = data._source().read
+        del data
+        assert len(os.listdir(root)) == 1       # a kept row reader keeps its files
+        assert int(read(5)[1]) == 5
+        del read
+        assert os.listdir(root) == []
+    finally:
+        gc.enable()
