@@ -368,6 +368,12 @@ def test_save_schema_mapping():
     assert out["b"] == b"b" and out["bo"] == 1 and out["u8a"].dtype == np.int32 and out["f16"] == 1.5
     with pytest.raises(ValueError, match="multi-dimensional bytes cannot be converted to MindRecord"):
         save_schema(["x"], [np.array([b"a", b"b"])])
+    # a bytes field as MindDataset yields it (shape (1,), NULs kept) is saved as bytes, as MindSpore does
+    one = [np.array([b"ab\x00"])]
+    assert save_schema(["b"], one) == ({"b": {"type": "bytes"}}, [])
+    assert save_row({"b": {"type": "bytes"}}, ["b"], one) == {"b": b"ab\x00"}
+    with pytest.raises(ValueError, match=r"multi-dimensional string cannot be converted .* shape \(1,\)"):
+        save_schema(["s"], [np.array(["a"])])
 
 
 def test_file_store_writes_in_chunks_and_finishes_short_writes(tmp_path, monkeypatch):

@@ -217,7 +217,7 @@ def save_schema(columns: Sequence[str], row: Sequence[np.ndarray]) -> tuple[dict
 
     Scalars (0-d arrays) of bool/int8/uint8/int16/uint16/int32 become ``int32``; uint32/int64/uint64
     become ``int64``; float16/float32 ``float32``; float64 ``float64``; ``U`` strings ``string`` and
-    ``S`` bytes ``bytes``. Arrays with one or more dimensions get shape ``[-1, d1, ...]`` (1-D: ``[-1]``).
+    ``S`` bytes ``bytes`` (also of shape (1,), as MindDataset yields them). Arrays with one or more dimensions get shape ``[-1, d1, ...]`` (1-D: ``[-1]``).
     Index fields are the scalar non-bytes columns, in column order.
 
     Raises:
@@ -230,7 +230,8 @@ def save_schema(columns: Sequence[str], row: Sequence[np.ndarray]) -> tuple[dict
         arr = np.asarray(value)
         kind = arr.dtype.kind
         if kind in "US":
-            if arr.ndim > 0:
+            # bytes of shape (1,) are what MindDataset yields for a bytes field: stored as bytes
+            if arr.ndim > 0 and not (kind == "S" and arr.shape == (1,)):
                 what = "string" if kind == "U" else "bytes"
                 raise ValueError(f"Currently, multi-dimensional {what} cannot be converted to MindRecord "
                                  f"(column '{name}' has shape {arr.shape}).")
