@@ -57,7 +57,10 @@ def write_dataset(file_name: str, num_files: int, column_names: Sequence[str],
             writer.add_schema(schema, "mindrecord")
             if index:
                 writer.add_index(index)
-        batch.append(save_row(schema, columns, row))
+        try:
+            batch.append(save_row(schema, columns, row))
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc} Row {count + len(batch)} of the dataset saved to {file_name}.") from None
         if len(batch) >= _CHUNK:
             writer.write_raw_data(batch)
             count += len(batch)

@@ -434,3 +434,27 @@ def test_batch_past_the_memory_limit_goes_straight_to_files(tmp_path, monkeypatc
             assert 0 < sum(buffered) < 3 * 4000
     assert out[1] == out[50_000] == out[64 << 20]
     assert [r["label"] for r in FileReader(str(tmp_path / "50000" / "l.mr")).get_next()] == list(range(40))
+
+
+def test_save_refuses_a_shape_change_beyond_dimension_0(tmp_path, monkeypatch):
+    import gc
+
+    import headrace.dataset as ds
+    from headrace.mindrecord import _save
+
+    monkeypatch.setattr(_save, "_CHUNK", 2)     # some rows are already written when the bad one comes
+
+    def gen():
+        for i in range(10):
+            yield (np.arange(5).reshape([5, 1]),) if i < 5 else (np.arange(10).reshape([5, 2]),)
+
+    path = str(tmp_path / "x.mr")
+    with pytest.raises(RuntimeError) as err:
+        ds.GeneratorDataset(gen, ["data"], shuffle=False).save(path)
+    assert str(err.value) == (
+        "Tensor with dynamic shape do not currently support saving. Except for the shape of dimension 0, the other "
+        "dimension shapes must be fixed. You can reshape the Tensor to a fixed shape before saving. Column 'data' "
+        f"has shape (5, 2) here, but (-1, 1) (-1: any) in the first row. Row 5 of the dataset saved to {path}.")
+    del err
+    gc.collect()
+    assert os.listdir(tmp_path) == []
