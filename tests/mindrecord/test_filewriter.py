@@ -458,3 +458,19 @@ def test_save_refuses_a_shape_change_beyond_dimension_0(tmp_path, monkeypatch):
     del err
     gc.collect()
     assert os.listdir(tmp_path) == []
+
+
+def test_save_casts_column_names_as_mindspore(tmp_path):
+    import headrace.dataset as ds
+    from headrace.mindrecord import FileReader
+    from headrace.mindrecord._save import save_name
+
+    assert save_name("image/class.label-x y_z") == "image_class_label_x_y_z"
+    data = ds.NumpySlicesDataset({"image/class/label": [1, 2], "a b": ["x", "y"]}, shuffle=False)
+    data.save(str(tmp_path / "n.mr"))
+    assert [sorted(r.items()) for r in FileReader(str(tmp_path / "n.mr")).get_next()] == [
+        [("a_b", "x"), ("image_class_label", 1)], [("a_b", "y"), ("image_class_label", 2)]]
+    clash = ds.NumpySlicesDataset({"a.b": [1], "a/b": [2]}, shuffle=False)
+    with pytest.raises(ValueError, match=r"give the MindRecord field names \['a_b', 'a_b'\] \(punctuation and "
+                                         r"spaces become '_'\), which are not unique"):
+        clash.save(str(tmp_path / "c.mr"))
