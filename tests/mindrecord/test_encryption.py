@@ -249,3 +249,20 @@ def test_minddataset_copies_go_with_the_dataset_without_the_garbage_collector(tm
         assert os.listdir(root) == []
     finally:
         gc.enable()
+
+
+def test_minddataset_checks_sizes_and_markers_when_made(tmp_path):
+    set_enc_key(KEY)
+    _write(tmp_path / "e.mr")
+    set_enc_key(None)
+    with pytest.raises(RuntimeError) as err:
+        ds.MindDataset(str(tmp_path / "e.mr"))
+    assert str(err.value) == f"{crypto.IS_ENCRYPTED} File: {tmp_path / 'e.mr'}"
+    (tmp_path / "z.mr").write_bytes(b"")
+    (tmp_path / "z.mr.db").write_bytes(b"")
+    for files in (str(tmp_path / "z.mr"), [str(tmp_path / "e.mr"), str(tmp_path / "z.mr")][1:]):
+        with pytest.raises(RuntimeError) as err:
+            ds.MindDataset(files)
+        assert str(err.value) == (f"Invalid file, the size of mindrecord file: 0 is smaller than the lower limit: "
+                                  f"8.\n Please check file path: {tmp_path / 'z.mr'} and use 'FileWriter' to generate "
+                                  f"valid mindrecord files.")

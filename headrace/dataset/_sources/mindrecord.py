@@ -41,7 +41,7 @@ from headrace._engine.samplers import SamplerPlan
 from headrace._util import checks, mtshuffle
 from headrace._util.types import SampleContext
 from headrace.dataset._sources.base import MappableDataset
-from headrace.mindrecord._format.crypto import get_enc_key
+from headrace.mindrecord._format.crypto import check_on_open, get_enc_key
 from headrace.mindrecord._format.errors import MindRecordRuntimeError
 from headrace.mindrecord._format.reader import ColumnDecoder, ShardSetReader, fast_row_reader
 from headrace.mindrecord._format.verify import resolve_verify
@@ -645,6 +645,10 @@ class MindDataset(MappableDataset):
             for f in files:
                 if not os.path.exists(f + ".db"):
                     raise RuntimeError(f"The input: {f}.db is not exists.")
+        for f in files:     # as MindSpore: sizes and encryption markers are checked now
+            if os.path.isfile(f):
+                check_on_open(f)
+                check_on_open(f + ".db")
         base_shuffle = shuffle
         if sampler is None and (_is_enum(shuffle, "INFILE") or _is_enum(shuffle, "ADAPTIVE")
                                 or _is_enum(shuffle, "GLOBAL")):

@@ -181,6 +181,20 @@ def _trailer(path: str) -> tuple[bool, bytes]:
     return tail[MODE_LEN:] == END_FLAG, tail[:MODE_LEN]
 
 
+MIN_FILE_SIZE = 8
+
+
+def check_on_open(path: str) -> None:
+    """What MindSpore checks of each data file and ``.db`` when a dataset is made: a size of at
+    least 8 bytes and an encryption trailer that agrees with the key setting (``needs_decrypt``)."""
+    size = os.path.getsize(path)
+    if size < MIN_FILE_SIZE:
+        raise RuntimeError(f"Invalid file, the size of mindrecord file: {size} is smaller than the lower limit: "
+                           f"{MIN_FILE_SIZE}.\n Please check file path: {path} and use 'FileWriter' to generate "
+                           f"valid mindrecord files.")
+    needs_decrypt(path)
+
+
 def needs_decrypt(path: str) -> bool:
     """Whether ``path`` is to be decrypted; raises if the key setting and the file disagree."""
     encrypted, _ = _trailer(path)
