@@ -24,8 +24,8 @@ import threading
 import weakref
 from typing import Callable, Sequence
 
-__all__ = ["DecryptedCopies", "decrypt_copy", "encrypt_in_place", "get_dec_mode", "get_enc_key", "get_enc_mode",
-           "set_dec_mode", "set_enc_key", "set_enc_mode"]
+__all__ = ["DecryptedCopies", "check_on_open", "decrypt_to", "encrypt_in_place", "get_dec_mode", "get_enc_key", "get_enc_mode",
+           "needs_decrypt", "set_dec_mode", "set_enc_key", "set_enc_mode"]
 
 MODES = ("AES-GCM",)
 END_FLAG = b"ENCRYPT"
@@ -94,7 +94,8 @@ def get_dec_mode():
     return _state["enc"] if _state["dec"] is None else _state["dec"]
 
 
-def _mode_tag(mode, decrypting: bool) -> bytes:
+def _mode_tag(mode) -> bytes:
+    """The 7 bytes naming ``mode`` in a file's trailer."""
     if callable(mode):
         return UDF_MODE
     return mode.encode("ascii")
@@ -161,7 +162,7 @@ def encrypt_in_place(path: str, key: str | None = None, mode=None) -> None:
                     sealed = seal_block(aead, plain)
                     dst.write(struct.pack(">i", len(sealed)))
                     dst.write(sealed)
-            dst.write(struct.pack(">i", 0) + _mode_tag(mode, False) + END_FLAG)
+            dst.write(struct.pack(">i", 0) + _mode_tag(mode) + END_FLAG)
         os.chmod(tmp, stat.S_IRUSR | stat.S_IWUSR)
         os.replace(tmp, path)
     except BaseException:
@@ -214,7 +215,7 @@ def decrypt_to(path: str, out_path: str) -> None:
         raise RuntimeError(f"You use custom encryption, so you must also define custom decryption "
                            f"(set_dec_mode(callable)). File: {path}")
     _, file_mode = _trailer(path)
-    if file_mode != _mode_tag(mode, True):
+    if file_mode != _mode_tag(mode):
         raise RuntimeError(f"{WRONG_KEY} File: {path} was encrypted with mode {file_mode.decode('latin-1')!r}, "
                            f"the decryption mode is {'a callable' if callable(mode) else repr(mode)}.")
     total = os.path.getsize(path) - len(END_FLAG)
@@ -317,9 +318,3 @@ class DecryptedCopies:
 
     def __deepcopy__(self, memo: dict) -> "DecryptedCopies":
         return self
-
-
-def decrypt_copy(path: str, out_path: str) -> None:
-    """Decrypts ``path`` to ``out_path`` if the settings say so (used to append in place)."""
-    if needs_decrypt(path):
-        decrypt_to(path, out_path)
