@@ -1,13 +1,35 @@
 """Iterators over a dataset: rows as lists (tuple iterator) or dicts, for one or more epochs."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from headrace._engine.pipeline import PipelineRun
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_type
 from headrace.dataset._tensor import Tensor
 
-__all__ = ["DictIterator", "Iterator", "TupleIterator"]
+__all__ = ["DictIterator", "ITERATORS_LIST", "Iterator", "IteratorReleasedError", "TupleIterator"]
+
+# Set by ``engine.iterators``: called when an iterator is made (it clears the cleanup flag).
+_on_new_iterator = lambda: None  # noqa: E731
+
+
+# Weak references to the live iterators, oldest first (MindSpore's ``engine.iterators.ITERATORS_LIST``).
+# An iterator leaves it when it is stopped or collected; the list never keeps one alive.
+ITERATORS_LIST: list = []
+
+
+def _forget(ref) -> None:
+    try:
+        ITERATORS_LIST.remove(ref)
+    except ValueError:
+        pass
+
+
+class IteratorReleasedError(RuntimeError, AttributeError):
+    """``next()`` on an iterator that was stopped or released (also an ``AttributeError``, which is
+    what MindSpore raises there)."""
 
 
 def _check_bool(value, name):
@@ -48,12 +70,22 @@ class Iterator:
         # The run releases its workers and buffers on stop(), or by its own finalizer once it is
         # dropped with this iterator; nothing here (no finalizer, no __del__) holds it longer.
         self._run = PipelineRun(dataset._plan, num_epochs)
+        self._ref = weakref.ref(self, _forget)
+        ITERATORS_LIST.append(self._ref)
+        _on_new_iterator()
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        row = self._run.next_row()
+        try:
+            row = self._run.next_row()
+        except RuntimeError:
+            if self.__dict__.get("_released"):
+                raise IteratorReleasedError(f"'{type(self).__name__}' object has no attribute '_runtime_context': "
+                                            f"the iterator was stopped or released; create a new iterator to read "
+                                            f"again.") from None
+            raise
         if self._select is not None:
             row = [row[i] for i in self._select]
         return self._convert(row)
@@ -87,6 +119,8 @@ class Iterator:
 
     def stop(self):
         """Ends the run: workers stop and buffers are freed. Idempotent."""
+        self._released = True
+        _forget(self._ref)
         self._run.close()
 
     release = stop

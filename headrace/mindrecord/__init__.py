@@ -8,6 +8,9 @@ byte-compatible with MindSpore 2.10 in both directions.
 from enum import Enum, IntEnum
 
 from ._format.verify import ShardReport, get_verify_on_open, set_verify_on_open
+from .common.exceptions import *  # noqa: F403 - MindSpore exports its exception names here too
+from .common.exceptions import __all__ as _exception_names
+from .config import set_dec_mode, set_enc_key, set_enc_mode
 from ._reindex import reindex
 from ._verify import verify
 from .filereader import FileReader
@@ -35,4 +38,4 @@ from .converters import (  # noqa: E402
 __all__ = ["Cifar100ToMR", "Cifar10ToMR", "CsvToMR", "DroppedRow", "FAILED", "FileReader", "FileWriter",
            "FixedLenFeature", "ImageNetToMR", "InvalidRowWarning", "MSRStatus", "MindPage", "MnistToMR", "SUCCESS",
            "ShardReport", "TFRecordToMR", "WriteReport", "get_verify_on_open", "reindex", "set_verify_on_open",
-           "verify"]
+           "set_dec_mode", "set_enc_key", "set_enc_mode", "verify"] + _exception_names

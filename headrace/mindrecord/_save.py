@@ -1,6 +1,7 @@
 """Writing pipeline rows to MindRecord the way ``Dataset.save`` does (for ``headrace.dataset``)."""
 from __future__ import annotations
 
+import string
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -8,9 +9,19 @@ import numpy as np
 from ._format.encode import save_row, save_schema
 from .filewriter import FileWriter
 
-__all__ = ["write_dataset"]
+__all__ = ["save_name", "write_dataset"]
 
 _CHUNK = 1000
+
+
+_SPECIAL = frozenset(string.punctuation + " ") - {"_"}
+
+
+def save_name(column: str) -> str:
+    """The MindRecord field name ``Dataset.save`` gives a column, as MindSpore does: every
+    punctuation character but ``_``, and every space, becomes ``_`` (``image/class/label`` ->
+    ``image_class_label``)."""
+    return "".join("_" if ch in _SPECIAL else ch for ch in column)
 
 
 def write_dataset(file_name: str, num_files: int, column_names: Sequence[str],
@@ -25,7 +36,7 @@ def write_dataset(file_name: str, num_files: int, column_names: Sequence[str],
     Args:
         file_name: path of the data file (shard suffixes are appended when ``num_files > 1``).
         num_files: number of shards, in [1, 1000].
-        column_names: the columns, in row order.
+        column_names: the columns, in row order (stored under ``save_name(column)``).
         rows: the rows.
 
     Returns:
@@ -46,7 +57,10 @@ def write_dataset(file_name: str, num_files: int, column_names: Sequence[str],
         >>> [(r["x"], r["name"]) for r in FileReader(path).get_next()]
         [(0, 'r0'), (1, 'r1'), (2, 'r2')]
     """
-    columns = list(column_names)
+    columns = [save_name(c) for c in column_names]
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"Dataset.save: the columns {list(column_names)} give the MindRecord field names {columns} "
+                         f"(punctuation and spaces become '_'), which are not unique; rename the columns first.")
     writer = FileWriter(file_name, num_files)
     schema = None
     batch: list[dict] = []
@@ -57,7 +71,10 @@ def write_dataset(file_name: str, num_files: int, column_names: Sequence[str],
             writer.add_schema(schema, "mindrecord")
             if index:
                 writer.add_index(index)
-        batch.append(save_row(schema, columns, row))
+        try:
+            batch.append(save_row(schema, columns, row))
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc} Row {count + len(batch)} of the dataset saved to {file_name}.") from None
         if len(batch) >= _CHUNK:
             writer.write_raw_data(batch)
             count += len(batch)

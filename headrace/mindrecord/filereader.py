@@ -82,6 +82,7 @@ class FileReader:
         self._out = output_columns(self._reader, self._columns)
         self._decoder = ColumnDecoder(self._reader.schema, self._out, self._reader.compressed, flavor="python")
         self._reader.ensure_loaded()
+        self._closed = False
 
     def get_next(self):
         """Yields every row as a dict (raw fields sorted by name, then blob fields).
@@ -90,7 +91,10 @@ class FileReader:
             dict, one row.
         """
         reader, decoder, names = self._reader, self._decoder, self._out
+        self._closed = False
         for i in range(len(reader)):
+            if self._closed:       # close() inside the loop ends it, as in MindSpore
+                return
             rec, blob = reader.read_records(i)
             yield dict(zip(names, decoder.decode(rec, blob, lambda i=i: reader.where(i))))
 
@@ -111,5 +115,7 @@ class FileReader:
         return self._reader.schema.content()
 
     def close(self):
-        """Closes the files. Idempotent."""
-        self._reader.close()
+        """Closes the files (and removes the decrypted copies of encrypted files); a ``get_next``
+        loop in progress yields no more rows. Idempotent."""
+        self._closed = True
+        self._reader.release_copies()

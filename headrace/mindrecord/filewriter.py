@@ -8,6 +8,7 @@ import weakref
 from typing import Any
 
 from ._checks import check_filename
+from ._format import crypto
 from ._format.encode import DroppedRow, RowEncoder, check_rows
 from ._format.errors import (MRMAddSchemaError, MRMDefineIndexError, MRMGetMetaError, MRMValidateDataError,
                              MindRecordRuntimeError, ParamTypeError, ParamValueError)
@@ -115,6 +116,9 @@ class FileWriter:
                                   f"{MAX_SHARD_COUNT}.")
         if not isinstance(overwrite, bool):
             raise ParamValueError("Parameter overwrite's type is not bool.")
+        if shard_num > 1 and crypto.get_enc_key() is not None:
+            raise RuntimeError(f"When encode mode is enabled, the automatic sharding function is unavailable. "
+                               f"Write shard_num=1 (got {shard_num}) or call set_enc_key(None).")
         self._invalid_rows = _check_invalid_rows(invalid_rows)
         self._file_name = file_name
         self._shard_num = int(shard_num)
@@ -135,6 +139,7 @@ class FileWriter:
         self._flushed = False
         self._append = False
         self._finalizer: weakref.finalize | None = None
+        self._encrypt = crypto.get_enc_key() is not None
 
     # ------------------------------------------------------------------ setup
 
@@ -174,6 +179,7 @@ class FileWriter:
         invalid_rows = _check_invalid_rows(invalid_rows)
         if not os.path.exists(file_name):
             raise RuntimeError(f"The input: {file_name} is not exists.")
+        encrypted = _decrypt_for_append(file_name)
         core = ShardSetWriter.for_append(file_name)
         self = cls.__new__(cls)
         self._file_name = file_name
@@ -193,6 +199,7 @@ class FileWriter:
         self._flushed = False
         self._append = True
         self._finalizer = None
+        self._encrypt = encrypted
         self._set_core(core)
         return self
 
@@ -375,7 +382,27 @@ class FileWriter:
         core = self._open()
         core.commit()
         self._flushed = True
+        if self._encrypt:     # as MindSpore does: the committed files are encrypted in place
+            for path in self._paths:
+                crypto.encrypt_in_place(path)
+                crypto.encrypt_in_place(path + ".db")
         return WriteReport(self._written, len(self._dropped), tuple(self._dropped))
+
+
+def _decrypt_for_append(file_name: str) -> bool:
+    """Decrypts an encrypted file and its ``.db`` in place for appending (``commit`` encrypts them
+    again); returns whether it did. Raises if the key setting and the file disagree."""
+    if not crypto.needs_decrypt(file_name):
+        return False
+    for path in (file_name, file_name + ".db"):
+        tmp = path + ".decrypt"
+        try:
+            crypto.decrypt_to(path, tmp)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+    return True
 
 
 def _check_size(value: Any, arg: str, what: str, lo: int, hi: int) -> int:

@@ -87,3 +87,45 @@ def test_meta_columns_are_hidden_unless_renamed():
     assert [sorted(r) for r in renamed.create_dict_iterator(output_numpy=True)] == [["a", "filename"]] * 2
     it = d.create_tuple_iterator(columns=["_meta-filename"], output_numpy=True)  # asked for by name: given
     assert [r[0].item() for r in it] == ["x", "y"]
+
+
+def test_iterators_list_holds_the_live_iterators_weakly():
+    import gc
+    import weakref
+
+    from headrace.dataset.engine import iterators as it
+
+    before = list(it.ITERATORS_LIST)
+    d = data()
+    a, b, c = d.create_tuple_iterator(num_epochs=1), d.create_dict_iterator(), d.create_tuple_iterator()
+    mine = it.ITERATORS_LIST[len(before):]
+    assert [r() for r in mine] == [a, b, c] and all(type(r) is weakref.ref for r in mine)
+    gc.disable()      # entries leave by reference counting alone
+    try:
+        del a
+        assert [r() for r in it.ITERATORS_LIST[len(before):]] == [b, c]
+        assert next(b) == {"a": 1, "s": np.array("x")}
+        b.stop()      # a stopped iterator leaves too
+        assert [r() for r in it.ITERATORS_LIST[len(before):]] == [c]
+        with pytest.raises(AttributeError, match="^'DictIterator' object has no attribute '_runtime_context': the "
+                                                 "iterator was stopped or released") as err:
+            next(b)
+        assert isinstance(err.value, RuntimeError) and isinstance(err.value, it.IteratorReleasedError)
+        e = d.create_tuple_iterator()
+        assert it.check_iterator_cleanup() is False
+        it._cleanup()   # releases every live iterator, the older ones of other tests too
+        assert it.ITERATORS_LIST == [] and it.check_iterator_cleanup() is True
+        with pytest.raises(it.IteratorReleasedError):
+            next(c)
+        with pytest.raises(it.IteratorReleasedError):
+            next(e)
+        f = d.create_tuple_iterator(output_numpy=True)
+        assert it.check_iterator_cleanup() is False
+        it._set_iterator_cleanup()
+        it._unset_iterator_cleanup()
+        assert it.check_iterator_cleanup() is False
+        assert [x[0].item() for x in f] == [1, 2, 3]
+        del c, e, f
+        assert it.ITERATORS_LIST == []
+    finally:
+        gc.enable()

@@ -368,6 +368,12 @@ def test_save_schema_mapping():
     assert out["b"] == b"b" and out["bo"] == 1 and out["u8a"].dtype == np.int32 and out["f16"] == 1.5
     with pytest.raises(ValueError, match="multi-dimensional bytes cannot be converted to MindRecord"):
         save_schema(["x"], [np.array([b"a", b"b"])])
+    # a bytes field as MindDataset yields it (shape (1,), NULs kept) is saved as bytes, as MindSpore does
+    one = [np.array([b"ab\x00"])]
+    assert save_schema(["b"], one) == ({"b": {"type": "bytes"}}, [])
+    assert save_row({"b": {"type": "bytes"}}, ["b"], one) == {"b": b"ab\x00"}
+    with pytest.raises(ValueError, match=r"multi-dimensional string cannot be converted .* shape \(1,\)"):
+        save_schema(["s"], [np.array(["a"])])
 
 
 def test_file_store_writes_in_chunks_and_finishes_short_writes(tmp_path, monkeypatch):
@@ -428,3 +434,43 @@ def test_batch_past_the_memory_limit_goes_straight_to_files(tmp_path, monkeypatc
             assert 0 < sum(buffered) < 3 * 4000
     assert out[1] == out[50_000] == out[64 << 20]
     assert [r["label"] for r in FileReader(str(tmp_path / "50000" / "l.mr")).get_next()] == list(range(40))
+
+
+def test_save_refuses_a_shape_change_beyond_dimension_0(tmp_path, monkeypatch):
+    import gc
+
+    import headrace.dataset as ds
+    from headrace.mindrecord import _save
+
+    monkeypatch.setattr(_save, "_CHUNK", 2)     # some rows are already written when the bad one comes
+
+    def gen():
+        for i in range(10):
+            yield (np.arange(5).reshape([5, 1]),) if i < 5 else (np.arange(10).reshape([5, 2]),)
+
+    path = str(tmp_path / "x.mr")
+    with pytest.raises(RuntimeError) as err:
+        ds.GeneratorDataset(gen, ["data"], shuffle=False).save(path)
+    assert str(err.value) == (
+        "Tensor with dynamic shape do not currently support saving. Except for the shape of dimension 0, the other "
+        "dimension shapes must be fixed. You can reshape the Tensor to a fixed shape before saving. Column 'data' "
+        f"has shape (5, 2) here, but (-1, 1) (-1: any) in the first row. Row 5 of the dataset saved to {path}.")
+    del err
+    gc.collect()
+    assert os.listdir(tmp_path) == []
+
+
+def test_save_casts_column_names_as_mindspore(tmp_path):
+    import headrace.dataset as ds
+    from headrace.mindrecord import FileReader
+    from headrace.mindrecord._save import save_name
+
+    assert save_name("image/class.label-x y_z") == "image_class_label_x_y_z"
+    data = ds.NumpySlicesDataset({"image/class/label": [1, 2], "a b": ["x", "y"]}, shuffle=False)
+    data.save(str(tmp_path / "n.mr"))
+    assert [sorted(r.items()) for r in FileReader(str(tmp_path / "n.mr")).get_next()] == [
+        [("a_b", "x"), ("image_class_label", 1)], [("a_b", "y"), ("image_class_label", 2)]]
+    clash = ds.NumpySlicesDataset({"a.b": [1], "a/b": [2]}, shuffle=False)
+    with pytest.raises(ValueError, match=r"give the MindRecord field names \['a_b', 'a_b'\] \(punctuation and "
+                                         r"spaces become '_'\), which are not unique"):
+        clash.save(str(tmp_path / "c.mr"))

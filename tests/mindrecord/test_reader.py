@@ -45,6 +45,17 @@ def test_filereader_rows_keys_and_values(dataset):
     r.close()
 
 
+def test_close_inside_get_next_ends_the_loop(dataset):
+    r = FileReader(dataset + "0")
+    seen = []
+    for row in r.get_next():
+        seen.append(row["label"])
+        if len(seen) == 5:
+            r.close()
+    assert len(seen) == 5
+    assert len(_labels(r)) == 20          # a new get_next after close reads again
+
+
 def test_filereader_columns_and_file_lists(dataset):
     rows = list(FileReader(dataset + "0", columns=["vec", "name", "data"]).get_next())
     assert list(rows[0]) == ["name", "vec", "data"]                   # blob fields keep the asked order

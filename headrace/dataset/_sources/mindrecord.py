@@ -41,6 +41,7 @@ from headrace._engine.samplers import SamplerPlan
 from headrace._util import checks, mtshuffle
 from headrace._util.types import SampleContext
 from headrace.dataset._sources.base import MappableDataset
+from headrace.mindrecord._format.crypto import check_on_open, get_enc_key
 from headrace.mindrecord._format.errors import MindRecordRuntimeError
 from headrace.mindrecord._format.reader import ColumnDecoder, ShardSetReader, fast_row_reader
 from headrace.mindrecord._format.verify import resolve_verify
@@ -53,6 +54,19 @@ _LE = {"int32": "<i4", "int64": "<i8", "float32": "<f4", "float64": "<f8"}
 # ---------------------------------------------------------------------------------------------
 # The source
 # ---------------------------------------------------------------------------------------------
+
+def _read_row(reader: ShardSetReader, decoder: ColumnDecoder, padded, num_padded: int, index: int) -> tuple:
+    """Row ``index`` of a MindRecord source (padded rows after the data), without the fast path."""
+    n = len(reader)
+    if index >= n:
+        if index < n + num_padded:
+            return tuple(a.copy() for a in padded)
+        raise IndexError(f"row {index} is out of range for MindDataset of {n + num_padded} rows")
+    if index < 0:
+        raise IndexError(f"row {index} is out of range for MindDataset of {n + num_padded} rows")
+    rec, blob = reader.read_records(index)
+    return tuple(decoder.decode(rec, blob, lambda: reader.where(index)))
+
 
 class MindRecordSource:
     """Random access to the rows of MindRecord files, as tuples of NumPy arrays.
@@ -102,7 +116,15 @@ class MindRecordSource:
     def _install_fast_read(self) -> None:
         # ``read`` becomes an instance attribute: the reader's fast path for the common layout, which
         # hands every other row to ``_read`` (same values, same errors). Not pickled; rebuilt.
-        self.read = fast_row_reader(self._reader, self._decoder, self._read)
+        # The fallback closes over the reader and padding, not over ``self``: a bound method here
+        # would make a cycle (self -> read -> self) that keeps the source, its reader and any
+        # decrypted copies of encrypted files alive until the garbage collector runs.
+        reader, decoder, padded, num_padded = self._reader, self._decoder, self._padded, self._num_padded
+
+        def general(index: int) -> tuple:
+            return _read_row(reader, decoder, padded, num_padded, index)
+
+        self.read = fast_row_reader(reader, decoder, general)
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -142,16 +164,7 @@ class MindRecordSource:
 
     def _read(self, index: int) -> tuple:
         """``read`` without the fast path."""
-        n = self.num_data_rows
-        if index >= n:
-            if index < n + self._num_padded:
-                return tuple(a.copy() for a in self._padded)
-            raise IndexError(f"row {index} is out of range for MindDataset of {n + self._num_padded} rows")
-        if index < 0:
-            raise IndexError(f"row {index} is out of range for MindDataset of {n + self._num_padded} rows")
-        reader = self._reader
-        rec, blob = reader.read_records(index)
-        return tuple(self._decoder.decode(rec, blob, lambda: reader.where(index)))
+        return _read_row(self._reader, self._decoder, self._padded, self._num_padded, index)
 
     def column_values(self, column: str) -> list:
         """Every data row's value of a scalar column (for PKSampler), read from the raw records."""
@@ -632,6 +645,10 @@ class MindDataset(MappableDataset):
             for f in files:
                 if not os.path.exists(f + ".db"):
                     raise RuntimeError(f"The input: {f}.db is not exists.")
+        for f in files:     # as MindSpore: sizes and encryption markers are checked now
+            if os.path.isfile(f):
+                check_on_open(f)
+                check_on_open(f + ".db")
         base_shuffle = shuffle
         if sampler is None and (_is_enum(shuffle, "INFILE") or _is_enum(shuffle, "ADAPTIVE")
                                 or _is_enum(shuffle, "GLOBAL")):
@@ -649,6 +666,10 @@ class MindDataset(MappableDataset):
         plan = _mind_plan(shuffle, sampler, num_samples, self.num_shards, self.shard_id)
         if plan is not None:
             self._sampler_plan = plan
+        if get_enc_key() is not None:
+            # Encrypted files are decrypted now, with the key set now (as MindSpore does), not when
+            # the pipeline first runs; the plain copies live as long as the source.
+            self._source()
 
     def __getitem__(self, index):
         """Row ``index`` (in file order, padded rows after the data) as a list of arrays.

@@ -217,7 +217,7 @@ def save_schema(columns: Sequence[str], row: Sequence[np.ndarray]) -> tuple[dict
 
     Scalars (0-d arrays) of bool/int8/uint8/int16/uint16/int32 become ``int32``; uint32/int64/uint64
     become ``int64``; float16/float32 ``float32``; float64 ``float64``; ``U`` strings ``string`` and
-    ``S`` bytes ``bytes``. Arrays with one or more dimensions get shape ``[-1, d1, ...]`` (1-D: ``[-1]``).
+    ``S`` bytes ``bytes`` (also of shape (1,), as MindDataset yields them). Arrays with one or more dimensions get shape ``[-1, d1, ...]`` (1-D: ``[-1]``).
     Index fields are the scalar non-bytes columns, in column order.
 
     Raises:
@@ -230,7 +230,8 @@ def save_schema(columns: Sequence[str], row: Sequence[np.ndarray]) -> tuple[dict
         arr = np.asarray(value)
         kind = arr.dtype.kind
         if kind in "US":
-            if arr.ndim > 0:
+            # bytes of shape (1,) are what MindDataset yields for a bytes field: stored as bytes
+            if arr.ndim > 0 and not (kind == "S" and arr.shape == (1,)):
                 what = "string" if kind == "U" else "bytes"
                 raise ValueError(f"Currently, multi-dimensional {what} cannot be converted to MindRecord "
                                  f"(column '{name}' has shape {arr.shape}).")
@@ -262,8 +263,17 @@ def save_type(dtype: np.dtype, name: str = "") -> str:
                      f"bool, int8-64, uint8-64, float16-64, str and bytes.")
 
 
+DYNAMIC_SHAPE = ("Tensor with dynamic shape do not currently support saving. Except for the shape of dimension 0, "
+                 "the other dimension shapes must be fixed. You can reshape the Tensor to a fixed shape before saving.")
+
+
 def save_row(schema: dict, columns: Sequence[str], row: Sequence[np.ndarray]) -> dict:
-    """Converts one pipeline row to the dict ``FileWriter.write_raw_data`` takes, per ``save_schema``."""
+    """Converts one pipeline row to the dict ``FileWriter.write_raw_data`` takes, per ``save_schema``.
+
+    Raises:
+        RuntimeError: an array column's shape differs from the first row's beyond dimension 0
+            (MindSpore's text, then the column and both shapes).
+    """
     out = {}
     for name, value in zip(columns, row):
         spec = schema[name]
@@ -276,6 +286,9 @@ def save_row(schema: dict, columns: Sequence[str], row: Sequence[np.ndarray]) ->
             # MindSpore); anything else is stored as its raw bytes
             out[name] = arr.item() if arr.ndim == 0 and arr.dtype.kind == "S" else arr.tobytes()
         elif "shape" in spec:
+            if arr.shape[1:] != tuple(spec["shape"][1:]) or arr.ndim == 0:
+                raise RuntimeError(f"{DYNAMIC_SHAPE} Column '{name}' has shape {arr.shape} here, but "
+                                   f"{tuple(spec['shape'])} (-1: any) in the first row.")
             out[name] = np.ascontiguousarray(arr, dtype=t)
         else:
             out[name] = arr.astype(t).item()

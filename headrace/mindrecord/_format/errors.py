@@ -17,8 +17,75 @@ _RULE = "-" * 66
 _HEADLINE = "Exception thrown from dataset pipeline. Refer to 'Dataset Pipeline Error Message'. "
 
 
+# MindSpore's exception numbers and short descriptions, by class name (its ``EXCEPTIONS`` table):
+# 0-5 parameters and paths, 1xx file operations, 2xx schema and data.
+EXCEPTIONS = {
+    "UnknownError": [0, "Unknown Error."],
+    "ParamTypeError": [1, "Param type is error."],
+    "ParamValueError": [2, "Param value is error."],
+    "ParamMissError": [3, "Param missing."],
+    "PathNotExistsError": [4, "Path does not exist."],
+    "DbConnectionError": [5, "Db connection is error."],
+    "MRMOpenError": [100, "MindRecord could not open."],
+    "MRMOpenForAppendError": [101, "MindRecord could not open for append."],
+    "MRMInvalidPageSizeError": [102, "Failed to set page size."],
+    "MRMInvalidHeaderSizeError": [103, "Failed to set header size."],
+    "MRMSetHeaderError": [104, "Failed to set header."],
+    "MRMWriteDatasetError": [105, "Failed to write dataset."],
+    "MRMCommitError": [107, "Failed to commit."],
+    "MRMLaunchError": [108, "Failed to launch."],
+    "MRMFinishError": [109, "Failed to finish."],
+    "MRMCloseError": [110, "Failed to close."],
+    "MRMAddSchemaError": [111, "Failed to add schema."],
+    "MRMAddIndexError": [112, "Failed to add index field."],
+    "MRMBuildSchemaError": [113, "Failed to build schema."],
+    "MRMGetMetaError": [114, "Failed to get meta info."],
+    "MRMIndexGeneratorError": [115, "Failed to create index generator."],
+    "MRMGenerateIndexError": [116, "Failed to generate index."],
+    "MRMInitSegmentError": [117, "Failed to initialize segment."],
+    "MRMFetchCandidateFieldsError": [118, "Failed to fetch candidate category fields."],
+    "MRMReadCategoryInfoError": [119, "Failed to read category information."],
+    "MRMFetchDataError": [120, "Failed to fetch data by category."],
+    "MRMInvalidSchemaError": [200, "Schema is error."],
+    "MRMValidateDataError": [201, "Raw data is valid."],
+    "MRMDefineIndexError": [202, "Index field is error."],
+    "MRMDefineBlobError": [203, "Blob field is error."],
+    "MRMUnsupportedSchemaError": [204, "Schema is not supported."],
+    "MRMDefineCategoryError": [205, "Category field is error."],
+}
+
+SYS_ID = 42
+
+
+class _CodeEnum:
+    """A namespace of int constants, as MindSpore's ``BaseEnum`` classes are."""
+
+
+class ErrorCodeType(_CodeEnum):
+    ERROR_CODE = 1
+    EXCEPTION_CODE = 2
+
+
+class ErrorLevel(_CodeEnum):
+    COMMON_LEVEL = 0
+    SUGGESTION_LEVEL = 1
+    MINOR_LEVEL = 2
+    MAJOR_LEVEL = 3
+    CRITICAL_LEVEL = 4
+
+
+class LogRuntime(_CodeEnum):
+    RT_HOST = 1
+    RT_DEVICE = 2
+
+
 class MindRecordException(Exception):
-    """Base class of MindSpore's MindRecord exceptions; ``str()`` is ``[ClassName]: message``."""
+    """Base class of MindSpore's MindRecord exceptions; ``str()`` is ``[ClassName]: message``.
+
+    ``error_code`` is MindSpore's number for the class: host runtime, error-code type, common level,
+    ``SYS_ID``, a module id (hundreds of the exception number, plus one) and the exception number,
+    packed into bit fields.
+    """
 
     _default_message = "Unknown Error."
 
@@ -33,6 +100,23 @@ class MindRecordException(Exception):
     def error_msg(self) -> str:
         """The message without the class-name prefix."""
         return self._error_msg
+
+    @error_msg.setter
+    def error_msg(self, msg: str) -> None:
+        self._error_msg = msg
+
+    @property
+    def error_code(self) -> int:
+        """MindSpore's unique error number of this exception class."""
+        number = EXCEPTIONS.get(type(self).__name__, EXCEPTIONS["UnknownError"])[0]
+        return self.transform_error_code(number)
+
+    @staticmethod
+    def transform_error_code(exception_no: int) -> int:
+        """The packed error code of MindSpore's exception number ``exception_no``."""
+        module = exception_no // 100 + 1
+        return ((LogRuntime.RT_HOST << 30) | (ErrorCodeType.ERROR_CODE << 28) | (ErrorLevel.COMMON_LEVEL << 25)
+                | ((0xFF & SYS_ID) << 17) | ((0xFF & module) << 12) | (0x0FFF & exception_no))
 
     def __reduce__(self):
         return (_rebuild_mr_exception, (type(self), self._error_msg))
@@ -112,6 +196,44 @@ class MRMUnsupportedSchemaError(MindRecordException, ValueError):
 class MRMDefineCategoryError(MindRecordException, ValueError):
     def __init__(self, error_detail: str) -> None:
         super().__init__(f"Failed to define category field. Detail: {error_detail}")
+
+
+class ParamMissError(MindRecordException, ValueError):
+    def __init__(self, param_name: str) -> None:
+        super().__init__(f"Param missing. '{param_name}' is required.")
+
+
+class DbConnectionError(MindRecordException, RuntimeError):
+    def __init__(self, error_detail: str) -> None:
+        super().__init__(f"Db connection is error. Detail: {error_detail}")
+
+
+class MRMDefineBlobError(MindRecordException, ValueError):
+    def __init__(self, error_detail: str) -> None:
+        super().__init__(f"Failed to define blob field. Detail: {error_detail}")
+
+
+def _simple(name: str, message: str, base: type = RuntimeError) -> type:
+    return type(name, (MindRecordException, base), {"_default_message": message, "__module__": __name__,
+                                                   "__doc__": f"MindSpore's ``{name}``: {message}"})
+
+
+# MindSpore's argument-free exceptions that headrace's own code does not raise itself; they exist
+# so that code catching or raising them by name runs unchanged.
+MRMInvalidPageSizeError = _simple("MRMInvalidPageSizeError", "Failed to set page size.", ValueError)
+MRMInvalidHeaderSizeError = _simple("MRMInvalidHeaderSizeError", "Failed to set header size.", ValueError)
+MRMSetHeaderError = _simple("MRMSetHeaderError", "Failed to set header.")
+MRMWriteDatasetError = _simple("MRMWriteDatasetError", "Failed to write dataset.")
+MRMCommitError = _simple("MRMCommitError", "Failed to commit.")
+MRMLaunchError = _simple("MRMLaunchError", "Failed to launch.")
+MRMFinishError = _simple("MRMFinishError", "Failed to finish.")
+MRMCloseError = _simple("MRMCloseError", "Failed to close.")
+MRMIndexGeneratorError = _simple("MRMIndexGeneratorError", "Failed to create index generator.")
+MRMGenerateIndexError = _simple("MRMGenerateIndexError", "Failed to generate index.")
+MRMInitSegmentError = _simple("MRMInitSegmentError", "Failed to initialize segment.")
+MRMFetchCandidateFieldsError = _simple("MRMFetchCandidateFieldsError", "Failed to fetch candidate category fields.")
+MRMReadCategoryInfoError = _simple("MRMReadCategoryInfoError", "Failed to read category information.")
+MRMFetchDataError = _simple("MRMFetchDataError", "Failed to fetch data by category.")
 
 
 class MindRecordRuntimeError(RuntimeError):

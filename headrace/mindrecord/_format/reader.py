@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .crypto import DecryptedCopies
 from .errors import MindRecordFormatError, MindRecordRuntimeError
 from .header import Header, check_same_dataset, read_header, shard_paths
 from .index import ShardIndex, load_index, scan_shard
@@ -74,6 +75,10 @@ class ShardSetReader:
     def __init__(self, files: Sequence[str], load_dataset: bool = True, *, rebuild_missing_index: bool = False,
                  verify: bool = False) -> None:
         files = [os.fspath(f) for f in files]
+        # Encrypted files (MindSpore's set_enc_key) are read from plain copies that live as long as
+        # this reader; without encryption this only checks each file's last bytes.
+        self._plain = DecryptedCopies(files)
+        files = self._plain.paths
         first = files[0]
         fd = _open(first)
         try:
@@ -184,6 +189,11 @@ class ShardSetReader:
             self._pid = -1
             self._gen = -1
             self._raw_pages = {}
+
+    def release_copies(self) -> None:
+        """Closes the descriptors and removes the decrypted copies of encrypted files, if any."""
+        self.close()
+        self._plain.release()
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
