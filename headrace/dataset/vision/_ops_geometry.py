@@ -14,7 +14,7 @@ from PIL import Image, ImageOps
 from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation
 from headrace.dataset.vision import _checks as ck
-from headrace.dataset.vision._base import ImageTensorOperation, is_pil, op_error
+from headrace.dataset.vision._base import ImageTensorOperation, is_pil, op_error, same_size
 from headrace.dataset.vision._kernels import geometry as geo
 from headrace.dataset.vision.utils import Border, Inter
 
@@ -272,6 +272,7 @@ class RandomCrop(ImageTensorOperation):
     """
 
     random = True
+    shared_draw = True  # several columns (an image and its mask) get the same window
 
     def __init__(self, size, padding=None, pad_if_needed=False, fill_value=0, padding_mode=Border.CONSTANT):
         ck.check_crop_size(size)
@@ -293,6 +294,10 @@ class RandomCrop(ImageTensorOperation):
         if img.ndim < 2:
             raise op_error("RandomCropOp", f"input tensor should have at least 2 dimensions, but got: {img.ndim}")
         return _per_image(img, self._one)
+
+    def _check_shared(self, arrays: list[np.ndarray]) -> None:
+        same_size(arrays, "RandomCrop", "Input images in different column must have the same shape, check "
+                                        "the output shape in specified 'input_columns' before call this operation.")
 
     def _padded(self, img: np.ndarray) -> tuple[np.ndarray, int, int]:
         """The image with the fixed padding and, with pad_if_needed, what the window lacks;
@@ -366,6 +371,7 @@ class RandomResizedCrop(ImageTensorOperation):
     """
 
     random = True
+    shared_draw = True  # several columns (an image and its mask) get the same window
 
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3. / 4., 4. / 3.), interpolation=Inter.BILINEAR,
                  max_attempts=10):
@@ -378,6 +384,10 @@ class RandomResizedCrop(ImageTensorOperation):
         self._hw = ck.size_pair(size)
         self._scale = (float(scale[0]), float(scale[1]))
         self._ratio = (float(ratio[0]), float(ratio[1]))
+
+    def _check_shared(self, arrays: list[np.ndarray]) -> None:
+        same_size(arrays, "RandomCropAndResizeOp", "Input tensor in different columns of each row must have "
+                                                   "the same size.")
 
     def box(self, h: int, w: int, pil: bool = False) -> tuple[int, int, int, int]:
         """Draws (top, left, height, width) for an h x w image from ``sample_rng()``."""
@@ -521,6 +531,7 @@ class RandomHorizontalFlip(ImageTensorOperation):
     """
 
     random = True
+    shared_draw = True  # several columns get the same flip
 
     def __init__(self, prob=0.5):
         self.prob = ck.check_prob(prob)
@@ -555,6 +566,7 @@ class RandomVerticalFlip(ImageTensorOperation):
     """
 
     random = True
+    shared_draw = True  # several columns get the same flip
 
     def __init__(self, prob=0.5):
         self.prob = ck.check_prob(prob)
