@@ -21,6 +21,7 @@ __all__ = ["Compose", "Concatenate", "Duplicate", "Fill", "Mask", "OneHot", "Pad
 
 _SCALAR_TYPES = (str, float, bool, int, bytes)
 _ONE_TO_ONE = "The op is OneToOne, can only accept one tensor as input."
+_NO_INPUT = "Input Tensor is not valid."
 
 
 def _err(op: str, detail: str) -> RuntimeError:
@@ -34,7 +35,7 @@ class _OneToOne(TensorOperation):
 
     def __call__(self, *args: Any) -> Any:
         if len(args) != 1:
-            raise RuntimeError(_ONE_TO_ONE)
+            raise RuntimeError(_ONE_TO_ONE if args else _NO_INPUT)
         a = args[0]
         if type(a) is not np.ndarray:
             a = _as_array(a)
@@ -76,17 +77,18 @@ def _check_transforms(transforms: Any) -> list:
 
 class _Wrapped(FuncWrapper):
     """A user function inside a compound op: counts as a C op (as in MindSpore) and its outputs
-    become arrays (a tuple of outputs stays a tuple; PIL images stay images)."""
+    become arrays (a tuple of outputs stays a tuple of arrays), PIL images included: called
+    eagerly, MindSpore hands the next op of a Compose an array. (A map runs a Compose's operations
+    as its own list, see ``fuse_ops``: a PIL image then reaches the next function unchanged.)"""
 
     implementation = Implementation.C
 
     def __call__(self, *args: Any) -> Any:
         out = self.transform(*args)
-        if type(out) is np.ndarray or isinstance(out, Image.Image):
+        if type(out) is np.ndarray:
             return out
         if isinstance(out, tuple):
-            return tuple(o if type(o) is np.ndarray or isinstance(o, Image.Image) else _py_output(o)
-                         for o in out)
+            return tuple(o if type(o) is np.ndarray else _py_output(o) for o in out)
         return _py_output(out)
 
 
@@ -180,6 +182,8 @@ class Compose(_Compound):
 
     def __call__(self, *args: Any) -> Any:
         if not args:
+            if not self._python:  # MindSpore's C executor refuses an empty row
+                raise RuntimeError(_NO_INPUT)
             raise TypeError("Compose was called without an image. Fix invocation (avoid it being "
                             "invoked as Compose([...])()).")
         if self._python:
@@ -380,8 +384,10 @@ class OneHot(_OneToOne):
             squeeze = True
         elif a.ndim == 1:
             labels, squeeze = a, False
-        else:
-            raise _err("OneHot", f"Only support scalar or 1D input, got rank: {a.ndim}")
+        else:  # MindSpore drops the size-1 axes first: (N, 1) labels are N labels
+            labels, squeeze = a.reshape([d for d in a.shape if d != 1]), False
+            if labels.ndim != 1:
+                raise _err("OneHot", f"Only support scalar or 1D input, got rank: {labels.ndim}")
         if labels.size and labels.max() >= n:
             bad = labels.max()
             raise _err("OneHot", f"index values should not bigger than num classes: {n}, but got: {bad}")
@@ -730,7 +736,7 @@ class Unique(TensorOperation):
 
     def __call__(self, *args: Any) -> Any:
         if len(args) != 1:
-            raise RuntimeError(_ONE_TO_ONE)
+            raise RuntimeError(_ONE_TO_ONE if args else _NO_INPUT)
         a = args[0] if type(args[0]) is np.ndarray else _as_array(args[0])
         return self._run(a)
 
