@@ -13,6 +13,7 @@ from PIL import Image, ImageOps
 
 from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation
+from headrace.dataset.transforms._cast import type_name
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, is_pil, op_error, same_size
 from headrace.dataset.vision._kernels import geometry as geo
@@ -470,9 +471,24 @@ class ResizedCrop(ImageTensorOperation):
 # ---------------------------------------------------------------------------------------- flips
 
 
+_FLIP_TYPES = frozenset(np.dtype(d) for d in ("bool", "int8", "uint8", "int16", "uint16", "int32", "float16",
+                                                "float32", "float64"))
+_NO_CV_TYPES = frozenset(np.dtype(d) for d in ("uint32", "int64", "uint64"))
+
+
 def _check_flip(img: np.ndarray, op: str) -> None:
     if img.ndim < 2:
         raise op_error(op, "the image tensor should have at least two dimensions." + DECODE_FIRST)
+    dt = img.dtype
+    if dt not in _FLIP_TYPES:
+        if op == "RandomVerticalFlip":  # MindSpore words this one's refusal after OpenCV
+            if dt in _NO_CV_TYPES or dt.kind in "USO":
+                raise op_error(op, f"Cannot convert [{type_name(dt)}] to OpenCV type. Currently unsupported "
+                                   "data type: [uint32, int64, uint64, string]")
+            return
+        raise op_error(op, "the data type of image tensor does not match the requirement of operator. Expecting "
+                           "tensor in type of (bool, int8, uint8, int16, uint16, int32, float16, float32, "
+                           f"float64). But got type {type_name(dt)}.")
 
 
 def _flip_any(img: np.ndarray, horizontal: bool) -> np.ndarray:
