@@ -236,3 +236,29 @@ def test_flip_refuses_text_images():
     with pytest.raises(RuntimeError, match="^RandomHorizontalFlip: the data type of image tensor does not match "
                                            "the requirement of operator."):
         v.RandomHorizontalFlip(0.1)(np.full((4, 4, 3), "a"))
+
+
+# ------------------------------------------------------------------ smaller MindSpore behaviours
+
+@pytest.mark.parametrize("size, pads", [(40, (30, 30)), ((40, 10), (30, 0)), ((11, 40), (1, 30))])
+def test_center_crop_refuses_padding_of_three_times_the_image(size, pads):
+    img = np.zeros((10, 10, 3), np.uint8)
+    with pytest.raises(RuntimeError, match=f"^CenterCrop: Padding size cannot be more than 3 times of the original "
+                                           f"image size, got top padding: {pads[0]}, left padding: {pads[1]}, while "
+                                           f"the original image size: 10, 10$"):
+        v.CenterCrop(size)(img)
+    assert v.CenterCrop((39, 39))(img).shape == (39, 39, 3)
+    assert np.asarray(v.CenterCrop(size)(Image.fromarray(img))).shape[:2] == v.CenterCrop(size)._hw
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: t.TypeCast(), "missing a required argument: 'data_type'"),
+    (lambda: t.TypeCast(output_type=np.int32), "missing a required argument: 'data_type'"),
+    (lambda: v.Resize(), "missing a required argument: 'size'"),
+    (lambda: v.RandomCropWithBBox(), "missing a required argument: 'size'"),
+    (lambda: v.Normalize([1, 2, 3], [1, 1, 1], True, 5), "too many positional arguments"),
+])
+def test_wrong_constructor_arguments_use_mindspore_words(make, message):
+    with pytest.raises(TypeError) as info:
+        make()
+    assert str(info.value) == message

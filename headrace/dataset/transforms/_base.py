@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import inspect
 from typing import Any, Callable
 
 import numpy as np
@@ -85,6 +86,24 @@ def _finalising(call: Callable[..., Any]) -> Callable[..., Any]:
     return __call__
 
 
+def _binding_errors(init: Callable[..., Any]) -> Callable[..., Any]:
+    """``init`` (a subclass's ``__init__``) reporting wrong arguments in MindSpore's words
+    (``"missing a required argument: 'size'"``, from ``inspect.Signature.bind``) instead of
+    Python's; nothing is added to a call with fitting arguments."""
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            init(self, *args, **kwargs)
+        except TypeError as e:
+            try:
+                inspect.signature(init).bind(self, *args, **kwargs)
+            except TypeError as wrong:
+                raise TypeError(str(wrong)) from e
+            raise
+    __init__.finalised = True
+    return __init__
+
+
 class TensorOperation:
     """Base of all operations: an eager callable on NumPy arrays (and PIL images where supported).
 
@@ -107,6 +126,9 @@ class TensorOperation:
         call = cls.__dict__.get("__call__")
         if call is not None and not getattr(call, "finalised", False):
             cls.__call__ = _finalising(call)
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "finalised", False):
+            cls.__init__ = _binding_errors(init)
 
     def __call__(self, *args: Any) -> Any:
         if self.implementation == Implementation.PY or (

@@ -167,6 +167,10 @@ class CenterCrop(ImageTensorOperation):
         h, w = img.shape[:2]
         if ch > h or cw > w:
             dh, dw = max(ch - h, 0), max(cw - w, 0)
+            if dh >= 3 * h or dw >= 3 * w:  # MindSpore's bound on the NumPy path
+                raise op_error("CenterCrop", f"Padding size cannot be more than 3 times of the original image "
+                                             f"size, got top padding: {dh}, left padding: {dw}, while the "
+                                             f"original image size: {h}, {w}")
             img = geo.pad(img, dh - dh // 2, dh // 2, dw - dw // 2, dw // 2, geo.CV_BORDER[Border.CONSTANT], 0)
             h, w = img.shape[:2]
         return geo.crop(img, (h - ch) // 2, (w - cw) // 2, ch, cw)
