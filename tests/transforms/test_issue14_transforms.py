@@ -108,3 +108,10 @@ def test_compose_without_input():
         t.Compose([lambda x: x + x])()
     with pytest.raises(TypeError, match="^Compose was called without an image"):
         t.Compose([v.ToPIL()])()
+
+
+def test_executor_cache_name_exists_and_stays_empty():
+    from headrace.dataset.transforms import transforms as module
+    v.Resize((2, 2))(np.zeros((4, 4, 3), np.uint8))
+    t.Compose([v.HorizontalFlip()])(np.zeros((2, 2, 3), np.uint8))
+    assert module.EXECUTORS_LIST == {}

@@ -19,6 +19,10 @@ from headrace.dataset.transforms._checks import (check_positive, check_value, ty
 __all__ = ["Compose", "Concatenate", "Duplicate", "Fill", "Mask", "OneHot", "PadEnd", "RandomApply",
            "RandomChoice", "RandomOrder", "Relational", "Slice", "TypeCast", "Unique", "not_random"]
 
+# MindSpore caches one C++ executor per (process, thread) for eager calls here and scripts check that
+# the cache is released. headrace's ops run without executors, so its cache is always empty.
+EXECUTORS_LIST: dict = {}
+
 _SCALAR_TYPES = (str, float, bool, int, bytes)
 _ONE_TO_ONE = "The op is OneToOne, can only accept one tensor as input."
 _NO_INPUT = "Input Tensor is not valid."
