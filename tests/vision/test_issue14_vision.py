@@ -262,3 +262,17 @@ def test_wrong_constructor_arguments_use_mindspore_words(make, message):
     with pytest.raises(TypeError) as info:
         make()
     assert str(info.value) == message
+
+
+def test_every_operation_call_makes_its_arrays_contiguous():
+    """Each op class's __call__ is the base's, wrapped by __init_subclass__, or marked as checking inline."""
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    classes = list(subclasses(TensorOperation))
+    assert len(classes) > 100
+    unchecked = [c.__qualname__ for c in classes
+                 if c.__call__ is not TensorOperation.__call__ and not getattr(c.__call__, "finalised", False)]
+    assert unchecked == []

@@ -37,7 +37,7 @@ import numpy as np
 from PIL import Image
 
 __all__ = ["FuncWrapper", "Implementation", "PyTensorOperation", "TensorOperation", "as_operation",
-           "contiguous", "not_random", "to_output"]
+           "contiguous", "not_random", "returns_contiguous", "to_output"]
 
 
 class Implementation(enum.IntEnum):
@@ -72,6 +72,13 @@ def contiguous(value: Any) -> Any:
                 return tuple([x.copy() if type(x) is np.ndarray and not x.flags.c_contiguous else x
                               for x in value])
     return value
+
+
+def returns_contiguous(call: Callable[..., Any]) -> Callable[..., Any]:
+    """Marks a ``__call__`` that makes its arrays contiguous itself (a hot path: the check inline
+    instead of the wrapper ``__init_subclass__`` would add)."""
+    call.finalised = True
+    return call
 
 
 def _finalising(call: Callable[..., Any]) -> Callable[..., Any]:
@@ -109,7 +116,8 @@ class TensorOperation:
 
     Every op returns C-contiguous arrays, as MindSpore's do (its outputs are fresh tensors): the
     base ``__call__`` and any ``__call__`` a subclass defines pass their result through
-    :func:`contiguous` (added by ``__init_subclass__``), so kernels may return views.
+    :func:`contiguous` (a wrapper added by ``__init_subclass__``, unless the method is marked
+    :func:`returns_contiguous` and checks inline), so kernels may return views.
 
     Attributes:
         implementation: ``None`` (both kernels; the input type picks), ``Implementation.C`` or
@@ -162,8 +170,9 @@ class PyTensorOperation(TensorOperation):
 
     implementation = Implementation.PY
 
+    @returns_contiguous
     def __call__(self, *args: Any) -> Any:
-        return self._run_pil(*args)
+        return contiguous(self._run_pil(*args))
 
 
 class FuncWrapper(TensorOperation):

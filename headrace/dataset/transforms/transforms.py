@@ -11,7 +11,7 @@ from PIL import Image
 from headrace._util.rng import sample_rng
 from headrace.common import dtype as mstype
 from headrace.dataset.transforms._base import (FuncWrapper, Implementation, PyTensorOperation,
-                                               TensorOperation, not_random)
+                                               TensorOperation, contiguous, not_random, returns_contiguous)
 from headrace.dataset.transforms._cast import c_cast, type_name
 from headrace.dataset.transforms._checks import (check_positive, check_value, type_check,
                                                  type_check_list)
@@ -37,13 +37,17 @@ class _OneToOne(TensorOperation):
 
     implementation = Implementation.C
 
+    @returns_contiguous
     def __call__(self, *args: Any) -> Any:
         if len(args) != 1:
             raise RuntimeError(_ONE_TO_ONE if args else _NO_INPUT)
         a = args[0]
         if type(a) is not np.ndarray:
             a = _as_array(a)
-        return self._run(a)
+        out = self._run(a)
+        if type(out) is np.ndarray and out.flags.c_contiguous:
+            return out
+        return contiguous(out)
 
 
 def _as_array(value: Any) -> np.ndarray:
@@ -184,6 +188,7 @@ class Compose(_Compound):
                 out.append(op)
         return out
 
+    @returns_contiguous
     def __call__(self, *args: Any) -> Any:
         if not args:
             if not self._python:  # MindSpore's C executor refuses an empty row
@@ -194,11 +199,11 @@ class Compose(_Compound):
             values = args
             for op in self.transforms:
                 values = _apply(op.transform if type(op) is _Wrapped else op, values)
-            return values
+            return contiguous(values)
         values = args if self.implementation == Implementation.PY else _inputs(args)
         for op in self.transforms:
             values = _apply(op, values)
-        return _result(values)
+        return contiguous(_result(values))
 
 
 class RandomApply(_Compound):
@@ -523,11 +528,14 @@ class Duplicate(TensorOperation):
 
     implementation = Implementation.C
 
+    @returns_contiguous
     def __call__(self, *args: Any) -> Any:
         if len(args) != 1:
             raise _err("Duplicate", f"only supports transform one column each time, got column num: "
                                     f"{len(args)}, check 'input_columns' when call this operator.")
         a = args[0] if type(args[0]) is np.ndarray else _as_array(args[0])
+        if not a.flags.c_contiguous:
+            a = a.copy()
         return a, a.copy()
 
 
@@ -738,11 +746,12 @@ class Unique(TensorOperation):
 
     implementation = Implementation.C
 
+    @returns_contiguous
     def __call__(self, *args: Any) -> Any:
         if len(args) != 1:
             raise RuntimeError(_ONE_TO_ONE if args else _NO_INPUT)
         a = args[0] if type(args[0]) is np.ndarray else _as_array(args[0])
-        return self._run(a)
+        return contiguous(self._run(a))
 
     def _run(self, a: np.ndarray) -> tuple:
         if _is_text(a.dtype):

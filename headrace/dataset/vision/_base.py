@@ -43,7 +43,8 @@ import numpy as np
 from PIL import Image
 
 from headrace._util.rng import sample_rng
-from headrace.dataset.transforms._base import Implementation, PyTensorOperation, TensorOperation
+from headrace.dataset.transforms._base import (Implementation, PyTensorOperation, TensorOperation, contiguous,
+                                               returns_contiguous)
 
 __all__ = ["NO_INPUT", "ONE_TO_ONE", "ImageTensorOperation", "Implementation", "PyImageOperation", "is_pil",
            "op_error", "require_image", "same_size"]
@@ -76,6 +77,7 @@ class ImageTensorOperation(TensorOperation):
     shared_draw = False
     many_inputs_error = ONE_TO_ONE
 
+    @returns_contiguous  # TensorOperation.__call__ and _run_shared make the arrays contiguous
     def __call__(self, *args: Any) -> Any:
         for a in args:
             if not isinstance(a, (np.ndarray, Image.Image)):
@@ -101,7 +103,7 @@ class ImageTensorOperation(TensorOperation):
         for a in arrays[1:]:
             bits.state = start
             outs.append(self._run(a))
-        return tuple(outs)
+        return contiguous(tuple(outs))
 
 
 def same_size(arrays: list[np.ndarray], op: str, detail: str) -> None:
