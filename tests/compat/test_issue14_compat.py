@@ -44,6 +44,11 @@ CASES = [
     ("t.TypeCast(mt.int32)()", "err"),
     ("v.RandomHorizontalFlip(0.1)(np.full((4, 4, 3), 'a'))", "err"),
     ("v.HorizontalFlip()(I['A'].astype(np.int64))", "err"),
+    ("v.VerticalFlip()(I['A'].astype(np.uint32))", "err"),
+    ("v.RandomVerticalFlip(1.0)(I['A'].astype(np.int64))", "err"),
+    ("v.RandomVerticalFlip(1.0)(np.zeros((2, 4, 4, 3), np.uint8))", "err"),
+    ("v.RandomVerticalFlip(1.0)(np.zeros(4, np.uint8))", "err"),
+    ("v.RandomHorizontalFlip(1.0)(np.arange(24, dtype=np.uint8).reshape(2, 1, 4, 3))", E),
     # OneHot on rank-2 labels, alone and inside Compose
     ("t.OneHot(4)(np.array([[1], [2], [3]], np.int32))", E),
     ("t.Compose([t.OneHot(4)])(np.array([[1], [2], [3]], np.int32))", E),

@@ -276,3 +276,17 @@ def test_every_operation_call_makes_its_arrays_contiguous():
     unchecked = [c.__qualname__ for c in classes
                  if c.__call__ is not TensorOperation.__call__ and not getattr(c.__call__, "finalised", False)]
     assert unchecked == []
+
+
+def test_random_vertical_flip_takes_no_batches_and_no_int64():
+    with pytest.raises(RuntimeError, match="^RandomVerticalFlip: input tensor is not in shape of <H,W> or <H,W,C>, "
+                                           "but got rank: 4$"):
+        v.RandomVerticalFlip(1.0)(np.zeros((2, 4, 4, 3), np.uint8))
+    with pytest.raises(RuntimeError, match="^RandomVerticalFlip: input tensor is not in shape of <H,W> or <H,W,C>, "
+                                           "but got rank: 1. You may need to perform Decode first.$"):
+        v.RandomVerticalFlip(1.0)(np.zeros(4, np.uint8))
+    with pytest.raises(RuntimeError, match=r"^RandomVerticalFlip: Cannot convert \[int64\] to OpenCV type. "
+                                           r"Currently unsupported data type: \[uint32, int64, uint64, string\]$"):
+        v.RandomVerticalFlip(1.0)(np.zeros((4, 4), np.int64))
+    assert v.RandomHorizontalFlip(1.0)(np.arange(8, dtype=np.uint8).reshape(2, 1, 4, 1)).ravel().tolist() == \
+        [3, 2, 1, 0, 7, 6, 5, 4]

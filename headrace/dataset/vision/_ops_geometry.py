@@ -481,6 +481,9 @@ _NO_CV_TYPES = frozenset(np.dtype(d) for d in ("uint32", "int64", "uint64"))
 
 
 def _check_flip(img: np.ndarray, op: str) -> None:
+    if op == "RandomVerticalFlip" and img.ndim not in (2, 3):  # MindSpore's op takes no batches
+        raise op_error(op, f"input tensor is not in shape of <H,W> or <H,W,C>, but got rank: {img.ndim}"
+                           + ("." + DECODE_FIRST if img.ndim < 2 else ""))
     if img.ndim < 2:
         raise op_error(op, "the image tensor should have at least two dimensions." + DECODE_FIRST)
     dt = img.dtype
