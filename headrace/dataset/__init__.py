@@ -6,7 +6,7 @@ Examples:
     >>> [r["x"].tolist() for r in d.create_dict_iterator(output_numpy=True)]
     [[2, 4], [6]]
 """
-from headrace.dataset import core, transforms, vision
+from headrace.dataset import core, text, transforms, vision
 from headrace.dataset._datasets import (
     BatchDataset, BatchInfo, BucketBatchByLengthDataset, ConcatDataset, Dataset, FilterDataset, FlatMapDataset,
     MapDataset, PaddedBatchDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset, SkipDataset,
@@ -42,5 +42,5 @@ __all__ = [
     "RenameDataset", "RepeatDataset", "Sampler", "Schema", "SequentialSampler", "Shuffle", "ShuffleDataset",
     "SkipDataset", "SourceDataset", "SubsetRandomSampler", "SubsetSampler", "TFRecordDataset", "TakeDataset",
     "Tensor", "TextFileDataset", "TupleIterator", "VOCDataset", "WeightedRandomSampler", "ZipDataset",
-    "config", "core", "transforms", "vision", "zip",
+    "config", "core", "text", "transforms", "vision", "zip",
 ]

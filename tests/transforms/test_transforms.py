@@ -140,7 +140,8 @@ def test_compose_flattens_and_marks_randomness():
     assert len(outer.transforms) == 2 and outer(np.array([5])).tolist() == [2.0]
     assert t.Compose([t.Fill(1), t.TypeCast(mstype.int8)]).random is False
     assert t.Compose([t.Fill(1), t.RandomApply([t.Fill(2)])]).random is True
-    with pytest.raises(TypeError, match="Compose was called without an image"):
+    # MindSpore 2.10: a Compose of C ops called with no input fails in its C executor (RuntimeError)
+    with pytest.raises(RuntimeError, match="^Input Tensor is not valid.$"):
         outer()
 
 

@@ -29,13 +29,15 @@ turned into an array by :func:`to_output`.
 from __future__ import annotations
 
 import enum
+import functools
+import inspect
 from typing import Any, Callable
 
 import numpy as np
 from PIL import Image
 
 __all__ = ["FuncWrapper", "Implementation", "PyTensorOperation", "TensorOperation", "as_operation",
-           "not_random", "to_output"]
+           "contiguous", "not_random", "returns_contiguous", "to_output"]
 
 
 class Implementation(enum.IntEnum):
@@ -53,8 +55,69 @@ def _to_array(value: Any) -> np.ndarray:
                         f"tensor.") from exc
 
 
+def contiguous(value: Any) -> Any:
+    """An op's output as MindSpore returns it: every array C-contiguous (a view such as a transpose
+    or a flipped slice is copied; a contiguous array passes as is). Tuples are done element-wise;
+    anything else (PIL images, lists) passes through.
+
+    Examples:
+        >>> contiguous(np.zeros((2, 3)).T).flags.c_contiguous
+        True
+    """
+    if type(value) is np.ndarray:
+        return value if value.flags.c_contiguous else value.copy()
+    if type(value) is tuple:
+        for v in value:
+            if type(v) is np.ndarray and not v.flags.c_contiguous:
+                return tuple([x.copy() if type(x) is np.ndarray and not x.flags.c_contiguous else x
+                              for x in value])
+    return value
+
+
+def returns_contiguous(call: Callable[..., Any]) -> Callable[..., Any]:
+    """Marks a ``__call__`` that makes its arrays contiguous itself (a hot path: the check inline
+    instead of the wrapper ``__init_subclass__`` would add)."""
+    call.finalised = True
+    return call
+
+
+def _finalising(call: Callable[..., Any]) -> Callable[..., Any]:
+    """``call`` (a subclass's ``__call__``) with its result passed through :func:`contiguous`."""
+    @functools.wraps(call)
+    def __call__(self: Any, *args: Any) -> Any:
+        out = call(self, *args)
+        if type(out) is np.ndarray:
+            return out if out.flags.c_contiguous else out.copy()
+        return contiguous(out)
+    __call__.finalised = True
+    return __call__
+
+
+def _binding_errors(init: Callable[..., Any]) -> Callable[..., Any]:
+    """``init`` (a subclass's ``__init__``) reporting wrong arguments in MindSpore's words
+    (``"missing a required argument: 'size'"``, from ``inspect.Signature.bind``) instead of
+    Python's; nothing is added to a call with fitting arguments."""
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            init(self, *args, **kwargs)
+        except TypeError as e:
+            try:
+                inspect.signature(init).bind(self, *args, **kwargs)
+            except TypeError as wrong:
+                raise TypeError(str(wrong)) from e
+            raise
+    __init__.finalised = True
+    return __init__
+
+
 class TensorOperation:
     """Base of all operations: an eager callable on NumPy arrays (and PIL images where supported).
+
+    Every op returns C-contiguous arrays, as MindSpore's do (its outputs are fresh tensors): the
+    base ``__call__`` and any ``__call__`` a subclass defines pass their result through
+    :func:`contiguous` (a wrapper added by ``__init_subclass__``, unless the method is marked
+    :func:`returns_contiguous` and checks inline), so kernels may return views.
 
     Attributes:
         implementation: ``None`` (both kernels; the input type picks), ``Implementation.C`` or
@@ -66,14 +129,29 @@ class TensorOperation:
     random = False
     _run_pil: Callable[..., Any] | None = None
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        call = cls.__dict__.get("__call__")
+        if call is not None and not getattr(call, "finalised", False):
+            cls.__call__ = _finalising(call)
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "finalised", False):
+            cls.__init__ = _binding_errors(init)
+
     def __call__(self, *args: Any) -> Any:
         if self.implementation == Implementation.PY or (
                 self._run_pil is not None and len(args) == 1 and isinstance(args[0], Image.Image)):
-            return self._run_pil(*args)
+            return contiguous(self._run_pil(*args))
         if len(args) == 1:
             a = args[0]
-            return self._run(a if type(a) is np.ndarray else _to_array(a))
-        return self._run(*[a if type(a) is np.ndarray else _to_array(a) for a in args])
+            out = self._run(a if type(a) is np.ndarray else _to_array(a))
+        elif not args:
+            raise RuntimeError("Input Tensor is not valid.")
+        else:
+            out = self._run(*[a if type(a) is np.ndarray else _to_array(a) for a in args])
+        if type(out) is np.ndarray:
+            return out if out.flags.c_contiguous else out.copy()
+        return contiguous(out)
 
     def _run(self, *arrays: np.ndarray) -> Any:
         raise NotImplementedError(f"{type(self).__name__} has no NumPy kernel.")
@@ -92,8 +170,9 @@ class PyTensorOperation(TensorOperation):
 
     implementation = Implementation.PY
 
+    @returns_contiguous
     def __call__(self, *args: Any) -> Any:
-        return self._run_pil(*args)
+        return contiguous(self._run_pil(*args))
 
 
 class FuncWrapper(TensorOperation):

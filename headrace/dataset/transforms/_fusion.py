@@ -35,6 +35,10 @@ def fuse_ops(ops: Sequence[Any], *, reduced_decode: bool = True) -> list[Any]:
       crop windows do not). Pass ``reduced_decode=False`` for bit-exact output.
     * ``[Normalize(..., is_hwc=True), HWC2CHW()]`` -> one op writing CHW float32 directly (exact).
 
+    A ``Compose`` in the list is first replaced by its operations (its Python functions unwrapped),
+    as MindSpore's map runs it: a function's output then reaches the next function as it is (a PIL
+    image stays an image), where an eager ``Compose(...)(x)`` converts it to an array.
+
     Args:
         ops (Sequence): the operations of one map, in order (ops or plain callables).
         reduced_decode (bool, optional): allow reduced-scale JPEG decoding. Default: True.
@@ -48,7 +52,7 @@ def fuse_ops(ops: Sequence[Any], *, reduced_decode: bool = True) -> list[Any]:
     """
     options = {"reduced_decode": reduced_decode}
     out: list[Any] = []
-    for op in ops:
+    for op in _expand_compose(ops):
         if out:
             for rule in _RULES:
                 fused = rule(out[-1], op, options)
@@ -57,6 +61,18 @@ def fuse_ops(ops: Sequence[Any], *, reduced_decode: bool = True) -> list[Any]:
                     break
             else:
                 out.append(op)
+        else:
+            out.append(op)
+    return out
+
+
+def _expand_compose(ops: Sequence[Any]) -> list[Any]:
+    """``ops`` with each Compose replaced by its operations, user functions unwrapped."""
+    from headrace.dataset.transforms.transforms import Compose, _Wrapped  # noqa: PLC0415 - cycle
+    out: list[Any] = []
+    for op in ops:
+        if isinstance(op, Compose):
+            out.extend(o.transform if type(o) is _Wrapped else o for o in op.transforms)
         else:
             out.append(op)
     return out

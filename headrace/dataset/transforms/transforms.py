@@ -11,7 +11,7 @@ from PIL import Image
 from headrace._util.rng import sample_rng
 from headrace.common import dtype as mstype
 from headrace.dataset.transforms._base import (FuncWrapper, Implementation, PyTensorOperation,
-                                               TensorOperation, not_random)
+                                               TensorOperation, contiguous, not_random, returns_contiguous)
 from headrace.dataset.transforms._cast import c_cast, type_name
 from headrace.dataset.transforms._checks import (check_positive, check_value, type_check,
                                                  type_check_list)
@@ -19,8 +19,13 @@ from headrace.dataset.transforms._checks import (check_positive, check_value, ty
 __all__ = ["Compose", "Concatenate", "Duplicate", "Fill", "Mask", "OneHot", "PadEnd", "RandomApply",
            "RandomChoice", "RandomOrder", "Relational", "Slice", "TypeCast", "Unique", "not_random"]
 
+# MindSpore caches one C++ executor per (process, thread) for eager calls here and scripts check that
+# the cache is released. headrace's ops run without executors, so its cache is always empty.
+EXECUTORS_LIST: dict = {}
+
 _SCALAR_TYPES = (str, float, bool, int, bytes)
 _ONE_TO_ONE = "The op is OneToOne, can only accept one tensor as input."
+_NO_INPUT = "Input Tensor is not valid."
 
 
 def _err(op: str, detail: str) -> RuntimeError:
@@ -32,13 +37,17 @@ class _OneToOne(TensorOperation):
 
     implementation = Implementation.C
 
+    @returns_contiguous
     def __call__(self, *args: Any) -> Any:
         if len(args) != 1:
-            raise RuntimeError(_ONE_TO_ONE)
+            raise RuntimeError(_ONE_TO_ONE if args else _NO_INPUT)
         a = args[0]
         if type(a) is not np.ndarray:
             a = _as_array(a)
-        return self._run(a)
+        out = self._run(a)
+        if type(out) is np.ndarray and out.flags.c_contiguous:
+            return out
+        return contiguous(out)
 
 
 def _as_array(value: Any) -> np.ndarray:
@@ -76,17 +85,18 @@ def _check_transforms(transforms: Any) -> list:
 
 class _Wrapped(FuncWrapper):
     """A user function inside a compound op: counts as a C op (as in MindSpore) and its outputs
-    become arrays (a tuple of outputs stays a tuple; PIL images stay images)."""
+    become arrays (a tuple of outputs stays a tuple of arrays), PIL images included: called
+    eagerly, MindSpore hands the next op of a Compose an array. (A map runs a Compose's operations
+    as its own list, see ``fuse_ops``: a PIL image then reaches the next function unchanged.)"""
 
     implementation = Implementation.C
 
     def __call__(self, *args: Any) -> Any:
         out = self.transform(*args)
-        if type(out) is np.ndarray or isinstance(out, Image.Image):
+        if type(out) is np.ndarray:
             return out
         if isinstance(out, tuple):
-            return tuple(o if type(o) is np.ndarray or isinstance(o, Image.Image) else _py_output(o)
-                         for o in out)
+            return tuple(o if type(o) is np.ndarray else _py_output(o) for o in out)
         return _py_output(out)
 
 
@@ -178,19 +188,22 @@ class Compose(_Compound):
                 out.append(op)
         return out
 
+    @returns_contiguous
     def __call__(self, *args: Any) -> Any:
         if not args:
+            if not self._python:  # MindSpore's C executor refuses an empty row
+                raise RuntimeError(_NO_INPUT)
             raise TypeError("Compose was called without an image. Fix invocation (avoid it being "
                             "invoked as Compose([...])()).")
         if self._python:
             values = args
             for op in self.transforms:
                 values = _apply(op.transform if type(op) is _Wrapped else op, values)
-            return values
+            return contiguous(values)
         values = args if self.implementation == Implementation.PY else _inputs(args)
         for op in self.transforms:
             values = _apply(op, values)
-        return _result(values)
+        return contiguous(_result(values))
 
 
 class RandomApply(_Compound):
@@ -380,8 +393,10 @@ class OneHot(_OneToOne):
             squeeze = True
         elif a.ndim == 1:
             labels, squeeze = a, False
-        else:
-            raise _err("OneHot", f"Only support scalar or 1D input, got rank: {a.ndim}")
+        else:  # MindSpore drops the size-1 axes first: (N, 1) labels are N labels
+            labels, squeeze = a.reshape([d for d in a.shape if d != 1]), False
+            if labels.ndim != 1:
+                raise _err("OneHot", f"Only support scalar or 1D input, got rank: {labels.ndim}")
         if labels.size and labels.max() >= n:
             bad = labels.max()
             raise _err("OneHot", f"index values should not bigger than num classes: {n}, but got: {bad}")
@@ -513,11 +528,14 @@ class Duplicate(TensorOperation):
 
     implementation = Implementation.C
 
+    @returns_contiguous
     def __call__(self, *args: Any) -> Any:
         if len(args) != 1:
             raise _err("Duplicate", f"only supports transform one column each time, got column num: "
                                     f"{len(args)}, check 'input_columns' when call this operator.")
         a = args[0] if type(args[0]) is np.ndarray else _as_array(args[0])
+        if not a.flags.c_contiguous:
+            a = a.copy()
         return a, a.copy()
 
 
@@ -728,11 +746,12 @@ class Unique(TensorOperation):
 
     implementation = Implementation.C
 
+    @returns_contiguous
     def __call__(self, *args: Any) -> Any:
         if len(args) != 1:
-            raise RuntimeError(_ONE_TO_ONE)
+            raise RuntimeError(_ONE_TO_ONE if args else _NO_INPUT)
         a = args[0] if type(args[0]) is np.ndarray else _as_array(args[0])
-        return self._run(a)
+        return contiguous(self._run(a))
 
     def _run(self, a: np.ndarray) -> tuple:
         if _is_text(a.dtype):

@@ -42,10 +42,12 @@ from typing import Any, Sequence
 import numpy as np
 from PIL import Image
 
-from headrace.dataset.transforms._base import Implementation, PyTensorOperation, TensorOperation
+from headrace._util.rng import sample_rng
+from headrace.dataset.transforms._base import (Implementation, PyTensorOperation, TensorOperation, contiguous,
+                                               returns_contiguous)
 
-__all__ = ["ImageTensorOperation", "Implementation", "PyImageOperation", "is_pil", "op_error",
-           "require_image"]
+__all__ = ["NO_INPUT", "ONE_TO_ONE", "ImageTensorOperation", "Implementation", "PyImageOperation", "is_pil",
+           "op_error", "require_image", "same_size"]
 
 
 def is_pil(value: Any) -> bool:
@@ -53,14 +55,63 @@ def is_pil(value: Any) -> bool:
     return isinstance(value, Image.Image)
 
 
-class ImageTensorOperation(TensorOperation):
-    """Base of vision ops: accepts only NumPy arrays or PIL images, else ``TypeError``."""
+ONE_TO_ONE = "The op is OneToOne, can only accept one tensor as input."
+NO_INPUT = "Input Tensor is not valid."
 
+
+class ImageTensorOperation(TensorOperation):
+    """Base of vision ops: accepts only NumPy arrays or PIL images, else ``TypeError``.
+
+    How many inputs an op takes (class attributes, MindSpore's rules):
+
+    * ``one_to_one = True`` (the default): exactly one image; several raise ``RuntimeError`` with
+      ``many_inputs_error`` (MindSpore's "The op is OneToOne, ..."), unless
+    * ``shared_draw = True``: each of several images (columns of one row) goes through ``_run``
+      with the same random draws, as MindSpore applies one flip or one crop window to an image and
+      its mask. ``_check_shared(arrays)`` may refuse inputs whose sizes differ.
+    * ``one_to_one = False``: the op's ``_run(*arrays)`` takes several inputs itself (bounding box
+      and batch-mixing ops).
+    """
+
+    one_to_one = True
+    shared_draw = False
+    many_inputs_error = ONE_TO_ONE
+
+    @returns_contiguous  # TensorOperation.__call__ and _run_shared make the arrays contiguous
     def __call__(self, *args: Any) -> Any:
         for a in args:
             if not isinstance(a, (np.ndarray, Image.Image)):
                 raise TypeError(f"Input should be NumPy or PIL image, got {type(a)}.")
-        return TensorOperation.__call__(self, *args)
+        if len(args) == 1 or not self.one_to_one or self.implementation == Implementation.PY:
+            return TensorOperation.__call__(self, *args)
+        if not args:
+            raise RuntimeError(NO_INPUT)
+        if not self.shared_draw:
+            raise RuntimeError(self.many_inputs_error.format(n=len(args)))
+        arrays = [a if type(a) is np.ndarray else np.asarray(a) for a in args]
+        self._check_shared(arrays)
+        return self._run_shared(arrays)
+
+    def _check_shared(self, arrays: list[np.ndarray]) -> None:
+        """Raises for inputs that cannot share one draw (the default accepts any)."""
+
+    def _run_shared(self, arrays: list[np.ndarray]) -> tuple:
+        """``_run`` on each array, replaying the first one's random draws for the others."""
+        bits = sample_rng().bit_generator
+        start = bits.state
+        outs = [self._run(arrays[0])]
+        for a in arrays[1:]:
+            bits.state = start
+            outs.append(self._run(a))
+        return contiguous(tuple(outs))
+
+
+def same_size(arrays: list[np.ndarray], op: str, detail: str) -> None:
+    """Raises ``op_error(op, detail)`` unless every array has the first one's height and width."""
+    hw = arrays[0].shape[:2]
+    for a in arrays[1:]:
+        if a.shape[:2] != hw:
+            raise op_error(op, detail)
 
 
 class PyImageOperation(PyTensorOperation):

@@ -31,6 +31,7 @@ class _BBoxOperation(ImageTensorOperation):
     """An op on (image, bbox): checks both, then runs ``_apply(img, boxes)``."""
 
     implementation = Implementation.C
+    one_to_one = False  # (image, bbox): kb.check_inputs counts the inputs
 
     def _run(self, *args: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         img, boxes = kb.check_inputs(args)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from headrace._util.rng import sample_rng
-from headrace.dataset.transforms._base import Implementation
+from headrace.dataset.transforms._base import Implementation, contiguous, returns_contiguous
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation
 from headrace.dataset.vision._kernels import decode as dec
@@ -52,13 +52,14 @@ class Decode(ImageTensorOperation):
         self.to_pil = to_pil
         self.implementation = Implementation.PY if to_pil else Implementation.C
 
+    @returns_contiguous
     def __call__(self, *args):
         if len(args) != 1:
             raise RuntimeError("The op is OneToOne, can only accept one tensor as input.")
         data = args[0]
         if self.to_pil:
             return dec.decode_pil(data)
-        return dec.decode_rgb(data)
+        return contiguous(dec.decode_rgb(data))
 
 
 def _reduction(ch: int, cw: int, oh: int, ow: int) -> int:
@@ -155,13 +156,15 @@ class RandomCropDecodeResize(ImageTensorOperation):
     def _box(self, h: int, w: int) -> tuple[int, int, int, int]:
         return geo.random_resized_crop_box(sample_rng(), h, w, self._scale, self._ratio, self.max_attempts)
 
+    @returns_contiguous
     def __call__(self, *args):
         if len(args) != 1:
             raise RuntimeError("The op is OneToOne, can only accept one tensor as input.")
         if self.interpolation == Inter.ANTIALIAS:
             raise RuntimeError("RandomCropDecodeResize: Unsupported interpolation, only support NEAREST, "
                                "LINEAR, CUBIC, AREA and PILCUBIC.")
-        return decode_crop_resize(args[0], self._box, self._hw, self.interpolation, "RandomCropDecodeResize")
+        return contiguous(decode_crop_resize(args[0], self._box, self._hw, self.interpolation,
+                                             "RandomCropDecodeResize"))
 
 
 class DecodeRandomResizedCrop(ImageTensorOperation):
@@ -190,11 +193,12 @@ class DecodeRandomResizedCrop(ImageTensorOperation):
         self.rrc = rrc
         self.reduced = reduced
 
+    @returns_contiguous
     def __call__(self, *args):
         if len(args) != 1:
             raise RuntimeError("The op is OneToOne, can only accept one tensor as input.")
         rrc = self.rrc
-        return decode_crop_resize(args[0], rrc.box, rrc._hw, rrc.interpolation, "Decode", self.reduced)
+        return contiguous(decode_crop_resize(args[0], rrc.box, rrc._hw, rrc.interpolation, "Decode", self.reduced))
 
     @property
     def op_name(self) -> str:

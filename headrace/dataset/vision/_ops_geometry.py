@@ -13,8 +13,9 @@ from PIL import Image, ImageOps
 
 from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation
+from headrace.dataset.transforms._cast import type_name
 from headrace.dataset.vision import _checks as ck
-from headrace.dataset.vision._base import ImageTensorOperation, is_pil, op_error
+from headrace.dataset.vision._base import ImageTensorOperation, is_pil, op_error, same_size
 from headrace.dataset.vision._kernels import geometry as geo
 from headrace.dataset.vision.utils import Border, Inter
 
@@ -166,6 +167,10 @@ class CenterCrop(ImageTensorOperation):
         h, w = img.shape[:2]
         if ch > h or cw > w:
             dh, dw = max(ch - h, 0), max(cw - w, 0)
+            if dh >= 3 * h or dw >= 3 * w:  # MindSpore's bound on the NumPy path
+                raise op_error("CenterCrop", f"Padding size cannot be more than 3 times of the original image "
+                                             f"size, got top padding: {dh}, left padding: {dw}, while the "
+                                             f"original image size: {h}, {w}")
             img = geo.pad(img, dh - dh // 2, dh // 2, dw - dw // 2, dw // 2, geo.CV_BORDER[Border.CONSTANT], 0)
             h, w = img.shape[:2]
         return geo.crop(img, (h - ch) // 2, (w - cw) // 2, ch, cw)
@@ -272,6 +277,7 @@ class RandomCrop(ImageTensorOperation):
     """
 
     random = True
+    shared_draw = True  # several columns (an image and its mask) get the same window
 
     def __init__(self, size, padding=None, pad_if_needed=False, fill_value=0, padding_mode=Border.CONSTANT):
         ck.check_crop_size(size)
@@ -293,6 +299,10 @@ class RandomCrop(ImageTensorOperation):
         if img.ndim < 2:
             raise op_error("RandomCropOp", f"input tensor should have at least 2 dimensions, but got: {img.ndim}")
         return _per_image(img, self._one)
+
+    def _check_shared(self, arrays: list[np.ndarray]) -> None:
+        same_size(arrays, "RandomCrop", "Input images in different column must have the same shape, check "
+                                        "the output shape in specified 'input_columns' before call this operation.")
 
     def _padded(self, img: np.ndarray) -> tuple[np.ndarray, int, int]:
         """The image with the fixed padding and, with pad_if_needed, what the window lacks;
@@ -366,6 +376,7 @@ class RandomResizedCrop(ImageTensorOperation):
     """
 
     random = True
+    shared_draw = True  # several columns (an image and its mask) get the same window
 
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3. / 4., 4. / 3.), interpolation=Inter.BILINEAR,
                  max_attempts=10):
@@ -378,6 +389,10 @@ class RandomResizedCrop(ImageTensorOperation):
         self._hw = ck.size_pair(size)
         self._scale = (float(scale[0]), float(scale[1]))
         self._ratio = (float(ratio[0]), float(ratio[1]))
+
+    def _check_shared(self, arrays: list[np.ndarray]) -> None:
+        same_size(arrays, "RandomCropAndResizeOp", "Input tensor in different columns of each row must have "
+                                                   "the same size.")
 
     def box(self, h: int, w: int, pil: bool = False) -> tuple[int, int, int, int]:
         """Draws (top, left, height, width) for an h x w image from ``sample_rng()``."""
@@ -460,9 +475,27 @@ class ResizedCrop(ImageTensorOperation):
 # ---------------------------------------------------------------------------------------- flips
 
 
+_FLIP_TYPES = frozenset(np.dtype(d) for d in ("bool", "int8", "uint8", "int16", "uint16", "int32", "float16",
+                                                "float32", "float64"))
+_NO_CV_TYPES = frozenset(np.dtype(d) for d in ("uint32", "int64", "uint64"))
+
+
 def _check_flip(img: np.ndarray, op: str) -> None:
+    if op == "RandomVerticalFlip" and img.ndim not in (2, 3):  # MindSpore's op takes no batches
+        raise op_error(op, f"input tensor is not in shape of <H,W> or <H,W,C>, but got rank: {img.ndim}"
+                           + ("." + DECODE_FIRST if img.ndim < 2 else ""))
     if img.ndim < 2:
         raise op_error(op, "the image tensor should have at least two dimensions." + DECODE_FIRST)
+    dt = img.dtype
+    if dt not in _FLIP_TYPES:
+        if op == "RandomVerticalFlip":  # MindSpore words this one's refusal after OpenCV
+            if dt in _NO_CV_TYPES or dt.kind in "USO":
+                raise op_error(op, f"Cannot convert [{type_name(dt)}] to OpenCV type. Currently unsupported "
+                                   "data type: [uint32, int64, uint64, string]")
+            return
+        raise op_error(op, "the data type of image tensor does not match the requirement of operator. Expecting "
+                           "tensor in type of (bool, int8, uint8, int16, uint16, int32, float16, float32, "
+                           f"float64). But got type {type_name(dt)}.")
 
 
 def _flip_any(img: np.ndarray, horizontal: bool) -> np.ndarray:
@@ -521,6 +554,7 @@ class RandomHorizontalFlip(ImageTensorOperation):
     """
 
     random = True
+    shared_draw = True  # several columns get the same flip
 
     def __init__(self, prob=0.5):
         self.prob = ck.check_prob(prob)
@@ -555,6 +589,7 @@ class RandomVerticalFlip(ImageTensorOperation):
     """
 
     random = True
+    shared_draw = True  # several columns get the same flip
 
     def __init__(self, prob=0.5):
         self.prob = ck.check_prob(prob)

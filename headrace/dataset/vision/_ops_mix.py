@@ -238,6 +238,7 @@ class MixUpBatch(ImageTensorOperation):
     """
 
     implementation = Implementation.C
+    one_to_one = False  # (images, labels): _run counts the inputs
     random = True
 
     def __init__(self, alpha=1.0):
@@ -293,6 +294,7 @@ class CutMixBatch(ImageTensorOperation):
     """
 
     implementation = Implementation.C
+    one_to_one = False  # (images, labels): _run counts the inputs
     random = True
 
     def __init__(self, image_batch_format, alpha=1.0, prob=1.0):

@@ -113,6 +113,7 @@ class RandomResize(ImageTensorOperation):
 
     implementation = Implementation.C
     random = True
+    shared_draw = True  # several columns get the same interpolation
     _CHOICES = (Inter.NEAREST, Inter.BILINEAR, Inter.BICUBIC, Inter.AREA)
 
     def __init__(self, size):
@@ -153,6 +154,8 @@ class SlicePatches(ImageTensorOperation):
     """
 
     implementation = Implementation.C
+    many_inputs_error = ("size of input should be 1, which means 'input_columns' should be 1 when call "
+                         "this operator, but got:{n}")
 
     def __init__(self, num_height=1, num_width=1, slice_mode=SliceMode.PAD, fill_value=0):
         if num_height is not None:

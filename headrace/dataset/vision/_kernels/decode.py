@@ -53,18 +53,20 @@ def decode_error(op: str, detail: str | None = None) -> RuntimeError:
 
 
 def encoded_bytes(data: Any, op: str = "Decode") -> bytes | memoryview:
-    """The encoded file inside ``data``: bytes, a 1-D array (its raw bytes) or a one-element ``|S``
-    array. Raises TypeError for other inputs, like MindSpore."""
+    """The encoded file inside ``data``: bytes, a 1-D array (its raw bytes), or one bytes object held
+    in a 0-d or one-element ``|S`` / object array (what a user source returning ``(img_bytes,)``
+    yields; MindSpore 2.10 refuses the 0-d forms, headrace decodes them). Raises TypeError for other
+    inputs, like MindSpore."""
     if isinstance(data, (bytes, bytearray, memoryview)):
         buf = bytes(data) if not isinstance(data, bytes) else data
     elif isinstance(data, np.ndarray):
-        if data.ndim != 1:
+        if data.ndim <= 1 and data.dtype.kind in "SO" and data.size == 1:
+            buf = _held_bytes(data, op)
+        elif data.ndim != 1:
             raise TypeError(f"The number of array dimensions of the encoded image should be 1, but got "
                             f"{data.ndim}.")
-        if data.dtype.kind == "S":
-            if data.size != 1:
-                raise RuntimeError(f"{op}: couldn't decode bytes field with multi dims.")
-            buf = data[0]
+        elif data.dtype.kind == "S":
+            raise RuntimeError(f"{op}: couldn't decode bytes field with multi dims.")
         elif data.dtype.kind in "OU":
             raise decode_error(op, f"The input is an array of {data.dtype}, not encoded image bytes.")
         else:
@@ -74,6 +76,17 @@ def encoded_bytes(data: Any, op: str = "Decode") -> bytes | memoryview:
     if len(buf) == 0:
         raise decode_error(op, "The input is empty (0 bytes).")
     return buf
+
+
+def _held_bytes(data: np.ndarray, op: str) -> bytes | memoryview:
+    """The bytes object inside a one-element ``|S`` or object array (0-d or 1-D)."""
+    if data.dtype.kind == "S":  # the raw item keeps trailing NUL bytes that indexing would strip
+        return memoryview(np.ascontiguousarray(data).reshape(-1)).cast("B")
+    value = data.reshape(-1)[0]
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise decode_error(op, f"The input is an array of object holding {type(value).__name__}, not "
+                               f"encoded image bytes.")
+    return bytes(value) if not isinstance(value, bytes) else value
 
 
 def is_jpeg(buf: bytes | memoryview) -> bool:
