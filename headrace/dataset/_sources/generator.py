@@ -200,6 +200,25 @@ class GeneratorDataset(MappableDataset):
         if self.python_multiprocessing and self.random_access and self._workers > 1:
             warm_up_process_workers()
 
+    def __getitem__(self, index):
+        """What the source returns for the ``index``-th row of a first pass, untouched (MindSpore's
+        random access: the sampler, shuffle, shards and num_samples pick the source index).
+
+        Raises:
+            TypeError: ``index`` is not an int or a NumPy integer.
+            RuntimeError: the source is not random-access, a batch_sampler is set, or ``index`` is
+                out of range.
+        """
+        checks.check_type(index, (int, np.number), "index")
+        if not _is_random_access(self.source):
+            raise RuntimeError("Dataset don't support randomized access.")
+        if self.batch_sampler is not None:
+            raise RuntimeError("GeneratorDataset with batch_sampler does not support random access.")
+        if not self.random_access:
+            raise RuntimeError("Dataset don't support randomized access: the source has __getitem__ but no "
+                               "__len__, which random access needs.")
+        return self.source[self._access_index(index)]
+
     def _default_workers(self) -> int:
         return 1
 
@@ -296,6 +315,17 @@ class NumpySlicesDataset(MappableDataset):
         self.column_names = names
         self._columns = cols
         super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
+
+    def __getitem__(self, index):
+        """The ``index``-th row of a first pass as a tuple of the columns' own elements (sampler,
+        shuffle and shards applied), as MindSpore's random access returns it.
+
+        Raises:
+            TypeError: ``index`` is not an int or a NumPy integer.
+            RuntimeError: ``index`` is out of range.
+        """
+        i = self._access_index(index)
+        return tuple([c[i] for c in self._columns])
 
     def _default_workers(self) -> int:
         return 1
