@@ -115,6 +115,8 @@ def dicts():
     }
     for name, f in pbms.items():
         out["pbm_" + name] = rows_of(zipped, ["x", "d"], lambda d, f=f: d.batch(2, per_batch_map=f))
+    d = ds.GeneratorDataset(lambda: iter([(np.array([i]), {"a": i}) for i in range(4)]), ["x", "d"], shuffle=False)
+    out["types_shapes"] = [[str(t) for t in d.output_types()], d.output_shapes(), d.batch(2).output_shapes()]
     out["unsupported"] = rows_of([({"a": np.array([1, None], dtype=object)},)], ["d"])
     return out
 
@@ -176,7 +178,7 @@ def test_random_access_errors_match(both):
 
 DICT_CASES = ["rows_True_tuple", "rows_True_dict", "rows_False_tuple", "rows_False_dict", "map_returns_dict",
               "map_sees_raw", "batch_True", "batch_False", "batch_key_order", "pbm_lod", "pbm_dict_dict",
-              "pbm_arr_dict", "pbm_list_lod"]
+              "pbm_arr_dict", "pbm_list_lod", "types_shapes"]
 
 
 @pytest.mark.compat

@@ -185,3 +185,10 @@ def test_dicts_cross_worker_processes():
 def test_tensor_type_is_headrace_tensor():
     out = _rows(ds.GeneratorDataset(_gen([({"a": 1},)]), ["d"], shuffle=False), numpy=False)
     assert type(out[0][0]["a"]) is Tensor
+
+
+def test_output_types_and_shapes_of_a_dict_column():
+    d = ds.GeneratorDataset(_gen([(np.array([i]), {"a": i}) for i in range(4)]), ["x", "d"], shuffle=False)
+    assert d.output_types() == [np.dtype("int64"), np.dtype("O")]
+    assert d.output_shapes() == [[1], [0]]
+    assert d.batch(2).output_shapes() == [[2, 1], [0]]
