@@ -169,3 +169,20 @@ def test_two_level_pipeline():
     d = ds.GeneratorDataset(Inner(), ["c"], shuffle=False)
     assert [int(r[0]) for r in d.create_tuple_iterator(num_epochs=1, output_numpy=True)] == [1, 2, 3, 4]
     assert [int(d[i]) for i in range(4)] == [1, 2, 3, 4]
+
+
+def test_source_with_getitem_but_no_len_is_refused_when_read():
+    class NoLen:
+        def __getitem__(self, i):
+            if i >= 3:
+                raise IndexError(i)
+            return (np.array([i]),)
+
+    d = ds.GeneratorDataset(NoLen(), ["a"], shuffle=False)  # building works, as in MindSpore
+    message = r"^Attempt to construct a random access dataset, '__len__' method is required!$"
+    with pytest.raises(RuntimeError, match=message):
+        d.get_dataset_size()
+    with pytest.raises(RuntimeError, match=message):
+        list(d.create_tuple_iterator(output_numpy=True))
+    with pytest.raises(RuntimeError, match=message):
+        d[0]

@@ -19,6 +19,9 @@ _COUNT_MISMATCH = ("Invalid Python function, the 'source' of 'GeneratorDataset' 
                    "number of returned NumPy array is:{got}")
 
 
+_NEEDS_LEN = "Attempt to construct a random access dataset, '__len__' method is required!"
+
+
 def _dtype_list(column_types: Any, n: int) -> list[np.dtype] | None:
     if column_types is None:
         return None
@@ -122,6 +125,16 @@ class BatchSamplerStream:
                 yield tuple(np.stack(c) for c in cols)
 
 
+class _NeedsLen:
+    """The stream of a source with ``__getitem__`` but no ``__len__``: reading it raises."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.column_names = list(names)
+
+    def iterate(self) -> Iterator[tuple]:
+        raise RuntimeError(_NEEDS_LEN)
+
+
 def _is_iterable(obj: Any) -> bool:
     return hasattr(obj, "__iter__") or hasattr(obj, "__next__")
 
@@ -215,8 +228,7 @@ class GeneratorDataset(MappableDataset):
         if self.batch_sampler is not None:
             raise RuntimeError("GeneratorDataset with batch_sampler does not support random access.")
         if not self.random_access:
-            raise RuntimeError("Dataset don't support randomized access: the source has __getitem__ but no "
-                               "__len__, which random access needs.")
+            raise RuntimeError(_NEEDS_LEN)
         return self.source[self._access_index(index)]
 
     def _default_workers(self) -> int:
@@ -233,6 +245,9 @@ class GeneratorDataset(MappableDataset):
 
     def _make_plan(self):
         cols = tuple(self.column_names)
+        if _is_random_access(self.source) and not self.random_access:
+            # MindSpore reads any source with __getitem__ by index, which needs __len__
+            return P.StreamNode((), cols, _NeedsLen(cols), "GeneratorDataset", None, None)
         if self.batch_sampler is not None:
             src = BatchSamplerStream(self.source, cols, self._converter(), self.batch_sampler, self.collate_fn)
             known = len(self.batch_sampler) if hasattr(self.batch_sampler, "__len__") else None
