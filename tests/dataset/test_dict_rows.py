@@ -192,3 +192,21 @@ def test_output_types_and_shapes_of_a_dict_column():
     assert d.output_types() == [np.dtype("int64"), np.dtype("O")]
     assert d.output_shapes() == [[1], [0]]
     assert d.batch(2).output_shapes() == [[2, 1], [0]]
+
+
+def _pbm_with_pid(x, d, info):
+    import os
+    return x, [dict(r, pid=os.getpid(), b=r["b"] * 2) for r in d]
+
+
+def test_per_batch_map_dicts_made_in_worker_processes():
+    d = ds.GeneratorDataset(DictSource(), ["x", "d"], shuffle=False)
+    d = d.batch(3, per_batch_map=_pbm_with_pid, num_parallel_workers=2, python_multiprocessing=True)
+    out = _rows(d)
+    import os
+    pids = {int(p) for r in out for p in r[1]["pid"]}
+    assert os.getpid() not in pids and len(pids) >= 1
+    assert [[_plain(v) for v in r[1]["b"]] for r in out] == [
+        [("ndarray", "float64", 0.0), ("ndarray", "float64", 3.0), ("ndarray", "float64", 6.0)],
+        [("ndarray", "float64", 9.0), ("ndarray", "float64", 12.0), ("ndarray", "float64", 15.0)]]
+    assert [_plain(r[1]["a"][0]) for r in out] == [("ndarray", "int64", [0, 0]), ("ndarray", "int64", [3, 3])]
