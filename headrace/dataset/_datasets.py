@@ -380,8 +380,8 @@ class Dataset:
         return row
 
     def output_shapes(self, estimate=False):
-        """Shapes of the first row's columns, as lists."""
-        return [list(np.shape(v)) for v in self._first_row()]
+        """Shapes of the first row's columns, as lists (``[0]`` for a Python dict column, as in MindSpore)."""
+        return [[0] if isinstance(v, dict) else list(np.shape(v)) for v in self._first_row()]
 
     def output_types(self):
         """NumPy dtypes of the first row's columns (strings as ``<U``, bytes as ``S``)."""

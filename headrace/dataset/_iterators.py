@@ -1,6 +1,7 @@
 """Iterators over a dataset: rows as lists (tuple iterator) or dicts, for one or more epochs."""
 from __future__ import annotations
 
+import copy as _copy
 import weakref
 
 import numpy as np
@@ -36,6 +37,39 @@ def _check_bool(value, name):
     check_type(value, bool, name)
 
 
+_ndarray = np.ndarray
+_ARRAY_KINDS = frozenset("biufUS")  # the dtypes a Python-object value may hold (no object, complex)
+_SCALARS = (int, float, str, np.str_, np.bytes_)  # bool is an int
+
+
+def python_value_out(obj, to_numpy, do_copy=False):
+    """A value of a Python-object column (a dict from a source, a map or a batch) as an iterator
+    gives it, with MindSpore's rules: dicts, tuples and lists keep their type and convert their
+    items; numbers, str and arrays become arrays (Tensors unless ``to_numpy``; text stays a NumPy
+    array); anything else (None, bytes, sets, ...) is returned as it is (a deep copy with
+    ``do_copy``).
+
+    Raises:
+        TypeError: an array of an unsupported dtype (object, complex, ...) inside the value.
+    """
+    if isinstance(obj, dict):
+        return {k: python_value_out(v, to_numpy, do_copy) for k, v in obj.items()}
+    if isinstance(obj, tuple):
+        return tuple([python_value_out(v, to_numpy, do_copy) for v in obj])
+    if isinstance(obj, list):
+        return [python_value_out(v, to_numpy, do_copy) for v in obj]
+    if isinstance(obj, _ndarray) or isinstance(obj, _SCALARS) or (
+            isinstance(obj, np.generic) and obj.dtype.kind in _ARRAY_KINDS):
+        if isinstance(obj, _ndarray) and obj.dtype.kind not in _ARRAY_KINDS:
+            raise TypeError(f"A NumPy array of unsupported type detected: {obj.dtype}. A value inside a "
+                            "Python dict column must be a bool, int, float, str or bytes array.")
+        arr = np.array(obj) if do_copy else np.asarray(obj)
+        if to_numpy or arr.dtype.kind in "US":
+            return arr.view(_ndarray)
+        return arr.view(Tensor)
+    return _copy.deepcopy(obj) if do_copy else obj
+
+
 class Iterator:
     """Reads a dataset. Iterating it once is one epoch; ``num_epochs=-1`` allows any number.
 
@@ -67,6 +101,9 @@ class Iterator:
             self._col_names = list(columns)
         self._output_numpy = output_numpy
         self._do_copy = do_copy
+        # NumPy output: whether rows hold Python objects (dicts) to convert, decided by the first
+        # row so that rows of arrays only cost one attribute test (see _has_objects).
+        self._objects = None
         # The run releases its workers and buffers on stop(), or by its own finalizer once it is
         # dropped with this iterator; nothing here (no finalizer, no __del__) holds it longer.
         self._run = PipelineRun(dataset._plan, num_epochs)
@@ -92,6 +129,8 @@ class Iterator:
 
     def _out_value(self, v):
         if self._output_numpy or not isinstance(v, np.ndarray) or v.dtype.kind in "USO":
+            if isinstance(v, dict):
+                return python_value_out(v, self._output_numpy, self._do_copy)
             return v
         if self._do_copy:
             v = v.copy()
@@ -134,12 +173,27 @@ class Iterator:
         self.stop()
 
 
+    def _python_values(self, row):
+        """``row`` with its Python-object (dict) values converted (see ``python_value_out``)."""
+        to_numpy, do_copy = self._output_numpy, self._do_copy
+        return [python_value_out(v, to_numpy, do_copy) if isinstance(v, dict) else v for v in row]
+
+
+def _has_objects(row) -> bool:
+    """Whether a row holds anything but arrays. The first row decides for the whole iterator: a
+    column holding a dict holds one in every row (a function returning a dict only for some rows
+    gets its later dicts through unconverted with NumPy output)."""
+    return list(map(type, row)).count(_ndarray) != len(row)
+
+
 class TupleIterator(Iterator):
     """Yields each row as a list of column values, in column order."""
 
     def _convert(self, row):
         if self._output_numpy:
-            return list(row)
+            if self._objects is None:
+                self._objects = _has_objects(row)
+            return self._python_values(row) if self._objects else list(row)
         return [self._out_value(v) for v in row]
 
 
@@ -148,5 +202,7 @@ class DictIterator(Iterator):
 
     def _convert(self, row):
         if self._output_numpy:
-            return dict(zip(self._col_names, row))
+            if self._objects is None:
+                self._objects = _has_objects(row)
+            return dict(zip(self._col_names, self._python_values(row) if self._objects else row))
         return {name: self._out_value(v) for name, v in zip(self._col_names, row)}

@@ -180,15 +180,18 @@ def test_collate_still_refuses_mixed_rows(values, message):
         collate(values, 0, "v")
 
 
-def test_collate_of_array_subclasses_and_python_objects_is_np_stack():
+def test_collate_of_array_subclasses_is_np_stack_and_of_dicts_a_dict_of_arrays():
     class Sub(np.ndarray):
         pass
 
     subs = [np.zeros(3, np.float32).view(Sub) for _ in range(2)]
     assert type(collate(subs, 0, "v")) is type(np.stack(subs))
-    objs = [{"a": 1}, {"b": 2}]
-    got = collate(objs, 0, "v")
-    assert got.dtype == object and got.tolist() == objs
+    got = collate([{"a": 1, "b": "x"}, {"a": 2, "b": "yy"}], 0, "v")  # MindSpore batches dicts key by key
+    assert list(got) == ["a", "b"]
+    assert got["a"].dtype == np.int64 and got["a"].tolist() == [1, 2]
+    assert got["b"].dtype == np.dtype("<U2") and got["b"].tolist() == ["x", "yy"]
+    with pytest.raises(PipelineError, match="have different keys: a row lacks the first row's key 'a'"):
+        collate([{"a": 1}, {"b": 2}], 0, "v")
 
 
 # ---- tasks carry consecutive source indices as a range ------------------------------------------

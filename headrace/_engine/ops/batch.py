@@ -62,6 +62,8 @@ def collate(values: Sequence[np.ndarray], col: int, name: str, op: str = "batch 
         out = _stack_numbers(values)
         if out is not None:
             return out
+        if isinstance(values[0], dict):
+            return collate_dicts(values, col, name, op)
         try:  # same shapes and exactly the same dtype (checked by casting="no")
             return np.stack(values, casting="no")
         except (ValueError, TypeError, AttributeError):
@@ -71,6 +73,9 @@ def collate(values: Sequence[np.ndarray], col: int, name: str, op: str = "batch 
     first = values[0]
     dtype, shape = first.dtype, first.shape
     for v in values:
+        if not isinstance(v, _ndarray):
+            raise PipelineError(op, f"Cannot batch a {type(v).__name__} with arrays in column {col} ({name!r}): "
+                                "every row of a column must hold an array, or every row a dict.", columns=[name])
         if v.shape != shape:
             raise PipelineError(op, f"Cannot batch tensors with different shapes in column {col} ({name!r}). "
                                 f"First element had shape {_fmt(shape)} and this element had shape {_fmt(v.shape)}. "
@@ -81,6 +86,41 @@ def collate(values: Sequence[np.ndarray], col: int, name: str, op: str = "batch 
                                 f"{dtype} and {v.dtype}. Cast them to one type first (TypeCast).",
                                 columns=[name])
     return np.stack(values)
+
+
+_PRIMITIVE_KINDS = frozenset("biufUS")  # what a batched dict value may hold (not object, not complex)
+
+
+def collate_dicts(values: Sequence[Any], col: int, name: str, op: str = "batch operation") -> dict:
+    """Batches a column of Python dicts as MindSpore does: one dict with the first row's keys, each
+    value the array of that key's values over the rows (``np.array`` of them)."""
+    keys = list(values[0])
+    for v in values:
+        if not isinstance(v, dict):
+            raise PipelineError(op, f"Cannot batch a Python dict with a {type(v).__name__} in column {col} "
+                                f"({name!r}): every row of the column must be a dict.", columns=[name])
+        if len(v) != len(keys):
+            raise PipelineError(op, "Failed to create a batch since number of key/value pairs in dictionaries "
+                                f"do not match. First row: {len(keys)}, current row: {len(v)}", columns=[name])
+    out = {}
+    for k in keys:
+        try:
+            items = [v[k] for v in values]
+        except KeyError:
+            raise PipelineError(op, f"Failed to create a batch since the dictionaries in column {col} ({name!r}) "
+                                f"have different keys: a row lacks the first row's key {k!r}.",
+                                columns=[name]) from None
+        try:
+            arr = np.array(items)
+        except (ValueError, TypeError) as e:
+            raise PipelineError(op, f"Failed to batch Python dictionary: {type(e).__name__}: {e} (column {col} "
+                                f"({name!r}), key {k!r})", columns=[name]) from e
+        if arr.dtype.kind not in _PRIMITIVE_KINDS:
+            raise PipelineError(op, "Batch: failed to create a NumPy array with primitive types for the dictionary "
+                                f"objects in column {col}, key: {k!r}.\nIf you want a customized array, define a "
+                                "custom 'per_batch_map' function.", columns=[name])
+        out[k] = arr
+    return out
 
 
 def _fmt(shape: tuple[int, ...]) -> str:
@@ -169,12 +209,58 @@ class BatchFn:
             raise PipelineError("batch operation: [per_batch_map]", f"per_batch_map returned {len(out)} "
                                 f"column(s) but {self.out_count} are expected (set output_columns).",
                                 columns=names, index=num)
-        out_arrays = [self._to_batch(v, j) for j, v in enumerate(out)]
+        if any(isinstance(v, dict) or (type(v) in (list, tuple) and v and isinstance(v[0], dict)) for v in out):
+            out_arrays = self._python_outputs(out, len(rows), names, num)
+        else:
+            out_arrays = [self._to_batch(v, j) for j, v in enumerate(out)]
         rest: list[Any] = [None] * len(cols)
         for c in range(len(cols)):
             if c not in self.input_idx:
                 rest[c] = collate([r[c] for r in rows], c, cols[c])
         return self.assemble(tuple(rest), out_arrays)
+
+    def _out_name(self, j: int) -> str:
+        return self.out_cols[j] if j < len(self.out_cols) else str(j)
+
+    def _python_outputs(self, out: tuple, nrows: int, names: list[str], num: int) -> list[Any]:
+        """per_batch_map results holding Python dicts, with MindSpore's rules: a dict is one batched
+        value, kept as it is (the other results must then be dicts or arrays); a list of dicts (one
+        per row) becomes a dict of lists, and every other result must then hold one value per row."""
+        op = "batch operation: [per_batch_map]"
+        single = any(isinstance(v, dict) for v in out)
+        res: list[Any] = []
+        for j, v in enumerate(out):
+            if isinstance(v, dict):
+                res.append(v)
+            elif single:
+                if not isinstance(v, np.ndarray):
+                    raise PipelineError(op, "Failed to convert rows: mismatched types returned from per_batch_map "
+                                        "function. If different types are returned, all of them should be "
+                                        f"convertible to Python lists. Got: Python dict and {type(v).__name__} "
+                                        f"(column {self._out_name(j)!r}).", columns=names, index=num)
+                res.append(to_array(v))
+            else:
+                got = len(v) if isinstance(v, (list, tuple)) or (isinstance(v, np.ndarray) and v.ndim) else None
+                if got != nrows:
+                    raise PipelineError(op, f"Invalid data, column: {self._out_name(j)} expects: {nrows} rows "
+                                        f"returned from 'per_batch_map', got: "
+                                        f"{got if got is not None else type(v).__name__}", columns=names, index=num)
+                res.append(self._rows_of_dicts(v, j, names, num) if type(v) in (list, tuple) and v
+                           and isinstance(v[0], dict) else self._to_batch(v, j))
+        return res
+
+    def _rows_of_dicts(self, rows: Sequence[Any], j: int, names: list[str], num: int) -> dict:
+        keys = list(rows[0])
+        if any(not isinstance(r, dict) or len(r) != len(keys) for r in rows):
+            raise PipelineError("batch operation: [per_batch_map]", f"per_batch_map returned a list for column "
+                                f"{self._out_name(j)!r} mixing dicts with other values or dicts with different "
+                                "keys; a list of dicts must hold dicts with the same keys.", columns=names, index=num)
+        try:
+            return {k: [r[k] for r in rows] for k in keys}
+        except KeyError as e:
+            raise PipelineError("batch operation: [per_batch_map]", f"per_batch_map returned dicts with different "
+                                f"keys for column {self._out_name(j)!r}: a row lacks the key {e.args[0]!r}.",
+                                columns=names, index=num) from None
 
     def _to_batch(self, value: Any, j: int) -> np.ndarray:
         try:

@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 
 from headrace._engine import plan as P
-from headrace._util import checks
-from headrace._util.types import RandomAccessSource
+from headrace._engine import options as _options
+from headrace._util import checks, rng
+from headrace._util.types import RandomAccessSource, SampleContext
 from headrace.dataset._datasets import Dataset, resolve_workers
 
 
@@ -78,6 +79,32 @@ class MappableDataset(SourceDataset):
         """Whether reads should run in worker processes (None: the engine picks threads)."""
         return None
 
+    def _access_index(self, index: Any) -> int:
+        """The source index that position ``index`` of a first pass reads: what ``dataset[index]``
+        returns in MindSpore (the sampler's order, drawn once with the configured seed, or a fresh
+        one when none is set, and kept until the sampler changes).
+
+        Raises:
+            TypeError: ``index`` is not an int or a NumPy integer.
+            RuntimeError: ``index`` is negative or not below the number of samples.
+        """
+        checks.check_type(index, (int, np.number), "index")
+        if not isinstance(index, (int, np.integer)):
+            raise TypeError(f"Argument index with value {index} is not an integer, but got {type(index)}.")
+        order = self.__dict__.get("_access_order")
+        if order is None:
+            order = self.__dict__["_access_order"] = self._first_pass_order()
+        i = int(index)
+        if not 0 <= i < len(order):
+            raise RuntimeError(f"{self._source_name()}: Index [{i}] exceeded the number of data samples.")
+        return int(order[i])
+
+    def _first_pass_order(self) -> np.ndarray:
+        seed = _options.snapshot().seed
+        ctx = SampleContext(len(self._source()), 0, seed if seed is not None else rng.new_seed(),
+                            self._detached_labels(), seed is not None)
+        return np.asarray(self._sampler_plan.indices(ctx), dtype=np.int64)
+
     def use_sampler(self, new_sampler):
         """Makes this dataset read through ``new_sampler`` (in place, as in MindSpore; returns None).
 
@@ -96,7 +123,7 @@ class MappableDataset(SourceDataset):
         plan = select_sampler(self.num_samples, None, sampler, None, None)
         self.sampler, self.shuffle_flag, self.num_shards, self.shard_id = sampler, None, None, None
         self._sampler_plan = plan
-        for cached in ("_plan_node", "_counted_size", "_first"):
+        for cached in ("_plan_node", "_counted_size", "_first", "_access_order"):
             self.__dict__.pop(cached, None)
 
     def _with_sampler(self, sampler: Any) -> "MappableDataset":

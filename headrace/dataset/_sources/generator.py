@@ -19,6 +19,9 @@ _COUNT_MISMATCH = ("Invalid Python function, the 'source' of 'GeneratorDataset' 
                    "number of returned NumPy array is:{got}")
 
 
+_NEEDS_LEN = "Attempt to construct a random access dataset, '__len__' method is required!"
+
+
 def _dtype_list(column_types: Any, n: int) -> list[np.dtype] | None:
     if column_types is None:
         return None
@@ -122,6 +125,16 @@ class BatchSamplerStream:
                 yield tuple(np.stack(c) for c in cols)
 
 
+class _NeedsLen:
+    """The stream of a source with ``__getitem__`` but no ``__len__``: reading it raises."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.column_names = list(names)
+
+    def iterate(self) -> Iterator[tuple]:
+        raise RuntimeError(_NEEDS_LEN)
+
+
 def _is_iterable(obj: Any) -> bool:
     return hasattr(obj, "__iter__") or hasattr(obj, "__next__")
 
@@ -200,6 +213,24 @@ class GeneratorDataset(MappableDataset):
         if self.python_multiprocessing and self.random_access and self._workers > 1:
             warm_up_process_workers()
 
+    def __getitem__(self, index):
+        """What the source returns for the ``index``-th row of a first pass, untouched (MindSpore's
+        random access: the sampler, shuffle, shards and num_samples pick the source index).
+
+        Raises:
+            TypeError: ``index`` is not an int or a NumPy integer.
+            RuntimeError: the source is not random-access, a batch_sampler is set, or ``index`` is
+                out of range.
+        """
+        checks.check_type(index, (int, np.number), "index")
+        if not _is_random_access(self.source):
+            raise RuntimeError("Dataset don't support randomized access.")
+        if self.batch_sampler is not None:
+            raise RuntimeError("GeneratorDataset with batch_sampler does not support random access.")
+        if not self.random_access:
+            raise RuntimeError(_NEEDS_LEN)
+        return self.source[self._access_index(index)]
+
     def _default_workers(self) -> int:
         return 1
 
@@ -214,6 +245,9 @@ class GeneratorDataset(MappableDataset):
 
     def _make_plan(self):
         cols = tuple(self.column_names)
+        if _is_random_access(self.source) and not self.random_access:
+            # MindSpore reads any source with __getitem__ by index, which needs __len__
+            return P.StreamNode((), cols, _NeedsLen(cols), "GeneratorDataset", None, None)
         if self.batch_sampler is not None:
             src = BatchSamplerStream(self.source, cols, self._converter(), self.batch_sampler, self.collate_fn)
             known = len(self.batch_sampler) if hasattr(self.batch_sampler, "__len__") else None
@@ -296,6 +330,17 @@ class NumpySlicesDataset(MappableDataset):
         self.column_names = names
         self._columns = cols
         super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
+
+    def __getitem__(self, index):
+        """The ``index``-th row of a first pass as a tuple of the columns' own elements (sampler,
+        shuffle and shards applied), as MindSpore's random access returns it.
+
+        Raises:
+            TypeError: ``index`` is not an int or a NumPy integer.
+            RuntimeError: ``index`` is out of range.
+        """
+        i = self._access_index(index)
+        return tuple([c[i] for c in self._columns])
 
     def _default_workers(self) -> int:
         return 1
