@@ -85,6 +85,26 @@ def test_lock_released_when_open_fails_or_writer_is_dropped(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["r.mindrecord", "r.mindrecord.db"]
 
 
+def test_a_dropped_writer_in_a_reference_cycle_does_not_block_the_next_one(tmp_path):
+    # MindSpore's test_file_writer_parallel: a writer whose write_raw_data raised is abandoned while
+    # the error's traceback (a cycle) still holds it; the next writer of that file must go ahead.
+    import gc
+    path = str(tmp_path / "c.mindrecord")
+    gc.disable()
+    try:
+        w = _writer(path, 1)
+        w.cycle = w                                 # only a garbage collection can free it now
+        del w
+        _writer(path, 2, overwrite=True).commit()   # this process holds the lock: collect, then take it
+    finally:
+        gc.enable()
+    assert _rows(path) == [(2, k) for k in range(5)]
+    live = _writer(path, 3, overwrite=True)         # a writer still in use keeps its lock
+    with pytest.raises(MindRecordRuntimeError, match="another FileWriter is writing"):
+        _writer(path, 4, overwrite=True)
+    live.commit()
+
+
 def test_each_shard_is_locked(tmp_path):
     path = str(tmp_path / "s.mindrecord")
     w = _writer(path, 1, shard_num=3)

@@ -8,7 +8,10 @@ line naming its holder (pid, host, program, start time) so a refused writer can 
 
 Releasing unlinks the file while still holding the lock; a writer that opened the old file just
 before checks after locking that the name still points at the file it locked, and retries if not.
-Two writers in one process conflict too (each lock is its own open file description).
+Two writers in one process conflict too (each lock is its own open file description). When the
+holder is this process, a garbage collection runs once before refusing: a writer that its user
+dropped (after an error whose traceback still held it, say) lives only in a reference cycle, and
+collecting it releases its lock (its finalizer does); a writer still in use keeps the lock.
 The descriptor is close-on-exec, but a child forked while a writer is open holds the lock until
 the child exits or closes it.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import datetime
 import fcntl
+import gc
 import os
 import socket
 import sys
@@ -73,6 +77,7 @@ class WriterLock:
     @staticmethod
     def _lock_one(path: str) -> int:
         lpath = lock_path(path)
+        collected = False
         for _ in range(100):
             try:
                 fd = os.open(lpath, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
@@ -84,6 +89,10 @@ class WriterLock:
             except BlockingIOError:
                 holder = _read_holder(fd)
                 os.close(fd)
+                if not collected and holder.startswith(f"pid {os.getpid()} on {socket.gethostname()} "):
+                    collected = True  # ours: maybe a dropped writer waiting in a reference cycle
+                    gc.collect()
+                    continue
                 raise MindRecordRuntimeError(
                     f"Invalid file, another FileWriter is writing {path} ({holder}). Wait until it commits, "
                     f"or write to another file name.") from None
