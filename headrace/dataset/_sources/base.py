@@ -82,11 +82,16 @@ class MappableDataset(SourceDataset):
         """Makes this dataset read through ``new_sampler`` (in place, as in MindSpore; returns None).
 
         Datasets already built on top of this one keep the sampler they were built with.
+
+        Raises:
+            TypeError: If ``new_sampler`` is None or not a sampler.
         """
+        _check_sampler_object(new_sampler)
         self._set_sampler(new_sampler)
 
     def add_sampler(self, new_sampler):
         """Makes ``new_sampler`` sample from the current sampler's output (in place; returns None)."""
+        _check_sampler_object(new_sampler)
         if self.sampler is not None:
             new_sampler.add_child(self.sampler)
         self._set_sampler(new_sampler)
@@ -111,6 +116,14 @@ class MappableDataset(SourceDataset):
 
     def is_sharded(self):
         return bool(getattr(self._sampler_plan, "is_sharded", lambda: False)())
+
+
+def _check_sampler_object(sampler: Any) -> None:
+    from headrace.dataset.samplers import BuiltinSampler  # noqa: PLC0415
+    if sampler is None:
+        raise TypeError("Input sampler can not be None.")
+    if not isinstance(sampler, BuiltinSampler):
+        raise TypeError(f"Input sampler is not an instance of a sampler: got {type(sampler).__name__}.")
 
 
 def _is_shuffle_enum(value: Any) -> bool:
