@@ -315,6 +315,34 @@ class Dataset:
         finally:
             run.close()
 
+    def set_init_step(self, init_step):
+        """Makes iterators created later start at global step ``init_step`` (rows counted over
+        epochs): at epoch ``init_step // size``, after its first ``init_step % size`` rows, with
+        the same rows as an uninterrupted run; an iterator for ``num_epochs`` epochs then yields
+        the epochs left. For resuming training (``get_init_step`` reads it back).
+
+        Raises:
+            TypeError: If init_step is not an int.
+            ValueError: If init_step is negative.
+
+        Examples:
+            >>> import headrace.dataset as ds
+            >>> d = ds.NumpySlicesDataset([1, 2, 3], shuffle=False)
+            >>> d.set_init_step(4)
+            >>> it = d.create_tuple_iterator(num_epochs=2, output_numpy=True)
+            >>> [int(r[0]) for r in it]
+            [2, 3]
+        """
+        from headrace.dataset._init_step import check_init_step  # noqa: PLC0415
+        self.__dict__["_init_step"] = check_init_step(init_step)
+
+    def get_init_step(self):
+        """The step set by ``set_init_step`` here, else that of the only input dataset, else 0."""
+        step = self.__dict__.get("_init_step")
+        if step is not None:
+            return step
+        return self.children[0].get_init_step() if len(self.children) == 1 else 0
+
     # ---- iterators ------------------------------------------------------------------------
     def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False, do_copy=False):
         """An iterator yielding each row as a list of column values.

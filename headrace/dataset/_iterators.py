@@ -5,6 +5,7 @@ import numpy as np
 
 from headrace._engine.pipeline import PipelineRun
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_type
+from headrace.dataset._init_step import start_at_init_step
 from headrace.dataset._tensor import Tensor
 
 __all__ = ["DictIterator", "Iterator", "TupleIterator"]
@@ -48,6 +49,7 @@ class Iterator:
         # The run releases its workers and buffers on stop(), or by its own finalizer once it is
         # dropped with this iterator; nothing here (no finalizer, no __del__) holds it longer.
         self._run = PipelineRun(dataset._plan, num_epochs)
+        start_at_init_step(self._run, dataset, num_epochs)
 
     def __iter__(self):
         return self
