@@ -61,3 +61,33 @@ def test_get_init_step_follows_the_only_input():
 def test_set_init_step_checks_its_argument(bad, exc, msg):
     with pytest.raises(exc, match=msg):
         ds.NumpySlicesDataset([1]).set_init_step(bad)
+
+
+class _ShufflingBatchSampler:
+    def __init__(self):
+        self.idx = [[0, 1], [2], [3, 4, 5]]
+        self.gen = np.random.default_rng(0)
+
+    def __iter__(self):
+        self.gen.shuffle(self.idx)
+        return iter([list(b) for b in self.idx])
+
+
+class _Src:
+    def __getitem__(self, i):
+        return np.array(i)
+
+    def __len__(self):
+        return 6
+
+
+def test_stateful_batch_sampler_restarts_per_iterator_and_replays_skipped_epochs():
+    # MindSpore 2.10's rows: every iterator copies the batch sampler; skipped epochs still run it
+    d = ds.GeneratorDataset(_Src(), ["c"], batch_sampler=_ShufflingBatchSampler())
+    expected = [[[3, 4, 5], [0, 1], [2]], [[2], [0, 1], [3, 4, 5]]]
+    for _ in range(2):
+        it = d.create_tuple_iterator(output_numpy=True, num_epochs=2)
+        assert [[r[0].tolist() for r in it] for _ in range(2)] == expected
+    d.set_init_step(4)
+    it = d.create_tuple_iterator(output_numpy=True, num_epochs=2)
+    assert [r[0].tolist() for r in it] == [[0, 1], [3, 4, 5]]
