@@ -315,6 +315,18 @@ class Dataset:
         finally:
             run.close()
 
+    def to_json(self, filename=""):
+        """This pipeline as a dict in MindSpore's JSON layout (``ds.serialize``), also written to
+        ``filename`` when one is given; ``ds.deserialize`` rebuilds it.
+
+        Examples:
+            >>> import headrace.dataset as ds
+            >>> ds.NumpySlicesDataset([1], shuffle=False).take(1).to_json()["op_type"]
+            'Take'
+        """
+        from headrace.dataset._serdes import serialize  # noqa: PLC0415
+        return serialize(self, filename)
+
     def set_init_step(self, init_step):
         """Makes iterators created later start at global step ``init_step`` (rows counted over
         epochs): at epoch ``init_step // size``, after its first ``init_step % size`` rows, with
