@@ -316,34 +316,18 @@ class Dataset:
             run.close()
 
     def to_json(self, filename=""):
-        """This pipeline as a dict in MindSpore's JSON layout (``ds.serialize``), also written to
-        ``filename`` when one is given; ``ds.deserialize`` rebuilds it.
-
-        Examples:
-            >>> import headrace.dataset as ds
-            >>> ds.NumpySlicesDataset([1], shuffle=False).take(1).to_json()["op_type"]
-            'Take'
-        """
+        """This pipeline as a dict in MindSpore's JSON layout, also written to ``filename`` if
+        given (``ds.serialize``; ``ds.deserialize`` rebuilds it)."""
         from headrace.dataset._serdes import serialize  # noqa: PLC0415
         return serialize(self, filename)
 
     def set_init_step(self, init_step):
-        """Makes iterators created later start at global step ``init_step`` (rows counted over
-        epochs): at epoch ``init_step // size``, after its first ``init_step % size`` rows, with
-        the same rows as an uninterrupted run; an iterator for ``num_epochs`` epochs then yields
-        the epochs left. For resuming training (``get_init_step`` reads it back).
+        """Iterators created later start at global step ``init_step`` (rows over epochs) with the
+        rows of an uninterrupted run, for ``num_epochs`` minus the epochs skipped.
 
         Raises:
             TypeError: If init_step is not an int.
             ValueError: If init_step is negative.
-
-        Examples:
-            >>> import headrace.dataset as ds
-            >>> d = ds.NumpySlicesDataset([1, 2, 3], shuffle=False)
-            >>> d.set_init_step(4)
-            >>> it = d.create_tuple_iterator(num_epochs=2, output_numpy=True)
-            >>> [int(r[0]) for r in it]
-            [2, 3]
         """
         from headrace.dataset._init_step import check_init_step  # noqa: PLC0415
         self.__dict__["_init_step"] = check_init_step(init_step)

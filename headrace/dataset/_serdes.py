@@ -104,7 +104,6 @@ def compare(pipeline1, pipeline2):
 
 # ---- dataset -> dict -----------------------------------------------------------------------------
 def _node(d: Any) -> dict:
-    from headrace.dataset import _datasets as D  # noqa: PLC0415
     from headrace.dataset._sources.base import SourceDataset  # noqa: PLC0415
     out: dict[str, Any] = {"children": [_node(c) for c in d.children]}
     if isinstance(d, SourceDataset):

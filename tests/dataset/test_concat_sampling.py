@@ -72,7 +72,7 @@ def test_generator_before_padding_counts_its_rows():
     assert shards(lambda: G(0, 7) + P(-1, -2), 3) == [([0, 3, 6], 3), ([1, 4, -1], 3), ([2, 5, -2], 3)]
 
 
-def test_index_read_children_are_read_only_at_their_shard(monkeypatch):
+def test_index_read_children_are_read_only_at_their_shard():
     reads = []
 
     class Counting(R):
