@@ -154,6 +154,19 @@ class PipelineRun:
         self._res.prefetcher = None
         return pf.stop() if pf is not None else True
 
+    def start_at(self, epoch: int, step: int) -> None:
+        """Before the first row: continue as an uninterrupted run would from row ``step`` of
+        epoch ``epoch`` (the epochs before count as read)."""
+        if self._started or self.epoch or self.step:
+            raise RuntimeError("start_at: the run has already started.")
+        self.epoch, self.step = epoch, step
+        if step:
+            self.tree.reset(epoch)
+            self._started = True
+            skipped = self.tree.skip(step)
+            if skipped != step:
+                raise ValueError(f"The initial step is past the end of epoch {epoch}, which has {skipped} rows.")
+
     def get_state(self) -> dict:
         ops = {}
         for op in self.ctx.ops:  # also between epochs: a stream op says where its next pass starts

@@ -154,9 +154,32 @@ class ZipNode(Node):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ConcatNode(Node):
+    """The children's rows one after another.
+
+    ``shard`` (num_shards, shard_id): keep only the rows whose position in the whole
+    concatenation is shard_id modulo num_shards. A child whose ``presharded`` entry is true
+    already yields just its share (its sampler was narrowed); it stands for ``child_rows``
+    positions. ``interleave`` (rows per child): instead of one child after another, each next
+    row comes from a child drawn at random, weighted by the rows it has left.
+    """
+    shard: tuple[int, int] | None = None
+    presharded: tuple[bool, ...] = ()
+    child_rows: tuple[int, ...] = ()  # rows of each child before sharding (sharded mode)
+    total_rows: int | None = None  # rows of the whole concatenation before sharding
+    interleave: tuple[int, ...] | None = None
+
     def size(self) -> int | None:
+        if self.shard is not None and self.total_rows is not None:
+            return shard_count(self.total_rows, *self.shard)
+        if self.interleave is not None:
+            return sum(self.interleave)
         sizes = [c.size() for c in self.children]
         return None if None in sizes else sum(sizes)
+
+
+def shard_count(rows: int, num_shards: int, shard_id: int) -> int:
+    """How many of the positions 0..rows-1 are shard_id modulo num_shards."""
+    return max(0, (rows - shard_id + num_shards - 1) // num_shards)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

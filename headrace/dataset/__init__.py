@@ -14,6 +14,7 @@ from headrace.dataset._datasets import (
 )
 from headrace.dataset._iterators import DictIterator, TupleIterator
 from headrace.dataset._schema import Schema
+from headrace.dataset._serdes import compare, deserialize, serialize, show
 from headrace.dataset._sources.base import MappableDataset, SourceDataset
 from headrace.dataset._sources.coco_voc import CocoDataset, VOCDataset
 from headrace.dataset._sources.generator import GeneratorDataset, NumpySlicesDataset
@@ -42,5 +43,5 @@ __all__ = [
     "RenameDataset", "RepeatDataset", "Sampler", "Schema", "SequentialSampler", "Shuffle", "ShuffleDataset",
     "SkipDataset", "SourceDataset", "SubsetRandomSampler", "SubsetSampler", "TFRecordDataset", "TakeDataset",
     "Tensor", "TextFileDataset", "TupleIterator", "VOCDataset", "WeightedRandomSampler", "ZipDataset",
-    "config", "core", "text", "transforms", "vision", "zip",
+    "compare", "config", "core", "deserialize", "serialize", "show", "text", "transforms", "vision", "zip",
 ]

@@ -1,42 +1,136 @@
-"""The concatenation of random-access datasets as one random-access source (for use_sampler)."""
+"""ConcatDataset's plan and ``use_sampler`` (MindSpore 2.10's behaviour, checked against it).
+
+* ``DistributedSampler(num_shards, shard_id, shuffle=False)``: position ``p`` of the whole
+  concatenation (child after child, each in its own order) goes to shard ``p % num_shards``.
+  A child that is itself a source read by index is read in index order (MindSpore replaces its
+  sampler, so a child's own shuffle is dropped) and only at the indices of this shard, so no row
+  is read for nothing; every other child (a stream, a pipeline, a nested concat) is read in full
+  and its rows are kept by position. This is how MindSpore's BERT scripts pad an evaluation set
+  (a shuffled TFRecordDataset + a PaddedDataset) so that every shard gets as many rows.
+* ``RandomSampler()``: the rows of the children come interleaved at random (each next row comes
+  from a child drawn with weight = the rows it has left; every child keeps its own order); nested
+  concats are given the same sampler, as MindSpore does. A new draw every epoch, seeded by
+  ``ds.config.set_seed``.
+
+Differences from MindSpore on purpose (both make shards uneven there, which padding is meant to
+prevent, and which can stall distributed training):
+
+* MindSpore counts a GeneratorDataset over a plain generator as 0 rows when it places the children
+  after it (a generator of 7 rows + 2 padded rows over 3 shards gives 4, 3, 2 rows); here
+  positions count every row (3, 3, 3).
+* MindSpore's position counter for streamed children runs on from one epoch into the next (less
+  the rows of a last child read by index), so from the second epoch a shard can get other rows,
+  and another count than ``get_dataset_size()`` says; here every epoch is sharded as the first.
+  The two agree whenever the streamed rows before each index-read child fill whole rounds.
+* The random interleave of ``RandomSampler`` is drawn with headrace's generator, so its order
+  is not MindSpore's (it has the same properties).
+"""
 from __future__ import annotations
 
-import bisect
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from headrace._engine import plan as P
-from headrace._util.types import SampleContext
+from headrace._engine.ops.combine import COLUMNS_DIFFER
 
 
-class ConcatSource:
-    """Row ``g`` of the concatenation is row ``g - start[k]`` of child ``k``, in the child's order."""
-
-    def __init__(self, columns: Sequence[str], sources: list[Any], orders: list[np.ndarray]) -> None:
-        self.column_names = list(columns)
-        self._sources = sources
-        self._orders = [o.tolist() for o in orders]
-        self._starts = np.cumsum([0] + [len(o) for o in orders]).tolist()
-
-    def __len__(self) -> int:
-        return self._starts[-1]
-
-    def read(self, index: int) -> tuple:
-        k = bisect.bisect_right(self._starts, index) - 1
-        return self._sources[k].read(self._orders[k][index - self._starts[k]])
+def check_columns(concat: Any) -> tuple[str, ...]:
+    """The columns of a concat; RuntimeError (and ValueError) if the children's columns differ."""
+    from headrace._util.errors import PipelineError  # noqa: PLC0415
+    plans = [c._plan for c in concat.children]
+    first = tuple(plans[0].columns)
+    for p in plans[1:]:
+        if tuple(p.columns) != first:
+            raise PipelineError("ConcatDataset", f"{COLUMNS_DIFFER} Got {list(first)} and {list(p.columns)}.")
+    return first
 
 
-def concat_source(children: Sequence[Any], plans: Sequence[P.Node]) -> ConcatSource:
-    """Checks that every child is an unshuffled random-access source and joins them."""
-    sources, orders = [], []
-    for i, (child, plan) in enumerate(zip(children, plans)):
-        if not isinstance(plan, P.RandomAccessNode):
-            raise ValueError(f"ConcatDataset.use_sampler needs every child to be a dataset read by index "
-                             f"(a mappable source with no operations on it); child {i} is {type(child).__name__}.")
-        if child.is_shuffled():
-            raise ValueError(f"ConcatDataset.use_sampler needs unshuffled children; create child {i} with "
-                             "shuffle=False.")
-        sources.append(plan.source)
-        orders.append(np.asarray(plan.sampler.indices(SampleContext(len(plan.source), 0, 0)), dtype=np.int64))
-    return ConcatSource(plans[0].columns, sources, orders)
+def use_concat_sampler(concat: Any, sampler: Any) -> None:
+    """Checks ``sampler`` (and the children) as MindSpore does and keeps it on ``concat``."""
+    from headrace.dataset._datasets import BatchDataset, ConcatDataset  # noqa: PLC0415
+    from headrace.dataset.samplers import DistributedSampler, RandomSampler  # noqa: PLC0415
+    if not isinstance(sampler, (DistributedSampler, RandomSampler)):
+        raise TypeError(f"The parameter {sampler} of concat must be DistributedSampler or RandomSampler!")
+    if isinstance(sampler, RandomSampler):
+        if sampler.replacement:
+            raise ValueError("The parameter replacement of RandomSampler must be False!")
+        if sampler.get_num_samples() is not None:
+            raise ValueError("The parameter num_samples of RandomSampler is not support to be set!")
+        _keep(concat, sampler)
+        _give_nested(concat, sampler, ConcatDataset)
+        return
+    if sampler.is_shuffled():
+        raise ValueError("The parameter shuffle of DistributedSampler must be False!")
+    if sampler.get_num_samples() is not None:
+        raise ValueError("The parameter num_samples of DistributedSampler is not support to be set!")
+    for child in concat.children:
+        if getattr(child, "num_samples", None) is not None and _reads_by_index(child):
+            raise ValueError(f"The parameter NumSamples of {child} is not support to be set!")
+        if isinstance(child, BatchDataset):
+            raise TypeError(f"The parameter {child} of concat must not be BatchDataset or PaddedBatchDataset!")
+    _keep(concat, sampler)
+
+
+def _keep(concat: Any, sampler: Any) -> None:
+    concat.__dict__["_sampler"] = sampler
+    for cached in ("_plan_node", "_counted_size", "_first"):
+        concat.__dict__.pop(cached, None)
+
+
+def _give_nested(node: Any, sampler: Any, concat_type: type) -> None:
+    for child in node.children:
+        if isinstance(child, concat_type):
+            use_concat_sampler(child, sampler)
+        _give_nested(child, sampler, concat_type)
+
+
+def _reads_by_index(child: Any) -> bool:
+    """Whether MindSpore reads ``child`` by index (TFRecord, CSV and text files are streams there)."""
+    from headrace.dataset._sources._files import RowFilesDataset  # noqa: PLC0415
+    from headrace.dataset._sources.base import MappableDataset  # noqa: PLC0415
+    return (isinstance(child, MappableDataset) and not isinstance(child, RowFilesDataset)
+            and isinstance(child._plan, P.RandomAccessNode))
+
+
+def concat_plan(concat: Any) -> P.ConcatNode:
+    """The plan of ``concat``: children one after another, or as its sampler says. The columns
+    are checked when it is read (MindSpore reports its size even when they differ)."""
+    from headrace.dataset.samplers import RandomSampler  # noqa: PLC0415
+    plans = tuple(c._plan for c in concat.children)
+    cols = tuple(plans[0].columns)
+    sampler = concat.__dict__.get("_sampler")
+    if sampler is None:
+        return P.ConcatNode(plans, cols)
+    if isinstance(sampler, RandomSampler):
+        sizes = tuple(int(c.get_dataset_size()) for c in concat.children)
+        return P.ConcatNode(plans, cols, interleave=sizes)
+    return _sharded_plan(concat, cols, sampler.num_shards, sampler.shard_id)
+
+
+def _sharded_plan(concat: Any, cols: tuple[str, ...], shards: int, shard_id: int) -> P.ConcatNode:
+    from headrace.dataset.samplers import SubsetSampler  # noqa: PLC0415
+    plans, presharded, rows_of, start = [], [], [], 0
+    for child in concat.children:
+        if _reads_by_index(child):
+            rows = len(child._source())
+            first = (shard_id - start) % shards
+            ids = np.arange(first, rows, shards, dtype=np.int64).tolist()
+            plans.append(child._with_sampler(SubsetSampler(ids))._plan)
+            presharded.append(True)
+        else:
+            rows = int(child.get_dataset_size())
+            plans.append(child._plan)
+            presharded.append(False)
+        rows_of.append(rows)
+        start += rows
+    return P.ConcatNode(tuple(plans), cols, shard=(shards, shard_id), presharded=tuple(presharded),
+                        child_rows=tuple(rows_of), total_rows=start)
+
+
+def concat_size(concat: Any) -> int | None:
+    """Rows per epoch from the plan, else (no sampler) the sum of the children's sizes."""
+    size = concat._plan.size()
+    if size is None and concat.__dict__.get("_sampler") is None:
+        size = sum(int(c.get_dataset_size()) for c in concat.children)
+    return size

@@ -315,6 +315,30 @@ class Dataset:
         finally:
             run.close()
 
+    def to_json(self, filename=""):
+        """This pipeline as a dict in MindSpore's JSON layout, also written to ``filename`` if
+        given (``ds.serialize``; ``ds.deserialize`` rebuilds it)."""
+        from headrace.dataset._serdes import serialize  # noqa: PLC0415
+        return serialize(self, filename)
+
+    def set_init_step(self, init_step):
+        """Iterators created later start at global step ``init_step`` (rows over epochs) with the
+        rows of an uninterrupted run, for ``num_epochs`` minus the epochs skipped.
+
+        Raises:
+            TypeError: If init_step is not an int.
+            ValueError: If init_step is negative.
+        """
+        from headrace.dataset._init_step import check_init_step  # noqa: PLC0415
+        self.__dict__["_init_step"] = check_init_step(init_step)
+
+    def get_init_step(self):
+        """The step set by ``set_init_step`` here, else that of the only input dataset, else 0."""
+        step = self.__dict__.get("_init_step")
+        if step is not None:
+            return step
+        return self.children[0].get_init_step() if len(self.children) == 1 else 0
+
     # ---- iterators ------------------------------------------------------------------------
     def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False, do_copy=False):
         """An iterator yielding each row as a list of column values.
@@ -758,37 +782,41 @@ class ConcatDataset(Dataset):
         super().__init__(datasets)
 
     def _make_plan(self):
-        plans = tuple(d._plan for d in self.children)
-        cols = plans[0].columns
-        for p in plans[1:]:
-            if p.columns != cols:
-                raise ValueError(f"Invalid data, the column names of the datasets to concat differ: "
-                                 f"{list(cols)} and {list(p.columns)}.")
-        sampler = self.__dict__.get("_sampler")
-        if sampler is None:
-            return P.ConcatNode(plans, cols)
-        from headrace.dataset._concat_sampling import concat_source  # noqa: PLC0415
-        src = concat_source(self.children, plans)
-        return P.RandomAccessNode((), cols, src, sampler.plan(), "ConcatDataset", 1)
+        from headrace.dataset._concat_sampling import concat_plan  # noqa: PLC0415
+        return concat_plan(self)
+
+    def get_col_names(self):
+        from headrace.dataset._concat_sampling import check_columns  # noqa: PLC0415
+        return list(check_columns(self))
+
+    def get_dataset_size(self):
+        from headrace.dataset._concat_sampling import concat_size  # noqa: PLC0415
+        size = concat_size(self)
+        return super().get_dataset_size() if size is None else size
 
     def use_sampler(self, sampler):
-        """Reads the concatenation through a ``DistributedSampler(shuffle=False)`` (in place).
+        """Reads the concatenation through ``sampler`` (in place; returns None).
 
-        The rows of the children, one after another, form one index space that the sampler
-        shards: MindSpore's way to give every shard the same number of rows (pad with a
-        ``PaddedDataset``). Every child must be read by index and not shuffled.
+        ``DistributedSampler(shuffle=False)`` (no num_samples) shards the positions of the whole
+        concatenation: position p goes to shard p % num_shards, which gives every shard the same
+        number of rows when a ``PaddedDataset`` fills the total up. ``RandomSampler()`` interleaves
+        the children's rows at random. See ``headrace/dataset/_concat_sampling.py``.
+
+        Raises:
+            TypeError: If sampler is neither, or a child is a BatchDataset (DistributedSampler).
+            ValueError: If a DistributedSampler shuffles, either sampler has num_samples, a
+                RandomSampler draws with replacement, or a child read by index has num_samples.
         """
-        from headrace.dataset.samplers import DistributedSampler  # noqa: PLC0415
-        if not isinstance(sampler, DistributedSampler):
-            raise TypeError("The parameter sampler of ConcatDataset.use_sampler must be a DistributedSampler.")
-        if sampler.is_shuffled():
-            raise ValueError("The parameter shuffle of DistributedSampler must be False!")
-        self.__dict__["_sampler"] = sampler
-        for cached in ("_plan_node", "_counted_size", "_first"):
-            self.__dict__.pop(cached, None)
+        from headrace.dataset._concat_sampling import use_concat_sampler  # noqa: PLC0415
+        use_concat_sampler(self, sampler)
+
+    def is_shuffled(self):
+        from headrace.dataset.samplers import RandomSampler  # noqa: PLC0415
+        return isinstance(self.__dict__.get("_sampler"), RandomSampler) or super().is_shuffled()
 
     def is_sharded(self):
-        return self.__dict__.get("_sampler") is not None or super().is_sharded()
+        from headrace.dataset.samplers import DistributedSampler  # noqa: PLC0415
+        return isinstance(self.__dict__.get("_sampler"), DistributedSampler) or super().is_sharded()
 
 
 class FlatMapDataset(Dataset):

@@ -8,6 +8,7 @@ import numpy as np
 
 from headrace._engine.pipeline import PipelineRun
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_type
+from headrace.dataset._init_step import start_at_init_step
 from headrace.dataset._tensor import Tensor
 
 __all__ = ["DictIterator", "ITERATORS_LIST", "Iterator", "IteratorReleasedError", "TupleIterator"]
@@ -107,6 +108,7 @@ class Iterator:
         # The run releases its workers and buffers on stop(), or by its own finalizer once it is
         # dropped with this iterator; nothing here (no finalizer, no __del__) holds it longer.
         self._run = PipelineRun(dataset._plan, num_epochs)
+        start_at_init_step(self._run, dataset, num_epochs)
         self._ref = weakref.ref(self, _forget)
         ITERATORS_LIST.append(self._ref)
         _on_new_iterator()

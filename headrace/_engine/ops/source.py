@@ -131,11 +131,18 @@ class RandomAccessIter(OpIter):
 
 
 class StreamIter(OpIter):
-    """Reads ``source.iterate()`` from the start each pass (a pass re-runs the generator)."""
+    """Reads ``source.iterate()`` from the start each pass (a pass re-runs the generator).
+
+    A source may offer ``for_run()`` (a copy holding this run's own state) and
+    ``iterate_pass(pass_index)`` (used instead of ``iterate()``, for sources whose rows depend on
+    how many passes came before, e.g. a stateful batch sampler when a run starts at a later epoch).
+    """
 
     def __init__(self, ctx: BuildContext, node: Any) -> None:
         super().__init__(ctx)
         self.node = node
+        src = node.source
+        self._source = src.for_run() if hasattr(src, "for_run") else src
         self.name = node.name
         self._it = None
         self._count = 0
@@ -143,7 +150,8 @@ class StreamIter(OpIter):
 
     def _reset(self, pass_index: int) -> None:
         self._close_it()
-        self._it = iter(self.node.source.iterate())
+        src = self._source
+        self._it = iter(src.iterate_pass(pass_index) if hasattr(src, "iterate_pass") else src.iterate())
         self._count = 0
         self._seen = 0
 

@@ -9,6 +9,8 @@ lazily, when the plan is first needed. Subclasses may also override ``_class_ind
 """
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any
 
 import numpy as np
@@ -29,6 +31,11 @@ class SourceDataset(Dataset):
 
 class MappableDataset(SourceDataset):
     """A source read by index: samplers, shuffling and sharding work on its row indices."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _recording_init(cls.__dict__["__init__"])
 
     def __init__(self, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
                  num_shards=None, shard_id=None, cache=None):
@@ -109,11 +116,16 @@ class MappableDataset(SourceDataset):
         """Makes this dataset read through ``new_sampler`` (in place, as in MindSpore; returns None).
 
         Datasets already built on top of this one keep the sampler they were built with.
+
+        Raises:
+            TypeError: If ``new_sampler`` is None or not a sampler.
         """
+        _check_sampler_object(new_sampler)
         self._set_sampler(new_sampler)
 
     def add_sampler(self, new_sampler):
         """Makes ``new_sampler`` sample from the current sampler's output (in place; returns None)."""
+        _check_sampler_object(new_sampler)
         if self.sampler is not None:
             new_sampler.add_child(self.sampler)
         self._set_sampler(new_sampler)
@@ -138,6 +150,36 @@ class MappableDataset(SourceDataset):
 
     def is_sharded(self):
         return bool(getattr(self._sampler_plan, "is_sharded", lambda: False)())
+
+
+def _recording_init(init: Any) -> Any:
+    """``init`` that first keeps the arguments of the outermost constructor call as
+    ``_ctor_args`` (name -> value), which ``ds.serialize`` writes out."""
+    sig = inspect.signature(init)
+
+    @functools.wraps(init)
+    def wrapper(self, *args: Any, **kwargs: Any) -> None:
+        if "_ctor_args" not in self.__dict__:
+            try:
+                bound = sig.bind(self, *args, **kwargs)
+            except TypeError:
+                bound = None  # init itself reports the bad call
+            if bound is not None:
+                bound.apply_defaults()
+                self.__dict__["_ctor_args"] = {k: v for k, v in list(bound.arguments.items())[1:]
+                                               if sig.parameters[k].kind not in (inspect.Parameter.VAR_POSITIONAL,
+                                                                                 inspect.Parameter.VAR_KEYWORD)}
+        init(self, *args, **kwargs)
+
+    return wrapper
+
+
+def _check_sampler_object(sampler: Any) -> None:
+    from headrace.dataset.samplers import BuiltinSampler  # noqa: PLC0415
+    if sampler is None:
+        raise TypeError("Input sampler can not be None.")
+    if not isinstance(sampler, BuiltinSampler):
+        raise TypeError(f"Input sampler is not an instance of a sampler: got {type(sampler).__name__}.")
 
 
 def _is_shuffle_enum(value: Any) -> bool:

@@ -1,6 +1,7 @@
 """GeneratorDataset and NumpySlicesDataset: rows from Python objects."""
 from __future__ import annotations
 
+import copy
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -114,6 +115,29 @@ class BatchSamplerStream:
         self._convert = convert
         self.batch_sampler = batch_sampler
         self.collate_fn = collate_fn
+        self._passes = 0
+
+    def for_run(self) -> "BatchSamplerStream":
+        """This stream with a deep copy of the batch sampler: as in MindSpore, every iterator
+        starts from the sampler's state when the dataset was made (a sampler that cannot be
+        copied is shared)."""
+        twin = copy.copy(self)
+        try:
+            twin.batch_sampler = copy.deepcopy(self.batch_sampler)
+        except Exception:  # noqa: BLE001 - e.g. a sampler holding a lock or a file
+            twin.batch_sampler = self.batch_sampler
+        twin._passes = 0
+        return twin
+
+    def iterate_pass(self, pass_index: int) -> Iterator[tuple]:
+        """The rows of pass ``pass_index``: passes this run skipped (``set_init_step``) still run
+        the sampler, so that a sampler that changes from pass to pass reaches the same state."""
+        while self._passes < pass_index:
+            for _ in self.batch_sampler:
+                pass
+            self._passes += 1
+        self._passes += 1
+        return self.iterate()
 
     def iterate(self) -> Iterator[tuple]:
         for indices in self.batch_sampler:
