@@ -76,7 +76,16 @@ def our_threads() -> set[threading.Thread]:
 def fds() -> set[int]:
     server = forkserver.current()
     own = {server.sock.fileno()} if server is not None and not server.dead else set()
-    return {int(fd) for fd in os.listdir("/proc/self/fd")} - own
+    listed = {int(fd) for fd in os.listdir("/proc/self/fd")}
+    return {fd for fd in listed if _is_open(fd)} - own  # not the listing's own, closed by now
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+        return True
+    except OSError:
+        return False
 
 
 def snapshot() -> dict:
