@@ -481,6 +481,10 @@ class MapDataset(Dataset):
         if not ops:
             raise ValueError("operations can not be empty.")
         for op in ops:
+            if isinstance(op, type):  # HWC2CHW rather than HWC2CHW(): MindSpore refuses any class
+                raise ValueError(f"Parameter operations's element of method map should be a dataset processing "
+                                 f"operation instance, but got: {op}. It may be missing parentheses for "
+                                 "instantiation.")
             if not callable(op):
                 raise ValueError(f"Parameter operations's element of method map should be a python function "
                                  f"or class method which should be callable, but got: {op!r}. It doesn't need "

@@ -48,6 +48,21 @@ def test_missing_input_column_is_a_value_error_naming_it():
         three_cols().map(lambda x: x, input_columns="zz").get_col_names()
 
 
+class _Callable:
+    def __call__(self, x):
+        return x
+
+
+@pytest.mark.parametrize("operations", [ds.transforms.TypeCast, [abs, _Callable]])
+def test_a_class_instead_of_an_instance_is_refused_as_in_mindspore(operations):
+    cls = operations if isinstance(operations, type) else operations[1]
+    with pytest.raises(ValueError) as info:
+        three_cols().map(operations, input_columns="a")
+    assert str(info.value) == ("Parameter operations's element of method map should be a dataset processing "
+                               f"operation instance, but got: {cls}. It may be missing parentheses for "
+                               "instantiation.")
+
+
 def test_duplicate_output_column_rejected():
     with pytest.raises(ValueError, match="would appear twice"):
         three_cols().map(lambda a: a, input_columns="a", output_columns="b").get_col_names()
