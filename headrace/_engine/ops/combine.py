@@ -13,6 +13,7 @@ from headrace._util.types import Row
 CONCAT_OP = "ConcatDataset"
 COLUMNS_DIFFER = "Invalid columns, 'column name' or 'column order' of concat datasets should be the same."
 _INTERLEAVE_KEY = 0x434F4E43  # "CONC"
+_DONE = object()  # what _next_of returns for a child that has no more rows
 
 
 class ZipIter(OpIter):
@@ -126,26 +127,23 @@ class ConcatIter(OpIter):
         while self._cursor < len(order):
             child = int(order[self._cursor])
             self._cursor += 1
-            if child in self._done:
-                continue
-            try:
-                row = next(self.parents[child])
-            except StopIteration:
-                self._done.add(child)
-                continue
-            self._last = child
-            return row
+            if child not in self._done and (row := self._next_of(child)) is not _DONE:
+                return row
         # A child that yields more rows than its size said: its extra rows come last, in order.
         for child in range(len(self.parents)):
-            if child not in self._done:
-                try:
-                    row = next(self.parents[child])
-                except StopIteration:
-                    self._done.add(child)
-                    continue
-                self._last = child
+            if child not in self._done and (row := self._next_of(child)) is not _DONE:
                 return row
         raise StopIteration
+
+    def _next_of(self, child: int) -> Any:
+        """The next row of ``child`` (it becomes ``_last``), or ``_DONE`` once it is exhausted."""
+        try:
+            row = next(self.parents[child])
+        except StopIteration:
+            self._done.add(child)
+            return _DONE
+        self._last = child
+        return row
 
     def __next__(self) -> Row:
         if self._interleave is not None:
