@@ -16,7 +16,7 @@ import pytest
 
 from headrace._engine.parallel import forkserver, launch, workers
 from headrace._engine.pipeline import PipelineRun
-from tests.engine.test_shutdown import alive, children
+from tests.engine.test_shutdown import alive, children, still_alive
 from tests.engine.test_workers import ROOT, Unpicklable, opts, pipeline, read_all, rows_of, slow
 
 
@@ -106,10 +106,7 @@ def test_a_killed_main_process_takes_the_fork_server_and_its_workers_along():
     finally:
         proc.kill()
         proc.wait()
-    deadline = time.monotonic() + 15
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not [p for p in pids if alive(p)]
+    assert not still_alive(pids, 15)
 
 
 def test_sigkill_of_the_whole_process_group_leaves_no_shared_memory():
@@ -142,9 +139,7 @@ def test_sigkill_of_the_whole_process_group_leaves_no_shared_memory():
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     pids = [proc.pid] + [int(p) for p in line[:2]]
-    deadline = time.monotonic() + 10
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    still_alive(pids, 10)  # the group is gone (or going): what it left is checked next
     prefix = f"hr{proc.pid:x}_"
     assert not [n for n in os.listdir("/dev/shm") if n.startswith(prefix)]
 
@@ -309,10 +304,7 @@ def test_a_killed_fork_server_fails_its_pipelines_and_the_next_pipeline_gets_a_n
                 run.next_row()
     finally:
         run.close()
-    deadline = time.monotonic() + 10  # its workers follow it (PR_SET_PDEATHSIG)
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not [p for p in pids if alive(p)]
+    assert not still_alive(pids, 10)  # its workers follow it (PR_SET_PDEATHSIG)
     got = rows_of(pipeline(n=8, workers=2, procs=True, batch=0), epochs=1)
     assert len(got) == 9 and forkserver.current() is not server and not forkserver.current().dead
 

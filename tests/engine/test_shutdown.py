@@ -59,6 +59,14 @@ def alive(pid: int) -> bool:
         return False
 
 
+def still_alive(pids: list[int], within: float) -> list[int]:
+    """The ``pids`` still alive after waiting up to ``within`` seconds for all of them to go."""
+    deadline = time.monotonic() + within
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [p for p in pids if alive(p)]
+
+
 def segments() -> set[str]:
     prefix = f"hr{os.getpid():x}_"
     return {n for n in os.listdir(shm.SHM_DIR) if n.startswith(prefix)}
@@ -277,9 +285,6 @@ def test_a_killed_parent_leaves_no_orphan_workers_and_no_shared_memory(method, w
     finally:
         proc.kill()
         proc.wait()
-    deadline = time.monotonic() + 10
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not [p for p in pids if alive(p)]
+    assert not still_alive(pids, 10)
     prefix = f"hr{proc.pid:x}_"
     assert not [n for n in os.listdir("/dev/shm") if n.startswith(prefix)]
