@@ -1,4 +1,5 @@
 import logging
+import shutil
 
 import numpy as np
 import pytest
@@ -12,6 +13,13 @@ SCHEMA = {"label": {"type": "int32"}, "name": {"type": "string"}, "data": {"type
 def make_rows(n, start=0):
     return [{"label": i, "name": f"n{i}", "data": bytes([i % 256]) * (i % 7), "vec": np.arange(i % 5, dtype=np.int64) - 2,
              "mat": np.full((2, 2), i, np.float32)} for i in range(start, start + n)]
+
+
+def copy_dataset(src_dir, dst_dir, name):
+    """Copies the dataset ``name`` (data file and .db) from ``src_dir`` to ``dst_dir``; its new path."""
+    for f in (name, name + ".db"):
+        shutil.copy(src_dir / f, dst_dir / f)
+    return str(dst_dir / name)
 
 
 def write(path, rows, shard_num=1, schema=None, index=None, page_size=None, header_size=None, **kw):

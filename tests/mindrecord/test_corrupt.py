@@ -12,7 +12,7 @@ from headrace.mindrecord import FileReader
 from headrace.mindrecord._format.errors import MindRecordFormatError
 from headrace.mindrecord._format.header import read_header_path
 
-from .conftest import make_rows, write
+from .conftest import copy_dataset, make_rows, write
 
 ROWS = make_rows(12)
 
@@ -26,9 +26,7 @@ def pristine(tmp_path_factory):
 
 @pytest.fixture
 def copy(pristine, tmp_path):
-    shutil.copy(pristine / "c.mr", tmp_path / "c.mr")
-    shutil.copy(pristine / "c.mr.db", tmp_path / "c.mr.db")
-    return str(tmp_path / "c.mr")
+    return copy_dataset(pristine, tmp_path, "c.mr")
 
 
 def _read_all(path):

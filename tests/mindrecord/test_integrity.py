@@ -3,7 +3,6 @@ anything is allocated, the .db row table is read without SQLite's own index and 
 header's pages, MindPage never puts a name from a file into SQL, and its queries are bounded."""
 import json
 import os
-import shutil
 import sqlite3
 import struct
 import subprocess
@@ -15,7 +14,7 @@ import pytest
 from headrace.mindrecord import FileReader, MindPage
 from headrace.mindrecord._format.errors import MindRecordFormatError
 
-from .conftest import make_rows, write
+from .conftest import copy_dataset, make_rows, write
 
 ROWS = make_rows(40)
 TIB = 1 << 40
@@ -31,9 +30,7 @@ def pristine(tmp_path_factory):
 
 @pytest.fixture
 def path(pristine, tmp_path):
-    shutil.copy(pristine / "c.mr", tmp_path / "c.mr")
-    shutil.copy(pristine / "c.mr.db", tmp_path / "c.mr.db")
-    return str(tmp_path / "c.mr")
+    return copy_dataset(pristine, tmp_path, "c.mr")
 
 
 def _edit_header(path, edit):

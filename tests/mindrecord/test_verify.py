@@ -15,6 +15,8 @@ from headrace.mindrecord import (FileReader, FileWriter, MindPage, get_verify_on
 from headrace.mindrecord._format.errors import MindRecordFormatError
 from headrace.mindrecord._format.header import read_header_path
 
+from .conftest import copy_dataset
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 N = 60
 
@@ -38,9 +40,7 @@ def pristine(tmp_path_factory):
 
 @pytest.fixture
 def path(pristine, tmp_path):
-    shutil.copy(pristine / "s.mr", tmp_path / "s.mr")
-    shutil.copy(pristine / "s.mr.db", tmp_path / "s.mr.db")
-    return str(tmp_path / "s.mr")
+    return copy_dataset(pristine, tmp_path, "s.mr")
 
 
 def _read(path, **kw):
