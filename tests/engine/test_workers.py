@@ -253,6 +253,48 @@ def test_a_killed_worker_is_reported_with_pid_signal_and_op():
     assert "GeneratorDataset -> map operation: [PyFunc] -> batch operation" in msg
 
 
+def test_a_worker_killed_before_its_segment_is_opened_is_reported_killed(monkeypatch):
+    # The result's memfd is opened through /proc/<writer>/fd/<n>: a writer killed just after sending
+    # is gone from /proc before the fork server reports its exit. That is a death, not a broken segment.
+    real = shm.unpack_rows
+    killed = []
+
+    def kill_writer_first(head, name, spans, reader, key):
+        if not killed and name is not None and name.startswith("/proc/"):
+            pid = int(name.split("/")[2])
+            os.kill(pid, signal.SIGKILL)
+            while os.path.exists(f"/proc/{pid}/fd/0"):  # until the kernel has closed its files
+                time.sleep(0.01)
+            killed.append(pid)
+            unreported.append(pid)
+        return real(head, name, spans, reader, key)
+
+    # The window the race opens: the server has not reported the death yet, so the pool's next
+    # look at the worker still sees it alive (once).
+    unreported: list[int] = []
+    real_alive = workers._Worker.alive
+
+    def alive_until_reported(self):
+        if unreported and self.pid == unreported[0]:
+            unreported.pop()
+            return True
+        return real_alive(self)
+
+    monkeypatch.setattr(shm, "unpack_rows", kill_writer_first)
+    monkeypatch.setattr(workers._Worker, "alive", alive_until_reported)
+    run = PipelineRun(pipeline(n=40, workers=2, procs=True, fn=slow, batch=2), 1, opts())
+    try:
+        assert run.tree.pool.launcher == "server"
+        with pytest.raises(RuntimeError) as e:
+            for _ in range(40):
+                run.next_row()
+    finally:
+        run.close()
+    msg = str(e.value)
+    assert killed and f"worker process {killed[0]}" in msg, msg
+    assert "was killed by signal 9 (SIGKILL)" in msg, msg
+
+
 def test_workers_start_once_and_serve_every_epoch_and_a_restore():
     run = PipelineRun(pipeline(workers=2, procs=True), 3, opts())
     try:

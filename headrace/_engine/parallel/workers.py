@@ -412,7 +412,9 @@ class ProcessPool:
                     return None
                 return shm.unpack_rows(head, name, spans, self._reader, key)
             except OSError as e:  # an anonymous segment is opened through its writer's /proc entry
-                if not worker.alive():
+                # A writer killed just after sending is gone from /proc before its exit status
+                # arrives (the fork server reports it): wait for that status, up to JOIN_TIMEOUT.
+                if worker.exitcode(JOIN_TIMEOUT) is not None:
                     raise self._died(worker) from None
                 self._broken = PipelineError(self.name, f"the shared memory of worker process {worker.pid} "
                                              f"(worker {worker.index}) could not be opened: {e}")
