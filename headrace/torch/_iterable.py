@@ -4,7 +4,9 @@ For code that must keep ``torch.utils.data.DataLoader``. Each DataLoader worker 
 of the headrace pipeline on its shard of the source: shard ``rank * num_workers + worker_id`` of
 ``world_size * num_workers`` (the rank and world size of ``torch.distributed`` when initialised
 where the dataset was made). Shuffling is headrace's (the pipeline's own, seeded order, pass
-``epoch`` of it: call ``set_epoch`` before each epoch as with torch's ``DistributedSampler``);
+``epoch`` of it: call ``set_epoch`` before each epoch as with torch's ``DistributedSampler``;
+a sharded pipeline repeats its order until then, and so does an unsharded one under
+``ds.config.set_seed``; an unsharded one without a seed draws a new order each iteration);
 torch's DataLoader refuses ``shuffle=True`` for an iterable dataset, so nothing shuffles twice.
 If the pipeline batches, pass ``batch_size=None`` to the DataLoader (it would otherwise stack
 batches into batches of one). With workers, each worker batches its own rows, so batches mix
