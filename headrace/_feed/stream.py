@@ -101,8 +101,12 @@ class EpochReader:
         self._state = None
         self._abandoned = None
 
-    def epoch(self):
-        """A generator over the batches of one epoch (transferred values)."""
+    def epoch(self, mark: bool = True):
+        """A generator over the batches of one epoch (transferred values).
+
+        With ``mark=False`` it yields ``("batch", value, state)`` and finally ``("end", None,
+        state)``, and the caller, which holds batches back (a device buffer), calls
+        ``mark(state)`` when it hands a batch (or the end) to the training loop."""
         if self._in_epoch:
             # an earlier epoch's generator was left unfinished and is still alive: end it
             self._res.close()
@@ -126,6 +130,12 @@ class EpochReader:
         try:
             while True:
                 kind, value, state = feeder.get()
+                if not mark:
+                    finished = kind == "end"
+                    yield kind, value, state
+                    if finished:
+                        return
+                    continue
                 self._state = state
                 if kind == "end":
                     finished = True
@@ -137,6 +147,10 @@ class EpochReader:
                 self._res.stop_feeder()
             if not finished:
                 self._abandoned = reading
+
+    def mark(self, state: Any) -> None:
+        """The training loop has received the batch (or the end) that carried ``state``."""
+        self._state = state
 
     # ---- state ----------------------------------------------------------------------------
     def _full(self, state: Any) -> dict:
