@@ -101,11 +101,16 @@ class Feeder:
         """Batches waiting in the queue."""
         return self._q.qsize()
 
-    def get(self) -> tuple[str, Any, Any]:
+    def get(self, timeout: float | None = None) -> tuple[str, Any, Any] | None:
+        """The next item; None if ``timeout`` seconds pass without one (None: wait as long as the
+        thread lives)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             try:
                 kind, value, state = self._q.get(timeout=POLL_S)
             except queue.Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None
                 if not self._thread.is_alive() and self._q.empty():
                     if self._stop.is_set():
                         raise RuntimeError("The device queue was stopped; start a new epoch to read again.") from None
