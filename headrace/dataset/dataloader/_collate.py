@@ -13,6 +13,9 @@ from headrace.dataset._tensor import Tensor
 _NO_TENSOR_KINDS = frozenset("SaUOV")  # text, bytes and objects stay NumPy arrays
 
 
+_SCALAR_LIST_DTYPES = {np.dtype(np.int32): np.dtype(np.int64), np.dtype(np.float64): np.dtype(np.float32)}
+
+
 def _no_tensor(a: np.ndarray) -> bool:
     return a.dtype.kind in _NO_TENSOR_KINDS
 
@@ -99,7 +102,9 @@ def default_collate(batch):
     if isinstance(elem, np.ndarray):  # Tensor included
         return _collate_array(batch)
     if isinstance(elem, (np.bool_, np.number, np.object_)):
-        return np.array(batch).view(Tensor)
+        arr = np.array(batch)
+        # MindSpore builds Tensor(list of NumPy scalars): int32 comes out int64, float64 float32
+        return arr.astype(_SCALAR_LIST_DTYPES.get(arr.dtype, arr.dtype)).view(Tensor)
     if isinstance(elem, float):
         return np.array(batch, dtype=np.float64).view(Tensor)
     if isinstance(elem, int):
