@@ -2,8 +2,8 @@
 batches the training loop has received.
 
 ``EpochReader`` owns one headrace iterator (NumPy output, any number of epochs) and the device
-queue of the epoch being read (see NOTE [ device queue ] in queue.py). Epochs follow torch's
-``DataLoader`` rules: each ``epoch()`` reads one; leaving one early (``break``) makes the next
+queue of the epoch being read (see NOTE [ device queue ] in ``_util/device_queue.py``). Epochs
+follow torch's ``DataLoader`` rules: each ``epoch()`` reads one; leaving one early (``break``) makes the next
 ``epoch()`` start the following epoch from its beginning; ``set_epoch(e)`` picks the epoch the
 next ``epoch()`` reads (its shuffle order: pass ``e`` of the pipeline). After ``load_state``
 the next ``epoch()`` continues exactly after the last batch the saved loader delivered.
@@ -20,7 +20,7 @@ import json
 import weakref
 from typing import Any, Callable
 
-from headrace._feed.queue import Feeder
+from headrace._util.device_queue import Feeder
 
 FORMAT = "headrace.loader"
 VERSION = 1

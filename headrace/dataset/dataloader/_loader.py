@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from headrace._feed.queue import Feeder
+from headrace._util.device_queue import Feeder
 from headrace.dataset.dataloader._collate import default_collate, default_convert
 from headrace.dataset.dataloader._datasets import IterableDataset
 from headrace.dataset.dataloader._samplers import (

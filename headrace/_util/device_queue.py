@@ -1,5 +1,7 @@
 """The device queue: a background thread that reads batches, moves them towards the device and
-keeps at most ``depth`` of them ready (MindSpore's sink-mode queue, on the host side).
+keeps at most ``depth`` of them ready (MindSpore's sink-mode queue, on the host side). Used by
+the framework adapters (through ``headrace._feed``) and by ``headrace.dataset.dataloader`` (its
+``timeout``).
 
 NOTE [ device queue ]
     consumer thread                         feeder thread (daemon, one per epoch)
