@@ -1,5 +1,8 @@
 """headrace.jax.Loader: arrays, buffers, checkpoints, sharding (2 CPU devices), several JAX
-processes (CPU collectives over gloo), and the Orbax handler."""
+processes (CPU collectives over gloo), and the Orbax handler.
+
+Run by test_jax.py in a pytest process of its own: once JAX has run a computation, every later
+fork in that process warns "JAX is multithreaded", which would follow the rest of the suite."""
 import json
 import os
 import socket
