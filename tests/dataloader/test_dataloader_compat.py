@@ -26,6 +26,7 @@ def headrace_result(numpy_generators=True):
 @functools.lru_cache(maxsize=None)
 def oracle_result():
     import json
+
     from tests.compat.oracle import oracle_python, run_ms
     if oracle_python() is None:
         pytest.skip("MindSpore oracle not set up (scripts/oracle_env.sh)")
@@ -143,10 +144,11 @@ def test_pin_memory_logs_mindspore_warning(caplog):
 
 
 def test_workers_end_with_the_epoch_and_with_close():
-    from tests.conftest import descendants
-    from headrace._engine.parallel import forkserver
     import os
     import time
+
+    from headrace._engine.parallel import forkserver
+    from tests.conftest import descendants
 
     def workers():
         server = forkserver.current()

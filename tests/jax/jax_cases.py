@@ -15,9 +15,9 @@ import pytest
 
 jax = pytest.importorskip("jax")
 
-import headrace.dataset as ds  # noqa: E402
-from headrace.jax import Loader  # noqa: E402
-from tests.helpers import rows  # noqa: E402
+import headrace.dataset as ds
+from headrace.jax import Loader
+from tests.helpers import rows
 
 
 def numbers(n=10, shuffle=False, batch=4):
@@ -188,6 +188,7 @@ def test_two_jax_processes_read_their_shards_into_global_arrays(tmp_path):
 def test_orbax_handler_saves_and_restores_the_loader(tmp_path):
     pytest.importorskip("orbax.checkpoint")
     import orbax.checkpoint as ocp
+
     from headrace.jax.orbax_handler import LoaderCheckpointHandler, LoaderRestore, LoaderSave
     ds.config.set_seed(2)
     data = ds.NumpySlicesDataset({"x": np.arange(10)}, shuffle=True).batch(3)

@@ -10,9 +10,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import headrace.dataset as ds  # noqa: E402
-from headrace._feed.shard import reshard  # noqa: E402
-from headrace.torch import Loader, as_iterable_dataset  # noqa: E402
+import headrace.dataset as ds
+from headrace._feed.shard import reshard
+from headrace.torch import as_iterable_dataset
 
 RANK_SCRIPT = textwrap.dedent("""
     import json, os, sys

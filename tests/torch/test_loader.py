@@ -9,9 +9,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import headrace.dataset as ds  # noqa: E402
-from headrace.torch import Loader, to_tensor  # noqa: E402
-from tests.helpers import rows  # noqa: E402
+import headrace.dataset as ds
+from headrace.torch import Loader, to_tensor
+from tests.helpers import rows
 
 
 def numbers(n=10, shuffle=False, batch=3, **kw):

@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import pickle
-from typing import Any
 
 import numpy as np
 
