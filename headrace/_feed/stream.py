@@ -181,19 +181,21 @@ class EpochReader:
                              "supported yet).")
         if self._in_epoch:
             raise RuntimeError(f"{name}: called while an epoch is being read; call it before iterating.")
-        self._res.close()
-        self._next_epoch = st["epoch"]
-        self._state = None
-        self._abandoned = None
+        fresh = None
         if st["iterator"] is not None:
-            it = self._open()
+            # checked on a new iterator first: a refused state leaves this loader as it was
+            fresh = self._dataset.create_tuple_iterator(columns=self._columns, num_epochs=-1, output_numpy=True)
             try:
-                it.set_state(st["iterator"])
+                fresh.set_state(st["iterator"])
             except (TypeError, ValueError) as e:
-                self._res.close()
+                fresh.stop()
                 e.add_note(f"in {name}: state['iterator'] does not fit this loader's pipeline.")
                 raise
-            self._state = st["iterator"]
+        self._res.close()
+        self._res.iterator = fresh
+        self._next_epoch = st["epoch"]
+        self._state = st["iterator"]
+        self._abandoned = None
 
     def close(self) -> None:
         self._finalizer()

@@ -208,6 +208,17 @@ def test_load_state_dict_refuses_foreign_and_corrupted_states():
         loader.load_state_dict({**good, "iterator": json.dumps(broken)})
     # a refused state changes nothing: the loader still reads from the start
     assert [b[0].tolist() for b in other][0] == [0, 1, 2, 3]
+    # ... also one in the middle of an epoch
+    mid = Loader(numbers())
+    it = iter(mid)
+    assert next(it)[0].tolist() == [0, 1, 2]
+    it.close()
+    before = mid.state_dict()
+    with pytest.raises(ValueError, match="the state comes from a different pipeline"):
+        mid.load_state_dict(Loader(numbers(batch=4)).state_dict() | {
+            "iterator": json.dumps(numbers(batch=4).create_tuple_iterator(num_epochs=1).get_state())})
+    assert mid.state_dict() == before
+    mid.close()
     loader.load_state_dict(good)
     assert [b[0].tolist() for b in loader] == [[3, 4, 5], [6, 7, 8], [9]]
     other.close()
