@@ -274,6 +274,12 @@ class Dataset:
         from headrace.dataset._split import split_dataset  # noqa: PLC0415 - keeps this module lean
         return split_dataset(self, sizes, randomize)
 
+    def device_que(self, send_epoch_end=True, create_data_info_queue=False, queue_name=""):
+        """A TransferDataset that sends this dataset's batches to a device queue (dataset sink
+        mode; see ``headrace.dataset._transfer``)."""
+        from headrace.dataset._transfer import TransferDataset  # noqa: PLC0415 - it subclasses Dataset
+        return TransferDataset(self, send_epoch_end, create_data_info_queue, queue_name)
+
     def save(self, file_name, num_files=1, file_type="mindrecord"):
         """Writes one epoch of this pipeline as MindRecord files (MindSpore's type mapping).
 
