@@ -1,4 +1,27 @@
-"""Mirror of ``mindspore.dataset.text``. headrace has none of its names yet; each arrives here when it
-works (no placeholders), so ``from headrace.dataset.text import X`` fails clearly until then."""
+"""Mirror of ``mindspore.dataset.text``: tokenizers, vocabularies and string ops.
 
-__all__: list[str] = []
+Strings are NumPy unicode arrays, as MindSpore returns them. The ops that need optional libraries
+(ICU via PyICU, ``regex``, HF ``tokenizers``, ``sentencepiece``, ``jieba``) import them when they
+are built and name the ``headrace[text]`` extra when one is missing; importing this module needs
+none of them.
+"""
+from headrace.dataset.text._common import (
+    JiebaMode, NormalizeForm, SentencePieceModel, SPieceTokenizerLoadType, SPieceTokenizerOutType, to_bytes,
+    to_str,
+)
+from headrace.dataset.text._normalize import CaseFold, NormalizeUTF8, RegexReplace
+from headrace.dataset.text._seqops import AddToken, Ngram, SlidingWindow, ToNumber, Truncate, TruncateSequencePair
+from headrace.dataset.text._tokenizers import (
+    BasicTokenizer, PythonTokenizer, RegexTokenizer, UnicodeCharTokenizer, UnicodeScriptTokenizer,
+    WhitespaceTokenizer,
+)
+from headrace.dataset.text._vocab import Lookup, Vocab
+from headrace.dataset.text._wordpiece import BertTokenizer, WordpieceTokenizer
+
+__all__ = [
+    "AddToken", "BasicTokenizer", "BertTokenizer", "CaseFold", "JiebaMode", "Lookup", "Ngram", "NormalizeForm",
+    "NormalizeUTF8", "PythonTokenizer", "RegexReplace", "RegexTokenizer", "SPieceTokenizerLoadType",
+    "SPieceTokenizerOutType", "SentencePieceModel", "SlidingWindow", "ToNumber", "Truncate",
+    "TruncateSequencePair", "UnicodeCharTokenizer", "UnicodeScriptTokenizer", "Vocab", "WhitespaceTokenizer",
+    "WordpieceTokenizer", "to_bytes", "to_str",
+]
