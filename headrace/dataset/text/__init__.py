@@ -11,6 +11,7 @@ from headrace.dataset.text._common import (
 )
 from headrace.dataset.text._normalize import CaseFold, NormalizeUTF8, RegexReplace
 from headrace.dataset.text._seqops import AddToken, Ngram, SlidingWindow, ToNumber, Truncate, TruncateSequencePair
+from headrace.dataset.text._sentencepiece import SentencePieceTokenizer, SentencePieceVocab
 from headrace.dataset.text._tokenizers import (
     BasicTokenizer, PythonTokenizer, RegexTokenizer, UnicodeCharTokenizer, UnicodeScriptTokenizer,
     WhitespaceTokenizer,
@@ -21,7 +22,7 @@ from headrace.dataset.text._wordpiece import BertTokenizer, WordpieceTokenizer
 __all__ = [
     "AddToken", "BasicTokenizer", "BertTokenizer", "CaseFold", "JiebaMode", "Lookup", "Ngram", "NormalizeForm",
     "NormalizeUTF8", "PythonTokenizer", "RegexReplace", "RegexTokenizer", "SPieceTokenizerLoadType",
-    "SPieceTokenizerOutType", "SentencePieceModel", "SlidingWindow", "ToNumber", "Truncate",
+    "SPieceTokenizerOutType", "SentencePieceModel", "SentencePieceTokenizer", "SentencePieceVocab", "SlidingWindow", "ToNumber", "Truncate",
     "TruncateSequencePair", "UnicodeCharTokenizer", "UnicodeScriptTokenizer", "Vocab", "WhitespaceTokenizer",
     "WordpieceTokenizer", "to_bytes", "to_str",
 ]

@@ -76,6 +76,15 @@ def str_array(items: Sequence[str]) -> np.ndarray:
     return np.array(items, dtype=str)
 
 
+def compact(a: np.ndarray) -> np.ndarray:
+    """A unicode array with the narrowest itemsize that holds its strings (MindSpore's string tensors
+    come back that way); other arrays pass unchanged."""
+    if a.dtype.kind != "U" or a.size == 0:
+        return a
+    width = max(1, int(np.char.str_len(a).max()))
+    return a if a.dtype.itemsize == 4 * width else a.astype(f"<U{width}")
+
+
 def byte_offsets(text: str, spans: Iterable[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
     """UTF-8 byte (start, limit) arrays for character spans of ``text``."""
     spans = list(spans)

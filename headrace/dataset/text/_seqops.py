@@ -8,7 +8,7 @@ import numpy as np
 
 from headrace._util.checks import check_type
 from headrace.common import dtype as mstype
-from headrace.dataset.text._common import TextOperation, decode_item, nonempty
+from headrace.dataset.text._common import TextOperation, compact, decode_item, nonempty
 
 __all__ = ["AddToken", "Ngram", "SlidingWindow", "ToNumber", "Truncate", "TruncateSequencePair"]
 
@@ -100,7 +100,7 @@ class SlidingWindow(TextOperation):
         w = self.width
         if w > a.shape[0]:
             return np.empty(0, dtype=a.dtype)
-        return np.lib.stride_tricks.sliding_window_view(a, w).copy()
+        return compact(np.lib.stride_tricks.sliding_window_view(a, w).copy())
 
 
 _INT_PREFIX = re.compile(r"\s*([+-]?\d+)")
@@ -175,7 +175,7 @@ class Truncate(TextOperation):
         a = _one(args)
         if a.ndim not in (1, 2):
             raise RuntimeError("Truncate: the input tensor should be of dimension 1 or 2.")
-        return a[..., :self.max_seq_len]
+        return compact(a[..., :self.max_seq_len])
 
 
 class TruncateSequencePair(TextOperation):
@@ -205,7 +205,7 @@ class TruncateSequencePair(TextOperation):
                 la -= 1
             else:
                 lb -= 1
-        return a[:la], b[:lb]
+        return compact(a[:la]), compact(b[:lb])
 
 
 class AddToken(TextOperation):
@@ -232,4 +232,4 @@ class AddToken(TextOperation):
             a = np.char.decode(a, "utf-8")
         tok = np.full(a.shape[:-1] + (1,), self.token)
         parts = (tok, a) if self.begin else (a, tok)
-        return np.concatenate(parts, axis=-1)
+        return compact(np.concatenate(parts, axis=-1))

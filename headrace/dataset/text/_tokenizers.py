@@ -294,4 +294,5 @@ class PythonTokenizer(TextOperation):
             raise RuntimeError(f"Error occurred in Pyfunc [{name}], error message: {exc}") from exc
 
     def _tokenize(self, s: Any) -> Any:
-        return np.asarray(self.tokenizer(s))
+        out = np.asarray(self.tokenizer(s))
+        return out.astype("<U1") if out.size == 0 and out.dtype.kind != "U" else out
