@@ -31,9 +31,20 @@ _PER_TEXT = [
     "text.WordpieceTokenizer(V, with_offsets=True)(text.WhitespaceTokenizer()({s}))",
     "text.Lookup(V, '[UNK]')(text.BertTokenizer(V, lower_case=True)({s}))",
     "text.Ngram([1, 2], ('<', 1), ('>', 1), '|')(text.WhitespaceTokenizer()({s}))",
+    "text.FilterWikipediaXML()({s})",
+]
+_WIKI = [
+    "Hello World", "<a>Hello</a> x", "<text xml:space=\"preserve\">abc</text>", "[[link|Text]]",
+    "[[Image:foo.jpg|thumb|caption here]] after", "{{tmpl|a}} b", "{| table |} c", "&amp; &lt;b&gt; &nbsp; x",
+    "0123456789", "Ünïcödé ÀB", "line1\nline2\tTab", "''italic'' '''bold'''", "[http://example.com Example] y",
+    "#REDIRECT [[Foo]]", "<!-- comment --> m", "*bullet\n#num", "x<br/>y", "abc #redirect def", "x #Redirect",
+    "a<b\nc>d", "a & b; c", "a\r\nb", "a>b<c", "x&amp;y&z;w", "a <ref>x</ref>\nb <i>c</i> d", "DİYARBAKIR Rr",
+    "&#123;x", "Mc'Donald's", "#ReDiReCt", "q#Zz",
 ]
 CASES = [(t.format(s=f"I['c'][{i}]"), E) for t in _PER_TEXT for i in range(len(CORPUS))]
+CASES += [(f"text.FilterWikipediaXML()({w!r})", E) for w in _WIKI]
 CASES += [(e, E) for e in [
+    "text.FilterWikipediaXML()(np.array([['A']]))", "text.FilterWikipediaXML()(np.array([1]))",
     "V.vocab()", "V.tokens_to_ids(['hello', 'zzz'])", "V.tokens_to_ids('play')", "V.ids_to_tokens([5, 999, 0])",
     "V.ids_to_tokens(5)", "V.ids_to_tokens(-1)", "V.tokens_to_ids(np.array(['a', 'q']))",
     "V.ids_to_tokens(np.array([6, 5]))", "V.ids_to_tokens(np.int64(1))", "V.tokens_to_ids(1)",
