@@ -9,6 +9,7 @@ from headrace.dataset.text._common import (
     JiebaMode, NormalizeForm, SentencePieceModel, SPieceTokenizerLoadType, SPieceTokenizerOutType, to_bytes,
     to_str,
 )
+from headrace.dataset.text._jieba import JiebaTokenizer
 from headrace.dataset.text._normalize import CaseFold, FilterWikipediaXML, NormalizeUTF8, RegexReplace
 from headrace.dataset.text._seqops import AddToken, Ngram, SlidingWindow, ToNumber, Truncate, TruncateSequencePair
 from headrace.dataset.text._sentencepiece import SentencePieceTokenizer, SentencePieceVocab
@@ -20,7 +21,7 @@ from headrace.dataset.text._vocab import Lookup, Vocab
 from headrace.dataset.text._wordpiece import BertTokenizer, WordpieceTokenizer
 
 __all__ = [
-    "AddToken", "BasicTokenizer", "BertTokenizer", "CaseFold", "FilterWikipediaXML", "JiebaMode", "Lookup", "Ngram", "NormalizeForm",
+    "AddToken", "BasicTokenizer", "BertTokenizer", "CaseFold", "FilterWikipediaXML", "JiebaMode", "JiebaTokenizer", "Lookup", "Ngram", "NormalizeForm",
     "NormalizeUTF8", "PythonTokenizer", "RegexReplace", "RegexTokenizer", "SPieceTokenizerLoadType",
     "SPieceTokenizerOutType", "SentencePieceModel", "SentencePieceTokenizer", "SentencePieceVocab", "SlidingWindow", "ToNumber", "Truncate",
     "TruncateSequencePair", "UnicodeCharTokenizer", "UnicodeScriptTokenizer", "Vocab", "WhitespaceTokenizer",
