@@ -42,8 +42,20 @@ class WhitespaceTokenizer(ScalarTokenizer):
         return self._spans(text)[0]
 
     def _spans(self, text: str) -> tuple[list[str], list[tuple[int, int]]]:
-        found = [(m.group(), m.span()) for m in _regex().finditer(r"[^\p{White_Space}]+", text)]
-        return [t for t, _ in found], [s for _, s in found]
+        tokens, spans = [], []
+        start = None
+        for i, ch in enumerate(text):
+            if ch.isspace() and ch not in _ODD_SPACE:
+                if start is not None:
+                    tokens.append(text[start:i])
+                    spans.append((start, i))
+                    start = None
+            elif start is None:
+                start = i
+        if start is not None:
+            tokens.append(text[start:])
+            spans.append((start, len(text)))
+        return tokens, spans
 
 
 class UnicodeCharTokenizer(ScalarTokenizer):
