@@ -17,13 +17,14 @@ from headrace.dataset.text._tokenizers import (
     BasicTokenizer, PythonTokenizer, RegexTokenizer, UnicodeCharTokenizer, UnicodeScriptTokenizer,
     WhitespaceTokenizer,
 )
+from headrace.dataset.text._vectors import CharNGram, FastText, GloVe, ToVectors, Vectors
 from headrace.dataset.text._vocab import Lookup, Vocab
 from headrace.dataset.text._wordpiece import BertTokenizer, WordpieceTokenizer
 
 __all__ = [
-    "AddToken", "BasicTokenizer", "BertTokenizer", "CaseFold", "FilterWikipediaXML", "JiebaMode", "JiebaTokenizer", "Lookup", "Ngram", "NormalizeForm",
+    "AddToken", "BasicTokenizer", "BertTokenizer", "CaseFold", "CharNGram", "FastText", "FilterWikipediaXML", "GloVe", "JiebaMode", "JiebaTokenizer", "Lookup", "Ngram", "NormalizeForm",
     "NormalizeUTF8", "PythonTokenizer", "RegexReplace", "RegexTokenizer", "SPieceTokenizerLoadType",
-    "SPieceTokenizerOutType", "SentencePieceModel", "SentencePieceTokenizer", "SentencePieceVocab", "SlidingWindow", "ToNumber", "Truncate",
-    "TruncateSequencePair", "UnicodeCharTokenizer", "UnicodeScriptTokenizer", "Vocab", "WhitespaceTokenizer",
+    "SPieceTokenizerOutType", "SentencePieceModel", "SentencePieceTokenizer", "SentencePieceVocab", "SlidingWindow", "ToNumber", "ToVectors", "Truncate",
+    "TruncateSequencePair", "UnicodeCharTokenizer", "UnicodeScriptTokenizer", "Vectors", "Vocab", "WhitespaceTokenizer",
     "WordpieceTokenizer", "to_bytes", "to_str",
 ]
