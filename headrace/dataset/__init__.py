@@ -23,6 +23,10 @@ from headrace.dataset._sources.misc import FakeImageDataset, PaddedDataset, Rand
 from headrace.dataset._sources.mnist_cifar import (
     Cifar100Dataset, Cifar10Dataset, FashionMnistDataset, MnistDataset,
 )
+from headrace.dataset._sources.text_corpora import (
+    AGNewsDataset, AmazonReviewDataset, DBpediaDataset, EnWik9Dataset, IMDBDataset, PennTreebankDataset,
+    SogouNewsDataset, WikiTextDataset, YahooAnswersDataset, YelpReviewDataset,
+)
 from headrace.dataset._sources.text_files import CSVDataset, TextFileDataset
 from headrace.dataset._sources.tfrecord import TFRecordDataset
 from headrace.dataset._sources.vision_folders import CelebADataset, ImageFolderDataset, ManifestDataset
@@ -34,6 +38,8 @@ from headrace.dataset.samplers import (
 )
 
 __all__ = [
+    "AGNewsDataset", "AmazonReviewDataset", "DBpediaDataset", "EnWik9Dataset", "IMDBDataset", "PennTreebankDataset",
+    "SogouNewsDataset", "WikiTextDataset", "YahooAnswersDataset", "YelpReviewDataset",
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "BuiltinSampler", "CSVDataset",
     "CelebADataset", "Cifar100Dataset", "Cifar10Dataset", "CocoDataset", "ConcatDataset", "Dataset",
     "DictIterator", "DistributedSampler", "FakeImageDataset", "FashionMnistDataset", "FilterDataset",

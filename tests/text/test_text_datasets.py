@@ -1,0 +1,51 @@
+"""Text datasets from files in MindSpore's layouts, with literal expected rows."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import headrace.dataset as ds
+
+
+def _rows(d):
+    return [[x.item() for x in r] for r in d.create_tuple_iterator(output_numpy=True, num_epochs=1)]
+
+
+def test_csv_corpora_columns_usage_and_order(tmp_path):
+    (tmp_path / "train.csv").write_text('"3","T1","D, one"\n"4","T2","D ""two"""\n', encoding="utf-8")
+    (tmp_path / "test.csv").write_text('"1","t","d"\n', encoding="utf-8")
+    ag = ds.AGNewsDataset(str(tmp_path), shuffle=False)
+    assert ag.get_col_names() == ["index", "title", "description"]
+    assert _rows(ag) == [["1", "t", "d"], ["3", "T1", "D, one"], ["4", "T2", 'D "two"']]
+    sogou = ds.SogouNewsDataset(str(tmp_path), usage="all", shuffle=False)
+    assert [r[0] for r in _rows(sogou)] == ["3", "4", "1"]  # train first
+    assert [r[0] for r in _rows(ds.AGNewsDataset(str(tmp_path), shuffle=False, num_shards=2, shard_id=1))] == ["4", "1"]
+    assert _rows(ds.DBpediaDataset(str(tmp_path), usage="test", shuffle=False)) == [["1", "t", "d"]]
+    with pytest.raises(ValueError, match=r"Input usage is not within the valid set of \['train', 'test', 'all'\]"):
+        ds.YahooAnswersDataset(str(tmp_path), usage="valid")
+    with pytest.raises(ValueError, match="does not exist or is not a directory"):
+        ds.YelpReviewDataset(str(tmp_path / "missing"))
+
+
+def test_line_corpora(tmp_path):
+    (tmp_path / "wiki.train.tokens").write_text(" = T = \n\n a b\n", encoding="utf-8")
+    (tmp_path / "wiki.test.tokens").write_text(" t\n", encoding="utf-8")
+    (tmp_path / "wiki.valid.tokens").write_text(" v\n", encoding="utf-8")
+    assert _rows(ds.WikiTextDataset(str(tmp_path), shuffle=False)) == [[" t"], [" = T = "], [" a b"], [" v"]]
+    assert _rows(ds.WikiTextDataset(str(tmp_path), usage="valid", shuffle=False)) == [[" v"]]
+    (tmp_path / "enwik9").write_text("<a>\n\nb", encoding="utf-8")
+    e = ds.EnWik9Dataset(str(tmp_path), shuffle=False)
+    assert _rows(e) == [["<a>"], [""], ["b"]] and e.get_dataset_size() == 3
+
+
+def test_imdb(tmp_path):
+    for part in ("train", "test"):
+        for folder in ("pos", "neg"):
+            (tmp_path / part / folder).mkdir(parents=True)
+            (tmp_path / part / folder / "0_1.txt").write_text(f"{part}-{folder}\n", encoding="utf-8")
+    d = ds.IMDBDataset(str(tmp_path), shuffle=False)
+    rows = list(d.create_tuple_iterator(output_numpy=True, num_epochs=1))
+    assert [(str(t), int(lab)) for t, lab in rows] == [("train-pos", 1), ("train-neg", 0), ("test-pos", 1),
+                                                       ("test-neg", 0)]
+    assert rows[0][1].dtype == np.int32 and d.get_col_names() == ["text", "label"]
+    assert len(list(ds.IMDBDataset(str(tmp_path), usage="test", num_shards=2, shard_id=1))) == 1
