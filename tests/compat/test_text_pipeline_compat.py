@@ -60,6 +60,8 @@ def _cases():
         _MAP.format(op="text.BasicTokenizer(with_offsets=True)", out="['t', 's', 'l']"),
         _MAP.format(op="text.UnicodeScriptTokenizer(True, True)", out="['t', 's', 'l']"),
         _MAP.format(op="[text.WhitespaceTokenizer(), text.Lookup(V, '[UNK]')]", out="None"),
+        _MAP.format(op="[text.BertTokenizer(V, lower_case=True), text.Lookup(V, '[UNK]')]", out="None"),
+        _MAP.format(op="[text.BertTokenizer(V), text.Lookup(V, '[UNK]', mt.int64), text.Truncate(3)]", out="None"),
         _MAP.format(op="[text.CaseFold(), text.NormalizeUTF8(), text.RegexReplace(r'\\s+', ' ')]", out="None"),
         _MAP.format(op="text.PythonTokenizer(lambda s: s.split())", out="None"),
         _MAP.format(op="[text.WhitespaceTokenizer(), text.Ngram(2), text.Truncate(2), text.AddToken('<s>')]",

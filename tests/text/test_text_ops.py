@@ -169,3 +169,19 @@ def test_ops_pickle():
     bert("warm the fast path")
     again = pickle.loads(pickle.dumps(bert))
     assert again("Hello!").tolist() == ["hello", "!"]
+
+
+def test_bert_lookup_fusion_equals_the_two_ops():
+    from headrace.dataset.text._fusion import BertLookup
+    from headrace.dataset.transforms import fuse_ops
+    from tests.text.compat_harness import CORPUS, VOCAB as WORDS
+    vocab = text.Vocab.from_list(WORDS)
+    bert, lookup = text.BertTokenizer(vocab, lower_case=True), text.Lookup(vocab, "[UNK]", mt.int64)
+    fused = fuse_ops([bert, lookup])
+    assert len(fused) == 1 and isinstance(fused[0], BertLookup)
+    assert len(fuse_ops([bert, text.Lookup(vocab)])) == 2  # other unknown token: not fused
+    assert len(fuse_ops([bert, text.Lookup(text.Vocab.from_list(WORDS), "[UNK]")])) == 2  # other vocab
+    for s in CORPUS + ["plain ascii words, hello!", "hello [CLS] world"]:
+        want = lookup(bert(s))
+        got = fused[0](s)
+        assert got.dtype == want.dtype and got.tolist() == want.tolist(), s

@@ -20,6 +20,7 @@ from headrace.dataset.text._tokenizers import (
 from headrace.dataset.text._vectors import CharNGram, FastText, GloVe, ToVectors, Vectors
 from headrace.dataset.text._vocab import Lookup, Vocab
 from headrace.dataset.text._wordpiece import BertTokenizer, WordpieceTokenizer
+from headrace.dataset.text import _fusion  # noqa: E402,F401  (registers the BertTokenizer + Lookup fusion)
 
 __all__ = [
     "AddToken", "BasicTokenizer", "BertTokenizer", "CaseFold", "CharNGram", "FastText", "FilterWikipediaXML", "GloVe", "JiebaMode", "JiebaTokenizer", "Lookup", "Ngram", "NormalizeForm",
