@@ -49,3 +49,24 @@ def test_imdb(tmp_path):
                                                        ("test-neg", 0)]
     assert rows[0][1].dtype == np.int32 and d.get_col_names() == ["text", "label"]
     assert len(list(ds.IMDBDataset(str(tmp_path), usage="test", num_shards=2, shard_id=1))) == 1
+
+
+def test_parsed_corpora(tmp_path):
+    (tmp_path / "train.tsv").write_text("sentence\tlabel\nfine film . \t1\n", encoding="utf-8")
+    assert _rows(ds.SST2Dataset(str(tmp_path), shuffle=False)) == [["fine film . ", "1"]]
+    (tmp_path / "train.txt").write_text("He PRP B-NP\nran   VBD  B-VP\n\nlast NN O\n", encoding="utf-8")
+    (tmp_path / "test.txt").write_text("", encoding="utf-8")
+    rows = list(ds.CoNLL2000Dataset(str(tmp_path), usage="train", shuffle=False).create_tuple_iterator(
+        output_numpy=True, num_epochs=1))
+    assert len(rows) == 1  # the last sentence has no blank line after it
+    assert [c.tolist() for c in rows[0]] == [["He", "ran"], ["PRP", ""], ["B-NP", ""]]
+    for folder, stem in (("training", "train"), ("validation", "val"), ("mmt16_task1_test", "test")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / f"{stem}.en").write_text(f"{stem} en\n", encoding="utf-8")
+        (tmp_path / folder / f"{stem}.de").write_text(f"{stem} de\n", encoding="utf-8")
+    m = ds.Multi30kDataset(str(tmp_path), language_pair=["de", "en"], shuffle=False)
+    assert _rows(m) == [["test de", "test en"], ["train de", "train en"], ["val de", "val en"]]
+    with pytest.raises(TypeError, match="not of type"):
+        ds.Multi30kDataset(str(tmp_path), shuffle=ds.Shuffle.FILES)
+    with pytest.raises(ValueError, match="language_pair"):
+        ds.Multi30kDataset(str(tmp_path), language_pair=["en", "fr"])

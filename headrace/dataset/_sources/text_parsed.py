@@ -1,0 +1,225 @@
+"""Text corpora whose files are parsed whole (they are small): SST2 (TSV with a header),
+CoNLL2000 and UDPOS (one token a line, sentences ended by blank lines; a row is a sentence as
+1-D string arrays; as in MindSpore 2.10, a last sentence with no blank line after it is not read), Multi30k (two parallel files, a row is a line of each).
+
+Rows are read in the file orders of ``_filerows.py`` (shuffle, shards and num_samples as the other
+MindSpore stream sources); the files are parsed on first use.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Callable, Sequence
+
+import numpy as np
+
+from headrace._util.errors import PipelineError
+from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, check_dir, check_usage
+from headrace.dataset.samplers import Shuffle
+
+__all__ = ["CoNLL2000Dataset", "Multi30kDataset", "SST2Dataset", "UDPOSDataset"]
+
+
+class ParsedRowsSource:
+    """Rows made by ``parse(path) -> list[tuple]`` for each file, parsed once on first use."""
+
+    def __init__(self, files: Sequence[str], parse: Callable[[str], list[tuple]], names: Sequence[str],
+                 op: str) -> None:
+        self.files, self.parse, self.column_names, self.op = list(files), parse, tuple(names), op
+        self._rows: list[list[tuple]] | None = None
+        self._starts: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_lock"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def _parsed(self) -> list[list[tuple]]:
+        if self._rows is None:
+            rows = []
+            for path in self.files:
+                try:
+                    rows.append(self.parse(path))
+                except OSError as e:
+                    raise PipelineError(self.op, f"Invalid file, failed to open {path}: {e.strerror or e}.",
+                                        file=path) from e
+                except UnicodeDecodeError as e:
+                    raise PipelineError(self.op, f"Invalid file, {path} is not UTF-8 text.", file=path) from e
+            with self._lock:
+                if self._rows is None:
+                    self._starts = np.concatenate([[0], np.cumsum([len(r) for r in rows], dtype=np.int64)])
+                    self._rows = rows
+        return self._rows
+
+    def counts(self) -> np.ndarray:
+        return np.array([len(r) for r in self._parsed()], dtype=np.int64)
+
+    def __len__(self) -> int:
+        self._parsed()
+        return int(self._starts[-1])
+
+    def _locate(self, index: int) -> tuple[int, int]:
+        self._parsed()
+        k = int(np.searchsorted(self._starts, index, side="right")) - 1
+        return k, index - int(self._starts[k])
+
+    def read(self, index: int) -> tuple:
+        k, j = self._locate(index)
+        return tuple(np.array(v) if isinstance(v, str) else np.array(v, dtype=str) for v in self._rows[k][j])
+
+    def file_of(self, index: int) -> str | None:
+        return self.files[self._locate(index)[0]] if self._rows is not None else None
+
+
+def _lines(path: str) -> list[str]:
+    """The lines of a file, as ``getline`` reads them (a final newline ends the last line)."""
+    with open(path, "rb") as f:
+        lines = f.read().decode("utf-8").split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+class _ParsedCorpus(RowFilesDataset):
+    _columns: tuple[str, ...] = ()
+
+    def _parse(self, path: str) -> list[tuple]:
+        raise NotImplementedError
+
+    def _make_source(self) -> ParsedRowsSource:
+        return ParsedRowsSource(self.dataset_files, self._parse, self._columns, self._source_name())
+
+    def _no_data_detail(self) -> str:
+        return NO_DATA.format(op=self._source_name(), what="file path", path=getattr(self, "dataset_dir", ""))
+
+    def _set_files(self, files: list[str]) -> None:
+        missing = [f for f in files if not os.path.isfile(f)]
+        if missing:
+            raise ValueError(f"The following patterns did not match any files: {missing}.")
+        self.dataset_files = files
+
+
+class SST2Dataset(_ParsedCorpus):
+    """SST-2 from ``train.tsv`` / ``dev.tsv`` (``sentence``, ``label`` columns) or ``test.tsv``
+    (``sentence`` only); the header line is skipped, fields are tab-separated strings.
+
+    Args:
+        dataset_dir (str): The folder holding the TSV files.
+        usage (str, optional): "train", "dev" or "test". Default: None ("train").
+        num_samples, num_parallel_workers, shuffle, num_shards, shard_id, cache: as TextFileDataset.
+    """
+
+    def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=Shuffle.GLOBAL,
+                 num_shards=None, shard_id=None, cache=None):
+        self.dataset_dir = check_dir(dataset_dir)
+        self.usage = check_usage(usage, ("train", "test", "dev"), "train")
+        files = [os.path.join(self.dataset_dir, f"{self.usage}.tsv")]
+        super().__init__(files, num_samples, num_parallel_workers, shuffle, num_shards, shard_id, cache)
+        self._set_files(files)
+        self._columns = ("sentence",) if self.usage == "test" else ("sentence", "label")
+
+    def _parse(self, path: str) -> list[tuple]:
+        rows = []
+        for line in _lines(path)[1:]:
+            if not line:
+                continue
+            fields = line.split("\t")
+            rows.append((fields[1],) if self.usage == "test" else (fields[0], fields[1]))
+        return rows
+
+
+class _TaggedCorpus(_ParsedCorpus):
+    _sep = " "
+    _names: dict[str, str] = {}
+    _usages: tuple[str, ...] = ()
+
+    def __init__(self, dataset_dir, usage=None, num_samples=None, shuffle=Shuffle.GLOBAL, num_shards=None,
+                 shard_id=None, num_parallel_workers=None, cache=None):
+        self.dataset_dir = check_dir(dataset_dir)
+        self.usage = check_usage(usage, self._usages + ("all",), "all")
+        wanted = sorted((u for u in self._usages if self.usage in ("all", u)), key=lambda u: self._names[u])
+        files = [os.path.join(self.dataset_dir, self._names[u]) for u in wanted]
+        super().__init__(files, num_samples, num_parallel_workers, shuffle, num_shards, shard_id, cache)
+        self._set_files(files)
+
+    def _parse(self, path: str) -> list[tuple]:
+        rows, sentence = [], []
+        width = len(self._columns)
+        for line in _lines(path):
+            fields = line.rstrip("\r").split(self._sep)
+            if not line.strip():
+                if sentence:
+                    rows.append(tuple(list(col) for col in zip(*sentence)))
+                    sentence = []
+                continue
+            sentence.append((fields + [""] * width)[:width])
+        # As MindSpore 2.10, a sentence ends at a blank line: one the file ends without is not read.
+        return rows
+
+
+class CoNLL2000Dataset(_TaggedCorpus):
+    """CoNLL-2000 chunking: a row per sentence, ``word``, ``pos_tag``, ``chunk_tag`` (1-D strings),
+    from ``train.txt`` / ``test.txt``. Fields are split at every single space, as MindSpore does
+    (``"word   TAG"`` gives the fields ``word``, ``""``, ``""``)."""
+
+    _columns = ("word", "pos_tag", "chunk_tag")
+    _names = {"train": "train.txt", "test": "test.txt"}
+    _usages = ("train", "test")
+
+
+class UDPOSDataset(_TaggedCorpus):
+    """UDPOS: a row per sentence, ``word``, ``universal``, ``stanford`` (1-D strings), from
+    ``en-ud-tag.v2.{train,dev,test}.txt`` (tab-separated; "valid" reads the dev file)."""
+
+    _columns = ("word", "universal", "stanford")
+    _names = {"train": "en-ud-tag.v2.train.txt", "valid": "en-ud-tag.v2.dev.txt", "test": "en-ud-tag.v2.test.txt"}
+    _sep = "\t"
+    _usages = ("train", "valid", "test")
+
+
+_MULTI30K = {"train": ("training", "train"), "valid": ("validation", "val"), "test": ("mmt16_task1_test", "test")}
+
+
+class Multi30kDataset(_ParsedCorpus):
+    """Multi30k: a row per line pair, ``text`` (source language) and ``translation`` (target).
+
+    Args:
+        dataset_dir (str): The folder holding ``training/``, ``validation/`` and ``mmt16_task1_test/``.
+        usage (str, optional): "train", "valid", "test" or "all". Default: None ("all").
+        language_pair (Sequence[str], optional): ``["en", "de"]`` or ``["de", "en"]``. Default: en -> de.
+        num_samples, num_parallel_workers, shuffle, num_shards, shard_id, cache: as TextFileDataset.
+    """
+
+    _columns = ("text", "translation")
+
+    def __init__(self, dataset_dir, usage=None, language_pair=None, num_samples=None, num_parallel_workers=None,
+                 shuffle=None, num_shards=None, shard_id=None, cache=None):
+        self.dataset_dir = check_dir(dataset_dir)
+        self.usage = check_usage(usage, ("train", "valid", "test", "all"), "all")
+        pair = ["en", "de"] if language_pair is None else language_pair
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not all(isinstance(x, str) for x in pair):
+            raise TypeError("language_pair should be a list or tuple of length 2, but got "
+                            f"{language_pair!r}.")
+        if list(pair) not in (["en", "de"], ["de", "en"]):
+            raise ValueError(f"language_pair must be ['en', 'de'] or ['de', 'en'], but got {list(pair)}.")
+        self.language_pair = list(pair)
+        wanted = [u for u in ("test", "train", "valid") if self.usage in ("all", u)]
+        files = [os.path.join(self.dataset_dir, _MULTI30K[u][0], f"{_MULTI30K[u][1]}.{pair[0]}") for u in wanted]
+        if shuffle is not None and not isinstance(shuffle, bool):
+            raise TypeError(f"Argument shuffle with value {shuffle} is not of type [<class 'bool'>], but got "
+                            f"{type(shuffle)}.")
+        super().__init__(files, num_samples, num_parallel_workers, True if shuffle is None else shuffle,
+                         num_shards, shard_id, cache)
+        self._set_files(files)
+
+    def _parse(self, path: str) -> list[tuple]:
+        src = _lines(path)
+        dst_path = path[: -len(self.language_pair[0])] + self.language_pair[1]
+        dst = _lines(dst_path)
+        if len(src) != len(dst):
+            raise PipelineError(self._source_name(), f"Invalid data, {path} has {len(src)} lines but {dst_path} has "
+                                f"{len(dst)}.", file=path)
+        return [(a, b) for a, b in zip(src, dst)]
