@@ -70,3 +70,16 @@ def test_parsed_corpora(tmp_path):
         ds.Multi30kDataset(str(tmp_path), shuffle=ds.Shuffle.FILES)
     with pytest.raises(ValueError, match="language_pair"):
         ds.Multi30kDataset(str(tmp_path), language_pair=["en", "fr"])
+
+
+def test_clue_columns_and_types(tmp_path):
+    p = tmp_path / "csl.json"
+    p.write_text('{"id": 7, "abst": "长文本", "keyword": ["k1", "k2"], "label": "1"}\n', encoding="utf-8")
+    d = ds.CLUEDataset(str(p), task="CSL", usage="train", shuffle=False)
+    assert d.get_col_names() == ["abst", "id", "keyword", "label"]
+    abst, ident, keyword, label = next(d.create_tuple_iterator(output_numpy=True, num_epochs=1))
+    assert ident.dtype == np.uint32 and int(ident) == 7 and keyword.tolist() == ["k1", "k2"] and str(label) == "1"
+    with pytest.raises(ValueError, match="Input task is not within the valid set"):
+        ds.CLUEDataset(str(p), task="OCNLI")
+    with pytest.raises(ValueError, match="Input usage is not within the valid set"):
+        ds.CLUEDataset(str(p), usage="dev")

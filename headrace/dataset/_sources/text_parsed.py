@@ -7,6 +7,7 @@ MindSpore stream sources); the files are parsed on first use.
 """
 from __future__ import annotations
 
+import json
 import os
 import threading
 from typing import Callable, Sequence
@@ -14,10 +15,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from headrace._util.errors import PipelineError
+from headrace._util import checks
 from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, check_dir, check_usage
 from headrace.dataset.samplers import Shuffle
 
-__all__ = ["CoNLL2000Dataset", "Multi30kDataset", "SST2Dataset", "UDPOSDataset"]
+__all__ = ["CLUEDataset", "CoNLL2000Dataset", "Multi30kDataset", "SST2Dataset", "UDPOSDataset"]
 
 
 class ParsedRowsSource:
@@ -70,7 +72,8 @@ class ParsedRowsSource:
 
     def read(self, index: int) -> tuple:
         k, j = self._locate(index)
-        return tuple(np.array(v) if isinstance(v, str) else np.array(v, dtype=str) for v in self._rows[k][j])
+        return tuple(np.array(v) if isinstance(v, str) else np.array(v, dtype=np.uint32) if isinstance(v, int)
+                     else np.array(v, dtype=str) for v in self._rows[k][j])
 
     def file_of(self, index: int) -> str | None:
         return self.files[self._locate(index)[0]] if self._rows is not None else None
@@ -223,3 +226,80 @@ class Multi30kDataset(_ParsedCorpus):
             raise PipelineError(self._source_name(), f"Invalid data, {path} has {len(src)} lines but {dst_path} has "
                                 f"{len(dst)}.", file=path)
         return [(a, b) for a, b in zip(src, dst)]
+
+
+# CLUE: per task, the columns of train/eval files and of test files; "int:" columns are uint32, "list:"
+# columns 1-D string arrays, "target." ones come from the nested "target" object. MindSpore orders
+# the columns by name.
+_CLUE = {
+    "AFQMC": (["sentence1", "sentence2", "label"], ["int:id", "sentence1", "sentence2"]),
+    "TNEWS": (["label", "label_desc", "sentence", "keywords"], ["int:id", "sentence", "keywords"]),
+    "IFLYTEK": (["label", "label_des", "sentence"], ["int:id", "sentence"]),
+    "CMNLI": (["sentence1", "sentence2", "label"], ["int:id", "sentence1", "sentence2"]),
+    "WSC": (["int:target.span1_index", "int:target.span2_index", "target.span1_text", "target.span2_text", "int:idx",
+             "text", "label"],
+            ["int:target.span1_index", "int:target.span2_index", "target.span1_text", "target.span2_text", "int:idx",
+             "text"]),
+    "CSL": (["int:id", "abst", "list:keyword", "label"], ["int:id", "abst", "list:keyword"]),
+}
+
+
+def _clue_field(item: dict, spec: str) -> object:
+    kind, _, key = spec.rpartition(":")
+    value: object = item
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    if kind == "int":
+        return int(value) if value not in (None, "") else 0
+    if kind == "list":
+        return [str(v) for v in value] if isinstance(value, list) else ([] if value is None else [str(value)])
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+class CLUEDataset(RowFilesDataset):
+    """CLUE classification tasks from JSON-lines files: AFQMC, TNEWS, IFLYTEK, CMNLI, WSC, CSL.
+
+    The columns depend on `task` and `usage` (ids and indexes are uint32, CSL's ``keyword`` a 1-D
+    string array, the rest strings) and come in name order, as in MindSpore.
+
+    Args:
+        dataset_files (Union[str, list[str]]): Files or glob patterns; read in sorted order.
+        task (str, optional): The task. Default: "AFQMC".
+        usage (str, optional): "train", "test" or "eval". Default: "train".
+        num_samples, num_parallel_workers, shuffle, num_shards, shard_id, cache: as TextFileDataset.
+    """
+
+    def __init__(self, dataset_files, task="AFQMC", usage="train", num_samples=None, num_parallel_workers=None,
+                 shuffle=Shuffle.GLOBAL, num_shards=None, shard_id=None, cache=None):
+        checks.check_type(task, str, "task")
+        if task not in _CLUE:
+            raise ValueError(f"Input task is not within the valid set of {list(_CLUE)}.")
+        checks.check_type(usage, str, "usage")
+        if usage not in ("train", "test", "eval"):
+            raise ValueError("Input usage is not within the valid set of ['train', 'test', 'eval'].")
+        self.task, self.usage = task, usage
+        specs = _CLUE[task][1 if usage == "test" else 0]
+        self._specs = sorted(specs, key=lambda sp: sp.rpartition(":")[2].rpartition(".")[2])
+        self._columns = tuple(sp.rpartition(":")[2].rpartition(".")[2] for sp in self._specs)
+        super().__init__(dataset_files, num_samples, num_parallel_workers, shuffle, num_shards, shard_id, cache)
+
+    def _make_source(self) -> ParsedRowsSource:
+        return ParsedRowsSource(self.dataset_files, self._parse, self._columns, self._source_name())
+
+    def _parse(self, path: str) -> list[tuple]:
+        rows = []
+        for n, line in enumerate(_lines(path), 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError as e:
+                raise PipelineError(self._source_name(), f"Invalid file, line {n} of {path} is not JSON: {e}.",
+                                    file=path) from e
+            rows.append(tuple(_clue_field(item, sp) for sp in self._specs))
+        return rows
+
+    def _no_data_detail(self) -> str:
+        return NO_DATA.format(op=self._source_name(), what="file path", path=" " + ", ".join(self.dataset_files))
