@@ -28,7 +28,9 @@ from headrace.dataset._sources.text_corpora import (
     SogouNewsDataset, WikiTextDataset, YahooAnswersDataset, YelpReviewDataset,
 )
 from headrace.dataset._sources.text_files import CSVDataset, TextFileDataset
-from headrace.dataset._sources.text_parsed import CLUEDataset, CoNLL2000Dataset, Multi30kDataset, SST2Dataset, UDPOSDataset
+from headrace.dataset._sources.text_parsed import (
+    CLUEDataset, CoNLL2000Dataset, Multi30kDataset, SQuADDataset, SST2Dataset, UDPOSDataset,
+)
 from headrace.dataset._sources.tfrecord import TFRecordDataset
 from headrace.dataset._sources.vision_folders import CelebADataset, ImageFolderDataset, ManifestDataset
 from headrace.dataset._tensor import Tensor
@@ -41,7 +43,7 @@ from headrace.dataset.samplers import (
 __all__ = [
     "AGNewsDataset", "AmazonReviewDataset", "DBpediaDataset", "EnWik9Dataset", "IMDBDataset", "PennTreebankDataset",
     "SogouNewsDataset", "WikiTextDataset", "YahooAnswersDataset", "YelpReviewDataset", "CoNLL2000Dataset",
-    "Multi30kDataset", "SST2Dataset", "UDPOSDataset", "CLUEDataset",
+    "Multi30kDataset", "SST2Dataset", "UDPOSDataset", "CLUEDataset", "SQuADDataset",
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "BuiltinSampler", "CSVDataset",
     "CelebADataset", "Cifar100Dataset", "Cifar10Dataset", "CocoDataset", "ConcatDataset", "Dataset",
     "DictIterator", "DistributedSampler", "FakeImageDataset", "FashionMnistDataset", "FilterDataset",

@@ -28,6 +28,11 @@ for name, d, usages in (("CoNLL2000Dataset", "conll", (None, "train", "test", "a
     CASES += [(name, d, {"shuffle": True}), (name, d, {"num_samples": 2, "shuffle": False}),
               (name, d, {"shuffle": "FILES"})]
 
+for u in (None, "train", "dev", "all"):
+    CASES.append(("SQuADDataset", "squad", {"usage": u, "shuffle": False}))
+CASES += [("SQuADDataset", "squad", kw) for kw in ({"shuffle": True}, {"num_shards": 2, "shard_id": 1, "shuffle": False},
+                                                   {"num_samples": 2, "shuffle": False}, {"shuffle": "FILES"})]
+
 CODE = """
 import os
 out = []
@@ -70,6 +75,14 @@ def tree(tmp_path_factory):
                                               "end\tX\tY\n", encoding="utf-8")
     (u / "en-ud-tag.v2.dev.txt").write_text("D1\tX\tY\n\n\nD2\tA\tB\n\n", encoding="utf-8")
     (u / "en-ud-tag.v2.test.txt").write_text("T1 a b\tC\tD\n\nT2\tE\tF\n\n", encoding="utf-8")
+    q = root / "squad"
+    q.mkdir()
+    for part, n in (("train", 3), ("dev", 2)):
+        doc = {"version": "1.1", "data": [{"title": f"T{a}", "paragraphs": [{"context": f"{part} context {a}-{p} é",
+               "qas": [{"id": f"{a}{p}{k}", "question": f"q {a}{p}{k}?",
+                        "answers": [{"text": f"ans{j}", "answer_start": j + k} for j in range(k)]}
+                       for k in range(3)]} for p in range(2)]} for a in range(n)]}
+        (q / f"{part}-v1.1.json").write_text(__import__("json").dumps(doc, ensure_ascii=False), encoding="utf-8")
     return str(root)
 
 

@@ -83,3 +83,14 @@ def test_clue_columns_and_types(tmp_path):
         ds.CLUEDataset(str(p), task="OCNLI")
     with pytest.raises(ValueError, match="Input usage is not within the valid set"):
         ds.CLUEDataset(str(p), usage="dev")
+
+
+def test_squad_rows(tmp_path):
+    import json
+    doc = {"data": [{"paragraphs": [{"context": "ctx", "qas": [
+        {"question": "q1", "answers": [{"text": "a", "answer_start": 2}]}, {"question": "q2", "answers": []}]}]}]}
+    (tmp_path / "train-v2.0.json").write_text(json.dumps(doc), encoding="utf-8")
+    rows = list(ds.SQuADDataset(str(tmp_path), usage="train", shuffle=False).create_tuple_iterator(
+        output_numpy=True, num_epochs=1))
+    assert [[c.tolist() for c in r] for r in rows] == [["ctx", "q1", ["a"], [2]], ["ctx", "q2", [""], [4294967295]]]
+    assert rows[0][3].dtype == np.uint32

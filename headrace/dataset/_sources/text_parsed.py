@@ -19,7 +19,7 @@ from headrace._util import checks
 from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, check_dir, check_usage
 from headrace.dataset.samplers import Shuffle
 
-__all__ = ["CLUEDataset", "CoNLL2000Dataset", "Multi30kDataset", "SST2Dataset", "UDPOSDataset"]
+__all__ = ["CLUEDataset", "SQuADDataset", "CoNLL2000Dataset", "Multi30kDataset", "SST2Dataset", "UDPOSDataset"]
 
 
 class ParsedRowsSource:
@@ -72,7 +72,8 @@ class ParsedRowsSource:
 
     def read(self, index: int) -> tuple:
         k, j = self._locate(index)
-        return tuple(np.array(v) if isinstance(v, str) else np.array(v, dtype=np.uint32) if isinstance(v, int)
+        return tuple(np.array(v) if isinstance(v, str)
+                     else np.array(v, dtype=np.uint32) if isinstance(v, (int, _UInt32List))
                      else np.array(v, dtype=str) for v in self._rows[k][j])
 
     def file_of(self, index: int) -> str | None:
@@ -303,3 +304,50 @@ class CLUEDataset(RowFilesDataset):
 
     def _no_data_detail(self) -> str:
         return NO_DATA.format(op=self._source_name(), what="file path", path=" " + ", ".join(self.dataset_files))
+
+
+class SQuADDataset(_ParsedCorpus):
+    """SQuAD 1.1 / 2.0 from ``train-v1.1.json`` / ``dev-v1.1.json`` (or the ``-v2.0`` files): a row per
+    question, ``context``, ``question``, ``text`` (its answers, 1-D strings) and ``answer_start``
+    (uint32 1-D); a question without answers gives ``[""]`` and ``[4294967295]``, as MindSpore does.
+
+    Args:
+        dataset_dir (str): The folder holding the JSON files.
+        usage (str, optional): "train", "dev" or "all" (train then dev). Default: None ("all").
+        num_samples, num_parallel_workers, shuffle, num_shards, shard_id, cache: as TextFileDataset.
+    """
+
+    _columns = ("context", "question", "text", "answer_start")
+
+    def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=Shuffle.GLOBAL,
+                 num_shards=None, shard_id=None, cache=None):
+        self.dataset_dir = check_dir(dataset_dir)
+        self.usage = check_usage(usage, ("train", "dev", "all"), "all")
+        files = []
+        for u in ("train", "dev"):
+            if self.usage in ("all", u):
+                found = [os.path.join(self.dataset_dir, f"{u}-v{v}.json") for v in ("1.1", "2.0")]
+                files.append(next((f for f in found if os.path.isfile(f)), found[0]))
+        super().__init__(files, num_samples, num_parallel_workers, shuffle, num_shards, shard_id, cache)
+        self._set_files(files)
+
+    def _parse(self, path: str) -> list[tuple]:
+        with open(path, "rb") as f:
+            try:
+                doc = json.loads(f.read().decode("utf-8"))
+            except ValueError as e:
+                raise PipelineError(self._source_name(), f"Invalid file, {path} is not JSON: {e}.", file=path) from e
+        rows = []
+        for article in doc.get("data", []):
+            for para in article.get("paragraphs", []):
+                context = para.get("context", "")
+                for qa in para.get("qas", []):
+                    answers = qa.get("answers") or []
+                    texts = [a.get("text", "") for a in answers] or [""]
+                    starts = [int(a.get("answer_start", -1)) & 0xFFFFFFFF for a in answers] or [0xFFFFFFFF]
+                    rows.append((context, qa.get("question", ""), texts, _UInt32List(starts)))
+        return rows
+
+
+class _UInt32List(list):
+    """A list read back as a uint32 array."""
