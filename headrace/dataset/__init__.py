@@ -28,6 +28,7 @@ from headrace.dataset._sources.text_corpora import (
     SogouNewsDataset, WikiTextDataset, YahooAnswersDataset, YelpReviewDataset,
 )
 from headrace.dataset._sources.text_files import CSVDataset, TextFileDataset
+from headrace.dataset._sources.text_iwslt import IWSLT2016Dataset, IWSLT2017Dataset
 from headrace.dataset._sources.text_parsed import (
     CLUEDataset, CoNLL2000Dataset, Multi30kDataset, SQuADDataset, SST2Dataset, UDPOSDataset,
 )
@@ -43,7 +44,8 @@ from headrace.dataset.samplers import (
 __all__ = [
     "AGNewsDataset", "AmazonReviewDataset", "DBpediaDataset", "EnWik9Dataset", "IMDBDataset", "PennTreebankDataset",
     "SogouNewsDataset", "WikiTextDataset", "YahooAnswersDataset", "YelpReviewDataset", "CoNLL2000Dataset",
-    "Multi30kDataset", "SST2Dataset", "UDPOSDataset", "CLUEDataset", "SQuADDataset",
+    "Multi30kDataset", "SST2Dataset", "UDPOSDataset", "CLUEDataset", "SQuADDataset", "IWSLT2016Dataset",
+    "IWSLT2017Dataset",
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "BuiltinSampler", "CSVDataset",
     "CelebADataset", "Cifar100Dataset", "Cifar10Dataset", "CocoDataset", "ConcatDataset", "Dataset",
     "DictIterator", "DistributedSampler", "FakeImageDataset", "FashionMnistDataset", "FilterDataset",

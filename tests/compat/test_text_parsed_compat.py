@@ -33,6 +33,14 @@ for u in (None, "train", "dev", "all"):
 CASES += [("SQuADDataset", "squad", kw) for kw in ({"shuffle": True}, {"num_shards": 2, "shard_id": 1, "shuffle": False},
                                                    {"num_samples": 2, "shuffle": False}, {"shuffle": "FILES"})]
 
+for name, d in (("IWSLT2016Dataset", "iwslt16"), ("IWSLT2017Dataset", "iwslt17")):
+    for u in (None, "train", "valid", "test", "all"):
+        CASES.append((name, d, {"usage": u, "shuffle": False}))
+    CASES += [(name, d, kw) for kw in ({"shuffle": True}, {"num_shards": 2, "shard_id": 1, "shuffle": False},
+                                       {"num_samples": 3, "shuffle": False}, {"shuffle": "FILES"})]
+CASES.append(("IWSLT2016Dataset", "iwslt16", {"usage": "all", "valid_set": "tst2012", "test_set": "dev2010",
+                                              "shuffle": False}))
+
 CODE = """
 import os
 out = []
@@ -75,6 +83,9 @@ def tree(tmp_path_factory):
                                               "end\tX\tY\n", encoding="utf-8")
     (u / "en-ud-tag.v2.dev.txt").write_text("D1\tX\tY\n\n\nD2\tA\tB\n\n", encoding="utf-8")
     (u / "en-ud-tag.v2.test.txt").write_text("T1 a b\tC\tD\n\nT2\tE\tF\n\n", encoding="utf-8")
+    _iwslt(root / "iwslt16" / "texts" / "de" / "en" / "de-en", "16", ("tst2013", "tst2014", "tst2012", "dev2010"))
+    _iwslt(root / "iwslt17" / "texts" / "DeEnItNlRo" / "DeEnItNlRo" / "DeEnItNlRo-DeEnItNlRo", "17",
+           ("dev2010", "tst2010"))
     q = root / "squad"
     q.mkdir()
     for part, n in (("train", 3), ("dev", 2)):
@@ -111,3 +122,17 @@ def test_parsed_dataset_rows(case, oracle, tree):
         for a, b in zip(g, e):
             assert a.dtype == b.dtype, (a, b)
             np.testing.assert_array_equal(a, b)
+
+
+def _iwslt(folder, tag, sets):
+    folder.mkdir(parents=True)
+    for lang in ("de", "en"):
+        train = ["<url>http://x</url>", "<keywords>k</keywords>", "<title>t</title>"]
+        train += [f"  {lang} train sentence {i} .  " for i in range(3)] + ["<reviewer>r</reviewer>"]
+        (folder / f"train.tags.de-en.{lang}").write_text("\n".join(train) + "\n", encoding="utf-8")
+        for k, name in enumerate(sets):
+            segs = "".join(f'<seg id="{i}"> {lang} {name} seg {i} &amp; more </seg>\n' for i in range(k + 1))
+            xml = (f'<?xml version="1.0" encoding="UTF-8"?>\n<mteval>\n<srcset setid="{name}" srclang="x">\n'
+                   f'<doc docid="1" genre="lectures">\n<url>u</url>\n<title>t</title>\n{segs}</doc>\n</srcset>\n'
+                   f'</mteval>\n')
+            (folder / f"IWSLT{tag}.TED.{name}.de-en.{lang}.xml").write_text(xml, encoding="utf-8")

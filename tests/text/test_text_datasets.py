@@ -94,3 +94,16 @@ def test_squad_rows(tmp_path):
         output_numpy=True, num_epochs=1))
     assert [[c.tolist() for c in r] for r in rows] == [["ctx", "q1", ["a"], [2]], ["ctx", "q2", [""], [4294967295]]]
     assert rows[0][3].dtype == np.uint32
+
+
+def test_iwslt_layout(tmp_path):
+    folder = tmp_path / "texts" / "DeEnItNlRo" / "DeEnItNlRo" / "DeEnItNlRo-DeEnItNlRo"
+    folder.mkdir(parents=True)
+    for lang in ("de", "en"):
+        (folder / f"train.tags.de-en.{lang}").write_text(f"<title>t</title>\n {lang} one \n", encoding="utf-8")
+    d = ds.IWSLT2017Dataset(str(tmp_path), usage="train", shuffle=False)
+    assert _rows(d) == [["de one", "en one"]]
+    with pytest.raises(ValueError, match="language_pair"):
+        ds.IWSLT2017Dataset(str(tmp_path), language_pair=("de", "de"))
+    with pytest.raises(ValueError, match="valid_set"):
+        ds.IWSLT2016Dataset(str(tmp_path), valid_set="tst2099")
