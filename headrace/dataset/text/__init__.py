@@ -21,6 +21,7 @@ from headrace.dataset.text._vectors import CharNGram, FastText, GloVe, ToVectors
 from headrace.dataset.text._vocab import Lookup, Vocab
 from headrace.dataset.text._wordpiece import BertTokenizer, WordpieceTokenizer
 from headrace.dataset.text import _fusion  # noqa: E402,F401  (registers the BertTokenizer + Lookup fusion)
+from headrace.dataset.text import transforms, utils  # noqa: E402,F401  (MindSpore's submodules)
 
 __all__ = [
     "AddToken", "BasicTokenizer", "BertTokenizer", "CaseFold", "CharNGram", "FastText", "FilterWikipediaXML", "GloVe", "JiebaMode", "JiebaTokenizer", "Lookup", "Ngram", "NormalizeForm",
