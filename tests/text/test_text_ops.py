@@ -185,3 +185,20 @@ def test_bert_lookup_fusion_equals_the_two_ops():
         want = lookup(bert(s))
         got = fused[0](s)
         assert got.dtype == want.dtype and got.tolist() == want.tolist(), s
+
+
+def test_inputs_mindspore_refuses():
+    with pytest.raises(RuntimeError, match="string"):
+        text.WhitespaceTokenizer()(b"a b")
+    with pytest.raises(RuntimeError, match="string"):
+        text.CaseFold()(b"A")
+    with pytest.raises(TypeError, match="Invalid user input. Got <class 'dict'>"):
+        text.BertTokenizer(VOCAB)({"a": 1})
+    with pytest.raises(RuntimeError, match="The op is OneToOne, can only accept one tensor as input."):
+        text.ToNumber(mt.int8)(np.array(["1"]), np.array(["2"]))
+    assert VOCAB.tokens_to_ids(np.array("hello")) == 2 and VOCAB.ids_to_tokens(np.array(3)) == "world"
+    with pytest.raises(TypeError):
+        VOCAB.tokens_to_ids([1, "hello"])
+    # a word over max_bytes_per_token: MindSpore's limit offset is max_bytes_per_token + 1
+    _, s, e = text.WordpieceTokenizer(VOCAB, max_bytes_per_token=4, with_offsets=True)(np.array(["favorite"]))
+    assert s.tolist() == [0] and e.tolist() == [5]

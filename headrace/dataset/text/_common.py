@@ -99,6 +99,16 @@ def byte_offsets(text: str, spans: Iterable[tuple[int, int]]) -> tuple[np.ndarra
     return np.ascontiguousarray(arr[:, 0]), np.ascontiguousarray(arr[:, 1])
 
 
+def as_input(value: Any) -> np.ndarray:
+    """``value`` as an array, or TypeError in MindSpore's words when it cannot be a tensor."""
+    if isinstance(value, np.ndarray):
+        return value
+    a = np.asarray(value)
+    if a.dtype == object:
+        raise TypeError(f"Invalid user input. Got {type(value)}: {value}, cannot be converted into tensor.")
+    return a
+
+
 def decode_item(value: Any) -> str:
     return value.decode("utf-8") if isinstance(value, (bytes, np.bytes_)) else str(value)
 
@@ -137,8 +147,8 @@ class ScalarTokenizer(TextOperation):
         if isinstance(value, str):
             return value
         if isinstance(value, bytes):
-            return value.decode("utf-8")
-        a = np.asarray(value)
+            raise RuntimeError(f"{self._err_name}: {self._scalar_error}")
+        a = as_input(value)
         if a.ndim != 0 or a.dtype.kind not in "US":
             raise RuntimeError(f"{self._err_name}: {self._scalar_error}")
         return decode_item(a.item())
@@ -154,7 +164,9 @@ def string_input(value: Any, op: str, message: str = "input is not string dataty
     """``value`` as a ``<U`` array, or RuntimeError ``"<op>: <message>"`` if it holds no strings."""
     if isinstance(value, str):
         return np.array(value)
-    a = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if isinstance(value, bytes):
+        raise RuntimeError(f"{op}: {message}")
+    a = as_input(value)
     if a.dtype.kind == "U":
         return a
     if a.dtype.kind == "S":

@@ -98,7 +98,7 @@ class RegexReplace(TextOperation):
 
 def _one(args: tuple) -> Any:
     if len(args) != 1:
-        raise RuntimeError(f"Input should be one column data, but got {len(args)} columns.")
+        raise RuntimeError("The op is OneToOne, can only accept one tensor as input.")
     return args[0]
 
 

@@ -8,18 +8,20 @@ import numpy as np
 
 from headrace._util.checks import check_type
 from headrace.common import dtype as mstype
-from headrace.dataset.text._common import TextOperation, compact, decode_item, nonempty
+from headrace.dataset.text._common import TextOperation, as_input, compact, decode_item, nonempty
 
 __all__ = ["AddToken", "Ngram", "SlidingWindow", "ToNumber", "Truncate", "TruncateSequencePair"]
 
 INT32_MAX = 2**31 - 1
 
 
-def _one(args: tuple) -> np.ndarray:
+def _one(args: tuple, op: str = "") -> np.ndarray:
     if len(args) != 1:
-        raise RuntimeError(f"Input should be one column data, but got {len(args)} columns.")
+        raise RuntimeError("The op is OneToOne, can only accept one tensor as input.")
     v = args[0]
-    return np.array(v) if isinstance(v, str) else np.asarray(v)
+    if isinstance(v, bytes):
+        raise RuntimeError(f"{op}: the input should be of string type, but got bytes.")
+    return np.array(v) if isinstance(v, str) else as_input(v)
 
 
 def _check_pad(pad: Any, name: str) -> tuple[str, int]:
@@ -60,7 +62,7 @@ class Ngram(TextOperation):
         self.n, self.separator = grams, separator
 
     def __call__(self, *args: Any) -> np.ndarray:
-        a = _one(args)
+        a = _one(args, "Ngram")
         if a.ndim != 1 or a.dtype.kind not in "US":
             raise RuntimeError("Ngram: input is not a 1D data with string datatype.")
         tokens = [decode_item(t) for t in a.tolist()]
@@ -124,7 +126,7 @@ class ToNumber(TextOperation):
         self._dtype = data_type.np_dtype
 
     def __call__(self, *args: Any) -> np.ndarray:
-        a = _one(args)
+        a = _one(args, "ToNumber")
         if a.dtype.kind not in "US":
             raise RuntimeError("ToNumber: input should be string datatype.")
         parse = self._float if self._dtype.kind == "f" else self._int

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from headrace.dataset.text._common import (
-    NormalizeForm, ScalarTokenizer, TextOperation, check_bool, check_form, check_str, optional,
+    NormalizeForm, ScalarTokenizer, TextOperation, as_input, check_bool, check_form, check_str, optional,
 )
 from headrace.dataset.text._unicode import casefold, compile_icu, normalize, require_icu, script_of
 
@@ -222,8 +222,10 @@ class BasicTokenizer(ScalarTokenizer):
         return "BasicTokenizer"
 
     def _scalar(self, value: Any) -> str:
-        if not isinstance(value, (str, bytes)):
-            a = np.asarray(value)
+        if isinstance(value, bytes):
+            raise RuntimeError("BasicTokenizer: the input should be string type.")
+        if not isinstance(value, str):
+            a = as_input(value)
             if a.ndim != 0:
                 raise RuntimeError(f"BasicTokenizer: the input should be a scalar, but got a tensor with "
                                    f"rank: {a.ndim}")

@@ -67,7 +67,13 @@ class Vocab:
         check_type(tokens, (str, list, np.ndarray), "tokens")
         if isinstance(tokens, str):
             return ids.get(tokens, -1)
-        return [ids.get(decode_item(t), -1) for t in (tokens.tolist() if isinstance(tokens, np.ndarray) else tokens)]
+        if isinstance(tokens, np.ndarray):
+            if tokens.ndim == 0:
+                return ids.get(decode_item(tokens.item()), -1)
+            return [ids.get(decode_item(t), -1) for t in tokens.tolist()]
+        for t in tokens:
+            check_type(t, str, "tokens")
+        return [ids.get(t, -1) for t in tokens]
 
     def ids_to_tokens(self, ids: Any) -> Any:
         """Token of an id (a str) or of a list/array of ids (a list); "" for unknown ids."""
@@ -76,6 +82,8 @@ class Vocab:
         if isinstance(ids, int):
             _check_id(ids, "ids")
             return self._words.get(ids, "")
+        if isinstance(ids, np.ndarray) and ids.ndim == 0:
+            return self.ids_to_tokens(int(ids))
         values = ids.tolist() if isinstance(ids, np.ndarray) else ids
         for i in values:
             _check_id(i, "ids")
@@ -116,8 +124,8 @@ class Vocab:
         check_type(delimiter, str, "delimiter")
         if vocab_size is not None:
             check_type(vocab_size, int, "vocab_size")
-            if not 1 <= vocab_size <= INT32_MAX:
-                raise ValueError(f"Input vocab_size is not within the required interval of [1, {INT32_MAX}].")
+            if vocab_size <= 0:
+                raise ValueError("Input vocab_size must be greater than 0.")
         specials = _check_specials(special_tokens, special_first)
         if not os.path.isfile(file_path):
             raise RuntimeError(f"Get real path failed, path={file_path}")
