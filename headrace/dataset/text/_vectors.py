@@ -168,9 +168,10 @@ class Vectors:
             check_type(max_vectors, int, "max_vectors")
             if not 0 <= max_vectors <= INT32_MAX:
                 raise ValueError(f"Input max_vectors is not within the required interval of [0, {INT32_MAX}].")
-        if not os.path.isfile(file_path):
-            raise RuntimeError(f"{name}: get real path failed, path: {file_path}")
         cls._check_name(file_path)
+        if not os.path.isfile(file_path):
+            detail = "invalid file, " if cls._file_rule is not None else ""
+            raise RuntimeError(f"{name}: {detail}get real path failed, path: {file_path}")
         folder = os.path.join(_cache_dir(), _cache_key(file_path, max_vectors)) if cache else None
         loaded = _load_cached(folder) if folder else None
         if loaded is None:
