@@ -6,7 +6,8 @@ from .suite import UNITS
 
 TITLES = {"w1": "W1 overhead (rows/s)", "w2": "W2 imagenet-like (images/s)",
           "w3": "W3 records (MB/s, 10^6 bytes of payload)",
-          "limits": "Limits: one core, one thread, JPEGs in memory (images/s)"}
+          "limits": "Limits: one core, one thread, JPEGs in memory (images/s)",
+          "text": "Text: BertTokenizer + Lookup + Truncate + pad, batch 32 (reviews/s)"}
 
 
 def _fmt(v: float | None) -> str:
@@ -78,7 +79,7 @@ def table(results: list[dict], workload: str) -> str:
 
 def markdown(results: list[dict], header: str) -> str:
     parts = [header]
-    for wl in ("w1", "w2", "w3", "limits"):
+    for wl in ("w1", "w2", "w3", "limits", "text"):
         t = table(results, wl)
         if t:
             parts.append(t)

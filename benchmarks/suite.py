@@ -18,8 +18,9 @@ SYSTEMS = {
     "torch": ("benchmarks.peers.torchdl", BENCH_PY, []),
     "tf": ("benchmarks.peers.tfdata", BENCH_PY, []),
     "python": ("benchmarks.peers.plain", "main", []),
+    "hf": ("benchmarks.peers.hftok", "main", []),
 }
-UNITS = {"w1": "rows/s", "w2": "images/s", "w3": "MB/s", "limits": "images/s"}
+UNITS = {"w1": "rows/s", "w2": "images/s", "w3": "MB/s", "limits": "images/s", "text": "reviews/s"}
 
 
 @dataclass(frozen=True)
@@ -34,5 +35,5 @@ class Config:
 
 
 def configs() -> list[Config]:
-    from . import limits, w1, w2, w3
-    return [*w1.CONFIGS, *w2.CONFIGS, *w3.CONFIGS, *limits.CONFIGS]
+    from . import limits, w1, w2, w3, wtext
+    return [*w1.CONFIGS, *w2.CONFIGS, *w3.CONFIGS, *limits.CONFIGS, *wtext.CONFIGS]

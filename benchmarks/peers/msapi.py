@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from .. import w1, w2, w3
+from .. import w1, w2, w3, wtext
 from ..harness import Unavailable, import_or_unavailable, runner_main, time_calls, time_epochs
 
 
@@ -174,8 +174,27 @@ def run_w3(a) -> dict:
     return time_epochs(make_iter, count, a.epochs, a.warmup, check, before=cold)
 
 
+# --------------------------------------------------------------------------- text
+
+def run_text(a) -> dict:
+    ds, text, transforms = api(a.module, "dataset", "dataset.text", "dataset.transforms")
+    need(text, "BertTokenizer", "Lookup", "Truncate")
+    reviews, vocab_file = wtext.generate(a.data, a.items or wtext.N)
+    vocab = text.Vocab.from_file(vocab_file)
+
+    def make_iter():
+        data = ds.TextFileDataset(reviews, shuffle=False)
+        ops = [text.BertTokenizer(vocab, lower_case=True), text.Lookup(vocab, "[UNK]"),
+               text.Truncate(wtext.MAXLEN), transforms.PadEnd([wtext.MAXLEN], 0)]
+        data = data.map(ops, input_columns=["text"], num_parallel_workers=a.workers)
+        data = data.batch(wtext.BATCH)
+        return data.create_tuple_iterator(output_numpy=True, num_epochs=1)
+
+    return time_epochs(make_iter, lambda b: (len(b[0]), 0), a.epochs, a.warmup, lambda b: wtext.check_batch(b[0]))
+
+
 def run(a) -> dict:
-    fn = {"w1": run_w1, "w2": run_w2, "w3": run_w3}[a.workload]
+    fn = {"w1": run_w1, "w2": run_w2, "w3": run_w3, "text": run_text}[a.workload]
     res = fn(a)
     res["versions"] = versions(a.module)
     return res

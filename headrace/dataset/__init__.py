@@ -24,7 +24,15 @@ from headrace.dataset._sources.misc import FakeImageDataset, PaddedDataset, Rand
 from headrace.dataset._sources.mnist_cifar import (
     Cifar100Dataset, Cifar10Dataset, FashionMnistDataset, MnistDataset,
 )
+from headrace.dataset._sources.text_corpora import (
+    AGNewsDataset, AmazonReviewDataset, DBpediaDataset, EnWik9Dataset, IMDBDataset, PennTreebankDataset,
+    SogouNewsDataset, WikiTextDataset, YahooAnswersDataset, YelpReviewDataset,
+)
 from headrace.dataset._sources.text_files import CSVDataset, TextFileDataset
+from headrace.dataset._sources.text_iwslt import IWSLT2016Dataset, IWSLT2017Dataset
+from headrace.dataset._sources.text_parsed import (
+    CLUEDataset, CoNLL2000Dataset, Multi30kDataset, SQuADDataset, SST2Dataset, UDPOSDataset,
+)
 from headrace.dataset._sources.tfrecord import TFRecordDataset
 from headrace.dataset._sources.vision_folders import CelebADataset, ImageFolderDataset, ManifestDataset
 from headrace.dataset._tensor import Tensor
@@ -35,6 +43,10 @@ from headrace.dataset.samplers import (
 )
 
 __all__ = [
+    "AGNewsDataset", "AmazonReviewDataset", "DBpediaDataset", "EnWik9Dataset", "IMDBDataset", "PennTreebankDataset",
+    "SogouNewsDataset", "WikiTextDataset", "YahooAnswersDataset", "YelpReviewDataset", "CoNLL2000Dataset",
+    "Multi30kDataset", "SST2Dataset", "UDPOSDataset", "CLUEDataset", "SQuADDataset", "IWSLT2016Dataset",
+    "IWSLT2017Dataset",
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "BuiltinSampler", "CSVDataset",
     "CelebADataset", "Cifar100Dataset", "Cifar10Dataset", "CocoDataset", "ConcatDataset", "Dataset",
     "DictIterator", "DistributedSampler", "FakeImageDataset", "FashionMnistDataset", "FilterDataset",
