@@ -4,7 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/system_deps.sh  # may install libjpeg headers (system packages); says so on stderr
-python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+python3 -m pip install -q --disable-pip-version-check -e ".[test,text,jax]"
+# The adapters' tests need torch: 2.13.0 is a local CPU wheel here (a bare "torch" would pull the CUDA
+# build). Where it cannot be installed, say so: those tests then skip.
+python3 -m pip install -q --disable-pip-version-check "torch==2.13.0" \
+  || echo "test.sh: torch 2.13.0 is not installable here: tests/torch skip" >&2
+python3 -m pip install -q --disable-pip-version-check orbax-checkpoint \
+  || echo "test.sh: orbax-checkpoint is not installable here: the Orbax handler's test skips" >&2
 bash scripts/oracle_env.sh
 export HEADRACE_REQUIRE_ORACLE=1
 # With libjpeg-turbo's headers present the region decoder must have been built (a test checks).

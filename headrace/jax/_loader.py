@@ -7,6 +7,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from headrace._feed.args import check_epoch, check_source
 from headrace._feed.shard import reshard
 from headrace._feed.stream import EpochReader
 
@@ -64,19 +65,7 @@ class Loader:
 
     def __init__(self, dataset, columns=None, as_dict=False, sharding=None, device=None, cpu_buffer=2,
                  device_buffer=2, shard=True):
-        from headrace.dataset import Dataset  # noqa: PLC0415
-        if not isinstance(dataset, Dataset):
-            raise TypeError(f"dataset must be a headrace dataset (headrace.dataset.Dataset), but got "
-                            f"{type(dataset).__name__}.")
-        if columns is not None:
-            if isinstance(columns, str):
-                columns = [columns]
-            if not isinstance(columns, (list, tuple)) or not all(isinstance(c, str) for c in columns):
-                raise TypeError(f"columns must be a list of column names (str) or None, but got {columns!r}.")
-            columns = list(columns)
-        for value, name in ((as_dict, "as_dict"), (shard, "shard")):
-            if not isinstance(value, bool):
-                raise TypeError(f"{name} must be True or False, but got {value!r}.")
+        columns = check_source(dataset, columns, as_dict, shard)
         if sharding is not None and not isinstance(sharding, jax.sharding.Sharding):
             raise TypeError(f"sharding must be a jax.sharding.Sharding or None, but got {type(sharding).__name__}.")
         if device is not None and not isinstance(device, jax.Device):
@@ -129,11 +118,7 @@ class Loader:
 
     def set_epoch(self, epoch):
         """The next iteration reads epoch ``epoch`` (its shuffle order), from its start."""
-        if isinstance(epoch, bool) or not isinstance(epoch, int):
-            raise TypeError(f"epoch must be an int, but got {epoch!r}.")
-        if epoch < 0:
-            raise ValueError(f"epoch must be >= 0, but got {epoch}.")
-        self._reader.set_epoch(epoch)
+        self._reader.set_epoch(check_epoch(epoch))
 
     def state_dict(self):
         """The position after the last batch received: a dict of str and int."""

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch.utils.data
 
+from headrace._feed.args import check_epoch, check_source
 from headrace._feed.shard import reshard
 from headrace.torch._convert import to_tensors
 from headrace.torch._dist import torch_shard
@@ -38,9 +39,7 @@ class HeadraceIterableDataset(torch.utils.data.IterableDataset):
 
     def set_epoch(self, epoch: int) -> None:
         """Iterations start reading pass ``epoch`` of the pipeline (its shuffle order)."""
-        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
-            raise ValueError(f"epoch must be an int >= 0, but got {epoch!r}.")
-        self.epoch = epoch
+        self.epoch = check_epoch(epoch)
 
     def _shard_for_worker(self) -> Any:
         world, rank = self.world
@@ -88,17 +87,5 @@ def as_iterable_dataset(dataset, columns=None, as_dict=False, shard=True):
         >>> [b[0].tolist() for b in torch.utils.data.DataLoader(as_iterable_dataset(data), batch_size=None)]
         [[0, 1], [2, 3]]
     """
-    from headrace.dataset import Dataset  # noqa: PLC0415
-    if not isinstance(dataset, Dataset):
-        raise TypeError(f"dataset must be a headrace dataset (headrace.dataset.Dataset), but got "
-                        f"{type(dataset).__name__}.")
-    if columns is not None:
-        if isinstance(columns, str):
-            columns = [columns]
-        if not isinstance(columns, (list, tuple)) or not all(isinstance(c, str) for c in columns):
-            raise TypeError(f"columns must be a list of column names (str) or None, but got {columns!r}.")
-        columns = list(columns)
-    for value, name in ((as_dict, "as_dict"), (shard, "shard")):
-        if not isinstance(value, bool):
-            raise TypeError(f"{name} must be True or False, but got {value!r}.")
+    columns = check_source(dataset, columns, as_dict, shard)
     return HeadraceIterableDataset(dataset, columns, as_dict, shard)

@@ -1,20 +1,14 @@
 """``headrace.torch.Loader``: a headrace dataset as torch tensors, fed through a device queue."""
 from __future__ import annotations
 
-from typing import Any
 
+from headrace._feed.args import check_bool, check_epoch, check_source
 from headrace._feed.shard import reshard
 from headrace._feed.stream import EpochReader
 from headrace.torch._convert import Transfer
 from headrace.torch._dist import torch_shard
 
 MAX_DEPTH = 1024
-
-
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, but got {value!r} of type {type(value).__name__}.")
-    return value
 
 
 class Loader:
@@ -65,19 +59,8 @@ class Loader:
 
     def __init__(self, dataset, columns=None, as_dict=False, device=None, pin_memory=False, queue_depth=2,
                  shard=True):
-        from headrace.dataset import Dataset  # noqa: PLC0415 - keeps headrace.torch light to import
-        if not isinstance(dataset, Dataset):
-            raise TypeError(f"dataset must be a headrace dataset (headrace.dataset.Dataset), but got "
-                            f"{type(dataset).__name__}.")
-        if columns is not None:
-            if isinstance(columns, str):
-                columns = [columns]
-            if not isinstance(columns, (list, tuple)) or not all(isinstance(c, str) for c in columns):
-                raise TypeError(f"columns must be a list of column names (str) or None, but got {columns!r}.")
-            columns = list(columns)
-        _check_bool(as_dict, "as_dict")
-        _check_bool(pin_memory, "pin_memory")
-        _check_bool(shard, "shard")
+        columns = check_source(dataset, columns, as_dict, shard)
+        check_bool(pin_memory, "pin_memory")
         if isinstance(queue_depth, bool) or not isinstance(queue_depth, int):
             raise TypeError(f"queue_depth must be an int, but got {queue_depth!r}.")
         if not 1 <= queue_depth <= MAX_DEPTH:
@@ -118,11 +101,7 @@ class Loader:
             TypeError / ValueError: ``epoch`` is not an int >= 0.
             RuntimeError: called while an epoch is being read.
         """
-        if isinstance(epoch, bool) or not isinstance(epoch, int):
-            raise TypeError(f"epoch must be an int, but got {epoch!r}.")
-        if epoch < 0:
-            raise ValueError(f"epoch must be >= 0, but got {epoch}.")
-        self._reader.set_epoch(epoch)
+        self._reader.set_epoch(check_epoch(epoch))
 
     def state_dict(self):
         """The position after the last batch received: a dict of str and int (see ``load_state_dict``)."""

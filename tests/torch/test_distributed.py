@@ -115,7 +115,9 @@ def test_as_iterable_dataset_dicts_and_torch_refuses_a_second_shuffle():
         torch.utils.data.DataLoader(wrapped, batch_size=None, shuffle=True)
     with pytest.raises(TypeError, match="as_dict must be True or False"):
         as_iterable_dataset(data, as_dict="no")
-    with pytest.raises(ValueError, match="epoch must be an int >= 0"):
+    with pytest.raises(ValueError, match="epoch must be >= 0, but got -2"):
         wrapped.set_epoch(-2)
+    with pytest.raises(TypeError, match="epoch must be an int, but got 1.5"):
+        wrapped.set_epoch(1.5)
     with pytest.raises(TypeError, match="headrace dataset"):
         as_iterable_dataset(range(3))
