@@ -29,13 +29,14 @@ _warned_workers = False
 _zip = zip  # the module-level ``zip`` (MindSpore's name) shadows the builtin
 
 
-def warm_up_process_workers() -> None:
+def warm_up_process_workers(*objects: Any) -> None:
     """Starts the process that forks worker processes now (see NOTE [ worker shutdown ] in the
-    engine's workers.py), so that its start overlaps building and starting the pipeline."""
+    engine's workers.py), with the modules of ``objects`` (the op's functions or source) imported
+    there, so that both overlap building the pipeline and what the script does before it runs."""
     if _options.snapshot().multiprocessing_start_method == "fork":
         from headrace._engine.parallel import forkserver  # noqa: PLC0415 - only process workers need it
 
-        forkserver.warm_up()
+        forkserver.warm_up(objects)
 
 
 def resolve_workers(value: Any, name: str = "num_parallel_workers") -> int:
@@ -512,7 +513,7 @@ class MapDataset(Dataset):
                                                         "python_multiprocessing")
         self._workers = resolve_workers(num_parallel_workers)
         if self.python_multiprocessing:
-            warm_up_process_workers()
+            warm_up_process_workers(*(ops if isinstance(ops, (list, tuple)) else [ops]))
 
     def _make_plan(self):
         parent = self.children[0]._plan
@@ -578,7 +579,7 @@ class BatchDataset(Dataset):
         self.python_multiprocessing = checks.check_bool(kwargs.get("python_multiprocessing", False),
                                                         "python_multiprocessing")
         if self.python_multiprocessing and self.per_batch_map is not None:
-            warm_up_process_workers()
+            warm_up_process_workers(self.per_batch_map)
         self._pad_info: dict | None = None
 
     def _make_plan(self):

@@ -145,3 +145,28 @@ def test_small_programs_are_not_kept():
     launch._CACHE.clear()
     assert big_rows(np.arange(6000, dtype=np.float32))[5] == [5000.0, 5001.0, 5002.0]
     assert launch._CACHE._entries == []
+
+
+def test_building_a_process_map_has_the_server_import_the_functions_module_before_it_runs(tmp_path, monkeypatch):
+    import importlib  # noqa: PLC0415
+
+    import headrace.dataset as ds  # noqa: PLC0415
+
+    marker = tmp_path / "imported_by.txt"
+    name = f"hr_warm_{os.getpid()}_{time.monotonic_ns()}"
+    (tmp_path / f"{name}.py").write_text(
+        "import os\n"
+        f"with open({str(marker)!r}, 'a') as f:\n"
+        "    f.write(f'{os.getpid()}\\n')\n"
+        "def triple(x):\n"
+        "    return x * 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(name)
+    server = forkserver.get()
+    data = ds.NumpySlicesDataset(np.arange(4, dtype=np.int64), column_names=["x"], shuffle=False)
+    data = data.map(module.triple, python_multiprocessing=True, num_parallel_workers=2)
+    deadline = time.monotonic() + 30
+    while len(marker.read_text().split()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert marker.read_text().split() == [str(os.getpid()), str(server.pid)]  # no pipeline has run yet
+    assert [int(r[0]) for r in data.create_tuple_iterator(output_numpy=True)] == [0, 3, 6, 9]

@@ -123,17 +123,7 @@ class ForkServer:
         ``modules`` are imported by the server first (see :func:`preload_list`). All requests go
         out at once, so the workers are forked while this process waits. Raises :class:`Tainted`
         (after stopping any worker it started) when the server has grown threads."""
-        context = ([str(p) for p in sys.path], os.getcwd(), dict(os.environ))
-        if context != self._context:  # modules, relative paths, variables: as this process has them now
-            self._context = context
-            try:
-                self._send(("context", *context), [])
-            except OSError:  # EMSGSIZE: an environment of hundreds of kB stays the server's own
-                self._send(("context", context[0], context[1], None), [])
-        missing = [m for m in preload_list(modules) if m not in self._preloaded]
-        if missing:
-            self._preloaded.update(missing)
-            self._send(("preload", missing), [])
+        self.preload(modules)
         tokens = []
         for cfg, task_r, res_w in jobs:
             token = next(self._tokens)
@@ -160,6 +150,22 @@ class ForkServer:
                               f"{sorted(self._preloaded)}")
             raise RuntimeError(f"the worker fork server could not start a worker: {failed[0]}")
         return pids
+
+    def preload(self, modules: Any = ()) -> None:
+        """Asks the server to import ``modules`` (and what this process loaded since it started;
+        see :func:`preload_list`) now, without waiting for it; first, if they changed, it gets this
+        process's ``sys.path``, directory and environment."""
+        context = ([str(p) for p in sys.path], os.getcwd(), dict(os.environ))
+        if context != self._context:  # modules, relative paths, variables: as this process has them now
+            self._context = context
+            try:
+                self._send(("context", *context), [])
+            except OSError:  # EMSGSIZE: an environment of hundreds of kB stays the server's own
+                self._send(("context", context[0], context[1], None), [])
+        missing = [m for m in preload_list(modules) if m not in self._preloaded]
+        if missing:
+            self._preloaded.update(missing)
+            self._send(("preload", missing), [])
 
     def refuse_preloads(self) -> None:
         """After :class:`Tainted`: no later server preloads the module that started threads here
@@ -296,11 +302,15 @@ def current() -> ForkServer | None:
     return _server
 
 
-def warm_up() -> None:
-    """Starts the fork server now, so that its start overlaps other work (never raises)."""
+def warm_up(objects: Any = ()) -> None:
+    """Starts the fork server now, and has it import the modules that define ``objects`` (a
+    pipeline's functions and sources), so that both overlap the work before the pipeline starts
+    (never raises: the first pool starts the server again and reports why)."""
     try:
-        get()
-    except Exception:  # noqa: BLE001 - the first pool will start it again and report why
+        from headrace._engine.parallel import workers  # noqa: F401, PLC0415 - the first pool needs it
+
+        get().preload([m for m in (getattr(o, "__module__", None) for o in objects) if isinstance(m, str)])
+    except Exception:  # noqa: BLE001
         pass
 
 

@@ -235,7 +235,7 @@ class GeneratorDataset(MappableDataset):
         super().__init__(num_samples, num_parallel_workers, shuffle if self.random_access else False,
                          sampler if self.random_access else None, num_shards, shard_id)
         if self.python_multiprocessing and self.random_access and self._workers > 1:
-            warm_up_process_workers()
+            warm_up_process_workers(self.source)
 
     def __getitem__(self, index):
         """What the source returns for the ``index``-th row of a first pass, untouched (MindSpore's
