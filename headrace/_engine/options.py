@@ -5,6 +5,8 @@ import dataclasses
 import os
 import threading
 
+from headrace._image import limits as _image_limits
+
 
 def _default_workers() -> int:
     return min(8, os.cpu_count() or 1)
@@ -36,7 +38,7 @@ class Options:
     video_backend: str = "CPU"
     sending_batches: int = 0
     # headrace only: image decoding (ds.config.set_max_image_pixels / set_strict_decode)
-    max_image_pixels: int | None = 89_478_485   # Pillow's MAX_IMAGE_PIXELS; None: no limit
+    max_image_pixels: int | None = _image_limits.DEFAULT_MAX_IMAGE_PIXELS  # None: no limit
     strict_decode: bool = False                 # a JPEG whose data ends early: error, not warning
 
 
@@ -52,7 +54,13 @@ def snapshot() -> Options:
 def update(**changes: object) -> None:
     global _current
     with _lock:
-        _current = dataclasses.replace(_current, **changes)
+        _current = dataclasses.replace(_current, **changes)  # type: ignore[arg-type]
+        _publish(_current)
+
+
+def _publish(o: Options) -> None:
+    """Hands the decode limits to the image kernels (which do not import the engine)."""
+    _image_limits.configure(o.max_image_pixels, o.strict_decode)
 
 
 def to_plain(o: Options) -> dict:
@@ -71,3 +79,4 @@ def reset() -> None:
     global _current
     with _lock:
         _current = Options()
+        _publish(_current)

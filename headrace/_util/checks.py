@@ -41,17 +41,32 @@ def check_int(value: Any, name: str) -> int:
     return int(value)
 
 
-def check_range(value: Any, bounds: tuple[float, float], name: str, *, left_open: bool = False,
+def check_range(value: Any, bounds: Sequence[float], name: str = "", *, left_open: bool = False,
                 right_open: bool = False) -> None:
-    """Raises ValueError unless ``bounds[0] <= value <= bounds[1]`` (ends open as asked)."""
-    lo, hi = bounds
+    """Raises ValueError unless ``bounds[0] <= value <= bounds[1]`` (ends open as asked).
+
+    Example:
+        >>> check_range(0, (1, 5), "count")
+        Traceback (most recent call last):
+            ...
+        ValueError: Input count is not within the required interval of [1, 5].
+    """
+    lo, hi = bounds[0], bounds[1]
     bad = value < lo or value > hi or (left_open and value == lo) or (right_open and value == hi)
     if bad:
         left, right = "(" if left_open else "[", ")" if right_open else "]"
-        raise ValueError(f"Input {name} is not within the required interval of {left}{lo}, {hi}{right}.")
+        label = f"{name} " if name else ""
+        raise ValueError(f"Input {label}is not within the required interval of {left}{lo}, {hi}{right}.")
 
 
-def check_pos_int32(value: Any, name: str, *, allow_zero: bool = False) -> int:
+def check_pos_int32(value: Any, name: str = "", *, allow_zero: bool = False, exact_int: bool = False) -> int:
+    """Checks a positive (or, with ``allow_zero``, non-negative) int32; returns it as a Python int.
+
+    ``exact_int`` accepts only Python ints, as MindSpore's transforms do (the dataset API also takes
+    NumPy integers).
+    """
+    if exact_int:
+        check_type(value, int, name)
     value = check_int(value, name)
     check_range(value, (0 if allow_zero else 1, INT32_MAX), name)
     return value

@@ -68,3 +68,20 @@ class Stateful(Protocol):
     def get_state(self) -> dict[str, Any]: ...
 
     def set_state(self, state: dict[str, Any]) -> None: ...
+
+
+class BatchInfo:
+    """What a callable batch size or a per_batch_map learns about the batch being built (the engine
+    makes it; ``headrace.dataset.BatchInfo`` is this class)."""
+
+    __slots__ = ("_batch_num", "_epoch_num")
+
+    def __init__(self, batch_num: int, epoch_num: int) -> None:
+        self._batch_num = batch_num
+        self._epoch_num = epoch_num
+
+    def get_batch_num(self) -> int:
+        return self._batch_num
+
+    def get_epoch_num(self) -> int:
+        return self._epoch_num

@@ -9,15 +9,16 @@ from __future__ import annotations
 import numbers
 import os
 import warnings
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from headrace._engine import options as _options
 from headrace._engine import plan as P
-from headrace._engine.ops.batch import BatchInfo
+from headrace.dataset.transforms._compose import compose_operations
 from headrace._util import checks
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_range, check_type
+from headrace._util.types import BatchInfo
 
 __all__ = [
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "ConcatDataset", "Dataset", "FilterDataset",
@@ -90,23 +91,6 @@ def replace_layout(columns: Sequence[str], in_idx: Sequence[int], out_names: Seq
         raise ValueError(f"Invalid output_columns: column {dup!r} would appear twice in the result "
                          f"{new_cols}; choose output names that differ from the other columns.")
     return tuple(new_cols), tuple(layout), tuple(out_names)
-
-
-def compose_operations(operations: Sequence[Callable]) -> tuple[Callable, str]:
-    """One callable running ``operations`` in order (a tuple result feeds the next as arguments)."""
-    from headrace._engine.ops.map import run_chain  # noqa: PLC0415 - engine helper, one place
-    from headrace.dataset.transforms._fusion import fuse_ops  # noqa: PLC0415
-    # Exact fusions only (e.g. Normalize+HWC2CHW, Decode+RandomResizedCrop at full scale): the output
-    # equals the unfused chain's. RandomCropDecodeResize is the op that decodes at reduced scale.
-    ops = tuple(fuse_ops(operations, reduced_decode=False))
-    names = [op_display_name(op) for op in ops]
-    return run_chain(ops, names), "map operation: [" + ", ".join(op_display_name(op) for op in operations) + "]"
-
-
-def op_display_name(op: Any) -> str:
-    if hasattr(op, "__self__") or type(op).__name__ in ("function", "builtin_function_or_method", "partial"):
-        return "PyFunc"
-    return type(op).__name__
 
 
 class Dataset:

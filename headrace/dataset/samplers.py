@@ -26,14 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from headrace._engine import samplers as _plans
+from headrace._engine.samplers import builtin as _plans
 from headrace._util import checks
 from headrace.dataset.core import config as _config
 
 __all__ = [
     "BuiltinSampler", "DistributedSampler", "IterSampler", "PKSampler", "RandomSampler", "Sampler",
     "SequentialSampler", "Shuffle", "SubsetRandomSampler", "SubsetSampler", "WeightedRandomSampler",
-    "check_sampler_shuffle_shard_options", "resolve_sampler", "select_sampler",
+    "check_sampler_shuffle_shard_options", "is_shuffle", "resolve_sampler", "select_sampler", "shuffle_mode",
 ]
 
 _INT64_MAX = checks.INT64_MAX
@@ -64,6 +64,30 @@ class Shuffle(str, enum.Enum):
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
+
+
+def is_shuffle(value: Any, *names: str) -> bool:
+    """True when ``value`` is a ``Shuffle`` member (and, when ``names`` are given, one of them by name).
+
+    The one place the dataset layer recognises the enum.
+    """
+    return isinstance(value, Shuffle) and (not names or value.name in names)
+
+
+def shuffle_mode(shuffle: Any) -> str:
+    """'global', 'files' or 'false' for a file-based source's ``shuffle`` argument (bool or Shuffle).
+
+    Raises:
+        TypeError: If ``shuffle`` is neither.
+    """
+    if shuffle is None or shuffle is True:
+        return "global"
+    if shuffle is False:
+        return "false"
+    if is_shuffle(shuffle):
+        return shuffle.value if shuffle.value in ("global", "files") else "false"
+    raise TypeError("shuffle must be of boolean or enum of 'Shuffle' values like 'Shuffle.ADAPTIVE' or "
+                    "'Shuffle.GLOBAL' or 'Shuffle.PARTIAL' or 'Shuffle.FILES' or 'Shuffle.INFILE'.")
 
 
 def _as_shuffle(value: Any) -> Shuffle | None:

@@ -274,21 +274,10 @@ RESULT = out
     theirs = run_ms(snippet, BUFFER_CASES)
     for case, orders in zip(BUFFER_CASES, theirs):
         n, size, epochs, repeat, before, seed = case
-        sh = mtshuffle.BufferShuffler(size, seed)
+        rng = mtshuffle.MT19937_64(seed)  # the stream continues across repeats and epochs
         # A repeat under the shuffle makes one long input per epoch; above it, one input per repeat.
         inputs = [list(range(n)) * repeat] if before else [list(range(n))] * repeat
-        ours = []
-        for _ in range(epochs):
-            epoch = []
-            for items in inputs:
-                for x in items:
-                    if sh.full:
-                        epoch.append(sh.pop())
-                    sh.push(x)
-                while sh:
-                    epoch.append(sh.pop())
-                sh.end_epoch()
-            ours.append(epoch)
+        ours = [[x for items in inputs for x in mtshuffle.buffer_shuffle(items, size, rng)] for _ in range(epochs)]
         assert ours == orders, case
 
 

@@ -3,7 +3,7 @@ here, and must give the same column names, sizes, rows, dtypes, shapes and order
 
 MindSpore reads TFRecord, CSV and TextFile with several threads that interleave files; the
 MindSpore side of those cases uses ``num_parallel_workers=1``, whose orders headrace gives for any
-number of workers (see ``headrace/dataset/_sources/_filerows.py``).
+number of workers (see ``headrace/_engine/samplers/files.py``).
 """
 import json
 import os

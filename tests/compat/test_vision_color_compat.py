@@ -208,7 +208,7 @@ def _in_space(outputs, space):
 
 
 def test_trivial_augment_outputs_are_headrace_outputs(results):
-    from headrace.dataset.vision._kernels import augment as A
+    from headrace._image import augment as A
     img, fill = INPUTS["S"], (10, 20, 30)
     space = []
     for name, mags in A._trivial_augment_space(5):
@@ -220,7 +220,7 @@ def test_trivial_augment_outputs_are_headrace_outputs(results):
 
 
 def test_rand_augment_outputs_are_headrace_outputs(results):
-    from headrace.dataset.vision._kernels import augment as A
+    from headrace._image import augment as A
     img, fill = INPUTS["S"], (10, 20, 30)
     steps = []
     for name, mags in A._rand_augment_space(10, *img.shape[:2]):
@@ -235,7 +235,7 @@ def test_rand_augment_outputs_are_headrace_outputs(results):
 
 @pytest.mark.parametrize("policy", ["imagenet", "cifar10", "svhn"])
 def test_auto_augment_outputs_are_headrace_outputs(results, policy):
-    from headrace.dataset.vision._kernels import augment as A
+    from headrace._image import augment as A
     img, fill = INPUTS["S"], (10, 20, 30)
     h, w = img.shape[:2]
 
@@ -263,7 +263,7 @@ def _partners(labels):
 
 
 def test_mixup_outputs_follow_headrace_blend(results):
-    from headrace.dataset.vision._kernels.color import blend
+    from headrace._image.color import blend
     imgs = INPUTS["B"]
     for out_imgs, out_labels in results[1]["MIX"]:
         assert out_imgs.dtype == np.uint8 and out_labels.dtype == np.float32

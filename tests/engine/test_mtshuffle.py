@@ -4,7 +4,6 @@ Literal sequences below guard determinism: they are MindSpore 2.10's orders (che
 tests/compat) or values fixed by the C++ standard. Do not regenerate them.
 """
 import json
-import math
 
 import numpy as np
 import pytest
@@ -194,106 +193,31 @@ def test_shuffle_permutation_with_continues_the_generator():
 
 # ---- Dataset.shuffle(buffer_size) ------------------------------------------------------------
 
-def run_buffer(shuffler, epochs):
+def run_buffer(size, seed, epochs, reshuffle_each_epoch=True):
+    """Epochs of MindSpore's buffer shuffle through the one kernel: the stream continues across
+    epochs, or restarts from the seed each epoch."""
+    rng = mt.MT19937_64(seed)
     out = []
     for items in epochs:
-        got = []
-        for x in items:
-            if shuffler.full:
-                got.append(shuffler.pop())
-            shuffler.push(x)
-        while shuffler:
-            got.append(shuffler.pop())
-        shuffler.end_epoch()
-        out.append(got)
+        if not reshuffle_each_epoch:
+            rng = mt.MT19937_64(seed)
+        out.append(mt.buffer_shuffle(list(items), size, rng))
     return out
 
 
 def test_buffer_shuffle_literal_epochs_continue_the_stream():
     # Guards determinism: MindSpore's .shuffle(4) over 10 rows, set_seed(1), three epochs.
-    out = run_buffer(mt.BufferShuffler(4, 1), [range(10)] * 3)
+    out = run_buffer(4, 1, [range(10)] * 3)
     assert out == [[0, 2, 4, 5, 3, 1, 7, 9, 6, 8], [0, 4, 1, 6, 3, 5, 8, 7, 9, 2],
                    [3, 4, 0, 6, 7, 2, 9, 1, 5, 8]]
 
 
 def test_buffer_shuffle_larger_buffer_than_input():
     # Guards determinism: MindSpore's .shuffle(100) over 10 rows, set_seed(1).
-    out = run_buffer(mt.BufferShuffler(100, 1), [range(10)] * 2)
+    out = run_buffer(100, 1, [range(10)] * 2)
     assert out == [[8, 6, 2, 5, 0, 4, 9, 3, 7, 1], [6, 5, 8, 3, 2, 9, 1, 0, 4, 7]]
 
 
 def test_buffer_shuffle_without_reshuffle_restarts_each_epoch():
-    out = run_buffer(mt.BufferShuffler(4, 1, reshuffle_each_epoch=False), [range(10)] * 2)
+    out = run_buffer(4, 1, [range(10)] * 2, reshuffle_each_epoch=False)
     assert out[0] == out[1] == [0, 2, 4, 5, 3, 1, 7, 9, 6, 8]
-
-
-def test_buffer_shuffle_misuse_errors():
-    sh = mt.BufferShuffler(2, 1)
-    with pytest.raises(IndexError, match="the buffer is empty"):
-        sh.pop()
-    sh.push(1)
-    sh.push(2)
-    with pytest.raises(RuntimeError, match="the buffer is full; pop"):
-        sh.push(3)
-    with pytest.raises(RuntimeError, match="2 items are still buffered"):
-        sh.end_epoch()
-    with pytest.raises(ValueError, match="buffer_size must be positive, but got 0."):
-        mt.BufferShuffler(0, 1)
-
-
-@settings(max_examples=25, deadline=None)
-@given(size=st.integers(1, 12), n=st.integers(0, 40), seed=st.integers(0, 2**64 - 1),
-       epochs=st.integers(1, 3), data=st.data())
-def test_buffer_shuffle_resume_from_any_step(size, n, seed, epochs, data):
-    """Saving at any point and replaying the epoch's input gives exactly the rest of the output."""
-    full = run_buffer(mt.BufferShuffler(size, seed), [range(n)] * epochs)
-    epoch = data.draw(st.integers(0, epochs - 1))
-    sh = mt.BufferShuffler(size, seed)
-    run_buffer(sh, [range(n)] * epoch)
-    # Run part of `epoch` and save.
-    stop = data.draw(st.integers(0, 2 * n))
-    got, events, items = [], 0, iter(range(n))
-    pending = next(items, None)
-    while events < stop and (pending is not None or sh):
-        if pending is not None and not sh.full:
-            sh.push(pending)
-            pending = next(items, None)
-        else:
-            got.append(sh.pop())
-        events += 1
-    state = json.loads(json.dumps(sh.get_state()))
-    # A fresh shuffler, restored, replays the epoch from its start and continues.
-    fresh = mt.BufferShuffler(size, 12345)
-    fresh.set_state(state)
-    assert fresh.pending
-    replay = iter(range(n))
-    fresh.fast_forward(replay)
-    assert not fresh.pending
-    rest = []
-    for x in replay:
-        if fresh.full:
-            rest.append(fresh.pop())
-        fresh.push(x)
-    while fresh:
-        rest.append(fresh.pop())
-    assert got + rest == full[epoch]
-
-
-def test_buffer_shuffle_state_checks():
-    sh = mt.BufferShuffler(3, 1)
-    with pytest.raises(ValueError, match="Unsupported BufferShuffler state version: 9"):
-        sh.set_state({"version": 9})
-    with pytest.raises(ValueError, match="saved with buffer_size 4, but this shuffler has buffer_size 3"):
-        sh.set_state(dict(mt.BufferShuffler(4, 1).get_state()))
-    state = {"version": 1, "buffer_size": 3, "seed": 1, "epoch_draws": 0, "pushed": 5, "emitted": 2}
-    sh.set_state(state)
-    with pytest.raises(RuntimeError, match="the input ended after 2 items, but the saved state had read 5"):
-        sh.fast_forward(iter(range(2)))
-
-
-def test_buffer_shuffler_seed_property_and_len():
-    sh = mt.BufferShuffler(3, 2**64 + 7)
-    assert sh.seed == 7
-    sh.push("a")
-    assert len(sh) == 1 and bool(sh) and not sh.full
-    assert math.isfinite(float(sh.get_state()["epoch_draws"]))

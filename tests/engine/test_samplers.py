@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from headrace._engine import samplers as S
+from headrace._engine.samplers import builtin as S
 from headrace._util.types import SampleContext
 
 

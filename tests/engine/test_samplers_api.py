@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import headrace.dataset as ds
-from headrace._engine import samplers as P
+from headrace._engine.samplers import builtin as P
 from headrace._util.types import SampleContext
 from headrace.dataset import samplers as S
 

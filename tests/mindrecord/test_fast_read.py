@@ -255,7 +255,7 @@ def test_row_table_cache_follows_the_db_bytes(tmp_path):
 def _minstd_shuffle_reference(n, seed):
     """libstdc++'s std::shuffle over minstd_rand0, one draw at a time (the two-positions branch)."""
     from headrace._util import mtshuffle
-    from headrace.dataset._sources.mindrecord import MinStd0
+    from headrace._util.mtshuffle import MinStd0
     gen = MinStd0(seed)
     j = [0] * n
     i = 1
@@ -273,6 +273,6 @@ def _minstd_shuffle_reference(n, seed):
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 16, 17, 1000, 1001, 20000, 30001, 46339, 46340])
 def test_vectorised_minstd_shuffle_matches_draw_by_draw(n):
     # near 46340 most draws are rejected at least once, so the chunked re-draw is exercised
-    from headrace.dataset._sources.mindrecord import minstd_shuffle
+    from headrace._util.mtshuffle import minstd_shuffle
     for seed in (0, 1, 2, 9, 2**31 - 1, 123456789):
         assert np.array_equal(minstd_shuffle(n, seed), _minstd_shuffle_reference(n, seed)), (n, seed)

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import headrace.dataset as ds
-from headrace.mindrecord.converters import _crc32c
-from headrace.mindrecord.converters._tfexample import ExampleError, encode_example, parse_example
+from headrace._codecs import crc32c as _crc32c
+from headrace._codecs.tfexample import ExampleError, encode_example, parse_example
 from tests.helpers import assert_resume_equivalence, rows
 
 from .makers import write_tfrecord

@@ -1,4 +1,4 @@
-"""Colour kernels (``headrace.dataset.vision._kernels.color``): literal values and properties.
+"""Colour kernels (``headrace._image.color``): literal values and properties.
 
 Literal expectations marked "oracle" were read off MindSpore 2.10 for the same inputs; they pin
 the rounding rules (float32 products, fused multiply-add blends, truncating tables) that make the
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from PIL import Image
 
-from headrace.dataset.vision._kernels import color as K
+from headrace._image import color as K
 
 F32 = np.float32
 RNG = np.random.default_rng(7)

@@ -12,7 +12,7 @@ from PIL import Image
 from headrace._util import rng
 from headrace.dataset.transforms._base import Implementation
 from headrace.dataset.vision import _ops_color as C
-from headrace.dataset.vision._kernels import color as K
+from headrace._image import color as K
 from headrace.dataset.vision.utils import ConvertMode
 
 IMG = np.random.default_rng(3).integers(0, 256, (8, 10, 3), dtype=np.uint8)

@@ -9,7 +9,7 @@ from headrace.dataset import transforms
 from headrace.dataset.vision import _ops_augment as G
 from headrace.dataset.vision import _ops_color as C
 from headrace.dataset.vision import _ops_mix as X
-from headrace.dataset.vision._kernels import color as K
+from headrace._image import color as K
 from headrace.dataset.vision.transforms import ToPIL
 from headrace.dataset.vision.utils import ImageBatchFormat
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from headrace._util import rng
 from headrace.dataset.vision import _ops_mix as X
-from headrace.dataset.vision._kernels import mix as M
+from headrace._image import mix as M
 from headrace.dataset.vision.utils import ImageBatchFormat
 
 IMGS = np.random.default_rng(5).integers(0, 256, (6, 8, 9, 3), dtype=np.uint8)

@@ -11,23 +11,7 @@ from headrace._engine.ops.map import global_seeds, make_assembler
 from headrace._util import rng
 from headrace._util.arrays import to_array
 from headrace._util.errors import PipelineError, not_an_array, user_error
-from headrace._util.types import Row
-
-
-class BatchInfo:
-    """What a callable batch size or a per_batch_map learns about the batch being built."""
-
-    __slots__ = ("_batch_num", "_epoch_num")
-
-    def __init__(self, batch_num: int, epoch_num: int) -> None:
-        self._batch_num = batch_num
-        self._epoch_num = epoch_num
-
-    def get_batch_num(self) -> int:
-        return self._batch_num
-
-    def get_epoch_num(self) -> int:
-        return self._epoch_num
+from headrace._util.types import BatchInfo, Row
 
 
 _NUMERIC = frozenset("biufc")  # dtype kinds: bool, signed, unsigned, float, complex

@@ -12,7 +12,7 @@ from typing import Any
 from headrace._engine import plan as P
 from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.state import MAX_COUNT, check_dict, check_int
-from headrace._util.mtshuffle import M64, MT19937_64
+from headrace._util.mtshuffle import M64, MT19937_64, buffer_take
 from headrace._util.types import Row
 
 
@@ -136,11 +136,7 @@ class ShuffleIter(OpIter):
         if not buf:
             self._ended = True
             raise StopIteration
-        slot = self._rng.below(len(buf))
-        row = buf[slot]
-        last = buf.pop()
-        if slot < len(buf):
-            buf[slot] = last
+        row = buffer_take(buf, self._rng)
         if not self._parent_done:
             try:
                 buf.append(next(self.parent))

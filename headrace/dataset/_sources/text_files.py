@@ -1,7 +1,7 @@
 """TextFileDataset (one row per line) and CSVDataset (one row per CSV record).
 
 Both index their files on first use (one pass per file, NumPy scans for line ends and, for CSV,
-quotes) and then read rows by index; orders, shuffling and sharding follow ``_filerows.py``.
+quotes) and then read rows by index; orders, shuffling and sharding follow ``headrace/_engine/samplers/files.py``.
 """
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ def load_image(path: str, decode: bool, decrypt: Callable[[str], bytes] | None, 
         raise PipelineError(op, f"Invalid file, failed to open {path}: {e.strerror or e}.", file=path) from e
     if not decode:
         return as_uint8(bytes(data))
-    from headrace.dataset.vision._kernels.decode import decode_rgb  # noqa: PLC0415 - decode only when asked
+    from headrace._image.decode import decode_rgb  # noqa: PLC0415 - decode only when asked
     try:
         return decode_rgb(bytes(data), op, where=f"file: {path}")
     except Exception as e:  # noqa: BLE001 - any decoder failure is a broken image

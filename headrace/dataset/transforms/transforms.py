@@ -13,7 +13,7 @@ from headrace.common import dtype as mstype
 from headrace.dataset.transforms._base import (FuncWrapper, Implementation, PyTensorOperation,
                                                TensorOperation, contiguous, not_random, returns_contiguous)
 from headrace.dataset.transforms._cast import c_cast, type_name
-from headrace.dataset.transforms._checks import (check_positive, check_value, type_check,
+from headrace.dataset.transforms._checks import (check_positive, check_range, type_check,
                                                  type_check_list)
 
 __all__ = ["Compose", "Concatenate", "Duplicate", "Fill", "Mask", "OneHot", "PadEnd", "RandomApply",
@@ -228,7 +228,7 @@ class RandomApply(_Compound):
     def __init__(self, transforms: list, prob: float = 0.5) -> None:
         super().__init__(transforms)
         type_check(prob, (float, int), "prob")
-        check_value(prob, (0, 1), "prob")
+        check_range(prob, (0, 1), "prob")
         self.prob = prob
 
     def __call__(self, *args: Any) -> Any:
@@ -379,7 +379,7 @@ class OneHot(_OneToOne):
         type_check(smoothing_rate, (int, float), "smoothing_rate")
         type_check(num_classes, (int,), "num_classes")
         check_positive(num_classes)
-        check_value(smoothing_rate, (0.0, 1.0), "smoothing_rate")
+        check_range(smoothing_rate, (0.0, 1.0), "smoothing_rate")
         self.num_classes = num_classes
         self.smoothing_rate = smoothing_rate
         self._eye = None
@@ -631,7 +631,7 @@ class PadEnd(_OneToOne):
         for dim in pad_shape:
             if dim is not None:
                 if isinstance(dim, int) and not isinstance(dim, bool):
-                    check_value(dim, (1, 2**63 - 1))
+                    check_range(dim, (1, 2**63 - 1))
                 else:
                     raise TypeError("a value in the list is not an integer.")
         self.pad_shape, self.pad_value = pad_shape, pad_value

@@ -4,7 +4,6 @@ NumPy input runs OpenCV / libjpeg-turbo kernels; a PIL image runs Pillow where t
 path (as MindSpore picks its C++ or Python implementation).
 """
 from headrace.dataset.transforms._base import not_random
-from headrace.dataset.vision import _fusion  # noqa: F401  (registers fuse_ops rules)
 from headrace.dataset.vision import transforms, utils
 from headrace.dataset.vision.transforms import (AdjustBrightness, AdjustContrast, AdjustGamma,
                                                 AdjustHue, AdjustSaturation, AdjustSharpness,
@@ -30,7 +29,7 @@ from headrace.dataset.vision.transforms import (BoundingBoxAugment, RandomCropWi
                                                 ResizeWithBBox)
 from headrace.dataset.vision.transforms import HsvToRgb, LinearTransformation, RandomLighting, RgbToHsv
 from headrace.dataset.vision.transforms import Perspective, RandomPerspective
-from headrace.dataset.vision._kernels.decode import ImageDataWarning  # headrace only: a damaged image decoded
+from headrace._image.decode import ImageDataWarning  # headrace only: a damaged image decoded
 from headrace.dataset.vision.utils import (AutoAugmentPolicy, Border, ConvertMode,
                                            ImageBatchFormat, ImageReadMode, Inter, SliceMode,
                                            encode_jpeg, encode_png, get_image_num_channels,

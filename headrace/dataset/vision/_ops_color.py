@@ -7,7 +7,7 @@ RandomAdjustSharpness, RandomAutoContrast, RandomEqualize, RandomInvert, RandomP
 RandomSolarize, RandomGrayscale.
 
 Ops with a Pillow path (MindSpore's "dual" ops) run it when called on a ``PIL.Image`` and return
-an image; everything else runs the NumPy kernels in ``_kernels/color.py``.
+an image; everything else runs the NumPy kernels in ``headrace/_image/color.py``.
 
 The module is longer than our usual ~800 lines: 24 small classes, mostly docstrings and
 argument checks. They share the input checks and factor rules at the top, so they stay together.
@@ -23,10 +23,10 @@ from PIL import Image
 from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation
 from headrace.dataset.transforms._checks import (FLOAT_MAX_INTEGER, FLOAT_MIN_INTEGER, UINT8_MAX,
-                                                 check_non_negative_float32, check_prob, check_range,
-                                                 check_uint8, check_value, type_check, type_check_list)
+                                                 check_non_negative_float32, check_prob, check_ordered_range,
+                                                 check_uint8, check_range, type_check, type_check_list)
 from headrace.dataset.vision._base import ImageTensorOperation, PyImageOperation, op_error
-from headrace.dataset.vision._kernels import color as K
+from headrace._image import color as K
 from headrace.dataset.vision.utils import ConvertMode
 
 __all__ = [
@@ -180,7 +180,7 @@ class AdjustBrightness(_Device, ImageTensorOperation):
 
     def __init__(self, brightness_factor):
         _factor(brightness_factor, "brightness_factor")
-        check_value(brightness_factor, (0, FLOAT_MAX_INTEGER), "brightness_factor")
+        check_range(brightness_factor, (0, FLOAT_MAX_INTEGER), "brightness_factor")
         self.brightness_factor = brightness_factor
 
     def _run(self, img):
@@ -211,7 +211,7 @@ class AdjustContrast(_Device, ImageTensorOperation):
 
     def __init__(self, contrast_factor):
         _factor(contrast_factor, "contrast_factor")
-        check_value(contrast_factor, (0, FLOAT_MAX_INTEGER), "contrast_factor")
+        check_range(contrast_factor, (0, FLOAT_MAX_INTEGER), "contrast_factor")
         self.contrast_factor = contrast_factor
 
     def _run(self, img):
@@ -242,7 +242,7 @@ class AdjustSaturation(_Device, ImageTensorOperation):
 
     def __init__(self, saturation_factor):
         _factor(saturation_factor, "saturation_factor")
-        check_value(saturation_factor, (0, FLOAT_MAX_INTEGER))
+        check_range(saturation_factor, (0, FLOAT_MAX_INTEGER))
         self.saturation_factor = saturation_factor
 
     def _run(self, img):
@@ -273,7 +273,7 @@ class AdjustHue(_Device, ImageTensorOperation):
 
     def __init__(self, hue_factor):
         _factor(hue_factor, "hue_factor")
-        check_value(hue_factor, (-0.5, 0.5), "hue_factor")
+        check_range(hue_factor, (-0.5, 0.5), "hue_factor")
         self.hue_factor = hue_factor
 
     def _run(self, img):
@@ -308,10 +308,10 @@ class AdjustGamma(ImageTensorOperation):
 
     def __init__(self, gamma, gain=1):
         _factor(gamma, "gamma")
-        check_value(gamma, (0, FLOAT_MAX_INTEGER))
+        check_range(gamma, (0, FLOAT_MAX_INTEGER))
         if gain is not None:
             _factor(gain, "gain")
-            check_value(gain, (FLOAT_MIN_INTEGER, FLOAT_MAX_INTEGER))
+            check_range(gain, (FLOAT_MIN_INTEGER, FLOAT_MAX_INTEGER))
         self.gamma = gamma
         self.gain = gain
         self._gain = 1.0 if gain is None else float(gain)
@@ -351,7 +351,7 @@ class AdjustSharpness(_Device, ImageTensorOperation):
 
     def __init__(self, sharpness_factor):
         _factor(sharpness_factor, "sharpness_factor")
-        check_value(sharpness_factor, (0, FLOAT_MAX_INTEGER))
+        check_range(sharpness_factor, (0, FLOAT_MAX_INTEGER))
         self.sharpness_factor = sharpness_factor
 
     def _run(self, img):
@@ -412,15 +412,15 @@ class Equalize(_Device, ImageTensorOperation):
 
 def _check_cutoff_ignore(cutoff: Any, ignore: Any) -> list[int]:
     type_check(cutoff, (int, float), "cutoff")
-    check_value(cutoff, (0, 50), "cutoff", right_open=True)
+    check_range(cutoff, (0, 50), "cutoff", right_open=True)
     if ignore is not None:
         type_check(ignore, (list, tuple, int), "ignore")
     if isinstance(ignore, int):
-        check_value(ignore, (0, 255), "ignore")
+        check_range(ignore, (0, 255), "ignore")
     if isinstance(ignore, (list, tuple)):
         for item in ignore:
             type_check(item, (int,), "item")
-            check_value(item, (0, 255), "ignore")
+            check_range(item, (0, 255), "ignore")
     if ignore is None:
         return []
     return [ignore] if isinstance(ignore, int) else list(ignore)
@@ -486,7 +486,7 @@ class Posterize(_Device, ImageTensorOperation):
 
     def __init__(self, bits):
         type_check(bits, (int,), "bits")
-        check_value(bits, (0, 8), "bits")
+        check_range(bits, (0, 8), "bits")
         self.bits = bits
 
     def _run(self, img):
@@ -528,7 +528,7 @@ class Solarize(_Device, ImageTensorOperation):
         if len(pair) != 2:
             raise TypeError("threshold must be a single number or sequence of two numbers.")
         for i, value in enumerate(pair):
-            check_value(value, (0, UINT8_MAX), f"threshold[{i}]")
+            check_range(value, (0, UINT8_MAX), f"threshold[{i}]")
         if pair[1] < pair[0]:
             raise ValueError("threshold must be in order of (min, max).")
         self.threshold = (threshold, threshold) if isinstance(threshold, (float, int)) else threshold
@@ -569,12 +569,12 @@ class GaussianBlur(_Device, ImageTensorOperation):
     def __init__(self, kernel_size, sigma=None):
         type_check(kernel_size, (int, list, tuple), "kernel_size")
         if isinstance(kernel_size, int):
-            check_value(kernel_size, (1, FLOAT_MAX_INTEGER), "kernel_size")
+            check_range(kernel_size, (1, FLOAT_MAX_INTEGER), "kernel_size")
             _check_odd(kernel_size, "kernel_size")
         elif isinstance(kernel_size, (list, tuple)) and len(kernel_size) == 2:
             for index, value in enumerate(kernel_size):
                 type_check(value, (int,), f"kernel_size[{index}]")
-                check_value(value, (1, FLOAT_MAX_INTEGER), "kernel_size")
+                check_range(value, (1, FLOAT_MAX_INTEGER), "kernel_size")
                 _check_odd(value, f"kernel_size[{index}]")
         else:
             raise TypeError("Kernel size should be a single integer or a list/tuple (kernel_width, "
@@ -582,11 +582,11 @@ class GaussianBlur(_Device, ImageTensorOperation):
         if sigma is not None:
             type_check(sigma, (numbers.Number, list, tuple), "sigma")
             if isinstance(sigma, numbers.Number):
-                check_value(sigma, (0, FLOAT_MAX_INTEGER), "sigma")
+                check_range(sigma, (0, FLOAT_MAX_INTEGER), "sigma")
             elif isinstance(sigma, (list, tuple)) and len(sigma) == 2:
                 for index, value in enumerate(sigma):
                     type_check(value, (numbers.Number,), f"size[{index}]")
-                    check_value(value, (0, FLOAT_MAX_INTEGER), "sigma")
+                    check_range(value, (0, FLOAT_MAX_INTEGER), "sigma")
             else:
                 raise TypeError("Sigma should be a single number or a list/tuple of length 2 for "
                                 "width and height.")
@@ -693,13 +693,13 @@ def _color_range(value: Any, name: str, center: float = 1, bound: tuple[float, f
         lo, hi = center - value, center + value
         if non_negative:
             lo = max(0, lo)
-        check_range((lo, hi), bound)
+        check_ordered_range((lo, hi), bound)
         return lo, hi
     if len(value) != 2:
         raise TypeError(f"If {name} is a sequence, the length must be 2.")
     if value[0] > value[1]:
         raise ValueError(f"{name} value should be in (min,max) format. Got ({value[0]}, {value[1]}).")
-    check_range(value, bound)
+    check_ordered_range(value, bound)
     return value[0], value[1]
 
 
@@ -791,7 +791,7 @@ def _check_degrees(degrees: Any) -> None:
         if len(degrees) != 2:
             raise ValueError("degrees must be a sequence with length 2.")
         for degree in degrees:
-            check_value(degree, (0, FLOAT_MAX_INTEGER))
+            check_range(degree, (0, FLOAT_MAX_INTEGER))
         if degrees[0] > degrees[1]:
             raise ValueError("degrees should be in (min,max) format. Got (max,min).")
 
@@ -1043,14 +1043,14 @@ class RandomPosterize(ImageTensorOperation):
         if bits is not None:
             type_check(bits, (list, tuple, int), "bits")
         if isinstance(bits, int):
-            check_value(bits, (1, 8))
+            check_range(bits, (1, 8))
         if isinstance(bits, (list, tuple)):
             if len(bits) != 2:
                 raise TypeError("Size of bits should be a single integer or a list/tuple (min, max) of "
                                 "length 2.")
             for item in bits:
                 check_uint8(item, "bits")
-            check_range(bits, (1, 8))
+            check_ordered_range(bits, (1, 8))
         self.bits = bits
         if bits is None:
             bits = (8, 8)
@@ -1091,7 +1091,7 @@ class RandomSolarize(ImageTensorOperation):
         if len(threshold) != 2:
             raise ValueError("threshold must be a sequence of two numbers.")
         for element in threshold:
-            check_value(element, (0, UINT8_MAX))
+            check_range(element, (0, UINT8_MAX))
         if threshold[1] < threshold[0]:
             raise ValueError("threshold must be in min max format numbers.")
         self.threshold = threshold

@@ -1,7 +1,7 @@
 """Geometry ops: resize, crops, flips and pads (MindSpore's signatures). Warps are in
 ``_ops_warp.py``, multi-crops and patches in ``_ops_patches.py``.
 
-NumPy input runs OpenCV kernels (``_kernels.geometry``); a PIL image runs Pillow, as MindSpore's
+NumPy input runs OpenCV kernels (``headrace._image.geometry``); a PIL image runs Pillow, as MindSpore's
 Python implementation does. Random ops draw from ``sample_rng()`` in the same order on both paths.
 """
 from __future__ import annotations
@@ -16,7 +16,8 @@ from headrace.dataset.transforms._base import Implementation
 from headrace.dataset.transforms._cast import type_name
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, is_pil, op_error, same_size
-from headrace.dataset.vision._kernels import geometry as geo
+from headrace._image import geometry as geo
+from headrace.dataset.vision._tables import CV_BORDER, CV_INTER, PIL_INTER, PIL_PAD_MODE
 from headrace.dataset.vision.utils import Border, Inter
 
 __all__ = ["CenterCrop", "Crop", "HorizontalFlip", "Pad", "PadToSize", "RandomCrop", "RandomHorizontalFlip",
@@ -64,7 +65,7 @@ def _resize_array(img: np.ndarray, h: int, w: int, inter: Inter, op: str) -> np.
     if inter == Inter.ANTIALIAS:
         raise op_error(op, "Unsupported interpolation, only support NEAREST, LINEAR, CUBIC, AREA and "
                            "PILCUBIC.")
-    return geo.resize(img, h, w, geo.CV_INTER[inter])
+    return geo.resize(img, h, w, CV_INTER[inter])
 
 
 # --------------------------------------------------------------------------------------- resize
@@ -118,7 +119,7 @@ class Resize(ImageTensorOperation):
         _need_pil(img)
         if self._inter in (Inter.AREA, Inter.PILCUBIC):
             raise TypeError(NO_PIL_INTER)
-        return _pil_resize(img, self.size, geo.PIL_INTER[self._inter])
+        return _pil_resize(img, self.size, PIL_INTER[self._inter])
 
 
 def _pil_resize(img: Image.Image, size, resample) -> Image.Image:
@@ -171,7 +172,7 @@ class CenterCrop(ImageTensorOperation):
                 raise op_error("CenterCrop", f"Padding size cannot be more than 3 times of the original image "
                                              f"size, got top padding: {dh}, left padding: {dw}, while the "
                                              f"original image size: {h}, {w}")
-            img = geo.pad(img, dh - dh // 2, dh // 2, dw - dw // 2, dw // 2, geo.CV_BORDER[Border.CONSTANT], 0)
+            img = geo.pad(img, dh - dh // 2, dh // 2, dw - dw // 2, dw // 2, CV_BORDER[Border.CONSTANT], 0)
             h, w = img.shape[:2]
         return geo.crop(img, (h - ch) // 2, (w - cw) // 2, ch, cw)
 
@@ -238,7 +239,7 @@ def _pad_pil(img: Image.Image, left: int, top: int, right: int, bottom: int, fil
         return ImageOps.expand(img, border=(left, top, right, bottom), fill=fill)
     arr = np.asarray(img)
     widths = ((top, bottom), (left, right)) + (((0, 0),) if arr.ndim == 3 else ())
-    out = Image.fromarray(np.pad(arr, widths, geo.PIL_PAD_MODE[mode]))
+    out = Image.fromarray(np.pad(arr, widths, PIL_PAD_MODE[mode]))
     if img.mode == "P":
         out.putpalette(img.getpalette())
     return out
@@ -293,7 +294,7 @@ class RandomCrop(ImageTensorOperation):
         self._hw = ck.size_pair(size)
         self._pad = ck.parse_padding(padding) if padding is not None else (0, 0, 0, 0)
         self._fill = ck.fill_tuple(fill_value)
-        self._border = geo.CV_BORDER[padding_mode]
+        self._border = CV_BORDER[padding_mode]
 
     def _run(self, img: np.ndarray) -> np.ndarray:
         if img.ndim < 2:
@@ -416,7 +417,7 @@ class RandomResizedCrop(ImageTensorOperation):
         w, h = img.size
         top, left, ch, cw = self.box(h, w, pil=True)
         window = img.crop((left, top, left + cw, top + ch))
-        return window.resize((self._hw[1], self._hw[0]), geo.PIL_INTER[self.interpolation])
+        return window.resize((self._hw[1], self._hw[0]), PIL_INTER[self.interpolation])
 
 
 class ResizedCrop(ImageTensorOperation):
@@ -444,10 +445,10 @@ class ResizedCrop(ImageTensorOperation):
     implementation = Implementation.C
 
     def __init__(self, top, left, height, width, size, interpolation=Inter.BILINEAR):
-        ck.check_non_negative_int32(top, "top")
-        ck.check_non_negative_int32(left, "left")
-        ck.check_pos_int32(height, "height")
-        ck.check_pos_int32(width, "width")
+        ck.check_pos_int32(top, "top", allow_zero=True, exact_int=True)
+        ck.check_pos_int32(left, "left", allow_zero=True, exact_int=True)
+        ck.check_pos_int32(height, "height", exact_int=True)
+        ck.check_pos_int32(width, "width", exact_int=True)
         ck.type_check(interpolation, (Inter,), "interpolation")
         ck.check_crop_size(size)
         self.top, self.left, self.height, self.width = top, left, height, width
@@ -636,7 +637,7 @@ class Pad(ImageTensorOperation):
         self.padding, self.fill_value, self.padding_mode = padding, fill_value, padding_mode
         self._pad = ck.parse_padding(padding)
         self._fill = ck.fill_tuple(fill_value)
-        self._border = geo.CV_BORDER[padding_mode]
+        self._border = CV_BORDER[padding_mode]
 
     def _run(self, img: np.ndarray) -> np.ndarray:
         _check_pad_image(img)
@@ -674,21 +675,21 @@ class PadToSize(ImageTensorOperation):
     def __init__(self, size, offset=None, fill_value=0, padding_mode=Border.CONSTANT):
         ck.type_check(size, (int, list, tuple), "size")
         if isinstance(size, int):
-            ck.check_pos_int32(size, "size")
+            ck.check_pos_int32(size, "size", exact_int=True)
         else:
             if len(size) != 2:
                 raise ValueError("The size must be a sequence of length 2.")
             for i, v in enumerate(size):
-                ck.check_pos_int32(v, f"size{i}")
+                ck.check_pos_int32(v, f"size{i}", exact_int=True)
         if offset is not None:
             ck.type_check(offset, (int, list, tuple), "offset")
             if isinstance(offset, int):
-                ck.check_non_negative_int32(offset, "offset")
+                ck.check_pos_int32(offset, "offset", allow_zero=True, exact_int=True)
             else:
                 if len(offset) not in (0, 2):
                     raise ValueError("The offset must be empty or a sequence of length 2.")
                 for i, v in enumerate(offset):
-                    ck.check_non_negative_int32(v, f"offset{i}")
+                    ck.check_pos_int32(v, f"offset{i}", allow_zero=True, exact_int=True)
         ck.check_fill_value(fill_value)
         ck.type_check(padding_mode, (Border,), "padding_mode")
         self.size, self.offset, self.fill_value, self.padding_mode = size, offset, fill_value, padding_mode
@@ -698,7 +699,7 @@ class PadToSize(ImageTensorOperation):
         else:
             self._offset = (offset, offset) if isinstance(offset, int) else (offset[0], offset[1])
         self._fill = ck.fill_tuple(fill_value)
-        self._border = geo.CV_BORDER[padding_mode]
+        self._border = CV_BORDER[padding_mode]
 
     def _run(self, img: np.ndarray) -> np.ndarray:
         _check_pad_image(img, "PadToSize")

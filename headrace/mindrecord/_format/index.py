@@ -157,7 +157,7 @@ def bounded_query(con: sqlite3.Connection, sql: str, args: tuple, rows: int, max
         if len(out) > max_results:
             raise QueryTooLong(f"it returned more than {max_results} rows")
         return out
-    except sqlite3.OperationalError as exc:
+    except sqlite3.OperationalError:
         if budget[0] < 0:
             raise QueryTooLong(f"it took more than {_PROGRESS_EVERY * (_STEPS_BASE + _STEPS_PER_ROW * rows)} steps "
                                f"for {rows} rows") from None

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from headrace.dataset.vision._kernels.geometry import _REMAP_DEPTHS, _back_to, _border_value, _remap, keep_channels
+from headrace._image.geometry import _REMAP_DEPTHS, _back_to, _border_value, _remap, keep_channels
 
 _INTER_BITS = 5
 _TAB = 1 << _INTER_BITS

@@ -23,7 +23,7 @@ from typing import Sequence
 import cv2
 import numpy as np
 
-from headrace.dataset.vision._kernels import color, geometry
+from headrace._image import color, geometry
 
 __all__ = ["AUTO_AUGMENT_POLICIES", "apply_augment", "auto_augment", "magnitude_ramp", "rand_augment",
            "trivial_augment_wide"]

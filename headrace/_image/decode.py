@@ -34,7 +34,7 @@ import numpy as np
 import simplejpeg
 from PIL import Image
 
-from headrace._engine import options as _options
+from headrace._image import limits as _limits
 from headrace._util import rng as _rng
 
 try:  # optional: built by setup.py when a C compiler and libjpeg-turbo's headers are present
@@ -119,7 +119,7 @@ def image_size(buf: bytes | memoryview, op: str = "Decode") -> tuple[int, int] |
             w, h = im.size
         return h, w
     except Image.DecompressionBombError as exc:  # over twice Pillow's own limit
-        limit = _options.snapshot().max_image_pixels
+        limit = _limits.current().max_image_pixels
         if limit is not None and limit <= 2 * (Image.MAX_IMAGE_PIXELS or 0):
             raise decode_error(op, f"{exc} (headrace's limit: ds.config.set_max_image_pixels).") from None
         return None
@@ -129,7 +129,7 @@ def image_size(buf: bytes | memoryview, op: str = "Decode") -> tuple[int, int] |
 
 def check_pixels(height: int, width: int, op: str, where: str | None = None) -> None:
     """Raises the decode error for an image of more than ``max_image_pixels`` pixels."""
-    limit = _options.snapshot().max_image_pixels
+    limit = _limits.current().max_image_pixels
     if limit is not None and height * width > limit:
         need = height * width * 3
         need_text = f"{need / 2 ** 30:.1f} GiB" if need >= 2 ** 30 else f"{need / 2 ** 20:.1f} MiB"
@@ -167,7 +167,7 @@ def ends_early_report(op: str, message: str, where: str | None = None) -> None:
     """Reports a JPEG whose data ends early: an error under ``set_strict_decode(True)``, else an
     ``ImageDataWarning`` (the caller returns the image with its grey tail)."""
     detail = f"The JPEG data ends early{_where(where)}: libjpeg says {message!r}; the missing part decodes as grey"
-    if _options.snapshot().strict_decode:
+    if _limits.current().strict_decode:
         raise decode_error(op, f"{detail} (an error because ds.config.set_strict_decode(True)).")
     warnings.warn(f"{op}: {detail}. The file is truncated or damaged; ds.config.set_strict_decode(True) makes "
                   "this an error.", ImageDataWarning, stacklevel=4)
@@ -182,7 +182,7 @@ def _jpeg(buf: bytes | memoryview, op: str, min_height: int = 0, min_width: int 
         if "tjDecompressHeader" in text or "subsampling" in text:
             return None  # not readable by the TurboJPEG API: let OpenCV try
         short = jpeg_ends_early(text)
-        if short and _options.snapshot().strict_decode:
+        if short and _limits.current().strict_decode:
             ends_early_report(op, text, where)
         try:  # a recoverable warning (e.g. extraneous bytes): decode leniently
             img = simplejpeg.decode_jpeg(buf, colorspace="RGB", min_height=min_height,
@@ -313,7 +313,7 @@ def decode_jpeg_region(buf: bytes | memoryview, top: int, left: int, height: int
     """
     if _jpegregion is None:
         return None
-    strict = _options.snapshot().strict_decode
+    strict = _limits.current().strict_decode
     if strict and not _HAS_WHOLE:
         return None
     out = np.empty(height * (width + _jpegregion.EXTRA_COLUMNS) * 3, np.uint8)

@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from headrace.dataset.vision._kernels.color import blend, saturate
+from headrace._image.color import blend, saturate
 
 __all__ = ["cutmix_batch", "cutout", "erase", "erase_box", "mixup_batch", "random_erasing",
            "random_erasing_params"]

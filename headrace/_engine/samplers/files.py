@@ -29,52 +29,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from headrace._util.mtshuffle import MT19937_64, shuffle_permutation
+from headrace._util.mtshuffle import MT19937_64, buffer_shuffle, shuffle_permutation
 from headrace._util.types import SampleContext
 
-__all__ = ["FileRowsPlan", "shuffle_mode"]
+__all__ = ["FileRowsPlan"]
 
 _SHUFFLE_MAX = 10000
 _FILES_MULTIPLIER = 4
-
-
-def shuffle_mode(shuffle: Any) -> str:
-    """'global', 'files' or 'false' for a source's ``shuffle`` argument (bool or Shuffle enum).
-
-    Raises:
-        TypeError: If ``shuffle`` is neither.
-    """
-    if shuffle is None or shuffle is True:
-        return "global"
-    if shuffle is False:
-        return "false"
-    if type(shuffle).__name__ == "Shuffle":
-        value = getattr(shuffle, "value", shuffle)
-        if value in ("global", "files"):
-            return value
-        return "false"
-    raise TypeError("shuffle must be of boolean or enum of 'Shuffle' values like 'Shuffle.ADAPTIVE' or "
-                    "'Shuffle.GLOBAL' or 'Shuffle.PARTIAL' or 'Shuffle.FILES' or 'Shuffle.INFILE'.")
-
-
-def buffer_shuffle(rows: list[int], size: int, rng: MT19937_64) -> list[int]:
-    """MindSpore's buffer shuffle of ``rows`` with a buffer of ``size`` rows, drawing from ``rng``."""
-    n = len(rows)
-    buf = rows[:size]
-    nxt = len(buf)
-    out = []
-    draw = rng.next
-    append = out.append
-    while buf:
-        slot = draw() % len(buf)
-        append(buf[slot])
-        last = buf.pop()
-        if slot < len(buf):
-            buf[slot] = last
-        if nxt < n:
-            buf.append(rows[nxt])
-            nxt += 1
-    return out
 
 
 class FileRowsPlan:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from headrace.dataset.vision._kernels import geometry as geo
+from headrace._image import geometry as geo
 
 _F32 = np.float32
 

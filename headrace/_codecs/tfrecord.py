@@ -18,8 +18,8 @@ import numpy as np
 from headrace._util.errors import PipelineError
 from headrace._util.files import open_regular
 
-from . import _crc32c
-from ._tfexample import encode_example
+from headrace._codecs import crc32c
+from headrace._codecs.tfexample import encode_example
 
 __all__ = ["COMPRESSIONS", "TFRecordError", "check_compression", "decompress", "read_record", "scan_records",
            "write_tfrecord"]
@@ -80,7 +80,7 @@ def scan_records(data: bytes | memoryview | None, path: str) -> tuple[np.ndarray
     if heads:
         table = np.frombuffer(bytes(heads), dtype=np.uint8).reshape(-1, _HEADER)
         want = table[:, 8:].copy().view("<u4").ravel()
-        got = _crc32c.mask_many(_crc32c.crc32c_many(table[:, :8]))
+        got = crc32c.mask_many(crc32c.crc32c_many(table[:, :8]))
         bad = np.flatnonzero(got != want)
         if bad.size:
             k = int(bad[0])
@@ -120,7 +120,7 @@ def read_record(path: str, data: bytes | None, offset: int, length: int, record:
     if len(blob) != length + 4:
         raise TFRecordError(path, record, "the file is shorter than when it was indexed; it changed or was truncated.")
     body = blob[:length]
-    if _crc32c.masked_crc32c(body) != struct.unpack_from("<I", blob, length)[0]:
+    if crc32c.masked_crc32c(body) != struct.unpack_from("<I", blob, length)[0]:
         raise TFRecordError(path, record, f"the CRC of the record's data (offset {offset}, {length} bytes) does not "
                                           "match; the file is damaged.")
     return body
@@ -146,8 +146,8 @@ def write_tfrecord(path: str, rows: Sequence[dict], compression_type: str = "") 
     for row in rows:
         data = encode_example(row)
         head = struct.pack("<Q", len(data))
-        out += head + struct.pack("<I", _crc32c.masked_crc32c(head)) + data + \
-            struct.pack("<I", _crc32c.masked_crc32c(data))
+        out += head + struct.pack("<I", crc32c.masked_crc32c(head)) + data + \
+            struct.pack("<I", crc32c.masked_crc32c(data))
     compression = check_compression(compression_type)
     blob = bytes(out)
     if compression == "GZIP":

@@ -1,7 +1,7 @@
 """Geometry kernels on HWC / HW NumPy arrays (OpenCV where it helps), shared by ops and fusions.
 
 All functions are pure: they take arrays and plain numbers and return new arrays. Interpolation
-codes are OpenCV's; ``to_cv_inter`` maps MindSpore's ``Inter``.
+codes are OpenCV's; the tables from MindSpore's ``Inter`` / ``Border`` live in ``dataset/vision/_tables.py``.
 """
 from __future__ import annotations
 
@@ -11,16 +11,6 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from headrace.dataset.vision.utils import Border, Inter
-
-CV_INTER = {Inter.NEAREST: cv2.INTER_NEAREST, Inter.BILINEAR: cv2.INTER_LINEAR,
-            Inter.BICUBIC: cv2.INTER_CUBIC, Inter.AREA: cv2.INTER_AREA}
-PIL_INTER = {Inter.NEAREST: Image.NEAREST, Inter.BILINEAR: Image.BILINEAR,
-             Inter.BICUBIC: Image.BICUBIC, Inter.ANTIALIAS: Image.LANCZOS}
-CV_BORDER = {Border.CONSTANT: cv2.BORDER_CONSTANT, Border.EDGE: cv2.BORDER_REPLICATE,
-             Border.REFLECT: cv2.BORDER_REFLECT_101, Border.SYMMETRIC: cv2.BORDER_REFLECT}
-PIL_PAD_MODE = {Border.CONSTANT: "constant", Border.EDGE: "edge", Border.REFLECT: "reflect",
-                Border.SYMMETRIC: "symmetric"}
 _CV_DEPTHS = {np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16, np.float32, np.float64)}
 
 
