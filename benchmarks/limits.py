@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from . import w2
-from .suite import Config
+from .config import Config
 
 
 def _cv2_bgr(b):

@@ -18,7 +18,14 @@ from headrace._engine import plan as P
 from headrace.dataset.transforms._compose import compose_operations
 from headrace._util import checks
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_range, check_type
+from headrace._engine.pipeline import PipelineRun
 from headrace._util.types import BatchInfo
+from headrace.dataset import _concat_sampling
+from headrace.dataset._init_step import check_init_step
+from headrace.dataset._iterators import DictIterator, TupleIterator
+from headrace.dataset._split import split_dataset
+from headrace.dataset.samplers import DistributedSampler, RandomSampler
+from headrace.mindrecord._save import write_dataset
 
 __all__ = [
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "ConcatDataset", "Dataset", "FilterDataset",
@@ -34,7 +41,7 @@ def warm_up_process_workers() -> None:
     """Starts the process that forks worker processes now (see NOTE [ worker shutdown ] in the
     engine's workers.py), so that its start overlaps building and starting the pipeline."""
     if _options.snapshot().multiprocessing_start_method == "fork":
-        from headrace._engine.parallel import forkserver  # noqa: PLC0415 - only process workers need it
+        from headrace._engine.parallel import forkserver  # noqa: PLC0415 - its import registers an exit hook
 
         forkserver.warm_up()
 
@@ -95,6 +102,11 @@ def replace_layout(columns: Sequence[str], in_idx: Sequence[int], out_names: Seq
 
 class Dataset:
     """Base of every dataset: the pipeline-building methods and the ways to read it."""
+
+    # Rows are read by index, so a sampler can pick them (random-access sources say True).
+    reads_by_index = False
+    # MindSpore reads this source as a stream of rows although headrace indexes it (TFRecord, CSV, text).
+    streamed_in_mindspore = False
 
     def __init__(self, children: Sequence["Dataset"] = (), num_parallel_workers: int | None = None) -> None:
         self.children = list(children)
@@ -255,7 +267,6 @@ class Dataset:
         With ``randomize`` the rows are dealt in a seeded random order (the order ``shuffle=True``
         gives); otherwise consecutively.
         """
-        from headrace.dataset._split import split_dataset  # noqa: PLC0415 - keeps this module lean
         return split_dataset(self, sizes, randomize)
 
     def save(self, file_name, num_files=1, file_type="mindrecord"):
@@ -277,15 +288,12 @@ class Dataset:
             >>> [int(r[0]) for r in ds.MindDataset(path, shuffle=False).create_tuple_iterator(output_numpy=True)]
             [1, 2]
         """
-        from headrace.mindrecord._save import write_dataset  # noqa: PLC0415 - the writer is only needed here
         check_type(file_name, str, "file_name")
         num_files = check_int(num_files, "num_files")
         if not 1 <= num_files <= 1000:
             raise ValueError("num_files should between 0 and 1000.")
         if file_type != "mindrecord":
             raise ValueError(f"{file_type} dataset format is not supported.")
-        from headrace._engine.pipeline import PipelineRun  # noqa: PLC0415
-
         run = PipelineRun(self._plan, num_epochs=1)
 
         def rows():
@@ -302,7 +310,7 @@ class Dataset:
     def to_json(self, filename=""):
         """This pipeline as a dict in MindSpore's JSON layout, also written to ``filename`` if
         given (``ds.serialize``; ``ds.deserialize`` rebuilds it)."""
-        from headrace.dataset._serdes import serialize  # noqa: PLC0415
+        from headrace.dataset._serdes import serialize  # noqa: PLC0415 - serdes sits above every dataset class
         return serialize(self, filename)
 
     def set_init_step(self, init_step):
@@ -313,7 +321,6 @@ class Dataset:
             TypeError: If init_step is not an int.
             ValueError: If init_step is negative.
         """
-        from headrace.dataset._init_step import check_init_step  # noqa: PLC0415
         self.__dict__["_init_step"] = check_init_step(init_step)
 
     def get_init_step(self):
@@ -333,12 +340,10 @@ class Dataset:
             >>> [r[0].item() for r in it]
             [1, 2]
         """
-        from headrace.dataset._iterators import TupleIterator  # noqa: PLC0415 - iterators import datasets
         return TupleIterator(self, columns, num_epochs, output_numpy, do_copy)
 
     def create_dict_iterator(self, num_epochs=-1, output_numpy=False, do_copy=False):
         """An iterator yielding each row as a {column name: value} dict."""
-        from headrace.dataset._iterators import DictIterator  # noqa: PLC0415
         return DictIterator(self, None, num_epochs, output_numpy, do_copy)
 
     def __iter__(self):
@@ -355,7 +360,6 @@ class Dataset:
             return size
         cached = self.__dict__.get("_counted_size")
         if cached is None:
-            from headrace._engine.pipeline import PipelineRun  # noqa: PLC0415
             run = PipelineRun(self._plan, num_epochs=1)
             try:
                 cached = 0
@@ -374,7 +378,6 @@ class Dataset:
         return list(self._plan.columns)
 
     def _first_row(self):
-        from headrace._engine.pipeline import PipelineRun  # noqa: PLC0415
         row = self.__dict__.get("_first")
         if row is None:
             run = PipelineRun(self._plan, num_epochs=1)
@@ -770,16 +773,13 @@ class ConcatDataset(Dataset):
         super().__init__(datasets)
 
     def _make_plan(self):
-        from headrace.dataset._concat_sampling import concat_plan  # noqa: PLC0415
-        return concat_plan(self)
+        return _concat_sampling.concat_plan(self)
 
     def get_col_names(self):
-        from headrace.dataset._concat_sampling import check_columns  # noqa: PLC0415
-        return list(check_columns(self))
+        return list(_concat_sampling.check_columns(self))
 
     def get_dataset_size(self):
-        from headrace.dataset._concat_sampling import concat_size  # noqa: PLC0415
-        size = concat_size(self)
+        size = _concat_sampling.concat_size(self)
         return super().get_dataset_size() if size is None else size
 
     def use_sampler(self, sampler):
@@ -795,15 +795,12 @@ class ConcatDataset(Dataset):
             ValueError: If a DistributedSampler shuffles, either sampler has num_samples, a
                 RandomSampler draws with replacement, or a child read by index has num_samples.
         """
-        from headrace.dataset._concat_sampling import use_concat_sampler  # noqa: PLC0415
-        use_concat_sampler(self, sampler)
+        _concat_sampling.use_concat_sampler(self, sampler, BatchDataset)
 
     def is_shuffled(self):
-        from headrace.dataset.samplers import RandomSampler  # noqa: PLC0415
         return isinstance(self.__dict__.get("_sampler"), RandomSampler) or super().is_shuffled()
 
     def is_sharded(self):
-        from headrace.dataset.samplers import DistributedSampler  # noqa: PLC0415
         return isinstance(self.__dict__.get("_sampler"), DistributedSampler) or super().is_sharded()
 
 

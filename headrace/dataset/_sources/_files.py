@@ -16,6 +16,7 @@ from headrace._util.files import file_kind, open_regular, open_regular_text, rea
 from headrace._engine.samplers.files import FileRowsPlan
 from headrace.dataset._sources.base import MappableDataset
 from headrace.dataset.samplers import shuffle_mode
+from headrace.dataset.samplers import check_sampler_shuffle_shard_options
 
 NO_DATA = ("Invalid data, {op} API can't read the data file (interface mismatch or no data found). "
            "Check {what}: {path}")
@@ -186,7 +187,6 @@ class FileSourceDataset(MappableDataset):
 
     def __init__(self, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
                  num_shards=None, shard_id=None, cache=None):
-        from headrace.dataset.samplers import check_sampler_shuffle_shard_options  # noqa: PLC0415
         check_sampler_shuffle_shard_options(sampler, shuffle, num_shards, shard_id, num_samples)
         super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
 
@@ -216,6 +216,8 @@ class RowFilesDataset(FileSourceDataset):
     Subclasses set ``dataset_files`` and implement ``_make_source()``, whose source also has
     ``counts()`` (rows per file).
     """
+
+    streamed_in_mindspore = True
 
     def __init__(self, dataset_files, num_samples=None, num_parallel_workers=None, shuffle=None, num_shards=None,
                  shard_id=None, cache=None):

@@ -33,6 +33,8 @@ class SourceDataset(Dataset):
 class MappableDataset(SourceDataset):
     """A source read by index: samplers, shuffling and sharding work on its row indices."""
 
+    reads_by_index = True
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "__init__" in cls.__dict__:

@@ -21,8 +21,9 @@ from .crypto import DecryptedCopies
 from .errors import MindRecordFormatError, MindRecordRuntimeError
 from .header import Header, check_same_dataset, read_header, shard_paths
 from .index import ShardIndex, load_index, scan_shard
-from .rows import decode_raw, decompress_ints, is_whole, split_blob
+from .rows import _packed_key, decode_raw, decompress_ints, is_whole, split_blob
 from .schema import Field, Schema
+from .verify import verify_shard
 
 _LEN = struct.Struct("<Q")
 RAW_CACHE_LIMIT = 256 << 20   # raw pages are cached in memory when they total at most this
@@ -127,7 +128,6 @@ class ShardSetReader:
         tables = []
         for path, header in zip(self.paths, self.headers):
             if self.verify:
-                from .verify import verify_shard  # noqa: PLC0415 - only when asked for
                 tables.append(_absolute(verify_shard(path, header).index, header))
                 continue
             try:
@@ -547,7 +547,6 @@ def fast_row_reader(reader: ShardSetReader, decoder: ColumnDecoder, general: Cal
                               for c in decoder.columns)
                 m = {("bytes", "int"): 1, ("int", "bytes"): 2, ("bytes",): 3, ("int",): 4}.get(kinds, 0)
                 if m:
-                    from .rows import _packed_key
                     header = reader.headers[0]
                     locs = np.ascontiguousarray(reader._locs, dtype=np.int64)
                     nrows = len(locs)

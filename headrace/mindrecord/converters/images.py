@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .. import SUCCESS
+from .._status import SUCCESS
 from ._common import PathNotExistsError, check_filename, encode_jpeg, restricted_loads, write_rows
 
 __all__ = ["Cifar100ToMR", "Cifar10ToMR", "ImageNetToMR", "MnistToMR"]

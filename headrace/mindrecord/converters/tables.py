@@ -9,7 +9,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from .. import SUCCESS
+from .._status import SUCCESS
 from ._common import check_filename, write_rows
 from headrace._codecs.tfexample import BYTES, ExampleError, parse_example
 from headrace._codecs.tfrecord import TFRecordError, read_record, scan_records
