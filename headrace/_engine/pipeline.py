@@ -40,7 +40,7 @@ class PipelineRun:
 
     ``next_row()`` returns the next row, raises ``StopIteration`` once at the end of each epoch,
     and raises the MindSpore "beyond the specified number of epochs" error after the last one.
-    A prefetch thread (``prefetch`` rows deep; default ``ds.config`` prefetch_size, 0 = none)
+    A prefetch thread (``prefetch`` rows deep; default: the options' prefetch_size, 0 = none)
     runs the epoch ahead of the consumer once rows are seen to be heavy to make or the consumer to
     spend time between rows; cheap rows for a consumer that only reads are made in its own thread
     (see ``HEAVY_ROW_S``). The checkpoint is (seed, epoch, rows delivered to the
@@ -176,11 +176,11 @@ class PipelineRun:
         return {"version": STATE_VERSION, "fingerprint": fingerprint(self._plan), "seed": self.seed,
                 "seed_globals": self.seed_globals, "epoch": self.epoch, "step": self.step, "ops": ops}
 
-    def set_state(self, state: dict) -> None:
+    def set_state(self, state: dict, *, seed_setting: str = "the seed") -> None:
         # Every field is checked (against this pipeline too) before anything changes: a refused
         # state leaves the run as it was.
         st = check_state(state, fingerprint(self._plan), self.num_epochs,
-                         {str(op.op_id): op for op in self.ctx.ops}, self._plan)
+                         {str(op.op_id): op for op in self.ctx.ops}, self._plan, seed_setting)
         # The new tree takes over this run's worker processes, unless the old prefetch thread is
         # still waiting on one of them: then they are closed (which wakes it) and restarted.
         self._pools.keep = self._end_pass()

@@ -140,9 +140,11 @@ def check_dict(value: Any, path: str, required: tuple[str, ...], optional: tuple
     return value
 
 
-def check_state(state: Any, fp: str, num_epochs: int, ops: dict[str, Any], plan: P.Node) -> dict:
+def check_state(state: Any, fp: str, num_epochs: int, ops: dict[str, Any], plan: P.Node,
+                seed_setting: str = "the seed") -> dict:
     """Validates ``state`` against the pipeline (fingerprint ``fp``, ``num_epochs``, ``ops`` by
-    id); returns the values to restore. Raises before anything is used."""
+    id); returns the values to restore. Raises before anything is used. ``seed_setting`` names,
+    for messages, how the user sets the seed (the engine does not know the public API's words)."""
     if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
         raise ValueError(f"set_state: state must be a dict from get_state() with version {STATE_VERSION}, "
                          f"but got {state!r:.200}.")
@@ -158,7 +160,7 @@ def check_state(state: Any, fp: str, num_epochs: int, ops: dict[str, Any], plan:
         raise ValueError(f"set_state: the state comes from a different pipeline: its fingerprint is {got!r:.40}, "
                          f"this pipeline's is {fp!r}. A state restores only into a pipeline of the same "
                          "structure (the same ops, sources and their sizes, samplers, batch sizes, "
-                         "drop_remainder, shuffle buffers and seeds (ds.config.set_seed when the pipeline was "
+                         f"drop_remainder, shuffle buffers and seeds ({seed_setting} when the pipeline was "
                          "made), repeat/take/skip counts and columns).")
     seed = check_int(state["seed"], "state['seed']", 0, MAX_SEED)
     seed_globals = state["seed_globals"]

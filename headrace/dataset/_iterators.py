@@ -156,7 +156,7 @@ class Iterator:
                 headrace, or a field is out of range (the message names the field).
             TypeError: if a field has the wrong type.
         """
-        self._run.set_state(state)
+        self._run.set_state(state, seed_setting="ds.config.set_seed")
 
     def stop(self):
         """Ends the run: workers stop and buffers are freed. Idempotent."""
