@@ -202,4 +202,5 @@ def mask(crc: int) -> int:
 
 def mask_many(crc: np.ndarray) -> np.ndarray:
     crc = crc.astype(np.uint64)
-    return ((((crc >> np.uint64(15)) | (crc << np.uint64(17))) + np.uint64(_MASK_DELTA)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    rotated = (crc >> np.uint64(15)) | (crc << np.uint64(17))
+    return ((rotated + np.uint64(_MASK_DELTA)) & np.uint64(0xFFFFFFFF)).astype(np.uint32)

@@ -14,7 +14,7 @@ fields are skipped. Packed and unpacked repeated numbers are both accepted.
 """
 from __future__ import annotations
 
-from typing import Union
+from typing import Iterator, Union
 
 import numpy as np
 
@@ -61,7 +61,7 @@ def _skip(buf: bytes, pos: int, end: int, wire: int) -> int:
     return pos
 
 
-def _fields(buf: bytes, pos: int, end: int):
+def _fields(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int, int]]:
     """Yields (field number, wire type, value start, value end or varint value) for a message."""
     while pos < end:
         key, pos = _varint(buf, pos, end)

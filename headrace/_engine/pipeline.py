@@ -19,7 +19,8 @@ from headrace._util.types import Row
 _clock = time.perf_counter
 # The prefetch thread starts once rows are heavy to make (batches of decoded images: measured
 # 13-18% faster on W2 with it; not when the rows come straight from worker processes, which run
-# ahead on their own) or once the consumer spends time away from the iterator (training, say). For cheap rows read by a consumer that does nothing else, a thread hand-off per row costs
+# ahead on their own) or once the consumer spends time away from the iterator (training, say). For
+# cheap rows read by a consumer that does nothing else, a thread hand-off per row costs
 # more than it overlaps (W3 reads 7.2 vs 9.8 GB/s, W1 about 9% slower), so they are made inline.
 HEAVY_ROW_S = 1e-3
 HEAVY_AFTER = 3  # rows timed before rows count as heavy

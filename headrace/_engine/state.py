@@ -60,7 +60,7 @@ def _describe(node: P.Node) -> tuple:
             value = value is not None  # that there is one changes the rows' layout; which one does not
         parts.append((f.name, _canon(value)))
     if kind in (P.RandomAccessNode, P.StreamNode):
-        src = node.source
+        src = node.source  # type: ignore[attr-defined]  # both kinds hold one
         parts.append(("source", _type_name(src)))
         if kind is P.RandomAccessNode:
             try:

@@ -7,6 +7,8 @@ change their inputs (MindSpore's eager calls write into the caller's box array; 
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import cv2
 import numpy as np
 
@@ -113,7 +115,7 @@ def crop(boxes: np.ndarray, top: int, left: int, h: int, w: int) -> np.ndarray:
     return out
 
 
-def paste_region(img: np.ndarray, box: np.ndarray, transform) -> None:
+def paste_region(img: np.ndarray, box: np.ndarray, transform: Callable[[np.ndarray], np.ndarray]) -> None:
     """Runs `transform` on the pixels under `box` (truncated to whole pixels) and writes the
     result back into `img` in place; an output of another size is first resized bilinearly
     (OpenCV) to the region's size, as MindSpore does."""

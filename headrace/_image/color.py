@@ -19,7 +19,10 @@ from typing import Sequence
 
 import cv2
 import numpy as np
+from numpy.typing import DTypeLike
 from PIL import Image, ImageEnhance, ImageOps
+
+Real = float | np.floating  # a weight or factor: a Python float or a NumPy scalar
 
 __all__ = [
     "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_saturation",
@@ -43,7 +46,7 @@ _CONVERT_CODES = (
 CONVERT_INPUT_CHANNELS = ((1, 3, 4),) * 6 + ((3, 4), (3, 4), (1,), (1,), (3, 4), (3, 4))
 
 
-def saturate(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+def saturate(values: np.ndarray, dtype: DTypeLike) -> np.ndarray:
     """Rounds half to even and clips ``values`` into ``dtype`` (float dtypes: plain cast)."""
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
@@ -66,7 +69,7 @@ def _lut(img: np.ndarray, table: np.ndarray) -> np.ndarray:
     return cv2.LUT(img, table).reshape(img.shape)
 
 
-def adjust_brightness(img: np.ndarray, factor: float) -> np.ndarray:
+def adjust_brightness(img: np.ndarray, factor: Real) -> np.ndarray:
     """``img * factor`` rounded and saturated into the input dtype.
 
     Args:
@@ -89,7 +92,7 @@ def adjust_brightness(img: np.ndarray, factor: float) -> np.ndarray:
     return saturate(img.astype(wt) * wt(_F32(factor)), img.dtype)
 
 
-def blend(a: np.ndarray | float, wa: float, b: np.ndarray, wb: float, dtype: np.dtype) -> np.ndarray:
+def blend(a: np.ndarray | float, wa: Real, b: np.ndarray, wb: Real, dtype: DTypeLike) -> np.ndarray:
     """``a * wa + b * wb`` as OpenCV's ``addWeighted(a, wa, b, wb, 0)`` computes it.
 
     Integer results are ``rint(float32(fma(a, wa, float32(b * wb))))`` saturated into ``dtype``
@@ -132,7 +135,7 @@ def _gray_u8_mean(img: np.ndarray) -> float:
     return cv2.mean(cv2.cvtColor(img, cv2.COLOR_RGB2GRAY))[0]
 
 
-def adjust_contrast(img: np.ndarray, factor: float) -> np.ndarray:
+def adjust_contrast(img: np.ndarray, factor: Real) -> np.ndarray:
     """Blends an RGB image with the mean of its grey version.
 
     Integer images blend with the mean rounded half to even (``uint8``: through a table).
@@ -160,7 +163,7 @@ def grayscale_rgb(img: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(cv2.cvtColor(img, cv2.COLOR_RGB2GRAY), cv2.COLOR_GRAY2RGB)
 
 
-def adjust_saturation(img: np.ndarray, factor: float) -> np.ndarray:
+def adjust_saturation(img: np.ndarray, factor: Real) -> np.ndarray:
     """Blends an RGB image with its grey version (MindSpore's AdjustSaturation operand order).
 
     Args:
@@ -258,7 +261,7 @@ def _smooth(img: np.ndarray) -> np.ndarray:
     return out
 
 
-def adjust_sharpness(img: np.ndarray, factor: float) -> np.ndarray:
+def adjust_sharpness(img: np.ndarray, factor: Real) -> np.ndarray:
     """Blends an image with a smoothed copy: 0 blurs, 1 keeps, 2 sharpens.
 
     Args:

@@ -61,7 +61,7 @@ def encoded_bytes(data: Any, op: str = "Decode") -> bytes | memoryview:
         buf = bytes(data) if not isinstance(data, bytes) else data
     elif isinstance(data, np.ndarray):
         if data.ndim <= 1 and data.dtype.kind in "SO" and data.size == 1:
-            buf = _held_bytes(data, op)
+            buf = _held_bytes(data, op)  # type: ignore[assignment]
         elif data.ndim != 1:
             raise TypeError(f"The number of array dimensions of the encoded image should be 1, but got "
                             f"{data.ndim}.")
@@ -70,7 +70,7 @@ def encoded_bytes(data: Any, op: str = "Decode") -> bytes | memoryview:
         elif data.dtype.kind in "OU":
             raise decode_error(op, f"The input is an array of {data.dtype}, not encoded image bytes.")
         else:
-            buf = memoryview(np.ascontiguousarray(data)).cast("B")
+            buf = memoryview(np.ascontiguousarray(data)).cast("B")  # type: ignore[assignment]
     else:
         raise TypeError(f"The type of the encoded image should be {np.ndarray}, but got {type(data)}.")
     if len(buf) == 0:

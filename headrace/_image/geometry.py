@@ -77,12 +77,12 @@ def pad(img: np.ndarray, top: int, bottom: int, left: int, right: int, border: i
             if isinstance(fill, tuple) and img.ndim == 3:
                 vals = np.asarray(fill[:img.shape[2]] if len(fill) >= img.shape[2] else fill[0])
             else:
-                vals = fill[0] if isinstance(fill, tuple) else fill
+                vals = np.asarray(fill[0] if isinstance(fill, tuple) else fill)
             mask = np.ones(out.shape[:2], bool)
             mask[top:top + img.shape[0], left:left + img.shape[1]] = False
             out[mask] = vals
             return out
-        return np.pad(img, widths, mode=mode)
+        return np.pad(img, widths, mode=mode)  # type: ignore[call-overload]  # mode is one of the literals above
     value = _border_value(fill, img)
     return keep_channels(cv2.copyMakeBorder(img, top, bottom, left, right, border, value=value), img)
 

@@ -132,7 +132,7 @@ def erase_box(img: np.ndarray, box: tuple[int, int, int, int], value: float | st
     elif isinstance(value, (list, tuple)):
         fill = _as_dtype_c(np.asarray(value, dtype=np.float64)[:, None, None], img.dtype)
     else:
-        fill = value
+        fill = value  # type: ignore[assignment]  # a scalar broadcasts like an array
     out[:, top:top + eh, left:left + ew] = fill
     return out
 

@@ -8,6 +8,8 @@ differently). See ``geometry.warp_affine`` for the affine counterpart.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import cv2
 import numpy as np
 from PIL import Image
@@ -18,8 +20,10 @@ _INTER_BITS = 5
 _TAB = 1 << _INTER_BITS
 _BLOCK = 32
 
+Points = Sequence[Sequence[float]]  # four (x, y) corners
 
-def perspective_matrix(start_points, end_points) -> np.ndarray:
+
+def perspective_matrix(start_points: Points, end_points: Points) -> np.ndarray:
     """The 3x3 matrix that maps `start_points` onto `end_points` (four (x, y) pairs each)."""
     return cv2.getPerspectiveTransform(np.asarray(start_points, np.float32), np.asarray(end_points, np.float32))
 
@@ -78,7 +82,7 @@ def warp_perspective(img: np.ndarray, matrix: np.ndarray, inter: int, fill: tupl
     return out if out.dtype == img.dtype else _back_to(out, img.dtype)
 
 
-def pil_perspective_coeffs(start_points, end_points) -> list[float]:
+def pil_perspective_coeffs(start_points: Points, end_points: Points) -> list[float]:
     """Pillow's PERSPECTIVE coefficients (output -> source) for the start -> end mapping."""
     rows, rhs = [], []
     for (sx, sy), (ex, ey) in zip(start_points, end_points):
@@ -92,7 +96,7 @@ def pil_perspective_coeffs(start_points, end_points) -> list[float]:
     return np.linalg.lstsq(a, b, rcond=None)[0].tolist()
 
 
-def pil_perspective(img: Image.Image, start_points, end_points, resample: int) -> Image.Image:
+def pil_perspective(img: Image.Image, start_points: Points, end_points: Points, resample: int) -> Image.Image:
     """Warps a PIL image so that `start_points` land on `end_points`."""
     coeffs = pil_perspective_coeffs(start_points, end_points)
     return img.transform(img.size, Image.PERSPECTIVE, coeffs, resample)

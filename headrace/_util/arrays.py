@@ -8,7 +8,7 @@ import numpy as np
 _ndarray = np.ndarray
 
 
-def to_array(value: Any) -> np.ndarray:
+def to_array(value: Any) -> np.ndarray | dict:
     """Converts one column value with MindSpore's rules (as under NumPy 1).
 
     int -> int64, float -> float64, bool -> bool, str -> '<U', bytes -> '|S', list/tuple -> array,

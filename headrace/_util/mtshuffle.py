@@ -411,7 +411,7 @@ def buffer_shuffle(rows: list[Any], size: int, rng: MT19937_64) -> list[Any]:
     n = len(rows)
     buf = rows[:size]
     nxt = len(buf)
-    out = []
+    out: list[Any] = []
     append = out.append
     while buf:
         append(buffer_take(buf, rng))

@@ -57,7 +57,7 @@ class SampleContext:
 class IndexSampler(Protocol):
     """A pure plan of the source indices one pass reads, in order."""
 
-    def num_samples(self, num_rows: int) -> int:
+    def num_samples(self, num_rows: int, labels: Any = None) -> int:
         """Rows one pass yields for a source of ``num_rows`` rows (without reading anything)."""
 
     def indices(self, ctx: SampleContext) -> np.ndarray:

@@ -10,7 +10,7 @@ from headrace.dataset import core, text, transforms, vision
 from headrace.dataset._datasets import (
     BatchDataset, BatchInfo, BucketBatchByLengthDataset, ConcatDataset, Dataset, FilterDataset, FlatMapDataset,
     MapDataset, PaddedBatchDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset, SkipDataset,
-    TakeDataset, ZipDataset, zip,
+    TakeDataset, ZipDataset, zip,  # noqa: A004 - MindSpore's ds.zip
 )
 from headrace.dataset._iterators import DictIterator, TupleIterator
 from headrace.dataset._schema import Schema

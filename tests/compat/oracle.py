@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import pathlib
 import subprocess
-import sys
 import tempfile
 import textwrap
 

@@ -1,5 +1,4 @@
 """Pipeline error texts and iterator output types: headrace keeps what MindSpore users look for."""
-import re
 
 import pytest
 

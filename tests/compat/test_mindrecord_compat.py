@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sqlite3
 
 import numpy as np
 import pytest
 
-from headrace.dataset._sources.mindrecord import MindDataset, MindRecordSource
+from headrace.dataset._sources.mindrecord import MindDataset
 from headrace.mindrecord import FileReader, FileWriter, MindPage
 from tests.compat.oracle import run_ms
 from tests.compat.oracle_codec import OracleException

@@ -299,7 +299,7 @@ def test_cutmix_outputs_follow_headrace_box_rules(results, key, nchw):
 
 
 def test_python_mixup_mixes_each_sample_with_the_next(results):
-    imgs, labels = INPUTS["B"].astype(np.float64), INPUTS["L"]
+    imgs = INPUTS["B"].astype(np.float64)
     nxt = (np.arange(6) + 1) % 6
     for out_imgs, out_labels in results[1]["MIXUP_PY"]:
         assert out_imgs.dtype == np.float64 and out_labels.dtype == np.float64

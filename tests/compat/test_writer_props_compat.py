@@ -7,7 +7,6 @@ and with the same header and page sizes both data files are byte for byte identi
 """
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest

@@ -1,11 +1,9 @@
 """A state restores only into its own pipeline, and a corrupted state is refused field by field."""
-import copy
 import json
 import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

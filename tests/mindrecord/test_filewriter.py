@@ -1,9 +1,7 @@
 """FileWriter: argument checks, row validation, shards, layout, overwrite, appends and crash safety."""
-import json
 import os
 import re
 import signal
-import struct
 import subprocess
 import sys
 import textwrap
@@ -14,9 +12,7 @@ import pytest
 from headrace.mindrecord import FileReader, FileWriter, InvalidRowWarning
 from headrace.mindrecord._format import writer as writer_mod
 from headrace.mindrecord._format.header import read_header_path
-from headrace.mindrecord.common.exceptions import (MRMAddSchemaError, MRMBuildSchemaError, MRMDefineIndexError,
-                                                   MRMGetMetaError, MRMInvalidSchemaError, ParamTypeError,
-                                                   ParamValueError)
+from headrace.mindrecord.common.exceptions import (MRMAddSchemaError, MRMBuildSchemaError, MRMGetMetaError)
 
 from .conftest import SCHEMA, make_rows, write
 

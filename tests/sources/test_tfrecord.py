@@ -1,8 +1,6 @@
 """TFRecordDataset, its record format (CRC-32C, tf.train.Example) and Schema."""
-import gzip
 import json
 import struct
-import zlib
 
 import numpy as np
 import pytest

@@ -40,7 +40,7 @@ def _stack_numbers(values: Sequence[np.ndarray]) -> np.ndarray | None:
 
 
 def collate(values: Sequence[np.ndarray], col: int, name: str, op: str = "batch operation",
-            pad: tuple[Sequence[int | None] | None, Any] | None = None) -> np.ndarray:
+            pad: tuple[Sequence[int | None] | None, Any] | None = None) -> np.ndarray | dict:
     """Stacks one column of a batch into one array, padding first when ``pad`` is given."""
     if pad is None:
         out = _stack_numbers(values)
@@ -201,6 +201,7 @@ class BatchFn:
         for c in range(len(cols)):
             if c not in self.input_idx:
                 rest[c] = collate([r[c] for r in rows], c, cols[c])
+        assert self.assemble is not None  # a per_batch_map batch
         return self.assemble(tuple(rest), out_arrays)
 
     def _out_name(self, j: int) -> str:
@@ -246,10 +247,11 @@ class BatchFn:
                                 f"keys for column {self._out_name(j)!r}: a row lacks the key {e.args[0]!r}.",
                                 columns=names, index=num) from None
 
-    def _to_batch(self, value: Any, j: int) -> np.ndarray:
+    def _to_batch(self, value: Any, j: int) -> np.ndarray | dict:
         try:
             if isinstance(value, (list, tuple)) and value and isinstance(value[0], np.ndarray):
-                return collate([to_array(v) for v in value], j, self.out_cols[j] if j < len(self.out_cols) else str(j))
+                return collate([to_array(v) for v in value], j,  # type: ignore[misc]
+                               self.out_cols[j] if j < len(self.out_cols) else str(j))
             return to_array(value)
         except (TypeError, ValueError) as e:  # an unsupported type; a ragged list (index: __call__)
             raise not_an_array("batch operation: [per_batch_map]", e, value,

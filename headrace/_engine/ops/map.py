@@ -82,6 +82,7 @@ class _Assembler:
         if len(row) == 2:
             return (value, row[1]) if p == 0 else (row[0], value)
         r = list(row)
+        assert p is not None
         r[p] = value
         return tuple(r)
 
@@ -118,7 +119,7 @@ class MapFn:
         this thread's ``rng.sample_cursor``)."""
         try:
             out = self.fn(row[self.one]) if self.one is not None else self.fn(*[row[i] for i in self.idx])
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - any failure of a user's op is reported with its sample
             self.fail(e, index)
         return self.finish(row, out, index)
 

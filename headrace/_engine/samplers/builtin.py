@@ -431,7 +431,7 @@ class UserPlan(SamplerPlan):
     def _copy(sampler: Any) -> Any:
         try:
             return copy.deepcopy(sampler)
-        except Exception:  # not copyable (holds a generator, a lock...): share the object
+        except Exception:  # noqa: BLE001 - not copyable (holds a generator, a lock...): share the object
             return sampler
 
     @property

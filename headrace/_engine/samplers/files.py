@@ -81,7 +81,7 @@ class FileRowsPlan:
         if shards is not None and not self.equal_rows:
             keys = keys[np.arange(len(keys)) % shards == sid]
         rows = self._stream(counts, keys)
-        if shards is not None and self.equal_rows and len(rows):
+        if shards is not None and sid is not None and self.equal_rows and len(rows):
             per = math.ceil(len(rows) / shards)
             rows = rows[(sid * per + np.arange(per)) % len(rows)]
         if self.num_samples_limit:

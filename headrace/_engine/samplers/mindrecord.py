@@ -9,6 +9,7 @@ arguments.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,7 @@ class MindShufflePlan(_MindPlan):
     num_samples_limit: int = 0
     seed: int = 0
 
-    def num_samples(self, num_rows: int, labels=None) -> int:
+    def num_samples(self, num_rows: int, labels: Any = None) -> int:
         if self.num_shards > 1:
             return self._cap(self.num_samples_limit, -(-num_rows // self.num_shards))
         if self.num_samples_limit > 0:
@@ -107,7 +108,7 @@ class MindFilePlan(_MindPlan):
     shard_id: int = 0
     seed: int = 0
 
-    def num_samples(self, num_rows: int, labels=None) -> int:
+    def num_samples(self, num_rows: int, labels: Any = None) -> int:
         if self.num_shards > 1:
             return -(-num_rows // self.num_shards)
         return num_rows
@@ -154,7 +155,7 @@ class MindSubsetRandomPlan(SamplerPlan):
     def is_shuffled(self) -> bool:
         return True
 
-    def num_samples(self, num_rows: int, labels=None) -> int:
+    def num_samples(self, num_rows: int, labels: Any = None) -> int:
         return self._cap(self.num_samples_limit, len(self.ids))
 
     def indices(self, ctx: SampleContext) -> np.ndarray:

@@ -22,15 +22,17 @@ __all__ = [
     "ErrorSamplesMode", "get_auto_num_workers", "get_auto_offload", "get_autotune_interval",
     "get_callback_timeout", "get_debug_mode", "get_dynamic_shape", "get_enable_autotune",
     "get_enable_shared_mem", "get_enable_watchdog", "get_error_samples_mode", "get_fast_recovery",
-    "get_iterator_mode", "get_max_image_pixels", "get_monitor_sampling_interval", "get_multiprocessing_start_method",
-    "get_multiprocessing_timeout_interval", "get_num_parallel_workers", "get_numa_enable",
-    "get_prefetch_size", "get_seed", "get_strict_decode", "get_video_backend", "get_worker_timeout", "load", "set_auto_num_workers",
+    "get_iterator_mode", "get_max_image_pixels", "get_monitor_sampling_interval",
+    "get_multiprocessing_start_method", "get_multiprocessing_timeout_interval",
+    "get_num_parallel_workers", "get_numa_enable", "get_prefetch_size", "get_seed",
+    "get_strict_decode", "get_video_backend", "get_worker_timeout", "load", "set_auto_num_workers",
     "set_auto_offload", "set_autotune_interval", "set_callback_timeout", "set_debug_mode",
     "set_dynamic_shape", "set_enable_autotune", "set_enable_shared_mem", "set_enable_watchdog",
     "set_error_samples_mode", "set_fast_recovery", "set_iterator_mode", "set_max_image_pixels",
     "set_monitor_sampling_interval", "set_multiprocessing_start_method",
     "set_multiprocessing_timeout_interval", "set_num_parallel_workers", "set_numa_enable",
-    "set_prefetch_size", "set_seed", "set_sending_batches", "set_strict_decode", "set_video_backend", "set_worker_timeout",
+    "set_prefetch_size", "set_seed", "set_sending_batches", "set_strict_decode", "set_video_backend",
+    "set_worker_timeout",
 ]
 
 DEFAULT_SEED = 5489  # what get_seed() reports before set_seed (mt19937's default seed)

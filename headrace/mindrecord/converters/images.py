@@ -263,7 +263,8 @@ class ImageNetToMR:
 
     Examples:
         >>> from headrace.mindrecord import ImageNetToMR
-        >>> ImageNetToMR("/path/to/labels_map.txt", "/path/to/train", "/path/to/imagenet.mindrecord").transform()  # doctest: +SKIP
+        >>> conv = ImageNetToMR("/path/to/labels_map.txt", "/path/to/train", "/path/to/imagenet.mindrecord")  # doctest: +SKIP
+        >>> conv.transform()  # doctest: +SKIP
     """
 
     _SCHEMA = {"label": {"type": "int32"}, "image": {"type": "bytes"}, "file_name": {"type": "string"}}
