@@ -11,7 +11,7 @@ from headrace._engine.build import build
 from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.parallel.prefetch import Prefetcher
 from headrace._engine.parallel.stage import PoolRegistry
-from headrace._engine.state import STATE_VERSION, check_state, fingerprint
+from headrace._engine.state import STATE_VERSION, check_state, fingerprint, ops_by_path, upgrade_v1
 from headrace._util import rng
 from headrace._util.errors import EPOCHS_EXHAUSTED, PipelineError, detached
 from headrace._util.types import Row
@@ -169,19 +169,19 @@ class PipelineRun:
                 raise ValueError(f"The initial step is past the end of epoch {epoch}, which has {skipped} rows.")
 
     def get_state(self) -> dict:
-        ops = {}
-        for op in self.ctx.ops:  # also between epochs: a stream op says where its next pass starts
-            st = op.pass_state()
-            if st is not None:
-                ops[str(op.op_id)] = st
+        # every op that keeps a pass state, at every step (also between epochs: a stream op says
+        # where its next pass starts)
+        ops = {path: op.pass_state() for path, op in ops_by_path(self._plan, self.ctx.ops).items()}
         return {"version": STATE_VERSION, "fingerprint": fingerprint(self._plan), "seed": self.seed,
                 "seed_globals": self.seed_globals, "epoch": self.epoch, "step": self.step, "ops": ops}
 
     def set_state(self, state: dict, *, seed_setting: str = "the seed") -> None:
         # Every field is checked (against this pipeline too) before anything changes: a refused
         # state leaves the run as it was.
-        st = check_state(state, fingerprint(self._plan), self.num_epochs,
-                         {str(op.op_id): op for op in self.ctx.ops}, self._plan, seed_setting)
+        by_path = ops_by_path(self._plan, self.ctx.ops)
+        if isinstance(state, dict) and state.get("version") == 1:
+            state = upgrade_v1(state, self.ctx.ops, by_path)
+        st = check_state(state, fingerprint(self._plan), self.num_epochs, by_path, self._plan, seed_setting)
         # The new tree takes over this run's worker processes, unless the old prefetch thread is
         # still waiting on one of them: then they are closed (which wakes it) and restarted.
         self._pools.keep = self._end_pass()
@@ -193,9 +193,8 @@ class PipelineRun:
             self._pools.keep = False
             self._pools.close_idle()
         self._failed = None
-        by_id = {str(op.op_id): op for op in self.ctx.ops}
-        for op_id, op_state in st["ops"].items():
-            by_id[op_id].restore_pass_state(op_state)
+        for path, op in ops_by_path(self._plan, self.ctx.ops).items():
+            op.restore_pass_state(st["ops"][path])
         self.epoch, self.step = st["epoch"], st["step"]
         self._started = False
         if self.step:
