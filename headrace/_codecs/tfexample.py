@@ -44,23 +44,6 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
             raise ExampleError("varint longer than 10 bytes")
 
 
-def _skip(buf: bytes, pos: int, end: int, wire: int) -> int:
-    if wire == 0:
-        return _varint(buf, pos, end)[1]
-    if wire == 1:
-        pos += 8
-    elif wire == 2:
-        n, pos = _varint(buf, pos, end)
-        pos += n
-    elif wire == 5:
-        pos += 4
-    else:
-        raise ExampleError(f"unsupported wire type {wire}")
-    if pos > end:
-        raise ExampleError("field runs past the end of its message")
-    return pos
-
-
 def _fields(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int, int]]:
     """Yields (field number, wire type, value start, value end or varint value) for a message."""
     while pos < end:

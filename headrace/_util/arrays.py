@@ -48,6 +48,3 @@ def to_array(value: Any) -> np.ndarray | dict:
 def _all_python_ints(value: Any) -> bool:
     return all(isinstance(v, int) or (isinstance(v, (list, tuple)) and _all_python_ints(v)) for v in value)
 
-
-def row_to_arrays(values: tuple | list) -> tuple:
-    return tuple(to_array(v) for v in values)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numbers
 import os
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
@@ -72,10 +72,6 @@ def check_pos_int32(value: Any, name: str = "", *, allow_zero: bool = False, exa
     return value
 
 
-def check_non_negative_int(value: Any, name: str) -> int:
-    return check_pos_int32(value, name, allow_zero=True)
-
-
 WORKERS_PER_CPU = 4   # more workers than CPUs is allowed (with a warning) up to this many per CPU,
 MIN_WORKER_LIMIT = 64  # and up to this many on any machine
 
@@ -117,11 +113,6 @@ def check_bool(value: Any, name: str) -> bool:
     return value
 
 
-def check_callable(value: Any, name: str) -> None:
-    if not callable(value):
-        raise TypeError(f"{name} is not callable, but got {type(value)}.")
-
-
 def check_columns(columns: Any, name: str, *, allow_none: bool = True) -> list[str] | None:
     """Normalises a column argument (a str or a list of str) to a list; None passes through."""
     if columns is None:
@@ -158,13 +149,3 @@ def check_shard(num_shards: Any, shard_id: Any) -> tuple[int | None, int | None]
     check_range(shard_id, (0, num_shards - 1), "shard_id")
     return num_shards, shard_id
 
-
-def check_sizes_list(values: Sequence[Any], name: str) -> None:
-    for i, v in enumerate(values):
-        check_int(v, f"{name}[{i}]")
-
-
-def one_of(value: Any, accepted: Iterable[Any], name: str) -> None:
-    accepted = list(accepted)
-    if value not in accepted:
-        raise ValueError(f"Input {name} should be one of {accepted}, but got {value!r}.")

@@ -64,12 +64,6 @@ class IndexSampler(Protocol):
         """The indices of pass ``ctx.pass_index`` as an int64 array; a pure function of ctx."""
 
 
-class Stateful(Protocol):
-    def get_state(self) -> dict[str, Any]: ...
-
-    def set_state(self, state: dict[str, Any]) -> None: ...
-
-
 class BatchInfo:
     """What a callable batch size or a per_batch_map learns about the batch being built (the engine
     makes it; ``headrace.dataset.BatchInfo`` is this class)."""

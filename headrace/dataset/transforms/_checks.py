@@ -6,7 +6,6 @@ but got <class 'str'>.``). Constructors call these once; nothing here runs per s
 """
 from __future__ import annotations
 
-import numbers
 from typing import Any, Sequence
 
 from headrace._util.checks import check_range, check_type as type_check
@@ -70,6 +69,3 @@ def check_2tuple(value: Any, name: str) -> None:
     if not (isinstance(value, tuple) and len(value) == 2):
         raise ValueError(f"Value {name} needs to be a 2-tuple.")
 
-
-def is_number(value: Any) -> bool:
-    return isinstance(value, numbers.Number) and not isinstance(value, bool)

@@ -16,7 +16,6 @@ from headrace.dataset.transforms._checks import (FLOAT_MAX_INTEGER, INT32_MAX, I
                                                  check_positive, check_prob,
                                                  check_ordered_range, check_uint8, check_range, type_check,
                                                  type_check_list)
-from headrace.dataset.vision.utils import Border, Inter
 
 __all__ = ["FLOAT_MAX_INTEGER", "INT32_MAX", "INT32_MIN", "check_2tuple", "check_crop_coordinates",
            "check_crop_size", "check_degrees", "check_fill_value", "check_float32",
@@ -150,10 +149,3 @@ def check_normalize_param(mean: Any, std: Any) -> None:
         type_check(v, (int, float), f"std[{i}]")
         check_range(v, (0, 255), f"std[{i}]", left_open=True)
 
-
-def check_inter(value: Any, name: str) -> None:
-    type_check(value, (Inter,), name)
-
-
-def check_border(value: Any, name: str = "padding_mode") -> None:
-    type_check(value, (Border,), name)

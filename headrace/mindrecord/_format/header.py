@@ -98,9 +98,6 @@ class Header:
     def num_rows(self) -> int:
         return sum(p.end_row_id - p.start_row_id for p in self.pages if p.page_type == BLOB)
 
-    def blob_pages(self) -> list[Page]:
-        return [p for p in self.pages if p.page_type == BLOB]
-
     def page_offset(self, page_id: int) -> int:
         return self.header_size + page_id * self.page_size
 

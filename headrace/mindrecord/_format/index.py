@@ -408,7 +408,3 @@ def scan_shard(fd: int, header: Header, data_path: str, want_values: Sequence[st
         raise MindRecordFormatError(f"Invalid file, row {row} is in no raw page's row group.", data_path, row)
     return ShardIndex.from_rows(locs, values)
 
-
-def index_values_from_raw(index_fields: Sequence[str], recs: Sequence[dict]) -> dict[str, list]:
-    """The index-field values of decoded raw records."""
-    return {f: [r[f] for r in recs] for f in index_fields}
