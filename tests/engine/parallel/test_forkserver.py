@@ -16,8 +16,8 @@ import pytest
 
 from headrace._engine.parallel import forkserver, launch, workers
 from headrace._engine.pipeline import PipelineRun
-from tests.engine.test_shutdown import alive, children, still_alive
-from tests.engine.test_workers import ROOT, Unpicklable, opts, pipeline, read_all, rows_of, slow
+from tests.engine.parallel.test_shutdown import alive, children, still_alive
+from tests.engine.parallel.test_workers import ROOT, Unpicklable, opts, pipeline, read_all, rows_of, slow
 
 
 def run_script(body: str, timeout: float = 120, env_extra: dict | None = None) -> subprocess.CompletedProcess:
@@ -88,7 +88,7 @@ def test_a_killed_main_process_takes_the_fork_server_and_its_workers_along():
     script = f"""
         import sys, time
         sys.path.insert(0, {ROOT!r})
-        from tests.engine.test_workers import pipeline, opts, slow
+        from tests.engine.parallel.test_workers import pipeline, opts, slow
         from headrace._engine.parallel import forkserver
         from headrace._engine.pipeline import PipelineRun
         run = PipelineRun(pipeline(n=10000, workers=2, procs=True, fn=slow, batch=4), 1, opts())
@@ -115,7 +115,7 @@ def test_sigkill_of_the_whole_process_group_leaves_no_shared_memory():
     script = f"""
         import os, sys, time
         sys.path.insert(0, {ROOT!r})
-        from tests.engine.test_workers import Stream, pipeline, opts
+        from tests.engine.parallel.test_workers import Stream, pipeline, opts
         from headrace._engine.pipeline import PipelineRun
         run = PipelineRun(pipeline(n=100000, workers=2, procs=True, stream=True, batch=0,
                                    source=Stream(100000, 20000)), 1, opts())
@@ -214,7 +214,7 @@ def test_an_op_that_pickles_but_cannot_be_unpickled_is_named_when_the_pipeline_s
     with pytest.raises(TypeError) as info:
         launch.dumps_program(workers_program(PicklesButWontLoad()), "map operation: [PyFunc]", "spawn")
     text = str(info.value)
-    assert text.startswith("map operation: [PyFunc] (<tests.engine.test_forkserver.PicklesButWontLoad object at "), text
+    assert text.startswith("map operation: [PyFunc] (<tests.engine.parallel.test_forkserver.PicklesButWontLoad object at "), text
     assert text.endswith(") cannot be sent to a worker process (start method 'spawn'): "
                          "RuntimeError: cannot be rebuilt here"), text
     workers._warned.clear()
@@ -235,7 +235,7 @@ def workers_program(fn):
 
 def test_a_single_threaded_process_forks_its_workers_itself():
     res = run_script(textwrap.dedent("""
-        from tests.engine.test_workers import pipeline, opts, read_all
+        from tests.engine.parallel.test_workers import pipeline, opts, read_all
         from headrace._engine.parallel import forkserver, launch
         from headrace._engine.pipeline import PipelineRun
         assert launch.single_threaded()
