@@ -182,10 +182,10 @@ def results():
 
 def _env():
     """The harness's environment with ``v`` extended by this issue's ops (exported or not)."""
-    from headrace.dataset.vision import _ops_augment, _ops_color, _ops_mix
+    from headrace.dataset.vision import _ops_augment, _ops_color, _ops_color_random, _ops_mix
     env = headrace_env(INPUTS)
     ns = types.SimpleNamespace(**{k: getattr(env["v"], k) for k in dir(env["v"]) if not k.startswith("__")})
-    for mod in (_ops_color, _ops_mix, _ops_augment):
+    for mod in (_ops_color, _ops_color_random, _ops_mix, _ops_augment):
         for name in mod.__all__:
             setattr(ns, name, getattr(mod, name))
     env["v"] = ns

@@ -14,7 +14,7 @@ from headrace.dataset.transforms._checks import (FLOAT_MAX_INTEGER, check_2tuple
                                                  check_uint8, check_range, type_check)
 from headrace.dataset.vision._base import ImageTensorOperation, op_error
 from headrace._image import augment as A
-from headrace.dataset.vision._ops_color import U8, check_image
+from headrace.dataset.vision._color_checks import U8, check_image
 from headrace.dataset.vision.utils import AutoAugmentPolicy, Inter
 
 __all__ = ["AutoAugment", "RandAugment", "RandomSelectSubpolicy", "TrivialAugmentWide", "UniformAugment"]

@@ -15,7 +15,7 @@ from headrace.dataset.transforms._checks import (FLOAT_MAX_INTEGER, UINT8_MAX,
                                                  check_ordered_range, check_range, type_check, type_check_list)
 from headrace.dataset.vision._base import ImageTensorOperation, PyImageOperation, op_error
 from headrace._image import mix as M
-from headrace.dataset.vision._ops_color import CV_NO_F16, _Device, check_image
+from headrace.dataset.vision._color_checks import CV_NO_F16, _Device, check_image
 from headrace.dataset.vision.utils import ImageBatchFormat
 
 __all__ = ["CutMixBatch", "CutOut", "Erase", "MixUp", "MixUpBatch", "RandomErasing"]

@@ -6,14 +6,16 @@ from headrace.dataset.vision._ops_bbox import (BoundingBoxAugment, RandomCropWit
                                                ResizeWithBBox)
 from headrace.dataset.vision._ops_augment import (AutoAugment, RandAugment, RandomSelectSubpolicy,
                                                   TrivialAugmentWide, UniformAugment)
-from headrace.dataset.vision._ops_color import (AdjustBrightness, AdjustContrast, AdjustGamma,
-                                                AdjustHue, AdjustSaturation, AdjustSharpness,
-                                                AutoContrast, ConvertColor, Equalize, GaussianBlur,
-                                                Grayscale, Invert, Posterize, RandomAdjustSharpness,
-                                                RandomAutoContrast, RandomColor, RandomColorAdjust,
-                                                RandomEqualize, RandomGrayscale, RandomInvert,
-                                                RandomPosterize, RandomSharpness, RandomSolarize,
-                                                Solarize)
+from headrace.dataset.vision._ops_color import (
+    AdjustBrightness, AdjustContrast, AdjustGamma, AdjustHue, AdjustSaturation,
+    AdjustSharpness, AutoContrast, ConvertColor, Equalize, GaussianBlur, Grayscale, Invert,
+    Posterize, Solarize,
+)
+from headrace.dataset.vision._ops_color_random import (
+    RandomAdjustSharpness, RandomAutoContrast, RandomColor, RandomColorAdjust,
+    RandomEqualize, RandomGrayscale, RandomInvert, RandomPosterize, RandomSharpness,
+    RandomSolarize,
+)
 from headrace.dataset.vision._ops_convert import (HWC2CHW, Normalize, NormalizePad, Rescale, ToNumpy,
                                                   ToPIL, ToTensor, ToType)
 from headrace.dataset.vision._ops_decode import Decode, RandomCropDecodeResize
