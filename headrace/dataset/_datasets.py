@@ -11,21 +11,17 @@ import os
 import warnings
 from typing import Any, Sequence
 
-import numpy as np
 
 from headrace._engine import options as _options
 from headrace._engine import plan as P
+from headrace.dataset._dataset_reading import DatasetReading
 from headrace.dataset.transforms._compose import compose_operations
 from headrace._util import checks
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_range, check_type
-from headrace._engine.pipeline import PipelineRun
 from headrace._util.types import BatchInfo
 from headrace.dataset import _concat_sampling
-from headrace.dataset._init_step import check_init_step
-from headrace.dataset._iterators import DictIterator, TupleIterator
 from headrace.dataset._split import split_dataset
 from headrace.dataset.samplers import DistributedSampler, RandomSampler
-from headrace.mindrecord._save import write_dataset
 
 __all__ = [
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "ConcatDataset", "Dataset", "FilterDataset",
@@ -100,7 +96,7 @@ def replace_layout(columns: Sequence[str], in_idx: Sequence[int], out_names: Seq
     return tuple(new_cols), tuple(layout), tuple(out_names)
 
 
-class Dataset:
+class Dataset(DatasetReading):
     """Base of every dataset: the pipeline-building methods and the ways to read it."""
 
     # Rows are read by index, so a sampler can pick them (random-access sources say True).
@@ -269,185 +265,29 @@ class Dataset:
         """
         return split_dataset(self, sizes, randomize)
 
-    def save(self, file_name, num_files=1, file_type="mindrecord"):
-        """Writes one epoch of this pipeline as MindRecord files (MindSpore's type mapping).
 
-        Scalars of bool/int8..int32/uint8/uint16 are stored as int32, uint32/int64/uint64 as int64,
-        float16/float32 as float32, str as string and bytes as bytes; arrays keep their dtype class
-        with shape [-1, ...]. Scalar non-bytes columns are indexed.
 
-        Args:
-            file_name (str): the data file (with ``num_files > 1``, shards get suffixes 0..n-1).
-            num_files (int, optional): number of shard files, in [1, 1000]. Default: 1.
-            file_type (str, optional): only 'mindrecord'. Default: 'mindrecord'.
 
-        Examples:
-            >>> import os, tempfile, headrace.dataset as ds
-            >>> path = os.path.join(tempfile.mkdtemp(), "x.mindrecord")
-            >>> ds.NumpySlicesDataset({"x": [1, 2]}, shuffle=False).save(path)
-            >>> [int(r[0]) for r in ds.MindDataset(path, shuffle=False).create_tuple_iterator(output_numpy=True)]
-            [1, 2]
-        """
-        check_type(file_name, str, "file_name")
-        num_files = check_int(num_files, "num_files")
-        if not 1 <= num_files <= 1000:
-            raise ValueError("num_files should between 0 and 1000.")
-        if file_type != "mindrecord":
-            raise ValueError(f"{file_type} dataset format is not supported.")
-        run = PipelineRun(self._plan, num_epochs=1)
 
-        def rows():
-            while True:
-                try:
-                    yield run.next_row()
-                except StopIteration:
-                    return
-        try:
-            write_dataset(file_name, num_files, self.get_col_names(), rows())
-        finally:
-            run.close()
 
-    def to_json(self, filename=""):
-        """This pipeline as a dict in MindSpore's JSON layout, also written to ``filename`` if
-        given (``ds.serialize``; ``ds.deserialize`` rebuilds it)."""
-        from headrace.dataset._serdes import serialize  # noqa: PLC0415 - serdes sits above every dataset class
-        return serialize(self, filename)
 
-    def set_init_step(self, init_step):
-        """Iterators created later start at global step ``init_step`` (rows over epochs) with the
-        rows of an uninterrupted run, for ``num_epochs`` minus the epochs skipped.
 
-        Raises:
-            TypeError: If init_step is not an int.
-            ValueError: If init_step is negative.
-        """
-        self.__dict__["_init_step"] = check_init_step(init_step)
 
-    def get_init_step(self):
-        """The step set by ``set_init_step`` here, else that of the only input dataset, else 0."""
-        step = self.__dict__.get("_init_step")
-        if step is not None:
-            return step
-        return self.children[0].get_init_step() if len(self.children) == 1 else 0
 
-    # ---- iterators ------------------------------------------------------------------------
-    def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False, do_copy=False):
-        """An iterator yielding each row as a list of column values.
 
-        Examples:
-            >>> import headrace.dataset as ds
-            >>> it = ds.NumpySlicesDataset([1, 2], shuffle=False).create_tuple_iterator(output_numpy=True)
-            >>> [r[0].item() for r in it]
-            [1, 2]
-        """
-        return TupleIterator(self, columns, num_epochs, output_numpy, do_copy)
 
-    def create_dict_iterator(self, num_epochs=-1, output_numpy=False, do_copy=False):
-        """An iterator yielding each row as a {column name: value} dict."""
-        return DictIterator(self, None, num_epochs, output_numpy, do_copy)
 
-    def __iter__(self):
-        return iter(self.create_tuple_iterator(num_epochs=1))
 
-    def __len__(self):
-        return self.get_dataset_size()
 
-    # ---- info -----------------------------------------------------------------------------
-    def get_dataset_size(self):
-        """Rows (or batches) per epoch; computed from the plan where possible, else by reading."""
-        size = self._plan.size()
-        if size is not None:
-            return size
-        cached = self.__dict__.get("_counted_size")
-        if cached is None:
-            run = PipelineRun(self._plan, num_epochs=1)
-            try:
-                cached = 0
-                while True:
-                    try:
-                        run.next_row()
-                    except StopIteration:
-                        break
-                    cached += 1
-            finally:
-                run.close()
-            self.__dict__["_counted_size"] = cached
-        return cached
 
-    def get_col_names(self):
-        return list(self._plan.columns)
 
-    def _first_row(self):
-        row = self.__dict__.get("_first")
-        if row is None:
-            run = PipelineRun(self._plan, num_epochs=1)
-            try:
-                row = run.next_row()
-            except StopIteration:
-                row = ()
-            finally:
-                run.close()
-            self.__dict__["_first"] = row
-        return row
 
-    def output_shapes(self, estimate=False):
-        """Shapes of the first row's columns, as lists (``[0]`` for a Python dict column, as in MindSpore)."""
-        return [[0] if isinstance(v, dict) else list(np.shape(v)) for v in self._first_row()]
 
-    def output_types(self):
-        """NumPy dtypes of the first row's columns (strings as ``<U``, bytes as ``S``)."""
-        out = []
-        for v in self._first_row():
-            dt = np.asarray(v).dtype if not isinstance(v, dict) else np.dtype(object)
-            out.append(np.dtype(dt.kind) if dt.kind in "US" else dt)
-        return out
 
-    def _walk(self, kind: type) -> "Dataset | None":
-        node: Dataset | None = self
-        while node is not None:
-            if isinstance(node, kind):
-                return node
-            node = node.children[0] if node.children else None
-        return None
 
-    def get_batch_size(self):
-        b = self._walk(BatchDataset)
-        if b is None:
-            return 1
-        return b.batch_size if isinstance(b.batch_size, int) else -1
 
-    def get_repeat_count(self):
-        r = self._walk(RepeatDataset)
-        return 1 if r is None else r.count
 
-    def get_class_indexing(self):
-        src = self._walk_source()
-        return src._class_indexing() if src is not None else {}
 
-    def num_classes(self):
-        src = self._walk_source()
-        return src._num_classes() if src is not None else None
-
-    def _walk_source(self):
-        node: Dataset | None = self
-        while node is not None and node.children:
-            node = node.children[0]
-        return node if hasattr(node, "_class_indexing") else None
-
-    def _class_indexing(self):
-        return {}
-
-    def _num_classes(self):
-        return None
-
-    def is_shuffled(self):
-        return any(c.is_shuffled() for c in self.children)
-
-    def is_sharded(self):
-        return any(c.is_sharded() for c in self.children)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(columns={self.get_col_names()})"
 
 
 def _check_dataset(value: Any, name: str) -> None:
@@ -562,6 +402,9 @@ class BatchDataset(Dataset):
             warm_up_process_workers()
         self._pad_info: dict | None = None
 
+    def get_batch_size(self):
+        return self.batch_size if isinstance(self.batch_size, int) else -1
+
     def _make_plan(self):
         parent = self.children[0]._plan
         cols = parent.columns
@@ -659,6 +502,9 @@ class RepeatDataset(Dataset):
             if count != -1 and not 1 <= count <= INT32_MAX:
                 raise ValueError("count should be either -1 or positive integer, range[1, INT32_MAX].")
         self.count = -1 if count is None else count
+
+    def get_repeat_count(self):
+        return self.count
 
     def _make_plan(self):
         parent = self.children[0]._plan

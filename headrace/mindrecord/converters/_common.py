@@ -47,6 +47,13 @@ _ALLOWED = {
 class _RestrictedUnpickler(pickle.Unpickler):
     """Unpickles only plain containers and NumPy arrays: a CIFAR batch file cannot run code."""
 
+    def find_class(self, module: str, name: str) -> Any:
+        found = _ALLOWED.get((module, name))
+        if found is None:
+            raise pickle.UnpicklingError(f"global '{module}.{name}' is forbidden")
+        return found
+
+
 def restricted_loads(data: bytes) -> Any:
     """``pickle.loads`` limited to builtins and NumPy arrays (the CIFAR python batches)."""
     return _RestrictedUnpickler(io.BytesIO(data), encoding="bytes").load()
