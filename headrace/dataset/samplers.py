@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import collections.abc
 import copy
-import enum
 import numbers
 from typing import Any
 
@@ -29,77 +28,15 @@ import numpy as np
 from headrace._engine.samplers import builtin as _plans
 from headrace._util import checks
 from headrace.dataset.core import config as _config
+from headrace.dataset._shuffle import Shuffle, _as_shuffle, is_shuffle, shuffle_mode
 
 __all__ = [
     "BuiltinSampler", "DistributedSampler", "IterSampler", "PKSampler", "RandomSampler", "Sampler",
     "SequentialSampler", "Shuffle", "SubsetRandomSampler", "SubsetSampler", "WeightedRandomSampler",
-    "check_sampler_shuffle_shard_options", "is_shuffle", "resolve_sampler", "select_sampler", "shuffle_mode",
+    "is_shuffle", "shuffle_mode",
 ]
 
 _INT64_MAX = checks.INT64_MAX
-
-
-class Shuffle(str, enum.Enum):
-    """Shuffle modes.
-
-    ``FALSE``: no shuffle. ``ADAPTIVE``: global up to 100 million rows, partial above. ``GLOBAL``:
-    shuffle all rows (and files). ``PARTIAL``: shuffle every million rows. ``FILES``: shuffle the
-    file order only. ``INFILE``: keep the file order, shuffle within each file. Samplers over
-    random-access sources support ``GLOBAL`` (and ``FALSE`` for ``DistributedSampler``).
-
-    Examples:
-        >>> Shuffle("global") is Shuffle.GLOBAL, str(Shuffle.FILES)
-        (True, 'Shuffle.FILES')
-    """
-
-    FALSE = "false"
-    ADAPTIVE = "adaptive"
-    GLOBAL = "global"
-    PARTIAL = "partial"
-    FILES = "files"
-    INFILE = "infile"
-
-    def __str__(self) -> str:
-        return f"Shuffle.{self.name}"
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
-
-
-def is_shuffle(value: Any, *names: str) -> bool:
-    """True when ``value`` is a ``Shuffle`` member (and, when ``names`` are given, one of them by name).
-
-    The one place the dataset layer recognises the enum.
-    """
-    return isinstance(value, Shuffle) and (not names or value.name in names)
-
-
-def shuffle_mode(shuffle: Any) -> str:
-    """'global', 'files' or 'false' for a file-based source's ``shuffle`` argument (bool or Shuffle).
-
-    Raises:
-        TypeError: If ``shuffle`` is neither.
-    """
-    if shuffle is None or shuffle is True:
-        return "global"
-    if shuffle is False:
-        return "false"
-    if is_shuffle(shuffle):
-        return shuffle.value if shuffle.value in ("global", "files") else "false"
-    raise TypeError("shuffle must be of boolean or enum of 'Shuffle' values like 'Shuffle.ADAPTIVE' or "
-                    "'Shuffle.GLOBAL' or 'Shuffle.PARTIAL' or 'Shuffle.FILES' or 'Shuffle.INFILE'.")
-
-
-def _as_shuffle(value: Any) -> Shuffle | None:
-    """The Shuffle member equal to ``value`` (a member or its string), else None."""
-    if isinstance(value, Shuffle):
-        return value
-    if isinstance(value, str):
-        try:
-            return Shuffle(value)
-        except ValueError:
-            return None
-    return None
 
 
 def _is_int(value: Any) -> bool:
@@ -699,88 +636,3 @@ class WeightedRandomSampler(BuiltinSampler):
 # --------------------------------------------------------------------------------------------
 # From a source's arguments to one sampler
 # --------------------------------------------------------------------------------------------
-
-def resolve_sampler(num_samples, shuffle, sampler, num_shards, shard_id):
-    """The sampler MindSpore builds for a random-access source's arguments.
-
-    * A ``sampler`` given with any of ``num_samples``, ``shuffle``, ``num_shards``, ``shard_id``
-      is a conflict (ValueError) when it is a sampler object; a list, tuple or array of ids
-      becomes a :class:`SubsetSampler` (taking ``num_samples``), any other iterable an
-      :class:`IterSampler`, an int a one-id :class:`SubsetSampler`.
-    * Otherwise ``shuffle`` None or True means ``Shuffle.GLOBAL``. With ``num_shards``: a
-      :class:`DistributedSampler` (shuffled unless ``shuffle`` is False). Shuffled without shards:
-      a :class:`RandomSampler`, drawing with replacement when ``num_samples`` is given.
-      Not shuffled: a :class:`SequentialSampler`.
-
-    Returns:
-        BuiltinSampler.
-    """
-    if sampler is not None:
-        if isinstance(sampler, BuiltinSampler):
-            if any(arg is not None for arg in (num_shards, shard_id, shuffle, num_samples)):
-                raise ValueError(f"Conflicting arguments during sampler assignments. num_samples: {num_samples}, "
-                                 f"num_shards: {num_shards}, shard_id: {shard_id}, shuffle: {shuffle}.")
-            return sampler
-        if isinstance(sampler, (np.ndarray, list, tuple)):
-            return SubsetSampler(sampler, num_samples)
-        if _is_int(sampler):
-            return SubsetSampler([sampler])
-        if not isinstance(sampler, (str, bytes)) and isinstance(sampler, collections.abc.Iterable):
-            return IterSampler(sampler, num_samples)
-        raise TypeError(f"Unsupported sampler object of type ({type(sampler)})")
-    if shuffle is None or shuffle is True:
-        mode = Shuffle.GLOBAL
-    elif shuffle is False:
-        mode = Shuffle.FALSE
-    else:
-        mode = _as_shuffle(shuffle) if not isinstance(shuffle, bool) else None
-        if mode is None:
-            raise RuntimeError(f"The input parameter shuffle: {shuffle} is not valid.")
-    if mode is not Shuffle.FALSE:
-        if num_shards is not None:
-            return DistributedSampler(num_shards, shard_id, shuffle=mode, num_samples=num_samples)
-        if num_samples is not None:
-            return RandomSampler(replacement=True, num_samples=num_samples, shuffle=mode)
-        return RandomSampler(shuffle=mode)
-    if num_shards is not None:
-        return DistributedSampler(num_shards, shard_id, shuffle=mode, num_samples=num_samples)
-    return SequentialSampler(num_samples=num_samples)
-
-
-def select_sampler(num_samples, shuffle, sampler, num_shards, shard_id) -> _plans.SamplerPlan:
-    """The engine plan for a random-access source's sampling arguments (see :func:`resolve_sampler`).
-
-    Examples:
-        >>> from headrace._util.types import SampleContext
-        >>> select_sampler(None, False, None, 3, 2).indices(SampleContext(10, 0, 0)).tolist()
-        [2, 5, 8, 1]
-    """
-    return resolve_sampler(num_samples, shuffle, sampler, num_shards, shard_id).plan()
-
-
-def check_sampler_shuffle_shard_options(sampler=None, shuffle=None, num_shards=None, shard_id=None,
-                                        num_samples=None):
-    """MindSpore's combined check of these arguments for file and folder sources.
-
-    (``GeneratorDataset`` and ``NumpySlicesDataset`` skip it and rely on :func:`resolve_sampler`.)
-
-    Raises:
-        RuntimeError: If ``sampler`` is combined with shuffle, sharding or num_samples, or only one
-            of num_shards / shard_id is given.
-        TypeError, ValueError: If num_shards or shard_id is not an int in range.
-    """
-    if sampler is not None:
-        if shuffle is not None:
-            raise RuntimeError("sampler and shuffle cannot be specified at the same time.")
-        if num_shards is not None or shard_id is not None:
-            raise RuntimeError("sampler and sharding cannot be specified at the same time.")
-        if num_samples is not None:
-            raise RuntimeError("sampler and num_samples cannot be specified at the same time.")
-    if num_shards is not None:
-        checks.check_pos_int32(num_shards, "num_shards")
-        if shard_id is None:
-            raise RuntimeError("num_shards is specified and currently requires shard_id as well.")
-        checks.check_int(shard_id, "shard_id")
-        checks.check_range(shard_id, (0, num_shards - 1), "shard_id")
-    if num_shards is None and shard_id is not None:
-        raise RuntimeError("shard_id is specified but num_shards is not.")

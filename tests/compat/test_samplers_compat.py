@@ -11,7 +11,7 @@ import pytest
 import headrace.dataset as hds
 from headrace._util import mtshuffle
 from headrace._util.types import SampleContext
-from headrace.dataset import samplers as S
+from headrace.dataset import _sampler_args as A
 
 from .oracle import run_ms
 
@@ -117,7 +117,7 @@ def our_case(kw_src, n, epochs, repeat, seed):
     scope = {"ds": hds, "np": np}
     exec(_PRELUDE, scope)
     kw = eval(kw_src, scope)
-    plan = S.select_sampler(kw.get("num_samples"), kw.get("shuffle"), kw.get("sampler"), kw.get("num_shards"),
+    plan = A.select_sampler(kw.get("num_samples"), kw.get("shuffle"), kw.get("sampler"), kw.get("num_shards"),
                             kw.get("shard_id"))
     flat = our_passes(plan, n, epochs * repeat, seed)
     return plan.num_samples(n), [sum(flat[e * repeat:(e + 1) * repeat], []) for e in range(epochs)]
@@ -365,6 +365,6 @@ RESULT = (out, conflict_out)
     for src, expected in zip(CONFLICT_CASES, conflicts):
         kw = eval(src, {"ds": hds})
         with pytest.raises(Exception) as e:
-            S.select_sampler(kw.get("num_samples"), kw.get("shuffle"), kw.get("sampler"), kw.get("num_shards"),
+            A.select_sampler(kw.get("num_samples"), kw.get("shuffle"), kw.get("sampler"), kw.get("num_shards"),
                              kw.get("shard_id"))
         assert (type(e.value).__name__, str(e.value)) == expected, src

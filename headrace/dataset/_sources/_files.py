@@ -16,7 +16,7 @@ from headrace._util.files import file_kind, open_regular, open_regular_text, rea
 from headrace._engine.samplers.files import FileRowsPlan
 from headrace.dataset._sources.base import MappableDataset
 from headrace.dataset.samplers import shuffle_mode
-from headrace.dataset.samplers import check_sampler_shuffle_shard_options
+from headrace.dataset._sampler_args import check_sampler_shuffle_shard_options
 
 NO_DATA = ("Invalid data, {op} API can't read the data file (interface mismatch or no data found). "
            "Check {what}: {path}")

@@ -20,7 +20,8 @@ from headrace._engine import options as _options
 from headrace._util import checks, rng
 from headrace._util.types import RandomAccessSource, SampleContext
 from headrace.dataset._datasets import Dataset, resolve_workers
-from headrace.dataset.samplers import BuiltinSampler, is_shuffle, select_sampler
+from headrace.dataset._sampler_args import select_sampler
+from headrace.dataset.samplers import BuiltinSampler, is_shuffle
 
 
 class SourceDataset(Dataset):

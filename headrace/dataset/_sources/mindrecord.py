@@ -42,6 +42,7 @@ from headrace._util import checks
 from headrace.dataset import samplers as S
 from headrace.dataset._sources.base import MappableDataset
 from headrace.dataset.core import config
+from headrace.dataset._sampler_args import check_sampler_shuffle_shard_options
 from headrace.dataset.samplers import is_shuffle
 from headrace.mindrecord._format.crypto import check_on_open, get_enc_key
 from headrace.mindrecord._format.errors import MindRecordRuntimeError
@@ -345,7 +346,7 @@ class MindDataset(MappableDataset):
         _type_check(padded_sample, (dict,), "padded_sample")
         if cache is not None:
             raise ValueError("cache is not supported by headrace; pass cache=None.")
-        S.check_sampler_shuffle_shard_options(sampler, shuffle, num_shards, shard_id, num_samples)
+        check_sampler_shuffle_shard_options(sampler, shuffle, num_shards, shard_id, num_samples)
         if padded_sample is not None:
             if num_padded is None:
                 raise RuntimeError("padded_sample is specified and requires num_padded as well.")

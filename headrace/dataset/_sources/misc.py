@@ -13,7 +13,7 @@ from headrace._util.arrays import to_array
 from headrace._util.rng import key_rng, new_seed
 from headrace.dataset._schema import ColumnSpec, Schema, load_schema_file
 from headrace.dataset._sources.base import MappableDataset
-from headrace.dataset.samplers import check_sampler_shuffle_shard_options
+from headrace.dataset._sampler_args import check_sampler_shuffle_shard_options
 
 __all__ = ["FakeImageDataset", "PaddedDataset", "RandomDataset"]
 

@@ -10,6 +10,7 @@ import pytest
 import headrace.dataset as ds
 from headrace._engine.samplers import builtin as P
 from headrace._util.types import SampleContext
+from headrace.dataset import _sampler_args as A
 from headrace.dataset import samplers as S
 
 
@@ -284,7 +285,7 @@ def test_iter_sampler():
 # ---- select_sampler / resolve_sampler ----------------------------------------------------------
 
 def resolved(*args):
-    return S.resolve_sampler(*args)
+    return A.resolve_sampler(*args)
 
 
 def test_select_sampler_defaults():
@@ -301,8 +302,8 @@ def test_select_sampler_defaults():
     assert type(r) is S.DistributedSampler and r.shuffle is S.Shuffle.FALSE
     r = resolved(None, S.Shuffle.GLOBAL, None, None, None)
     assert type(r) is S.RandomSampler
-    assert S.select_sampler(None, False, None, None, None) == P.SequentialPlan()
-    assert S.select_sampler(None, None, None, None, None) == P.RandomPlan()
+    assert A.select_sampler(None, False, None, None, None) == P.SequentialPlan()
+    assert A.select_sampler(None, None, None, None, None) == P.RandomPlan()
 
 
 def test_select_sampler_with_a_sampler():
@@ -337,7 +338,7 @@ def test_select_sampler_bad_shuffle():
         resolved(None, "sometimes", None, None, None)
     assert str(e.value) == "The input parameter shuffle: sometimes is not valid."
     with pytest.raises(RuntimeError) as e:
-        S.select_sampler(None, S.Shuffle.PARTIAL, None, None, None)
+        A.select_sampler(None, S.Shuffle.PARTIAL, None, None, None)
     assert str(e.value) == "The shuffle mode: Shuffle.PARTIAL is not supported with current dataset."
 
 
@@ -352,6 +353,6 @@ def test_select_sampler_bad_shuffle():
 ])
 def test_check_sampler_shuffle_shard_options(kwargs, exc, message):
     with pytest.raises(exc) as e:
-        S.check_sampler_shuffle_shard_options(**kwargs)
+        A.check_sampler_shuffle_shard_options(**kwargs)
     assert str(e.value) == message
-    S.check_sampler_shuffle_shard_options(num_shards=2, shard_id=1)
+    A.check_sampler_shuffle_shard_options(num_shards=2, shard_id=1)
