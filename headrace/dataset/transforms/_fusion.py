@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from headrace.dataset.transforms.transforms import Compose, _Wrapped
+from headrace.dataset.transforms._compound import Compose, _Wrapped
 
 Rule = Callable[[Any, Any, dict], Any]
 _RULES: list[Rule] = []
