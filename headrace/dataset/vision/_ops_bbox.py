@@ -15,8 +15,8 @@ from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation
 from headrace._image import bbox as kb
 from headrace._image import geometry as geo
-from headrace.dataset.vision._ops_geometry import (RandomCrop, RandomResizedCrop, Resize,
-                                                   _flip_any, _resize_array)
+from headrace.dataset.vision._ops_flip_pad import _flip_any
+from headrace.dataset.vision._ops_geometry import RandomCrop, RandomResizedCrop, Resize, _resize_array
 from headrace.dataset.vision._ops_patches import RandomResize
 from headrace.dataset.vision.utils import Border, Inter
 

@@ -19,9 +19,12 @@ from headrace.dataset.vision._ops_color_random import (
 from headrace.dataset.vision._ops_convert import (HWC2CHW, Normalize, NormalizePad, Rescale, ToNumpy,
                                                   ToPIL, ToTensor, ToType)
 from headrace.dataset.vision._ops_decode import Decode, RandomCropDecodeResize
-from headrace.dataset.vision._ops_geometry import (CenterCrop, Crop, HorizontalFlip, Pad, PadToSize,
-                                                   RandomCrop, RandomHorizontalFlip, RandomResizedCrop,
-                                                   RandomVerticalFlip, Resize, ResizedCrop, VerticalFlip)
+from headrace.dataset.vision._ops_geometry import (
+    CenterCrop, Crop, RandomCrop, RandomResizedCrop, Resize, ResizedCrop,
+)
+from headrace.dataset.vision._ops_flip_pad import (
+    HorizontalFlip, Pad, PadToSize, RandomHorizontalFlip, RandomVerticalFlip, VerticalFlip,
+)
 from headrace.dataset.vision._ops_misc import HsvToRgb, LinearTransformation, RandomLighting, RgbToHsv
 from headrace.dataset.vision._ops_perspective import Perspective, RandomPerspective
 from headrace.dataset.vision._ops_patches import FiveCrop, RandomResize, SlicePatches, TenCrop
