@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 import numpy as np
 from headrace._util.checks import check_int, check_type
-from headrace._engine.pipeline import PipelineRun
+from headrace._engine.run import PipelineRun
 from headrace.dataset._init_step import check_init_step
 from headrace.dataset._iterators import DictIterator, TupleIterator
 from headrace.mindrecord._save import write_dataset

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from headrace._engine.parallel import forkserver, launch, workers
-from headrace._engine.pipeline import PipelineRun
+from headrace._engine.run import PipelineRun
 from tests.engine.parallel.test_shutdown import alive, children, still_alive
 from tests.engine.parallel.test_workers import ROOT, Unpicklable, opts, pipeline, read_all, rows_of, slow
 
@@ -90,7 +90,7 @@ def test_a_killed_main_process_takes_the_fork_server_and_its_workers_along():
         sys.path.insert(0, {ROOT!r})
         from tests.engine.parallel.test_workers import pipeline, opts, slow
         from headrace._engine.parallel import forkserver
-        from headrace._engine.pipeline import PipelineRun
+        from headrace._engine.run import PipelineRun
         run = PipelineRun(pipeline(n=10000, workers=2, procs=True, fn=slow, batch=4), 1, opts())
         run.next_row()
         assert run.tree.pool.launcher == "server", run.tree.pool.launcher
@@ -116,7 +116,7 @@ def test_sigkill_of_the_whole_process_group_leaves_no_shared_memory():
         import os, sys, time
         sys.path.insert(0, {ROOT!r})
         from tests.engine.parallel.test_workers import Stream, pipeline, opts
-        from headrace._engine.pipeline import PipelineRun
+        from headrace._engine.run import PipelineRun
         run = PipelineRun(pipeline(n=100000, workers=2, procs=True, stream=True, batch=0,
                                    source=Stream(100000, 20000)), 1, opts())
         for _ in range(20):
@@ -237,7 +237,7 @@ def test_a_single_threaded_process_forks_its_workers_itself():
     res = run_script(textwrap.dedent("""
         from tests.engine.parallel.test_workers import pipeline, opts, read_all
         from headrace._engine.parallel import forkserver, launch
-        from headrace._engine.pipeline import PipelineRun
+        from headrace._engine.run import PipelineRun
         assert launch.single_threaded()
         run = PipelineRun(pipeline(n=40, workers=2, procs=True, batch=4), 1, opts())
         print(len(read_all(run)), run.tree.pool.launcher, forkserver.current(), flush=True)

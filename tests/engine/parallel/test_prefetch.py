@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from headrace._engine import options
-from headrace._engine import pipeline as pipeline_mod
+from headrace._engine import run as pipeline_mod
 from headrace._engine import plan as P
-from headrace._engine.pipeline import PipelineRun
+from headrace._engine.run import PipelineRun
 from headrace._engine.samplers import SequentialPlan
 
 

@@ -20,7 +20,7 @@ import pytest
 from headrace._engine import options
 from headrace._engine import plan as P
 from headrace._engine.parallel import launch, nativethreads, shm, stage, workers
-from headrace._engine.pipeline import PipelineRun
+from headrace._engine.run import PipelineRun
 from headrace._util import rng
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -393,7 +393,7 @@ def test_many_workers_and_deep_prefetch_under_a_low_fd_limit():
         sys.path.insert(0, {ROOT!r})
         resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
         from tests.engine.parallel.test_workers import pipeline, opts, read_all
-        from headrace._engine.pipeline import PipelineRun
+        from headrace._engine.run import PipelineRun
         runs = [PipelineRun(pipeline(n=200, workers=12, procs=True, batch=2), 1, opts(), prefetch=256)
                 for _ in range(3)]
         out = [read_all(r) for r in runs]
