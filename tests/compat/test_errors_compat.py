@@ -2,7 +2,7 @@
 
 import pytest
 
-from .oracle import run_ms
+from tests.oracles.oracle import run_ms
 
 # Each case builds `d` and reads it; both sides report the exception type and message.
 CASES = {

@@ -16,8 +16,8 @@ import pytest
 
 from headrace.dataset._sources.mindrecord import MindDataset
 from headrace.mindrecord import FileReader, FileWriter, MindPage
-from tests.compat.oracle import run_ms
-from tests.compat.oracle_codec import OracleException
+from tests.oracles.oracle import run_ms
+from tests.oracles.oracle_codec import OracleException
 
 pytestmark = pytest.mark.compat
 

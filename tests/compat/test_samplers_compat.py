@@ -13,7 +13,7 @@ from headrace._util import mtshuffle
 from headrace._util.types import SampleContext
 from headrace.dataset import _sampler_args as A
 
-from .oracle import run_ms
+from tests.oracles.oracle import run_ms
 
 
 def our_passes(plan, n, passes, seed, labels=None):

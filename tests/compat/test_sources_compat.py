@@ -15,8 +15,8 @@ from tests.sources.makers import (
     make_celeba, make_cifar, make_coco, make_image_folder, make_manifest, make_mnist, make_voc, write_tfrecord,
 )
 
-from .oracle import run_ms
-from .snippets import assert_same, oracle_program, run_local
+from tests.oracles.oracle import run_ms
+from tests.oracles.snippets import assert_same, oracle_program, run_local
 
 
 @pytest.fixture(scope="module")
