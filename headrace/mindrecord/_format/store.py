@@ -113,6 +113,16 @@ class _Shard:
         self.orig_tails: list[tuple[Page, int, int]] = []   # and (page, its size, slot offset) of the
                                                              # pages an append continues
 
+    def memory(self) -> _MemoryStore:
+        """The store while pages are buffered in memory (before the switch to files)."""
+        assert isinstance(self.store, _MemoryStore), "the shard's pages are no longer in memory"
+        return self.store
+
+    def file(self) -> _FileStore:
+        """The store once pages go to the temporary data file."""
+        assert isinstance(self.store, _FileStore), "the shard's pages are not in a file yet"
+        return self.store
+
     def last_of(self, kind: str) -> Page | None:
         for p in reversed(self.pages):
             if p.page_type == kind:

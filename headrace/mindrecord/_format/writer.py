@@ -181,7 +181,7 @@ class ShardSetWriter:
             # rows that will take the buffer past the limit go straight to files (no copy in memory
             # first); the switch happens for exactly the datasets it would happen for after writing
             incoming = sum(16 + len(r.raw) + r.blob_len for r in rows)
-            if sum(s.store.nbytes for s in self.shards) + incoming > MEMORY_LIMIT:  # type: ignore[misc,union-attr]
+            if sum(s.memory().nbytes for s in self.shards) + incoming > MEMORY_LIMIT:
                 self._to_files()
         if shard_id is not None:
             with self._io(self.shards[shard_id]):
@@ -199,7 +199,7 @@ class ShardSetWriter:
                         self._write_shard(shard, rows[start:end])
                 start = end
         if not self.append and isinstance(self.shards[0].store, _MemoryStore):
-            if sum(s.store.nbytes for s in self.shards) > MEMORY_LIMIT:  # type: ignore[misc,union-attr]
+            if sum(s.memory().nbytes for s in self.shards) > MEMORY_LIMIT:
                 self._to_files()
 
     def _grow(self, need: int) -> None:
@@ -222,11 +222,11 @@ class ShardSetWriter:
         header_size = self.fixed_header or FILE_HEADER_SIZE
         for shard in self.shards:
             with self._io(shard):
-                mem = shard.store
+                mem = shard.memory()
                 fd, tmp = _make_temp(shard.path)
                 shard.fd, shard.tmp_path = fd, tmp
                 store = _FileStore(fd, tmp, header_size, self.capacity)
-                for pid, data in mem.pages.items():  # type: ignore[union-attr]
+                for pid, data in mem.pages.items():
                     store.write(pid, 0, [data])
                 shard.store = store
 
@@ -383,11 +383,11 @@ class ShardSetWriter:
             header_size, page_size = self._auto_layout()
             for shard in self.shards:
                 with self._io(shard):
-                    mem = shard.store
+                    mem = shard.memory()
                     fd, tmp = _make_temp(shard.path)
                     shard.fd, shard.tmp_path = fd, tmp
                     shard.store = _FileStore(fd, tmp, header_size, page_size)
-                    for pid, data in mem.pages.items():  # type: ignore[union-attr]
+                    for pid, data in mem.pages.items():
                         shard.store.write(pid, 0, [data])
         for shard in self.shards:
             with self._io(shard):
@@ -417,7 +417,8 @@ class ShardSetWriter:
                 os.close(fd)
                 os.unlink(tmp)
                 self._db_tmps[shard.shard_id] = tmp
-                header = self._header(shard, shard.store.header_size, shard.store.page_size)  # type: ignore[union-attr]
+                store = shard.file()
+                header = self._header(shard, store.header_size, store.page_size)
                 write_index(tmp, header, os.path.basename(shard.path), self._shard_index(shard))
                 os.chmod(tmp, stat.S_IRUSR | stat.S_IWUSR)
 
@@ -496,11 +497,11 @@ class ShardSetWriter:
 
     def _commit_append(self) -> None:
         for shard in self.shards:
-            store = shard.store
-            need = len(self._header(shard, store.header_size, store.page_size).to_bytes())  # type: ignore[union-attr]
-            if need > store.header_size:  # type: ignore[union-attr]
+            store = shard.file()
+            need = len(self._header(shard, store.header_size, store.page_size).to_bytes())
+            if need > store.header_size:
                 with self._io(shard):
-                    self._copy_for_layout(shard, _round_up(2 * need, 1 << 20), store.page_size)  # type: ignore[union-attr]
+                    self._copy_for_layout(shard, _round_up(2 * need, 1 << 20), store.page_size)
         self._write_indexes()
         for shard in self.shards:
             with self._io(shard):
