@@ -46,7 +46,8 @@ from headrace.dataset._sampler_args import check_sampler_shuffle_shard_options
 from headrace.dataset.samplers import is_shuffle
 from headrace.mindrecord._format.crypto import check_on_open, get_enc_key
 from headrace.mindrecord._format.errors import MindRecordRuntimeError
-from headrace.mindrecord._format.reader import ColumnDecoder, ShardSetReader, fast_row_reader
+from headrace.mindrecord._format.fast_read import fast_row_reader
+from headrace.mindrecord._format.reader import ColumnDecoder, ShardSetReader
 from headrace.mindrecord._format.verify import resolve_verify
 
 __all__ = ["MindDataset", "MindRecordSource"]
