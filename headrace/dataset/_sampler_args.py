@@ -7,8 +7,9 @@ from headrace._engine.samplers import builtin as _plans
 from headrace._util import checks
 from headrace.dataset._shuffle import Shuffle, _as_shuffle
 from headrace.dataset.samplers import (
-    BuiltinSampler, DistributedSampler, IterSampler, RandomSampler, SequentialSampler, SubsetSampler, _is_int,
+    DistributedSampler, IterSampler, RandomSampler, SequentialSampler, SubsetSampler,
 )
+from headrace.dataset._sampler_base import BuiltinSampler, _is_int
 
 
 __all__ = ["check_sampler_shuffle_shard_options", "resolve_sampler", "select_sampler"]
