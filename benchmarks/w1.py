@@ -70,6 +70,8 @@ CONFIGS = [
     # headrace's processes variant is not a slow one: the spec's 200,000-row epoch, like threads,
     # so the two are compared on the same epoch (worker start-up spread over the same rows).
     Config("w1", "headrace", "processes", compare="processes"),
+    Config("w1", "headrace", "threads + headrace.torch", compare="threads",
+           note="torch tensors through headrace.torch.Loader (issue 15: adapter overhead)"),
     Config("w1", "mindspore", "threads", compare="threads"),
     Config("w1", "mindspore", "processes", items=SLOW_ITEMS, compare="processes",
            note="python_multiprocessing=True"),

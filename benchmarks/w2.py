@@ -227,6 +227,8 @@ _HR_MS_VARIANTS = [("MindDataset", "main: MindDataset + Decode/RandomResizedCrop
 CONFIGS = [
     *[Config("w2", s, v, compare=v, note=n) for s in ("headrace", "mindspore")
       for v, n in _HR_MS_VARIANTS],
+    Config("w2", "headrace", "MindDataset + headrace.torch", compare="MindDataset",
+           note="torch tensors through headrace.torch.Loader (issue 15: adapter overhead)"),
     Config("w2", "torch", "OpenCV", compare="MindDataset", note="files, hand-written cv2 chain"),
     Config("w2", "torch", "Pillow", compare="MindDataset", note="files, PIL decode + resize"),
     Config("w2", "tf", "TFRecord", compare="MindDataset"),

@@ -32,13 +32,25 @@ def versions(module: str) -> dict:
     return {module: getattr(mod, "__version__", "?"), "numpy": np.__version__}
 
 
+TORCH_ADAPTER = " + headrace.torch"
+
+
+def adapter_iter(a, data, output_numpy=True):
+    """The iterator over ``data`` a row measures: headrace's own (NumPy), or, for a variant ending in
+    TORCH_ADAPTER, ``headrace.torch.Loader`` (torch tensors through its device queue thread)."""
+    if a.variant.endswith(TORCH_ADAPTER):
+        loader = import_or_unavailable("headrace.torch").Loader
+        return iter(loader(data, shard=False))
+    return data.create_tuple_iterator(output_numpy=output_numpy, num_epochs=1)
+
+
 # --------------------------------------------------------------------------- W1
 
 def run_w1(a) -> dict:
     ds = api(a.module, "dataset")
     need(ds, "GeneratorDataset")
     src = w1.load_source(a.data, a.items)
-    procs = a.variant == "processes"
+    procs = a.variant.removesuffix(TORCH_ADAPTER) == "processes"
     output_numpy = a.variant != "ms.Tensor output"
 
     def make_iter():
@@ -47,7 +59,7 @@ def run_w1(a) -> dict:
         data = data.map(w1.plus1, input_columns=["data"], num_parallel_workers=a.workers,
                         python_multiprocessing=procs)
         data = data.batch(w1.BATCH)
-        return data.create_tuple_iterator(output_numpy=output_numpy, num_epochs=1)
+        return adapter_iter(a, data, output_numpy)
 
     def check(batch):
         w1.check_batch(*(np.asarray(c.asnumpy() if hasattr(c, "asnumpy") else c) for c in batch))
@@ -79,10 +91,11 @@ def mindrecord_file(a, FileWriter, files) -> str:
 
 def run_w2(a) -> dict:
     ds, vision, mr = api(a.module, "dataset", "dataset.vision", "mindrecord")
-    folder = a.variant == "ImageFolderDataset"
+    variant = a.variant.removesuffix(TORCH_ADAPTER)
+    folder = variant == "ImageFolderDataset"
     need(ds, "ImageFolderDataset" if folder else "MindDataset")
     need(vision, "RandomHorizontalFlip", "Normalize", "HWC2CHW",
-         *(["RandomCropDecodeResize"] if a.variant == "RandomCropDecodeResize"
+         *(["RandomCropDecodeResize"] if variant == "RandomCropDecodeResize"
            else ["Decode", "RandomResizedCrop"]))
     if not folder:
         need(mr, "FileWriter")
@@ -90,7 +103,7 @@ def run_w2(a) -> dict:
     files = w2.manifest(d)
     mean, std = [float(v) for v in w2.MEAN], [float(v) for v in w2.STD]
     tail = [vision.RandomHorizontalFlip(), vision.Normalize(mean=mean, std=std), vision.HWC2CHW()]
-    if a.variant == "RandomCropDecodeResize":
+    if variant == "RandomCropDecodeResize":
         ops = [vision.RandomCropDecodeResize(w2.SIZE)] + tail
     else:
         ops = [vision.Decode(), vision.RandomResizedCrop(w2.SIZE)] + tail
@@ -108,10 +121,10 @@ def run_w2(a) -> dict:
     def make_iter():
         data = source().map(ops, input_columns=["image"], num_parallel_workers=a.workers)
         data = data.batch(w2.BATCH)
-        return data.create_tuple_iterator(output_numpy=True, num_epochs=1)
+        return adapter_iter(a, data)
 
     return time_epochs(make_iter, lambda b: (len(b[0]), 0), a.epochs, a.warmup,
-                       lambda b: w2.check_batch(b[0], b[1]))
+                       lambda b: w2.check_batch(np.asarray(b[0]), np.asarray(b[1])))
 
 
 # --------------------------------------------------------------------------- W3

@@ -7,6 +7,7 @@ Examples:
     [[2, 4], [6]]
 """
 from headrace.dataset import core, text, transforms, vision
+from headrace.dataset import dataloader  # noqa: F401 - MindSpore 2.10 imports it with mindspore.dataset
 from headrace.dataset._datasets import (
     BatchDataset, BatchInfo, BucketBatchByLengthDataset, ConcatDataset, Dataset, FilterDataset, FlatMapDataset,
     MapDataset, PaddedBatchDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset, SkipDataset,

@@ -225,6 +225,12 @@ class Dataset(DatasetReading):
         """
         return split_dataset(self, sizes, randomize)
 
+    def device_que(self, send_epoch_end=True, create_data_info_queue=False, queue_name=""):
+        """A TransferDataset that sends this dataset's batches to a device queue (dataset sink
+        mode; see ``headrace.dataset._transfer``)."""
+        from headrace.dataset._transfer import TransferDataset  # noqa: PLC0415 - it subclasses Dataset
+        return TransferDataset(self, send_epoch_end, create_data_info_queue, queue_name)
+
 
 def _check_dataset(value: Any, name: str) -> None:
     check_type(value, Dataset, name)

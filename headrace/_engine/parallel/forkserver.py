@@ -37,7 +37,6 @@ process forked from the parent closes it at once) or, when started from the main
 from __future__ import annotations
 
 import atexit
-import importlib
 import json
 import math
 import os
@@ -89,6 +88,7 @@ class ForkServer:
         self._started: dict[int, int | str] = {}  # token -> pid, or the failure text
         self._exits: dict[int, int] = {}  # pid -> returncode, as reported
         self._live: set[int] = set()
+        self._spares: set[int] = set()  # the server's idle pre-forked children (forkserver_proc.py)
         self._preloaded = set(preload_list())
         self._culprits: list[str] = []  # preloaded modules that left the server with threads
         self._path = [str(p) for p in sys.path]
@@ -97,7 +97,7 @@ class ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             code = ("import sys,json;sys.path[:]=json.loads(sys.argv[1]);"
-                    "from headrace._engine.parallel.forkserver import serve;serve(sys.argv[2:])")
+                    "from headrace._engine.parallel.forkserver_proc import serve;serve(sys.argv[2:])")
             main_thread = threading.current_thread() is threading.main_thread()
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", code, json.dumps(self._path), str(theirs.fileno()),
@@ -193,6 +193,12 @@ class ForkServer:
             return False
         return not self.dead or _proc_alive(pid)
 
+    @property
+    def spares(self) -> set[int]:
+        """Pids of the server's idle pre-forked children (not workers of any pool yet)."""
+        self._pump(0.0)
+        return set(self._spares)
+
     def forget(self, pid: int) -> None:
         self._exits.pop(pid, None)
 
@@ -224,6 +230,7 @@ class ForkServer:
                 if msg[0] == "started":
                     self._started[msg[1]] = msg[2]
                     self._live.add(msg[2])
+                    self._spares.discard(msg[2])
                 elif msg[0] == "failed":
                     self._started[msg[1]] = msg[2]
                 elif msg[0] == "taint":
@@ -231,6 +238,10 @@ class ForkServer:
                 elif msg[0] == "exit":
                     self._live.discard(msg[1])
                     self._exits[msg[1]] = msg[2]
+                elif msg[0] == "spare":
+                    self._spares.add(msg[1])
+                elif msg[0] == "spare-gone":
+                    self._spares.discard(msg[1])
         finally:
             self._lock.release()
 
@@ -319,206 +330,3 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-# ---- the server process -------------------------------------------------------------------
-
-def serve(argv: list[str]) -> None:
-    """The server's main loop (``argv``: socket fd, parent pid, pdeathsig flag, preload list)."""
-    sock = socket.socket(fileno=int(argv[0]))
-    parent = int(argv[1])
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
-    children: set[int] = set()
-    stopping: list[int] = []
-    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
-    if argv[2] == "1":
-        _pdeathsig()
-    if os.getppid() != parent:
-        os._exit(0)
-    _preload(json.loads(argv[3]), sock)
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_w, False)
-    os.set_blocking(wake_r, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    poller = select.poll()
-    poller.register(sock.fileno(), select.POLLIN)
-    poller.register(wake_r, select.POLLIN)
-    while not stopping:
-        try:
-            events = poller.poll(1000)
-        except InterruptedError:  # pragma: no cover - PEP 475 retries; kept for safety
-            events = []
-        _reap(sock, children)
-        if os.getppid() != parent:
-            break
-        if any(fd == wake_r for fd, _ in events):
-            try:
-                os.read(wake_r, 4096)
-            except OSError:
-                pass
-        if not any(fd == sock.fileno() for fd, _ in events):
-            continue
-        try:
-            data, fds, _flags, _addr = socket.recv_fds(sock, MAX_MESSAGE, MAX_FDS)
-        except OSError:
-            break
-        if not data:
-            break  # EOF: the parent is gone (or closed us)
-        _handle(pickle.loads(data), fds, sock, children, (wake_r, wake_w))
-    _stop_children(sock, children)
-    os._exit(0)
-
-
-def _handle(msg: tuple, fds: list[int], sock: socket.socket, children: set[int], own: tuple) -> None:
-    try:
-        if msg[0] == "start":
-            _, token, cfg = msg
-            if not _single_threaded():  # a preloaded module started threads: forking is unsafe
-                _reply(sock, ("failed", token, TAINTED))
-                return
-            try:
-                pid = _fork_worker(cfg, fds, sock, own)
-            except Exception as e:  # noqa: BLE001 - told to the parent, which raises
-                _reply(sock, ("failed", token, f"{type(e).__name__}: {e}"))
-                return
-            children.add(pid)
-            _reply(sock, ("started", token, pid))
-        elif msg[0] == "kill":
-            if msg[1] in children:
-                try:
-                    os.kill(msg[1], msg[2])
-                except OSError:
-                    pass
-        elif msg[0] == "preload":
-            _preload(msg[1], sock if _single_threaded() else None)
-        elif msg[0] == "context":
-            _, path, cwd, env = msg
-            sys.path[:] = path
-            importlib.invalidate_caches()
-            try:
-                os.chdir(cwd)
-            except OSError:
-                pass
-            from headrace._engine.parallel.nativethreads import THREAD_ENV  # noqa: PLC0415
-
-            if env is not None:
-                os.environ.clear()
-                os.environ.update(env)
-                os.environ.update(THREAD_ENV)
-    finally:
-        for fd in fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
-def _fork_worker(cfg: dict, fds: list[int], sock: socket.socket, own: tuple) -> int:
-    blob_fd, task_fd, res_fd = fds
-    cfg = dict(cfg, parent_pid=os.getpid(), pdeathsig=True)
-    cv2 = sys.modules.get("cv2")
-    if cv2 is not None:  # its thread count here (1, from THREAD_ENV): the worker need not set it
-        try:
-            cfg["cv2_threads"] = int(cv2.getNumThreads())
-        except Exception:  # noqa: BLE001
-            pass
-    pid = os.fork()
-    if pid:
-        return pid
-    code = 1
-    try:
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        sock.close()
-        for fd in own:
-            os.close(fd)
-        from headrace._engine.parallel.workers import program_worker_main  # noqa: PLC0415 - preloaded
-
-        program_worker_main(blob_fd, task_fd, res_fd, cfg)
-        code = 0
-    finally:
-        os._exit(code)
-
-
-def _single_threaded() -> bool:
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:  # pragma: no cover - no /proc: trust the preload list
-        return True
-
-
-def _reply(sock: socket.socket, msg: tuple) -> None:
-    try:
-        sock.send(pickle.dumps(msg))
-    except OSError:
-        pass
-
-
-def _reap(sock: socket.socket, children: set[int]) -> None:
-    while children:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        children.discard(pid)
-        _reply(sock, ("exit", pid, _returncode(status)))
-
-
-def _returncode(status: int) -> int:
-    if os.WIFSIGNALED(status):
-        return -os.WTERMSIG(status)
-    return os.WEXITSTATUS(status)
-
-
-def _stop_children(sock: socket.socket, children: set[int]) -> None:
-    for pid in children:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except OSError:
-            pass
-    deadline = time.monotonic() + JOIN_TIMEOUT
-    while children and time.monotonic() < deadline:
-        _reap(sock, children)
-        time.sleep(0.01)
-    for pid in children:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    while children:
-        try:
-            pid, _ = os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
-        children.discard(pid)
-
-
-def _preload(names: list[str], sock: socket.socket | None = None) -> None:
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except BaseException:  # noqa: BLE001 - a worker imports what it needs itself
-            pass
-        if sock is not None and not _single_threaded():
-            _reply(sock, ("taint", name))  # the culprit, so that later servers skip just this one
-            sock = None
-    try:  # found once here (reading /proc/self/maps), inherited by every worker forked from now on
-        from headrace._engine.parallel import nativethreads  # noqa: PLC0415
-
-        nativethreads._native_pool_libs()
-        nativethreads._load_libc()
-    except Exception:  # noqa: BLE001 - then each worker looks them up itself
-        pass
-
-
-def _pdeathsig() -> None:
-    try:
-        import ctypes  # noqa: PLC0415
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass

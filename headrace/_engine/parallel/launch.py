@@ -16,9 +16,11 @@ import pickle
 import struct
 import subprocess
 import tempfile
+import weakref
 from typing import Any
 
 from headrace._engine.parallel import forkserver
+from headrace._engine.parallel.shm import _memory_room
 
 OUT_OF_BAND = 1 << 16  # buffers at least this large are shared through the mapping, not copied
 ALIGN = 64
@@ -75,6 +77,18 @@ def referenced_modules(stream: bytes, limit: int = 1 << 20) -> list[str]:
     after every fork. Streams over ``limit`` bytes are not scanned (their data would dominate)."""
     if len(stream) > limit:
         return []
+    known = _MODULES.get(stream)
+    if known is None:
+        known = _MODULES[stream] = _scan_modules(stream)
+        while len(_MODULES) > 8:  # a program started again (a new iterator per epoch) is not rescanned
+            del _MODULES[next(iter(_MODULES))]
+    return list(known)
+
+
+_MODULES: dict[bytes, list[str]] = {}
+
+
+def _scan_modules(stream: bytes) -> list[str]:
     import pickletools  # noqa: PLC0415
 
     memo: dict[int, Any] = {}
@@ -117,8 +131,13 @@ def write_blob(stream: bytes, bufs: list[pickle.PickleBuffer], tag: str) -> int:
     """An anonymous file holding the program; returns its descriptor (the caller closes it).
 
     Layout: [u64 length of meta][meta: pickle of (stream, spans)] then each buffer at an aligned
-    offset, ``spans`` listing (offset, nbytes)."""
+    offset, ``spans`` listing (offset, nbytes). A program with large buffers is kept (see
+    :class:`_BlobCache`): the next pool of the same program reuses the file when every buffer
+    still holds the same bytes."""
     views = [pb.raw() for pb in bufs]
+    fd = _CACHE.take(stream, views)
+    if fd is not None:
+        return fd
     spans = []
     off = 0
     for v in views:
@@ -135,10 +154,99 @@ def write_blob(stream: bytes, bufs: list[pickle.PickleBuffer], tag: str) -> int:
                 f.seek(base + o)
                 f.write(v)
             f.truncate(base + off)
+        _CACHE.keep(fd, stream, views, [base + o for o, _ in spans])
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+class _BlobCache:
+    """The blobs of recent programs with large buffers (an in-memory source), so that a program
+    run again (a new iterator each epoch, as in W1) is not copied again: writing W1's 13 MB into a
+    fresh anonymous file took 5-6 ms per pool; comparing them with the kept copy takes far less.
+
+    An entry is found by the exact pickle stream and the buffers' addresses and sizes, and used
+    only if every buffer still holds the bytes in the file (a source changed in place is written
+    anew). It lives while the arrays it copied do (a weak reference to each drops it), and at most
+    ``ENTRIES`` entries of at most ``share`` of the memory left are kept, newest first."""
+
+    ENTRIES = 2
+    MIN_BYTES = 1 << 20  # smaller programs are written faster than compared
+
+    def __init__(self) -> None:
+        self._entries: list[tuple[tuple, int, mmap.mmap, list[int]]] = []  # key, fd, mapping, offsets
+
+    @staticmethod
+    def _key(stream: bytes, views: list[memoryview]) -> tuple:
+        return (stream, tuple((_address(v), v.nbytes) for v in views))
+
+    def take(self, stream: bytes, views: list[memoryview]) -> int | None:
+        if not views:
+            return None
+        key = self._key(stream, views)
+        for entry in self._entries:
+            if entry[0] == key:
+                _, fd, mm, offsets = entry
+                if all(_same_bytes(mm, o, v) for o, v in zip(offsets, views)):
+                    return os.dup(fd)
+                self._drop(key)
+                return None
+        return None
+
+    def keep(self, fd: int, stream: bytes, views: list[memoryview], offsets: list[int]) -> None:
+        size = sum(v.nbytes for v in views)
+        if size < self.MIN_BYTES or size > _memory_room() // 8:
+            return
+        try:
+            owners = [v.obj for v in views]
+            key = self._key(stream, views)
+            for owner in owners:
+                weakref.finalize(owner, self._drop, key)
+        except TypeError:  # an owner without weak references: it could die unnoticed
+            return
+        mm = mmap.mmap(fd, os.fstat(fd).st_size, access=mmap.ACCESS_READ)
+        self._entries.insert(0, (key, os.dup(fd), mm, offsets))
+        while len(self._entries) > self.ENTRIES:
+            self._close(self._entries.pop())
+
+    def _drop(self, key: tuple) -> None:
+        for entry in list(self._entries):
+            if entry[0] == key:
+                self._entries.remove(entry)
+                self._close(entry)
+
+    @staticmethod
+    def _close(entry: tuple) -> None:
+        try:
+            entry[2].close()
+        except BufferError:  # pragma: no cover - a comparison still holds a view
+            pass
+        os.close(entry[1])
+
+    def clear(self) -> None:
+        while self._entries:
+            self._close(self._entries.pop())
+
+
+def _address(view: memoryview) -> int:
+    import numpy as np  # noqa: PLC0415 - loaded wherever a program has large buffers
+
+    return int(np.frombuffer(view, np.uint8).ctypes.data) if view.nbytes else 0
+
+
+def _same_bytes(mm: mmap.mmap, offset: int, view: memoryview) -> bool:
+    import numpy as np  # noqa: PLC0415
+
+    n = view.nbytes
+    kept = np.frombuffer(mm, np.uint8, n, offset)
+    now = np.frombuffer(view, np.uint8)
+    if n % 8 == 0 and offset % 8 == 0 and now.ctypes.data % 8 == 0:
+        kept, now = kept.view(np.uint64), now.view(np.uint64)
+    return bool(np.array_equal(kept, now))
+
+
+_CACHE = _BlobCache()
 
 
 def load_blob(fd: int) -> Any:

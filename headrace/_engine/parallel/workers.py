@@ -91,8 +91,9 @@ Invariants:
    libraries' own setters (OpenCV, numba, and BLAS/OpenMP found among the loaded shared objects),
    so N workers do not each start a pool of all cores (``nativethreads.py``).
 
-Modules: ``forkserver.py`` (the server and the parent's handle on it), ``launch.py`` (the program
-blob, the thread check, handles on started workers), ``nativethreads.py`` (invariant 7),
+Modules: ``forkserver.py`` (the parent's handle on the server), ``forkserver_proc.py`` (the
+server's own loop and its spare workers), ``launch.py`` (the program blob and its cache, the thread
+check, handles on started workers), ``nativethreads.py`` (invariant 7),
 ``shm.py`` (slots), this file (the pool and the worker's main loop).
 """
 from __future__ import annotations
@@ -683,6 +684,7 @@ def program_worker_main(blob_fd: int, task_fd: int, res_fd: int, cfg: dict) -> N
     try:
         program = launch.load_blob(blob_fd)
         os.close(blob_fd)
+        gc.freeze()  # as _fork_main: collections then walk only what the tasks allocate
     except BaseException:  # noqa: BLE001 - tell the main process why, then leave
         try:
             results.send_bytes(pickle.dumps(("fatal", traceback.format_exc())))
@@ -691,7 +693,13 @@ def program_worker_main(blob_fd: int, task_fd: int, res_fd: int, cfg: dict) -> N
     _worker_main(program, cfg, tasks, results)
 
 
+# In a worker process: its index in its pool (0 .. workers - 1); None in any other process.
+# headrace.dataset.dataloader's get_worker_info() reads it.
+WORKER_INDEX: int | None = None
+
+
 def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Connection) -> None:
+    global WORKER_INDEX
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's business
     parent = cfg["parent_pid"]
     if cfg["pdeathsig"]:
@@ -700,7 +708,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         os._exit(0)
     limit_native_threads(cfg.get("cv2_threads"), inherited="cv2_threads" in cfg)
     _options.install(cfg.get("options", {}))  # ops read settings (e.g. decode limits) in the worker
-    index = cfg["index"]
+    index = WORKER_INDEX = cfg["index"]
     slots = [shm.Slot(f"{cfg['prefix']}w{index}r{k}") for k in range(MAX_DEPTH)] if cfg["use_shm"] else None
     reader = shm.Reader()
 

@@ -351,6 +351,11 @@ def set_sending_batches(batch_num):
     _set(sending_batches=batch_num)
 
 
+def _sending_batches() -> int:
+    """The cap of ``set_sending_batches`` (0: none), for the device queue (MindSpore has no getter)."""
+    return _ms.sending_batches
+
+
 # ---- headrace only: image decoding -------------------------------------------------------------
 # MindSpore has neither setting. Decoders read them when they decode (worker processes get the
 # values of the iterator that started them); set them before creating iterators.

@@ -43,12 +43,12 @@ def children(pid: int | None = None) -> set[int]:
 
 
 def workers_and_children() -> set[int]:
-    """This process's children and the workers its fork server forked (not the server itself:
-    it lives as long as this process, see forkserver.py)."""
+    """This process's children and the workers its fork server forked (not the server itself,
+    nor its idle spares: they live as long as this process, see forkserver.py)."""
     server = forkserver.current()
     if server is None or server.dead:
         return children()
-    return (children() | children(server.pid)) - {server.pid}
+    return (children() | children(server.pid)) - {server.pid} - server.spares
 
 
 def alive(pid: int) -> bool:

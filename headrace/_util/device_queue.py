@@ -1,0 +1,140 @@
+"""The device queue: a background thread that reads batches, moves them towards the device and
+keeps at most ``depth`` of them ready (MindSpore's sink-mode queue, on the host side). Used by
+the framework adapters (through ``headrace._feed``) and by ``headrace.dataset.dataloader`` (its
+``timeout``).
+
+NOTE [ device queue ]
+    consumer thread                         feeder thread (daemon, one per epoch)
+    Feeder.get() <- queue.Queue(depth) <-   pull() -> transfer(batch) -> put
+The thread puts ``("batch", value, state)`` per batch, ``("end", None, state)`` after the last
+one of the epoch, or ``("error", exc, None)`` when ``pull`` or ``transfer`` raised (it then
+ends). ``state`` is the reader's checkpoint taken right after that batch was read, so a consumer
+checkpoints what it has *received*, not what the thread has read ahead. Every wait has a timeout
+and rechecks: the consumer notices a thread that ended without a word, the thread notices
+``stop()``. ``stop()`` sets the flag, drains the queue (a blocked ``put`` returns), and joins;
+the reader is closed by its owner afterwards, which wakes a thread still waiting inside ``pull``
+for a worker. The thread holds only the reader, the queue and the flag, never the loader, so a
+dropped loader is collected and its finalizer stops the thread.
+"""
+from __future__ import annotations
+
+import collections
+import queue
+import threading
+import time
+from typing import Any, Callable
+
+POLL_S = 0.1
+JOIN_S = 10.0
+HISTORY = 10  # push times and queue sizes kept for the status report
+
+
+class FeederStats:
+    """What the feeder thread did, for the status report (written by the thread only)."""
+
+    def __init__(self) -> None:
+        self.have_sent = 0
+        self.first_push: tuple[float, float] | None = None
+        self.pushes: collections.deque = collections.deque(maxlen=HISTORY)  # (start, end) of a transfer
+        self.queue_sizes: collections.deque = collections.deque(maxlen=HISTORY)  # ready batches after a put
+
+
+def _feed(pull: Callable[[], tuple[Any, Any]], transfer: Callable[[Any], Any], q: queue.Queue,
+          stop: threading.Event, stats: FeederStats) -> None:
+    def put(item: tuple) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=POLL_S)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    clock = time.time
+    while not stop.is_set():
+        try:
+            batch, state = pull()
+        except StopIteration as end:
+            put(("end", None, end.value))
+            return
+        except BaseException as e:  # noqa: BLE001 - every failure goes to the consumer
+            put(("error", e, None))
+            return
+        if stop.is_set():
+            return
+        try:
+            start = clock()
+            value = transfer(batch)
+            finish = clock()
+        except BaseException as e:  # noqa: BLE001
+            put(("error", e, None))
+            return
+        stats.pushes.append((start, finish))
+        if stats.first_push is None:
+            stats.first_push = (start, finish)
+        stats.have_sent += 1
+        if not put(("batch", value, state)):
+            return
+        stats.queue_sizes.append(q.qsize())
+
+
+class Feeder:
+    """Runs one epoch of ``pull`` (returns ``(batch, state)``, raises ``StopIteration(state)`` at
+    the end) through ``transfer`` on a daemon thread, ``depth`` batches ahead.
+
+    ``get()`` returns ``("batch", value, state)`` or ``("end", None, state)`` and raises what the
+    thread raised.
+    """
+
+    def __init__(self, pull: Callable[[], tuple[Any, Any]], transfer: Callable[[Any], Any], depth: int,
+                 name: str) -> None:
+        self._q: queue.Queue = queue.Queue(depth)
+        self._stop = threading.Event()
+        self.stats = FeederStats()
+        self._thread = threading.Thread(target=_feed, args=(pull, transfer, self._q, self._stop, self.stats),
+                                        name=name, daemon=True)
+        self._thread.start()
+
+    @property
+    def thread(self) -> threading.Thread:
+        return self._thread
+
+    def ready(self) -> int:
+        """Batches waiting in the queue."""
+        return self._q.qsize()
+
+    def get(self, timeout: float | None = None) -> tuple[str, Any, Any] | None:
+        """The next item; None if ``timeout`` seconds pass without one (None: wait as long as the
+        thread lives)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                kind, value, state = self._q.get(timeout=POLL_S)
+            except queue.Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None
+                if not self._thread.is_alive() and self._q.empty():
+                    if self._stop.is_set():
+                        raise RuntimeError("The device queue was stopped; start a new epoch to read again.") from None
+                    raise RuntimeError("The device queue thread ended without delivering the rest of the "
+                                       "epoch or an error.") from None
+                continue
+            if kind == "error":
+                value.add_note(f"(raised in headrace's device queue thread {self._thread.name!r})")
+                raise value
+            return kind, value, state
+
+    def stop(self, timeout: float = JOIN_S) -> bool:
+        """Stops the thread (it leaves at its next check); True once it has ended."""
+        self._stop.set()
+        self._drain()
+        self._thread.join(timeout)
+        self._drain()
+        return not self._thread.is_alive()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                self._q.get_nowait()
+            except queue.Empty:
+                return

@@ -1,0 +1,159 @@
+"""``headrace.jax.Loader``: a headrace dataset as JAX arrays, with a CPU and a device buffer."""
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+import jax
+import numpy as np
+
+from headrace._feed.shard import reshard
+from headrace._feed.stream import EpochReader
+
+MAX_BUFFER = 1024
+_ARRAY_KINDS = frozenset("biufc")
+_END = object()
+
+
+def _check_buffer(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, but got {value!r}.")
+    if not 1 <= value <= MAX_BUFFER:
+        raise ValueError(f"{name} must be in [1, {MAX_BUFFER}], but got {value}.")
+    return value
+
+
+def _host(row: list) -> list:
+    return row  # the CPU buffer holds the engine's NumPy batches as they are
+
+
+class Loader:
+    """Reads a headrace dataset as JAX arrays.
+
+    Each iteration is one epoch; each batch is a list of arrays, one per column (a dict with
+    ``as_dict=True``). Text columns stay NumPy arrays. Numeric columns go to ``device``
+    (``jax.device_put``; default: JAX's default device) or, with ``sharding``, become global
+    arrays of that sharding built from this process's batch
+    (``jax.make_array_from_process_local_data``: the batch is this process's slice of the global
+    batch along the sharded axes).
+
+    With ``jax.process_count() > 1`` each process reads its shard (``shard=True``): the source is
+    rebuilt with ``num_shards`` = process count and ``shard_id`` = process index (MindSpore's
+    ``DistributedSampler`` rule: every process reads as many rows). Epochs, ``set_epoch`` and the
+    checkpoint behave as in ``headrace.torch.Loader``; the state counts the batches the loop
+    received, not those waiting in either buffer.
+
+    Args:
+        dataset (Dataset): the headrace dataset (usually ending in ``batch``).
+        columns (list[str], optional): columns to read. Default: None (all).
+        as_dict (bool, optional): batches as {column: array} dicts. Default: False.
+        sharding (jax.sharding.Sharding, optional): build global arrays with it. Default: None.
+        device (jax.Device, optional): the device for the arrays (not with ``sharding``). Default: None.
+        cpu_buffer (int, optional): batches read ahead on the host, 1 to 1024. Default: 2.
+        device_buffer (int, optional): batches dispatched to the devices ahead, 1 to 1024
+            (1: none ahead). Default: 2.
+        shard (bool, optional): read this process's shard when there are several. Default: True.
+
+    Examples:
+        >>> import numpy as np, headrace.dataset as ds
+        >>> data = ds.NumpySlicesDataset({"x": np.arange(4)}, shuffle=False).batch(2)
+        >>> loader = Loader(data, as_dict=True)
+        >>> len(loader), [b["x"].tolist() for b in loader]
+        (2, [[0, 1], [2, 3]])
+    """
+
+    def __init__(self, dataset, columns=None, as_dict=False, sharding=None, device=None, cpu_buffer=2,
+                 device_buffer=2, shard=True):
+        from headrace.dataset import Dataset  # noqa: PLC0415
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"dataset must be a headrace dataset (headrace.dataset.Dataset), but got "
+                            f"{type(dataset).__name__}.")
+        if columns is not None:
+            if isinstance(columns, str):
+                columns = [columns]
+            if not isinstance(columns, (list, tuple)) or not all(isinstance(c, str) for c in columns):
+                raise TypeError(f"columns must be a list of column names (str) or None, but got {columns!r}.")
+            columns = list(columns)
+        for value, name in ((as_dict, "as_dict"), (shard, "shard")):
+            if not isinstance(value, bool):
+                raise TypeError(f"{name} must be True or False, but got {value!r}.")
+        if sharding is not None and not isinstance(sharding, jax.sharding.Sharding):
+            raise TypeError(f"sharding must be a jax.sharding.Sharding or None, but got {type(sharding).__name__}.")
+        if device is not None and not isinstance(device, jax.Device):
+            raise TypeError(f"device must be a jax.Device or None, but got {type(device).__name__}.")
+        if sharding is not None and device is not None:
+            raise ValueError("sharding and device cannot both be given: the sharding places the arrays.")
+        self._device_buffer = _check_buffer(device_buffer, "device_buffer")
+        cpu_buffer = _check_buffer(cpu_buffer, "cpu_buffer")
+        count, index = (jax.process_count(), jax.process_index()) if shard else (1, 0)
+        if count > 1:
+            dataset = reshard(dataset, count, index, f"headrace.jax.Loader (JAX process {index} of {count})")
+        self.dataset = dataset
+        self.num_shards, self.shard_id = count, index
+        self.sharding, self.device = sharding, device
+        self._columns = columns if columns is not None else [
+            c for c in dataset.get_col_names() if not c.startswith("_meta-")]
+        self._as_dict = as_dict
+        self._reader = EpochReader(dataset, columns, _host, cpu_buffer, (count, index), "headrace.jax.Loader")
+
+    def _put(self, value: Any) -> Any:
+        if isinstance(value, np.ndarray) and value.dtype.kind in _ARRAY_KINDS:
+            if self.sharding is not None:
+                return jax.make_array_from_process_local_data(self.sharding, value)
+            return jax.device_put(value, self.device)
+        return value
+
+    def __iter__(self):
+        buffered: collections.deque = collections.deque()
+        reader, put, names, as_dict = self._reader, self._put, self._columns, self._as_dict
+        for kind, row, state in reader.epoch(mark=False):
+            if kind == "end":
+                buffered.append((_END, state))
+                break
+            arrays = [put(v) for v in row]  # dispatched: the copies run while earlier batches train
+            buffered.append((dict(zip(names, arrays)) if as_dict else arrays, state))
+            if len(buffered) >= self._device_buffer:
+                value, st = buffered.popleft()
+                reader.mark(st)
+                yield value
+        while buffered:
+            value, st = buffered.popleft()
+            reader.mark(st)
+            if value is _END:
+                return
+            yield value
+
+    def __len__(self):
+        """Batches per epoch (of this process's shard)."""
+        return self.dataset.get_dataset_size()
+
+    def set_epoch(self, epoch):
+        """The next iteration reads epoch ``epoch`` (its shuffle order), from its start."""
+        if isinstance(epoch, bool) or not isinstance(epoch, int):
+            raise TypeError(f"epoch must be an int, but got {epoch!r}.")
+        if epoch < 0:
+            raise ValueError(f"epoch must be >= 0, but got {epoch}.")
+        self._reader.set_epoch(epoch)
+
+    def state_dict(self):
+        """The position after the last batch received: a dict of str and int."""
+        return self._reader.state()
+
+    def load_state_dict(self, state_dict):
+        """Continues after the batch where ``state_dict`` was taken (see ``headrace.torch.Loader``).
+
+        Raises:
+            TypeError / ValueError: not a loader state, corrupted, or from another pipeline or
+                process layout; a refused state changes nothing.
+        """
+        self._reader.load_state(state_dict)
+
+    def close(self):
+        """Stops the CPU buffer's thread and the pipeline's workers. Idempotent."""
+        self._reader.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

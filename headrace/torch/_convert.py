@@ -1,0 +1,106 @@
+"""NumPy batches to torch tensors, and the transfer the device queue runs for each batch.
+
+``torch.from_numpy`` shares the array's memory (no copy) when the array is writeable, in native
+byte order and has no negative strides, which is what headrace's batches are (the engine builds
+each batch column as one fresh contiguous array). A copy happens for a read-only array (a row
+of a ``NumpySlicesDataset`` without ``batch`` can be a view of read-only user data; torch
+refuses to share read-only memory without a warning), a byte-swapped dtype or negative strides.
+Text and object columns (NumPy ``U``/``S``/``O`` arrays) have no torch type: they stay NumPy
+arrays. Dict values (Python-object columns) are converted item by item.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+
+_TENSOR_KINDS = frozenset("biufc")
+
+
+def to_tensor(value: Any) -> Any:
+    """``value`` (an iterator's NumPy output) as a torch tensor where torch has its type.
+
+    Examples:
+        >>> import numpy as np
+        >>> a = np.arange(3)
+        >>> t = to_tensor(a)
+        >>> t.tolist(), t.data_ptr() == a.ctypes.data   # shared memory, no copy
+        ([0, 1, 2], True)
+    """
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in _TENSOR_KINDS:
+            return value
+        if not value.flags.writeable or not value.dtype.isnative or any(s < 0 for s in value.strides):
+            value = np.array(value, dtype=value.dtype.newbyteorder("="))
+        return torch.from_numpy(value)
+    if isinstance(value, dict):
+        return {k: to_tensor(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_tensor(v) for v in value)
+    return value
+
+
+def to_tensors(row: list) -> list:
+    """Each value of ``row`` through :func:`to_tensor`."""
+    return [to_tensor(v) for v in row]
+
+
+def accelerator_available() -> bool:
+    acc = getattr(torch, "accelerator", None)
+    if acc is not None and hasattr(acc, "is_available"):
+        return bool(acc.is_available())
+    return torch.cuda.is_available()
+
+
+def _map_tensors(value: Any, fn) -> Any:
+    if isinstance(value, torch.Tensor):
+        return fn(value)
+    if isinstance(value, dict):
+        return {k: _map_tensors(v, fn) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map_tensors(v, fn) for v in value)
+    return value
+
+
+class Transfer:
+    """What the device queue thread does to a batch: tensors, pinned, then copied to ``device``.
+
+    On a CUDA device the copies are ``non_blocking`` on a side stream of the queue's own, and an
+    event recorded after them; ``arrive`` (on the training thread) makes the current stream wait
+    for that event and tells the allocator the tensors are used there. On any other device the
+    same path runs with plain ``.to(device)`` (a no-op for CPU tensors going to the CPU).
+    """
+
+    def __init__(self, device: Any, pin_memory: bool) -> None:
+        self.device = None if device is None else torch.device(device)
+        self.pin = bool(pin_memory)
+        if self.pin and not accelerator_available():
+            warnings.warn("headrace.torch.Loader: pin_memory=True but no accelerator is available; pinned "
+                          "memory is not used.", UserWarning, stacklevel=3)
+            self.pin = False
+        self.cuda = self.device is not None and self.device.type == "cuda"
+        self.stream = torch.cuda.Stream(self.device) if self.cuda else None
+
+    def __call__(self, row: list) -> tuple[list, Any]:
+        value = to_tensors(row)
+        if self.pin:
+            value = _map_tensors(value, lambda t: t.pin_memory())
+        if self.device is None:
+            return value, None
+        if self.stream is None:
+            return _map_tensors(value, lambda t: t.to(self.device)), None
+        with torch.cuda.stream(self.stream):
+            value = _map_tensors(value, lambda t: t.to(self.device, non_blocking=True))
+            event = torch.cuda.Event()
+            event.record(self.stream)
+        return value, event
+
+    def arrive(self, value: Any, event: Any) -> Any:
+        """On the training thread: ``value`` ready to use on the current stream."""
+        if event is not None:
+            current = torch.cuda.current_stream(self.device)
+            current.wait_event(event)
+            _map_tensors(value, lambda t: t.record_stream(current))
+        return value

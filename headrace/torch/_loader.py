@@ -1,0 +1,160 @@
+"""``headrace.torch.Loader``: a headrace dataset as torch tensors, fed through a device queue."""
+from __future__ import annotations
+
+from typing import Any
+
+from headrace._feed.shard import reshard
+from headrace._feed.stream import EpochReader
+from headrace.torch._convert import Transfer
+from headrace.torch._dist import torch_shard
+
+MAX_DEPTH = 1024
+
+
+def _check_bool(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, but got {value!r} of type {type(value).__name__}.")
+    return value
+
+
+class Loader:
+    """Reads a headrace dataset as torch tensors.
+
+    Each iteration is one epoch of the dataset; each batch (each row of the pipeline) comes out as
+    a list of tensors, one per column (a dict by column name with ``as_dict=True``). Tensors share
+    the batch's memory where they can (see ``headrace.torch._convert``: no copy for the engine's
+    batches; text columns stay NumPy arrays). A background thread reads ahead, converts, pins
+    (``pin_memory``) and copies to ``device`` (CUDA: non-blocking, on a stream of its own), keeping
+    up to ``queue_depth`` batches ready.
+
+    Under ``torch.distributed`` (a default process group of more than one rank) each rank reads its
+    shard of the dataset (``shard=True``): the source is rebuilt with ``num_shards`` = world size
+    and ``shard_id`` = rank, MindSpore's ``DistributedSampler`` rule (every rank reads the same
+    number of rows; the last rows of a short shard repeat the first ones). A pipeline whose source
+    was sharded already, has several sources or reads a generator must be sharded by the user
+    (pass ``shard=False``).
+
+    Epochs follow torch's ``DataLoader``: leaving an epoch early (``break``) makes the next
+    iteration start the next epoch; ``set_epoch(e)`` picks which epoch (which shuffle order) the
+    next iteration reads. ``state_dict()`` records the position after the last batch the loop
+    received (not what the thread read ahead); ``load_state_dict()`` on a loader over the same
+    pipeline continues right after it. Both follow torch's ``Stateful`` protocol, so
+    ``torch.distributed.checkpoint.save({"data": loader}, ...)`` saves the loader.
+
+    Args:
+        dataset (Dataset): the headrace dataset (usually ending in ``batch``).
+        columns (list[str], optional): columns to read, in this order. Default: None (all).
+        as_dict (bool, optional): batches as {column: tensor} dicts. Default: False.
+        device (str or torch.device, optional): where the tensors go. Default: None (stay on the CPU).
+        pin_memory (bool, optional): pin host tensors before the copy (warns and does nothing
+            without an accelerator). Default: False.
+        queue_depth (int, optional): batches the device queue keeps ready, 1 to 1024. Default: 2.
+        shard (bool, optional): read this rank's shard under torch.distributed. Default: True.
+
+    Raises:
+        TypeError, ValueError: an argument of the wrong type or value (named in the message);
+            ``shard=True`` on a pipeline that cannot be resharded (see above).
+
+    Examples:
+        >>> import numpy as np, headrace.dataset as ds
+        >>> data = ds.NumpySlicesDataset({"x": np.arange(5)}, shuffle=False).batch(2)
+        >>> loader = Loader(data, as_dict=True)
+        >>> len(loader), [b["x"].tolist() for b in loader]
+        (3, [[0, 1], [2, 3], [4]])
+    """
+
+    def __init__(self, dataset, columns=None, as_dict=False, device=None, pin_memory=False, queue_depth=2,
+                 shard=True):
+        from headrace.dataset import Dataset  # noqa: PLC0415 - keeps headrace.torch light to import
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"dataset must be a headrace dataset (headrace.dataset.Dataset), but got "
+                            f"{type(dataset).__name__}.")
+        if columns is not None:
+            if isinstance(columns, str):
+                columns = [columns]
+            if not isinstance(columns, (list, tuple)) or not all(isinstance(c, str) for c in columns):
+                raise TypeError(f"columns must be a list of column names (str) or None, but got {columns!r}.")
+            columns = list(columns)
+        _check_bool(as_dict, "as_dict")
+        _check_bool(pin_memory, "pin_memory")
+        _check_bool(shard, "shard")
+        if isinstance(queue_depth, bool) or not isinstance(queue_depth, int):
+            raise TypeError(f"queue_depth must be an int, but got {queue_depth!r}.")
+        if not 1 <= queue_depth <= MAX_DEPTH:
+            raise ValueError(f"queue_depth must be in [1, {MAX_DEPTH}], but got {queue_depth}.")
+        if device is not None and not isinstance(device, (str, int)) and type(device).__name__ != "device":
+            raise TypeError(f"device must be None, a str, an int or a torch.device, but got {device!r}.")
+        world, rank = torch_shard() if shard else (1, 0)
+        if world > 1:
+            dataset = reshard(dataset, world, rank, f"headrace.torch.Loader (torch.distributed rank {rank} of {world})")
+        self.dataset = dataset
+        self.num_shards, self.shard_id = world, rank
+        self._columns = columns if columns is not None else [
+            c for c in dataset.get_col_names() if not c.startswith("_meta-")]
+        self._as_dict = as_dict
+        self._transfer = Transfer(device, pin_memory)
+        self._reader = EpochReader(dataset, columns, self._transfer, queue_depth, (world, rank),
+                                   "headrace.torch.Loader")
+
+    @property
+    def device(self):
+        """The device batches are placed on (None: left where they are made, on the CPU)."""
+        return self._transfer.device
+
+    def __iter__(self):
+        arrive, names, as_dict = self._transfer.arrive, self._columns, self._as_dict
+        for value, event in self._reader.epoch():
+            value = arrive(value, event)
+            yield dict(zip(names, value)) if as_dict else value
+
+    def __len__(self):
+        """Batches per epoch (of this rank's shard)."""
+        return self.dataset.get_dataset_size()
+
+    def set_epoch(self, epoch):
+        """The next iteration reads epoch ``epoch`` (its shuffle order), from its start.
+
+        Raises:
+            TypeError / ValueError: ``epoch`` is not an int >= 0.
+            RuntimeError: called while an epoch is being read.
+        """
+        if isinstance(epoch, bool) or not isinstance(epoch, int):
+            raise TypeError(f"epoch must be an int, but got {epoch!r}.")
+        if epoch < 0:
+            raise ValueError(f"epoch must be >= 0, but got {epoch}.")
+        self._reader.set_epoch(epoch)
+
+    def state_dict(self):
+        """The position after the last batch received: a dict of str and int (see ``load_state_dict``)."""
+        return self._reader.state()
+
+    def load_state_dict(self, state_dict):
+        """Continues after the batch where ``state_dict`` was taken (from a loader over a pipeline of
+        the same structure, on the same rank of as many ranks).
+
+        Raises:
+            TypeError / ValueError: the state is not a loader state, is corrupted, or comes from
+                another pipeline or another rank layout; the message names the field. A refused
+                state changes nothing.
+            RuntimeError: called while an epoch is being read.
+        """
+        self._reader.load_state(state_dict)
+
+    def status(self) -> dict:
+        """The device queue's counters for the current or last epoch: batches sent, batches ready,
+        the first and last transfer times."""
+        stats = self._reader.stats
+        if stats is None:
+            return {"have_sent": 0, "queue_sizes": [], "first_push": None, "pushes": []}
+        return {"have_sent": stats.have_sent, "queue_sizes": list(stats.queue_sizes),
+                "first_push": stats.first_push, "pushes": list(stats.pushes)}
+
+    def close(self):
+        """Stops the device queue thread and the pipeline's workers. Idempotent."""
+        self._reader.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,213 @@
+"""headrace.jax.Loader: arrays, buffers, checkpoints, sharding (2 CPU devices), several JAX
+processes (CPU collectives over gloo), and the Orbax handler.
+
+Run by test_jax.py in a pytest process of its own: once JAX has run a computation, every later
+fork in that process warns "JAX is multithreaded", which would follow the rest of the suite."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+import headrace.dataset as ds
+from headrace.jax import Loader
+from tests.helpers import rows
+
+
+def numbers(n=10, shuffle=False, batch=4):
+    return ds.NumpySlicesDataset({"x": np.arange(n, dtype=np.float32), "t": np.array([f"r{i}" for i in range(n)])},
+                                 shuffle=shuffle).batch(batch)
+
+
+def env():
+    return {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def test_batches_are_jax_arrays_and_text_stays_numpy():
+    loader = Loader(numbers(), as_dict=True)
+    got = list(loader)
+    assert len(loader) == 3 and len(got) == 3
+    assert all(isinstance(b["x"], jax.Array) for b in got)
+    assert all(type(b["t"]) is np.ndarray for b in got)
+    assert [b["x"].tolist() for b in got] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert got[2]["t"].tolist() == ["r8", "r9"] and got[0]["x"].dtype == np.float32
+    device = jax.devices()[0]
+    placed = list(Loader(numbers(), columns=["x"], device=device))
+    assert all(b[0].devices() == {device} for b in placed)
+
+
+@pytest.mark.parametrize("cpu_buffer, device_buffer", [(1, 1), (2, 3), (4, 8)])
+def test_state_counts_only_delivered_batches(cpu_buffer, device_buffer):
+    ds.config.set_seed(9)
+    data = ds.NumpySlicesDataset({"x": np.arange(11)}, shuffle=True).batch(2)
+    loader = Loader(data, cpu_buffer=cpu_buffer, device_buffer=device_buffer)
+    full, states = [], []
+    for _ in range(2):
+        states.append((len(full), loader.state_dict()))
+        for b in loader:
+            full.append(b[0].tolist())
+            states.append((len(full), json.loads(json.dumps(loader.state_dict()))))
+    assert full == [r[0] for r in rows(data, num_epochs=2)]
+    positions = [None if s["iterator"] == "null" else (json.loads(s["iterator"])["epoch"],
+                                                       json.loads(s["iterator"])["step"]) for _, s in states]
+    assert positions == [None] + [(0, k) for k in range(1, 7)] + [(1, 0)] + [(1, k) for k in range(1, 7)]
+    for pos, state in states:
+        other = Loader(data, device_buffer=device_buffer)
+        other.load_state_dict(state)
+        rest = []
+        while len(rest) < len(full) - pos:
+            rest.extend(b[0].tolist() for b in other)
+        assert rest == full[pos:], pos
+        other.close()
+    loader.close()
+
+
+def test_set_epoch_and_early_exit_follow_the_pipeline():
+    ds.config.set_seed(4)
+    data = ds.NumpySlicesDataset({"x": np.arange(8)}, shuffle=True).batch(4)
+    expected = [r[0] for r in rows(data, num_epochs=3)]
+    loader = Loader(data)
+    for b in loader:
+        break
+    assert [b[0].tolist() for b in loader] == expected[2:4]
+    loader.set_epoch(0)
+    assert [b[0].tolist() for b in loader] == expected[0:2]
+    loader.close()
+
+
+def test_refused_states_and_argument_checks():
+    loader = Loader(numbers())
+    with pytest.raises(ValueError, match="the state comes from a different pipeline"):
+        Loader(numbers(batch=3)).load_state_dict(Loader(numbers()).state_dict() | {
+            "iterator": json.dumps(numbers().create_tuple_iterator(num_epochs=1).get_state())})
+    with pytest.raises(ValueError, match="not valid JSON"):
+        loader.load_state_dict(loader.state_dict() | {"iterator": "{"})
+    with pytest.raises(ValueError, match=r"device_buffer must be in \[1, 1024\], but got 0"):
+        Loader(numbers(), device_buffer=0)
+    with pytest.raises(TypeError, match="cpu_buffer must be an int"):
+        Loader(numbers(), cpu_buffer=2.0)
+    with pytest.raises(TypeError, match="sharding must be a jax.sharding.Sharding"):
+        Loader(numbers(), sharding="data")
+    with pytest.raises(TypeError, match="device must be a jax.Device"):
+        Loader(numbers(), device="cpu")
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("data",))
+    with pytest.raises(ValueError, match="sharding and device cannot both be given"):
+        Loader(numbers(), sharding=jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("data")),
+               device=jax.devices()[0])
+    with pytest.raises(TypeError, match="headrace dataset"):
+        Loader(np.arange(3))
+    loader.close()
+
+
+SHARDING_SCRIPT = textwrap.dedent("""
+    import json
+    import jax, numpy as np, headrace.dataset as ds
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from headrace.jax import Loader
+    sharding = NamedSharding(Mesh(np.array(jax.devices()), ("data",)), P("data"))
+    data = ds.NumpySlicesDataset({"x": np.arange(8).reshape(8, 1)}, shuffle=False).batch(4)
+    out = []
+    for b in Loader(data, sharding=sharding):
+        out.append({"shape": list(b[0].shape), "sharding": list(b[0].sharding.spec),
+                    "shards": sorted([[s.device.id, s.data.tolist()] for s in b[0].addressable_shards]),
+                    "sum": int(jax.jit(lambda a: a.sum())(b[0]))})
+    print(json.dumps({"devices": len(jax.devices()), "out": out}))
+""")
+
+
+def test_sharding_builds_global_arrays_over_two_cpu_devices():
+    run_env = env() | {"XLA_FLAGS": "--xla_force_host_platform_device_count=2", "JAX_PLATFORMS": "cpu"}
+    out = subprocess.run([sys.executable, "-c", SHARDING_SCRIPT], capture_output=True, text=True, timeout=180,
+                         env=run_env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["devices"] == 2
+    assert report["out"] == [
+        {"shape": [4, 1], "sharding": ["data"], "shards": [[0, [[0], [1]]], [1, [[2], [3]]]],
+         "sum": 6},
+        {"shape": [4, 1], "sharding": ["data"], "shards": [[0, [[4], [5]]], [1, [[6], [7]]]],
+         "sum": 22}]
+
+
+PROCESS_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import jax
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(coordinator_address="127.0.0.1:" + sys.argv[2], num_processes=2,
+                               process_id=int(sys.argv[1]))
+    import numpy as np, headrace.dataset as ds
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    from headrace.jax import Loader
+    sharding = NamedSharding(Mesh(np.array(jax.devices()), ("data",)), P("data"))
+    data = ds.NumpySlicesDataset({"x": np.arange(12)}, shuffle=True).batch(2)
+    loader = Loader(data, sharding=sharding)
+    out = [{"shape": list(b[0].shape), "local": [s.data.tolist() for s in b[0].addressable_shards],
+            "sum": int(jax.jit(lambda a: a.sum())(b[0]))} for b in loader]
+    print(json.dumps({"shard": [loader.num_shards, loader.shard_id], "len": len(loader), "out": out}))
+    jax.distributed.shutdown()
+""")
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_two_jax_processes_read_their_shards_into_global_arrays(tmp_path):
+    script = tmp_path / "proc.py"
+    script.write_text(PROCESS_SCRIPT)
+    port = str(_free_port())
+    run_env = env() | {"JAX_PLATFORMS": "cpu"}
+    procs = [subprocess.Popen([sys.executable, str(script), str(i), port], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=run_env) for i in range(2)]
+    try:
+        outs = [p.communicate(timeout=240) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    r0, r1 = (json.loads(o[0].strip().splitlines()[-1]) for o in outs)
+    assert r0["shard"] == [2, 0] and r1["shard"] == [2, 1] and r0["len"] == r1["len"] == 3
+    local0 = [v for b in r0["out"] for s in b["local"] for v in s]
+    local1 = [v for b in r1["out"] for s in b["local"] for v in s]
+    assert sorted(local0 + local1) == list(range(12))  # each row once across the two processes
+    for b0, b1 in zip(r0["out"], r1["out"]):
+        assert b0["shape"] == b1["shape"] == [4]  # global batch: 2 rows from each process
+        assert b0["sum"] == b1["sum"] == sum(b0["local"][0]) + sum(b1["local"][0])
+
+
+def test_orbax_handler_saves_and_restores_the_loader(tmp_path):
+    pytest.importorskip("orbax.checkpoint")
+    import orbax.checkpoint as ocp
+
+    from headrace.jax.orbax_handler import LoaderCheckpointHandler, LoaderRestore, LoaderSave
+    ds.config.set_seed(2)
+    data = ds.NumpySlicesDataset({"x": np.arange(10)}, shuffle=True).batch(3)
+    expected = [r[0] for r in rows(data, num_epochs=1)]
+    loader = Loader(data)
+    it = iter(loader)
+    got = [next(it)[0].tolist()]
+    ckpt = ocp.Checkpointer(LoaderCheckpointHandler())
+    ckpt.save(tmp_path / "step1", args=LoaderSave(loader))
+    assert sorted(p.name for p in (tmp_path / "step1").iterdir() if p.suffix == ".json") == [
+        "headrace_loader_process_0_of_1.json"]
+    it.close()
+    fresh = Loader(data)
+    ckpt.restore(tmp_path / "step1", args=LoaderRestore(fresh))
+    got += [b[0].tolist() for b in fresh]
+    assert got == expected
+    with pytest.raises(ValueError, match="the state comes from a different pipeline"):
+        ckpt.restore(tmp_path / "step1", args=LoaderRestore(Loader(data.batch(1))))
+    with pytest.raises(TypeError, match="expected a headrace loader"):
+        ckpt.restore(tmp_path / "step1", args=LoaderRestore(object()))
+    loader.close()
+    fresh.close()

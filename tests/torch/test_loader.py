@@ -1,0 +1,277 @@
+"""headrace.torch.Loader: tensors, epochs, set_epoch, checkpoints, device placement, arguments."""
+import json
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import headrace.dataset as ds
+from headrace.torch import Loader, to_tensor
+from tests.helpers import rows
+
+
+def numbers(n=10, shuffle=False, batch=3, **kw):
+    return ds.NumpySlicesDataset({"x": np.arange(n, dtype=np.int64), "y": np.arange(n, dtype=np.float32) / 2},
+                                 shuffle=shuffle, **kw).batch(batch)
+
+
+def plain(batch):
+    return [t.tolist() for t in batch]
+
+
+def test_importing_headrace_imports_no_framework():
+    code = ("import sys, headrace, headrace.dataset, headrace.mindrecord\n"
+            "print(sorted(m for m in ('torch', 'jax', 'jaxlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_batches_are_tensors_in_column_order():
+    loader = Loader(numbers())
+    got = list(loader)
+    assert len(loader) == 4 and len(got) == 4
+    assert all(isinstance(t, torch.Tensor) for b in got for t in b)
+    assert [b[0].dtype for b in got] == [torch.int64] * 4 and got[0][1].dtype == torch.float32
+    assert [plain(b) for b in got] == [[[0, 1, 2], [0.0, 0.5, 1.0]], [[3, 4, 5], [1.5, 2.0, 2.5]],
+                                       [[6, 7, 8], [3.0, 3.5, 4.0]], [[9], [4.5]]]
+
+
+def test_as_dict_and_columns():
+    got = list(Loader(numbers(), as_dict=True, columns=["y"]))
+    assert [list(b) for b in got] == [["y"]] * 4
+    assert got[3]["y"].tolist() == [4.5]
+    assert [b[0].tolist() for b in Loader(numbers(), columns="x")][1] == [3, 4, 5]
+
+
+def test_to_tensor_shares_memory_and_copies_only_when_it_must():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = to_tensor(a)
+    assert t.data_ptr() == a.ctypes.data
+    a[0, 0] = 42
+    assert t[0, 0].item() == 42  # the same memory
+    strided = to_tensor(a[:, ::2])  # positive strides: still shared
+    assert strided.tolist() == [[42.0, 2.0], [3.0, 5.0]] and strided.data_ptr() == a.ctypes.data
+    ro = a.copy()
+    ro.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch warns when it shares read-only memory: we copy instead
+        t_ro = to_tensor(ro)
+    assert t_ro.data_ptr() != ro.ctypes.data and t_ro.tolist() == ro.tolist()
+    swapped = np.arange(3, dtype=">i4")
+    assert to_tensor(swapped).tolist() == [0, 1, 2] and to_tensor(swapped).dtype == torch.int32
+    assert to_tensor(a[::-1]).tolist() == [[3.0, 4.0, 5.0], [42.0, 1.0, 2.0]]
+    text = np.array(["a", "b"])
+    assert to_tensor(text) is text  # no torch type for text: the NumPy array itself
+    nested = to_tensor({"k": np.array([1, 2]), "s": np.array("z"), "l": [np.array(1.5)]})
+    assert nested["k"].tolist() == [1, 2] and isinstance(nested["s"], np.ndarray)
+    assert isinstance(nested["l"], list) and nested["l"][0].item() == 1.5
+
+
+def test_engine_batches_are_not_copied():
+    seen = []
+    loader = Loader(numbers(batch=5))
+    for b in loader:
+        seen.append(b[0].numpy().flags.writeable)  # a tensor made from a (writeable) batch array
+    assert seen == [True, True]
+
+
+def test_epochs_follow_the_pipeline_and_set_epoch_picks_one():
+    ds.config.set_seed(7)
+    data = numbers(shuffle=True)
+    expected = rows(data, num_epochs=4)  # 4 batches per epoch
+    loader = Loader(data)
+    first, second = [plain(b) for b in loader], [plain(b) for b in loader]
+    assert first + second == expected[:8]
+    assert first != second  # pass 1 is another shuffle
+    loader.set_epoch(3)
+    assert [plain(b) for b in loader] == expected[12:16]
+    loader.set_epoch(0)
+    assert [plain(b) for b in loader] == expected[:4]
+    loader.close()
+
+
+def test_leaving_an_epoch_early_starts_the_next_one():
+    ds.config.set_seed(3)
+    data = numbers(shuffle=True)
+    expected = rows(data, num_epochs=2)
+    loader = Loader(data)
+    for i, b in enumerate(loader):
+        if i == 1:
+            break
+    assert [plain(b) for b in loader] == expected[4:8]
+    loader.close()
+
+
+def test_set_epoch_checks_and_refuses_during_an_epoch():
+    loader = Loader(numbers())
+    with pytest.raises(TypeError, match="epoch must be an int"):
+        loader.set_epoch("1")
+    with pytest.raises(ValueError, match="epoch must be >= 0, but got -1"):
+        loader.set_epoch(-1)
+    it = iter(loader)
+    next(it)
+    with pytest.raises(RuntimeError, match="set_epoch: called while an epoch is being read"):
+        loader.set_epoch(2)
+    it.close()
+    loader.close()
+
+
+@pytest.mark.parametrize("buffered", [False, True], ids=["index", "shuffle_buffer"])
+def test_state_dict_resumes_after_every_delivered_batch(buffered):
+    ds.config.set_seed(11)
+    data = ds.NumpySlicesDataset({"x": np.arange(10)}, shuffle=not buffered)
+    if buffered:
+        data = data.shuffle(4)  # a stream op with a state of its own
+    data = data.batch(3)
+    loader = Loader(data, queue_depth=3)
+    full, states = [], []
+    for _ in range(2):
+        states.append((len(full), json.loads(json.dumps(loader.state_dict()))))
+        for b in loader:
+            full.append(b[0].tolist())
+            states.append((len(full), json.loads(json.dumps(loader.state_dict()))))
+    assert full == [r[0] for r in rows(data, num_epochs=2)]
+    for pos, state in states:
+        other = Loader(data)
+        other.load_state_dict(state)
+        rest = []
+        while len(rest) < len(full) - pos:
+            rest.extend(b[0].tolist() for b in other)
+        assert rest == full[pos:], pos
+        other.close()
+    loader.close()
+
+
+def test_state_dict_shape_is_fixed_and_plain():
+    loader = Loader(numbers())
+    fresh = loader.state_dict()
+    assert fresh == {"format": "headrace.loader", "version": 1, "num_shards": 1, "shard_id": 0, "epoch": 0,
+                     "iterator": "null"}
+    it = iter(loader)
+    next(it)
+    mid = loader.state_dict()
+    assert sorted(mid) == sorted(fresh) and mid["epoch"] == 0
+    inner = json.loads(mid["iterator"])
+    assert (inner["epoch"], inner["step"]) == (0, 1)
+    it.close()
+    loader.close()
+
+
+@pytest.mark.filterwarnings("ignore:torch.distributed is disabled:UserWarning")
+def test_torch_distributed_checkpoint_saves_and_restores_the_loader(tmp_path):
+    dcp = pytest.importorskip("torch.distributed.checkpoint")
+    ds.config.set_seed(5)
+    data = numbers(shuffle=True)
+    expected = [r[0] for r in rows(data, num_epochs=1)]
+    loader = Loader(data)
+    it = iter(loader)
+    got = [next(it)[0].tolist(), next(it)[0].tolist()]
+    dcp.save({"data": loader}, checkpoint_id=str(tmp_path / "ckpt"))
+    it.close()
+    loader.close()
+    fresh = Loader(data)
+    dcp.load({"data": fresh}, checkpoint_id=str(tmp_path / "ckpt"))
+    got += [b[0].tolist() for b in fresh]
+    assert got == expected
+    fresh.close()
+
+
+def test_load_state_dict_refuses_foreign_and_corrupted_states():
+    loader = Loader(numbers())
+    it = iter(loader)
+    next(it)
+    good = loader.state_dict()
+    it.close()
+    other = Loader(numbers(batch=4))
+    with pytest.raises(ValueError, match="the state comes from a different pipeline"):
+        other.load_state_dict(good)
+    with pytest.raises(TypeError, match="state must be a dict from state_dict"):
+        other.load_state_dict([1])
+    with pytest.raises(ValueError, match=r"missing \['iterator'\], unknown \['x'\]"):
+        other.load_state_dict({**{k: v for k, v in good.items() if k != "iterator"}, "x": 1})
+    with pytest.raises(ValueError, match="not a headrace loader state"):
+        other.load_state_dict({**good, "format": "torchdata"})
+    with pytest.raises(ValueError, match="state\\['iterator'\\] is not valid JSON"):
+        other.load_state_dict({**good, "iterator": good["iterator"][:-5]})
+    with pytest.raises(ValueError, match="state\\['epoch'\\] is 3 but the iterator state is in epoch 0"):
+        other.load_state_dict({**good, "epoch": 3})
+    with pytest.raises(ValueError, match="saved by shard 1 of 2, but this loader reads shard 0 of 1"):
+        other.load_state_dict({**good, "num_shards": 2, "shard_id": 1})
+    broken = json.loads(good["iterator"])
+    broken["step"] = "two"
+    with pytest.raises(TypeError, match=r"state\['step'\] must be an int"):
+        loader.load_state_dict({**good, "iterator": json.dumps(broken)})
+    # a refused state changes nothing: the loader still reads from the start
+    assert [b[0].tolist() for b in other][0] == [0, 1, 2, 3]
+    # ... also one in the middle of an epoch
+    mid = Loader(numbers())
+    it = iter(mid)
+    assert next(it)[0].tolist() == [0, 1, 2]
+    it.close()
+    before = mid.state_dict()
+    with pytest.raises(ValueError, match="the state comes from a different pipeline"):
+        mid.load_state_dict(Loader(numbers(batch=4)).state_dict() | {
+            "iterator": json.dumps(numbers(batch=4).create_tuple_iterator(num_epochs=1).get_state())})
+    assert mid.state_dict() == before
+    mid.close()
+    loader.load_state_dict(good)
+    assert [b[0].tolist() for b in loader] == [[3, 4, 5], [6, 7, 8], [9]]
+    other.close()
+    loader.close()
+
+
+def test_device_cpu_and_pinning_without_an_accelerator_warns():
+    loader = Loader(numbers(), device="cpu")
+    assert loader.device == torch.device("cpu")
+    assert all(t.device.type == "cpu" for b in loader for t in b)
+    if torch.cuda.is_available():  # pragma: no cover - this CI has no GPU
+        pytest.skip("an accelerator is present")
+    with pytest.warns(UserWarning, match="pin_memory=True but no accelerator is available"):
+        pinned = Loader(numbers(), pin_memory=True)
+    assert [b[0].tolist() for b in pinned][0] == [0, 1, 2]
+
+
+def test_device_queue_holds_at_most_queue_depth_batches():
+    loader = Loader(numbers(n=40, batch=1), queue_depth=2)
+    it = iter(loader)
+    next(it)
+    import time
+    deadline = time.monotonic() + 30
+    while loader.status()["have_sent"] < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)  # the thread would run further if the queue let it
+    status = loader.status()
+    assert status["have_sent"] == 4  # 1 taken + 2 waiting + 1 transferred and blocked on the full queue
+    assert max(status["queue_sizes"]) <= 2
+    rest = list(it)
+    assert len(rest) == 39 and loader.status()["have_sent"] == 40
+    loader.close()
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"queue_depth": 0}, ValueError, r"queue_depth must be in \[1, 1024\], but got 0"),
+    ({"queue_depth": "2"}, TypeError, "queue_depth must be an int"),
+    ({"as_dict": 1}, TypeError, "as_dict must be True or False"),
+    ({"pin_memory": None}, TypeError, "pin_memory must be True or False"),
+    ({"shard": "yes"}, TypeError, "shard must be True or False"),
+    ({"columns": [1]}, TypeError, "columns must be a list of column names"),
+    ({"device": 1.5}, TypeError, "device must be None, a str, an int or a torch.device"),
+])
+def test_arguments_are_checked(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        Loader(numbers(), **kwargs)
+
+
+def test_dataset_must_be_a_headrace_dataset():
+    with pytest.raises(TypeError, match="dataset must be a headrace dataset .* but got list"):
+        Loader([1, 2])
+
+
+def test_unknown_column_is_reported():
+    with pytest.raises(ValueError, match="Invalid column"):
+        list(Loader(numbers(), columns=["nope"]))
