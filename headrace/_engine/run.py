@@ -9,8 +9,8 @@ from typing import Any
 from headrace._engine import options as _options
 from headrace._engine.build import build
 from headrace._engine.ops.base import BuildContext, OpIter
-from headrace._engine.parallel.prefetch import Prefetcher
-from headrace._engine.parallel.stage import PoolRegistry
+from headrace._engine.exec.prefetch import Prefetcher
+from headrace._engine.exec.stage import PoolRegistry
 from headrace._engine.state import STATE_VERSION, check_state, fingerprint, ops_by_path, upgrade_v1
 from headrace._util import rng
 from headrace._util.errors import EPOCHS_EXHAUSTED, PipelineError, detached

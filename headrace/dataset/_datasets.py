@@ -37,7 +37,7 @@ def warm_up_process_workers() -> None:
     """Starts the process that forks worker processes now (see NOTE [ worker shutdown ] in the
     engine's workers.py), so that its start overlaps building and starting the pipeline."""
     if _options.snapshot().multiprocessing_start_method == "fork":
-        from headrace._engine.parallel import forkserver  # noqa: PLC0415 - its import registers an exit hook
+        from headrace._engine.exec import forkserver  # noqa: PLC0415 - its import registers an exit hook
 
         forkserver.warm_up()
 

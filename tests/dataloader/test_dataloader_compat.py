@@ -147,7 +147,7 @@ def test_workers_end_with_the_epoch_and_with_close():
     import os
     import time
 
-    from headrace._engine.parallel import forkserver
+    from headrace._engine.exec import forkserver
     from tests.conftest import descendants
 
     def workers():

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import headrace.dataset as ds
-from headrace._engine.parallel import launch, workers
+from headrace._engine.exec import launch, workers
 from headrace._util.checks import max_workers
 from headrace._util.errors import PipelineError
 

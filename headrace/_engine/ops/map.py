@@ -4,7 +4,7 @@ The work on one row lives in two small picklable callables, :class:`MapFn` and :
 that set the row's RNG key (``(seed, op id, pass, index)``) in whichever thread or process runs
 them; for a user function in a run with a seed set, they also seed ``np.random`` and ``random``
 from that key around the call (``rng.GlobalSeeds``). The op iterators here run them serially;
-``build`` normally groups them into a stage (``parallel/stage.py``) that runs the same callables
+``build`` normally groups them into a stage (``exec/stage.py``) that runs the same callables
 on thread or process workers, so serial, threaded and multi-process runs give the same rows.
 """
 from __future__ import annotations

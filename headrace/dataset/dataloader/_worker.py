@@ -44,7 +44,7 @@ def get_worker_info():
 
 
 def _worker_index() -> int:
-    from headrace._engine.parallel import workers  # noqa: PLC0415 - only inside worker processes
+    from headrace._engine.exec import workers  # noqa: PLC0415 - only inside worker processes
     return workers.WORKER_INDEX or 0
 
 

@@ -1,7 +1,7 @@
 """A failure inside a stage that is no op's own error is reported the same way in every mode."""
 from __future__ import annotations
 
-from headrace._engine.parallel.stage import StageProgram
+from headrace._engine.exec.stage import StageProgram
 from headrace._util.errors import PipelineError
 
 

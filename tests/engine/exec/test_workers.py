@@ -19,7 +19,7 @@ import pytest
 
 from headrace._engine import options
 from headrace._engine import plan as P
-from headrace._engine.parallel import launch, nativethreads, shm, stage, workers
+from headrace._engine.exec import launch, native_threads, shm, stage, workers
 from headrace._engine.run import PipelineRun
 from headrace._util import rng
 
@@ -87,7 +87,7 @@ def thread_caps(x):
     import cv2  # noqa: PLC0415 - the worker may load it late
 
     blas = 1
-    for path in nativethreads._loaded_native_pools():  # OpenBLAS's own count, where NumPy bundles it
+    for path in native_threads._loaded_native_pools():  # OpenBLAS's own count, where NumPy bundles it
         try:
             blas = ctypes.c_int.in_dll(ctypes.CDLL(path), "blas_cpu_number").value
             break
@@ -392,7 +392,7 @@ def test_many_workers_and_deep_prefetch_under_a_low_fd_limit():
         import os, resource, sys
         sys.path.insert(0, {ROOT!r})
         resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
-        from tests.engine.parallel.test_workers import pipeline, opts, read_all
+        from tests.engine.exec.test_workers import pipeline, opts, read_all
         from headrace._engine.run import PipelineRun
         runs = [PipelineRun(pipeline(n=200, workers=12, procs=True, batch=2), 1, opts(), prefetch=256)
                 for _ in range(3)]

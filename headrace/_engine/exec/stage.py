@@ -38,7 +38,7 @@ from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.ops.batch import BatchIter
 from headrace._engine.ops.map import FilterIter, MapIter
 from headrace._engine.ops.source import RandomAccessIter
-from headrace._engine.parallel.ordered import InlinePool, ThreadPool, thread_name
+from headrace._engine.exec.ordered import InlinePool, ThreadPool, thread_name
 from headrace._util import rng
 from headrace._util.errors import PipelineError, format_traceback
 from headrace._util.types import Row
@@ -363,7 +363,7 @@ class StageIter(OpIter):
 
     def _start_pool(self) -> Any:
         if self.mode == PROCESSES:
-            from headrace._engine.parallel.workers import ProcessPool  # noqa: PLC0415 - heavy, rarely needed
+            from headrace._engine.exec.workers import ProcessPool  # noqa: PLC0415 - heavy, rarely needed
             return ProcessPool(self.program, self.workers, self.name, self.ctx.options)
         if self.mode == THREADS:
             o = self.ctx.options

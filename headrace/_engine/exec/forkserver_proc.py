@@ -30,7 +30,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from headrace._engine.parallel.forkserver import JOIN_TIMEOUT, MAX_FDS, MAX_MESSAGE, TAINTED
+from headrace._engine.exec.forkserver import JOIN_TIMEOUT, MAX_FDS, MAX_MESSAGE, TAINTED
 
 IDLE = 0.05      # seconds without a request after which spares are forked
 MAX_SPARES = 8
@@ -254,7 +254,7 @@ class _Server:
 
 
 def _become_worker(cfg: dict, fds: list[int]) -> None:
-    from headrace._engine.parallel.workers import program_worker_main  # noqa: PLC0415 - preloaded
+    from headrace._engine.exec.workers import program_worker_main  # noqa: PLC0415 - preloaded
 
     blob_fd, task_fd, res_fd = fds
     program_worker_main(blob_fd, task_fd, res_fd, cfg)
@@ -281,7 +281,7 @@ def _set_context(path: list[str], cwd: str, env: dict | None) -> None:
         os.chdir(cwd)
     except OSError:
         pass
-    from headrace._engine.parallel.nativethreads import THREAD_ENV  # noqa: PLC0415
+    from headrace._engine.exec.native_threads import THREAD_ENV  # noqa: PLC0415
 
     if env is not None:
         os.environ.clear()
@@ -315,10 +315,10 @@ def _preload(names: list[str], sock: socket.socket | None = None) -> None:
                 pass
             sock = None
     try:  # found once here (reading /proc/self/maps), inherited by every worker forked from now on
-        from headrace._engine.parallel import nativethreads  # noqa: PLC0415
+        from headrace._engine.exec import native_threads  # noqa: PLC0415
 
-        nativethreads._native_pool_libs()
-        nativethreads._load_libc()
+        native_threads._native_pool_libs()
+        native_threads._load_libc()
     except Exception:  # noqa: BLE001 - then each worker looks them up itself
         pass
 

@@ -19,8 +19,8 @@ import tempfile
 import weakref
 from typing import Any
 
-from headrace._engine.parallel import forkserver
-from headrace._engine.parallel.shm import _memory_room
+from headrace._engine.exec import forkserver
+from headrace._engine.exec.shm import _memory_room
 
 OUT_OF_BAND = 1 << 16  # buffers at least this large are shared through the mapping, not copied
 ALIGN = 64

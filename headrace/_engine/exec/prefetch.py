@@ -15,7 +15,7 @@ import collections
 import threading
 from typing import Any, Callable
 
-from headrace._engine.parallel.ordered import POLL, PoolClosed
+from headrace._engine.exec.ordered import POLL, PoolClosed
 
 _END = object()
 

@@ -3,7 +3,7 @@
 A process that has threads cannot fork safely: a lock another thread held at the moment of the
 fork stays held forever in the child (OpenCV's thread pool, a BLAS pool, a busy pipeline's
 threads, JAX). So worker processes are forked by this helper instead, started once per parent
-process from ``sys.executable`` (with ``nativethreads.THREAD_ENV`` set and the parent's ``sys.path``),
+process from ``sys.executable`` (with ``native_threads.THREAD_ENV`` set and the parent's ``sys.path``),
 which preloads NumPy, OpenCV, cloudpickle and the headrace modules the parent has loaded, and
 then only waits on its socket. See NOTE [ worker shutdown ] in workers.py for how it fits in.
 
@@ -54,7 +54,7 @@ JOIN_TIMEOUT = 2.0
 MAX_FDS = 8
 MAX_MESSAGE = 1 << 20  # a context message carries the environment
 PRELOAD = ("numpy", "cloudpickle", "cv2", "PIL.Image")  # when the parent has them loaded
-MINIMUM = ("numpy", "headrace._engine.parallel.workers")  # what the server needs to fork workers
+MINIMUM = ("numpy", "headrace._engine.exec.workers")  # what the server needs to fork workers
 TAINTED = "tainted"  # the reply to a start request once the server has threads
 
 
@@ -81,7 +81,7 @@ class ForkServer:
     """The parent's handle on its fork server (one per process: see :func:`get`)."""
 
     def __init__(self) -> None:
-        from headrace._engine.parallel.nativethreads import THREAD_ENV  # noqa: PLC0415
+        from headrace._engine.exec.native_threads import THREAD_ENV  # noqa: PLC0415
 
         self._lock = threading.Lock()
         self._tokens = iter(range(1 << 62))
@@ -97,7 +97,7 @@ class ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             code = ("import sys,json;sys.path[:]=json.loads(sys.argv[1]);"
-                    "from headrace._engine.parallel.forkserver_proc import serve;serve(sys.argv[2:])")
+                    "from headrace._engine.exec.forkserver_proc import serve;serve(sys.argv[2:])")
             main_thread = threading.current_thread() is threading.main_thread()
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", code, json.dumps(self._path), str(theirs.fileno()),

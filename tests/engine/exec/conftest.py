@@ -1,6 +1,6 @@
 import pytest
 
-from headrace._engine.parallel import launch
+from headrace._engine.exec import launch
 
 
 @pytest.fixture(autouse=True)

@@ -120,7 +120,7 @@ class ThreadPool:
             self.close()  # the threads started so far leave; none is left behind
             raise
         if watch is not None:
-            from headrace._engine.parallel import watchdog  # noqa: PLC0415 - watchdog imports stage
+            from headrace._engine.exec import watchdog  # noqa: PLC0415 - watchdog imports stage
             watchdog.watch_thread_pool(self)
 
     @property
@@ -203,7 +203,7 @@ class ThreadPool:
             self._cond.notify_all()
         self._inflight.clear()
         if self.watch is not None:
-            from headrace._engine.parallel import watchdog  # noqa: PLC0415
+            from headrace._engine.exec import watchdog  # noqa: PLC0415
             watchdog.unwatch_thread_pool(self)
         deadline = time.monotonic() + 2.0
         me = threading.current_thread()

@@ -89,11 +89,11 @@ Invariants:
 7. Threads inside workers. Spawned and fork-server workers start with OMP/OpenBLAS/MKL/numba/
    OpenCV thread counts set to 1 in their environment (before NumPy loads); all workers call the
    libraries' own setters (OpenCV, numba, and BLAS/OpenMP found among the loaded shared objects),
-   so N workers do not each start a pool of all cores (``nativethreads.py``).
+   so N workers do not each start a pool of all cores (``native_threads.py``).
 
 Modules: ``forkserver.py`` (the parent's handle on the server), ``forkserver_proc.py`` (the
 server's own loop and its spare workers), ``launch.py`` (the program blob and its cache, the thread
-check, handles on started workers), ``nativethreads.py`` (invariant 7),
+check, handles on started workers), ``native_threads.py`` (invariant 7),
 ``shm.py`` (slots), this file (the pool and the worker's main loop).
 """
 from __future__ import annotations
@@ -129,11 +129,11 @@ except ImportError:  # pragma: no cover - not POSIX
     fcntl = termios = None
 
 from headrace._engine import options as _options
-from headrace._engine.parallel import forkserver, launch, shm, watchdog
-from headrace._engine.parallel.nativethreads import (THREAD_ENV, _cv2_threads, _load_libc,
+from headrace._engine.exec import forkserver, launch, shm, watchdog
+from headrace._engine.exec.native_threads import (THREAD_ENV, _cv2_threads, _load_libc,
                                                      _native_pool_libs, _set_pdeathsig,
                                                      limit_native_threads)
-from headrace._engine.parallel.ordered import POLL, PoolClosed
+from headrace._engine.exec.ordered import POLL, PoolClosed
 from headrace._util.errors import PipelineError, detached, format_traceback
 
 JOIN_TIMEOUT = 2.0
@@ -286,7 +286,7 @@ class ProcessPool:
     def _start_spawned(self, w: int, blob_fd: int, cfg: dict) -> "_Worker":
         def spawn(task_r: int, res_w: int) -> launch.PopenProc:
             code = ("import sys,json;sys.path[:]=json.loads(sys.argv[1]);"
-                    "from headrace._engine.parallel.workers import _spawn_main;_spawn_main(sys.argv[2:])")
+                    "from headrace._engine.exec.workers import _spawn_main;_spawn_main(sys.argv[2:])")
             return launch.PopenProc(subprocess.Popen(
                 [sys.executable, "-c", code, json.dumps([str(p) for p in sys.path]), str(task_r), str(res_w),
                  str(blob_fd), json.dumps(cfg)],

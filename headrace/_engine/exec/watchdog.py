@@ -58,7 +58,7 @@ def _locators() -> dict:
     global _table, _read_lines
     if _table is None:
         from headrace._engine.ops import batch as _batch, map as _map, source as _source  # noqa: PLC0415
-        from headrace._engine.parallel import stage as _stage  # noqa: PLC0415 - stage imports ordered
+        from headrace._engine.exec import stage as _stage  # noqa: PLC0415 - stage imports ordered
         one_map = _stage._one_map.__code__
         # _one_map calls the source's read directly: the lines that do tell a read from a map call.
         _read_lines = frozenset(ins.positions.lineno for ins in dis.get_instructions(one_map)

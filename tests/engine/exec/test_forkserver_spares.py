@@ -15,10 +15,10 @@ import time
 
 import numpy as np
 
-from headrace._engine.parallel import forkserver, launch
+from headrace._engine.exec import forkserver, launch
 from headrace._engine.run import PipelineRun
-from tests.engine.parallel.test_shutdown import alive, children, still_alive
-from tests.engine.parallel.test_workers import ROOT, opts, pipeline, read_all, rows_of
+from tests.engine.exec.test_shutdown import alive, children, still_alive
+from tests.engine.exec.test_workers import ROOT, opts, pipeline, read_all, rows_of
 
 
 def spares_within(server: forkserver.ForkServer, count: int, within: float = 20.0) -> set[int]:
@@ -76,8 +76,8 @@ def test_a_killed_main_process_takes_the_spares_along():
     script = f"""
         import sys, time
         sys.path.insert(0, {ROOT!r})
-        from tests.engine.parallel.test_workers import pipeline, opts, read_all
-        from headrace._engine.parallel import forkserver
+        from tests.engine.exec.test_workers import pipeline, opts, read_all
+        from headrace._engine.exec import forkserver
         from headrace._engine.run import PipelineRun
         run = PipelineRun(pipeline(n=40, workers=2, procs=True, batch=4), 1, opts())
         read_all(run)

@@ -14,10 +14,10 @@ import time
 import numpy as np
 import pytest
 
-from headrace._engine.parallel import forkserver, launch, workers
+from headrace._engine.exec import forkserver, launch, workers
 from headrace._engine.run import PipelineRun
-from tests.engine.parallel.test_shutdown import alive, children, still_alive
-from tests.engine.parallel.test_workers import ROOT, Unpicklable, opts, pipeline, read_all, rows_of, slow
+from tests.engine.exec.test_shutdown import alive, children, still_alive
+from tests.engine.exec.test_workers import ROOT, Unpicklable, opts, pipeline, read_all, rows_of, slow
 
 
 def run_script(body: str, timeout: float = 120, env_extra: dict | None = None) -> subprocess.CompletedProcess:
@@ -88,8 +88,8 @@ def test_a_killed_main_process_takes_the_fork_server_and_its_workers_along():
     script = f"""
         import sys, time
         sys.path.insert(0, {ROOT!r})
-        from tests.engine.parallel.test_workers import pipeline, opts, slow
-        from headrace._engine.parallel import forkserver
+        from tests.engine.exec.test_workers import pipeline, opts, slow
+        from headrace._engine.exec import forkserver
         from headrace._engine.run import PipelineRun
         run = PipelineRun(pipeline(n=10000, workers=2, procs=True, fn=slow, batch=4), 1, opts())
         run.next_row()
@@ -115,7 +115,7 @@ def test_sigkill_of_the_whole_process_group_leaves_no_shared_memory():
     script = f"""
         import os, sys, time
         sys.path.insert(0, {ROOT!r})
-        from tests.engine.parallel.test_workers import Stream, pipeline, opts
+        from tests.engine.exec.test_workers import Stream, pipeline, opts
         from headrace._engine.run import PipelineRun
         run = PipelineRun(pipeline(n=100000, workers=2, procs=True, stream=True, batch=0,
                                    source=Stream(100000, 20000)), 1, opts())
@@ -214,7 +214,7 @@ def test_an_op_that_pickles_but_cannot_be_unpickled_is_named_when_the_pipeline_s
     with pytest.raises(TypeError) as info:
         launch.dumps_program(workers_program(PicklesButWontLoad()), "map operation: [PyFunc]", "spawn")
     text = str(info.value)
-    assert text.startswith("map operation: [PyFunc] (<tests.engine.parallel.test_forkserver.PicklesButWontLoad object at "), text
+    assert text.startswith("map operation: [PyFunc] (<tests.engine.exec.test_forkserver.PicklesButWontLoad object at "), text
     assert text.endswith(") cannot be sent to a worker process (start method 'spawn'): "
                          "RuntimeError: cannot be rebuilt here"), text
     workers._warned.clear()
@@ -235,8 +235,8 @@ def workers_program(fn):
 
 def test_a_single_threaded_process_forks_its_workers_itself():
     res = run_script(textwrap.dedent("""
-        from tests.engine.parallel.test_workers import pipeline, opts, read_all
-        from headrace._engine.parallel import forkserver, launch
+        from tests.engine.exec.test_workers import pipeline, opts, read_all
+        from headrace._engine.exec import forkserver, launch
         from headrace._engine.run import PipelineRun
         assert launch.single_threaded()
         run = PipelineRun(pipeline(n=40, workers=2, procs=True, batch=4), 1, opts())
@@ -310,7 +310,7 @@ def test_a_killed_fork_server_fails_its_pipelines_and_the_next_pipeline_gets_a_n
 
 
 def test_data_too_large_to_copy_is_shared_by_forking_with_a_warning(monkeypatch):
-    from headrace._engine.parallel import shm  # noqa: PLC0415
+    from headrace._engine.exec import shm  # noqa: PLC0415
 
     monkeypatch.setattr(shm, "_memory_room", lambda: 4 * 300_000)  # room for 300 kB, 1.2 MB of data
     workers._warned.clear()
