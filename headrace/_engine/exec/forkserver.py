@@ -159,7 +159,7 @@ class ForkServer:
                 raise Tainted(f"the worker fork server (pid {self.pid}) has threads after importing "
                               f"{sorted(self._preloaded)}")
             raise RuntimeError(f"the worker fork server could not start a worker: {failed[0]}")
-        return pids
+        return pids  # type: ignore[return-value]
 
     def refuse_preloads(self) -> None:
         """After :class:`Tainted`: no later server preloads the module that started threads here

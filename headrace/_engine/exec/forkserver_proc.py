@@ -170,7 +170,7 @@ class _Server:
         while len(self.spares) < self.target and _single_threaded():
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             try:
-                pid = self.fork(lambda conn=theirs, end=ours: _wait_as_spare(conn, end))
+                pid = self.fork(lambda conn=theirs, end=ours: _wait_as_spare(conn, end))  # type: ignore[misc]
             except OSError:
                 ours.close()
                 return

@@ -100,17 +100,17 @@ def _scan_modules(stream: bytes) -> list[str]:
             if name in _STRING_OPS:
                 recent.append(arg)
             elif name in _MEMO_GETS:
-                recent.append(memo.get(arg))
+                recent.append(memo.get(arg))  # type: ignore[arg-type]
             elif name == "MEMOIZE":
                 memo[len(memo)] = recent[-1] if recent else None
             elif name in ("BINPUT", "LONG_BINPUT", "PUT"):
-                memo[arg] = recent[-1] if recent else None
+                memo[arg] = recent[-1] if recent else None  # type: ignore[index]
             elif name == "STACK_GLOBAL":
                 if len(recent) >= 2 and isinstance(recent[-2], str):
                     mods.add(recent[-2])
                 recent.clear()
             elif name == "GLOBAL":
-                mods.add(arg.split(" ", 1)[0])
+                mods.add(arg.split(" ", 1)[0])  # type: ignore[union-attr]
                 recent.clear()
             else:
                 recent.clear()

@@ -181,7 +181,7 @@ class ThreadPool:
             try:
                 raise entry.exc
             finally:  # the exception will hold this frame: neither may hold it (no cycle)
-                entry.exc = entry = None
+                entry.exc = entry = None  # type: ignore[assignment]
         try:
             return entry.result
         finally:  # nor may the entry, which _execute's frame holds (nor a local here)

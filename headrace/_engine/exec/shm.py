@@ -205,7 +205,7 @@ class Slot:
             mm, ref, fd = create(name, size)  # may raise ShmFull; the old segment stays usable
             self.close(unlink_name=True)
             self.name, self.mm, self.size, self.fd = ref, mm, size, fd
-        return self.mm
+        return self.mm  # type: ignore[return-value]
 
     def close(self, unlink_name: bool = True) -> None:
         if self.mm is not None:
@@ -294,7 +294,7 @@ FRAME = "frame"  # ``spans`` = (FRAME, bytes): the message's rows are raw array 
 def payload_bytes(head: bytes, spans: Any) -> int:
     """Bytes a packed message moves (header plus what sits in the slot)."""
     if spans and spans[0] == FRAME:
-        return 64 + len(head[2]) * 24 + spans[1]  # head: the (meta, width, descs) tuple itself
+        return 64 + len(head[2]) * 24 + spans[1]  # type: ignore[arg-type] # head: the (meta, width, descs) tuple itself
     return len(head) + sum(n for _, n in spans)
 
 
@@ -345,7 +345,7 @@ def pack_rows(meta: Any, rows: Any, slot: Slot | None,
                 mm[o:o + n] = memoryview(a).cast("B")
             except ValueError:  # datetime64 / timedelta64 export no buffer: their bytes as uint8
                 mm[o:o + n] = a.reshape(-1).view(np.uint8)
-    return (meta, len(rows[0]), descs), slot.name, (FRAME, off)
+    return (meta, len(rows[0]), descs), slot.name, (FRAME, off)  # type: ignore[return-value]
 
 
 def unpack_rows(head: Any, name: str | None, spans: Any, reader: Reader | None, key: Any) -> tuple[Any, Any]:
@@ -353,7 +353,7 @@ def unpack_rows(head: Any, name: str | None, spans: Any, reader: Reader | None, 
     if not spans or spans[0] != FRAME:
         return unpack(head, name, spans, reader, key)
     meta, width, descs = head
-    mm = reader.get(key, name)
+    mm = reader.get(key, name)  # type: ignore[arg-type,union-attr]
     flat = []
     empty = np.empty
     with memoryview(mm) as mv:
@@ -373,7 +373,7 @@ def unpack(head: bytes, name: str | None, spans: tuple, reader: Reader | None, k
     """The object ``pack`` described; buffers are copied out of shared memory."""
     if name is None:
         return pickle.loads(head)
-    mm = reader.get(key, name)
+    mm = reader.get(key, name)  # type: ignore[union-attr]
     with memoryview(mm) as mv:
         bufs = [bytearray(mv[o:o + n]) for o, n in spans]
     return pickle.loads(head, buffers=bufs)

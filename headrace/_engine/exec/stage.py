@@ -54,7 +54,8 @@ class StageProgram:
     """What one task runs; picklable (cloudpickle for spawned workers).
 
     A task is ``(seed, pass, start, items, batch number)``: ``items`` are source indices when the
-    stage reads a source (an int64 array, or a ``range`` when they are consecutive), else rows; ``start`` is the pass position of the first item, which is
+    stage reads a source (an int64 array, or a ``range`` when they are consecutive), else rows;
+    ``start`` is the pass position of the first item, which is
     the index every op keys its randomness with. The result is ``(rows, error or None)``: the rows
     made before a failure, then the failure (a batch that fails yields no row).
     """
@@ -138,12 +139,12 @@ def _one_map(read: Any, m: Any, items: list, pos: int, out: list, cursor: Any) -
             for item in items:
                 try:
                     row = rd(item)
-                except Exception as e:
+                except Exception as e:  # noqa: BLE001 - a failing read is reported with its sample
                     read.fail(e, item)
                 cursor.index = pos
                 try:
                     v = fn(row[one])
-                except Exception as e:
+                except Exception as e:  # noqa: BLE001 - a failing user op is reported with its sample
                     m.fail(e, pos)
                 if type(v) is _ndarray and len(row) == 2:
                     append((v, row[1]) if at == 0 else (row[0], v))
@@ -155,7 +156,7 @@ def _one_map(read: Any, m: Any, items: list, pos: int, out: list, cursor: Any) -
             for item in items:
                 try:
                     row = rd(item)
-                except Exception as e:
+                except Exception as e:  # noqa: BLE001 - a failing read is reported with its sample
                     read.fail(e, item)
                 cursor.index = pos
                 append(apply(row, pos))
@@ -327,7 +328,7 @@ class StageIter(OpIter):
         self._per_row = mode == INLINE and self.source is None and self.batch is None
         self._maps = maps
         self._filter_fn = self.filter.spec if self.filter else None
-        self._key = tuple(id(m.node) for m in members) + (mode, workers)
+        self._key = tuple(id(m.node) for m in members) + (mode, workers)  # type: ignore[attr-defined]
         self._registry = getattr(ctx, "pools", None) if mode == PROCESSES else None
         try:
             if self._registry is not None:

@@ -61,12 +61,12 @@ def _locators() -> dict:
         from headrace._engine.exec import stage as _stage  # noqa: PLC0415 - stage imports ordered
         one_map = _stage._one_map.__code__
         # _one_map calls the source's read directly: the lines that do tell a read from a map call.
-        _read_lines = frozenset(ins.positions.lineno for ins in dis.get_instructions(one_map)
+        _read_lines = frozenset(ins.positions.lineno for ins in dis.get_instructions(one_map)  # type: ignore[union-attr]
                                 if ins.opname.startswith("LOAD") and ins.argval == "rd")
         t: dict = {one_map: _at_one_map}
         for fn in (_map.MapFn.__call__, _map.MapFn.apply, _map.MapFn.finish, _map.FilterFn.__call__):
             t[fn.__code__] = _at_map
-        for fn in (_batch.BatchFn.__call__, _batch.BatchFn._make):
+        for fn in (_batch.BatchFn.__call__, _batch.BatchFn._make):  # type: ignore[assignment]
             t[fn.__code__] = _at_batch
         t[_source.ReadFn.__call__.__code__] = _at_read
         _table = t
@@ -130,8 +130,8 @@ def locate(frame: Any, fallback_op: str) -> dict:
             loc = frames[k].f_locals
             got = _at_one_map(loc, frames[k].f_lineno) if at is _at_one_map else at(loc)
             op, cols, index, file = got
-            info.update(op=op, columns=list(cols) if cols else None, file=file,
-                        index=int(index) if index is not None else None)
+            info.update(op=op, columns=list(cols) if cols else None, file=file,  # type: ignore[arg-type]
+                        index=int(index) if index is not None else None)  # type: ignore[arg-type]
         except Exception:  # noqa: BLE001 - a frame without the expected locals: keep the fallback
             pass
         start = k + 1 if k + 1 < len(frames) else k
@@ -208,7 +208,7 @@ class _ThreadWatch:
                     check_thread_pool(pool, now)
                 except Exception:  # noqa: BLE001 - the watchdog must outlive a bad report
                     pass
-            pools = pool = None  # no reference kept while waiting: a dropped pool can be collected
+            pools = pool = None  # type: ignore[assignment] # no reference kept while waiting: a dropped pool can be collected
 
 
 def _tick(interval: float) -> float:

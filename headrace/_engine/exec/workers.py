@@ -126,7 +126,7 @@ try:
     import fcntl
     import termios
 except ImportError:  # pragma: no cover - not POSIX
-    fcntl = termios = None
+    fcntl = termios = None  # type: ignore[assignment]
 
 from headrace._engine import options as _options
 from headrace._engine.exec import forkserver, launch, shm, watchdog
@@ -370,9 +370,9 @@ class ProcessPool:
             if type(items) is list:  # rows for the workers' maps: as frames where they can be
                 head, name, spans = shm.pack_rows((seed, p, start, num), items, slot, on_full=_warn_shm_full)
             elif type(items) is range and items.step == 1:  # consecutive source indices: two ints
-                head, name, spans = (seed, p, start, num, items.start, items.stop), None, None
+                head, name, spans = (seed, p, start, num, items.start, items.stop), None, None  # type: ignore[assignment]
             else:  # source indices (an int64 array): small, in band, in this message's pickle
-                head, name, spans = ((seed, p, start, num), items), None, None
+                head, name, spans = ((seed, p, start, num), items), None, None  # type: ignore[assignment]
             try:
                 worker.task.send_bytes(pickle.dumps((seq, k, head, name, spans), protocol=5))
             except (OSError, ValueError):
@@ -514,7 +514,7 @@ class ProcessPool:
                             "the pipeline was running.")
         if hint:
             err.add_note(hint)
-        self._broken = detached(err)
+        self._broken = detached(err)  # type: ignore[assignment]
         return err
 
     # ---- shutdown (see NOTE [ worker shutdown ]) --------------------------------------------
