@@ -35,7 +35,7 @@ _zip = zip  # the module-level ``zip`` (MindSpore's name) shadows the builtin
 
 def warm_up_process_workers() -> None:
     """Starts the process that forks worker processes now (see NOTE [ worker shutdown ] in the
-    engine's workers.py), so that its start overlaps building and starting the pipeline."""
+    engine's exec/process_pool.py), so that its start overlaps building and starting the pipeline."""
     if _options.snapshot().multiprocessing_start_method == "fork":
         from headrace._engine.exec import forkserver  # noqa: PLC0415 - its import registers an exit hook
 

@@ -35,10 +35,12 @@ PRELUDE = textwrap.dedent("""
     from headrace._engine.exec import forkserver
 
     def workers():
-        # live processes this one started, but the worker fork server (it lives as long as this
-        # process, by design: see forkserver.py); the workers it forked count
+        # live processes this one started, but the worker fork server and its idle spares (they
+        # live as long as this process, by design: see forkserver.py); the workers it forked count
         server = forkserver.current()
-        return descendants(os.getpid()) - ({server.pid} if server is not None and not server.dead else set())
+        if server is None or server.dead:
+            return descendants(os.getpid())
+        return descendants(os.getpid()) - {server.pid} - server.spares
 
     def wait_gone(deadline=30):
         end = time.monotonic() + deadline

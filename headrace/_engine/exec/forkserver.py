@@ -5,7 +5,7 @@ fork stays held forever in the child (OpenCV's thread pool, a BLAS pool, a busy 
 threads, JAX). So worker processes are forked by this helper instead, started once per parent
 process from ``sys.executable`` (with ``native_threads.THREAD_ENV`` set and the parent's ``sys.path``),
 which preloads NumPy, OpenCV, cloudpickle and the headrace modules the parent has loaded, and
-then only waits on its socket. See NOTE [ worker shutdown ] in workers.py for how it fits in.
+then only waits on its socket. See NOTE [ worker shutdown ] in process_pool.py for how it fits in.
 
 Protocol (an ``AF_UNIX`` ``SOCK_SEQPACKET`` pair, one pickled tuple per message, descriptors
 as ``SCM_RIGHTS``):
@@ -54,7 +54,7 @@ JOIN_TIMEOUT = 2.0
 MAX_FDS = 8
 MAX_MESSAGE = 1 << 20  # a context message carries the environment
 PRELOAD = ("numpy", "cloudpickle", "cv2", "PIL.Image")  # when the parent has them loaded
-MINIMUM = ("numpy", "headrace._engine.exec.workers")  # what the server needs to fork workers
+MINIMUM = ("numpy", "headrace._engine.exec.process_worker")  # what the server needs to fork workers
 TAINTED = "tainted"  # the reply to a start request once the server has threads
 
 

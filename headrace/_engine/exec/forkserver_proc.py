@@ -254,7 +254,7 @@ class _Server:
 
 
 def _become_worker(cfg: dict, fds: list[int]) -> None:
-    from headrace._engine.exec.workers import program_worker_main  # noqa: PLC0415 - preloaded
+    from headrace._engine.exec.process_worker import program_worker_main  # noqa: PLC0415 - preloaded
 
     blob_fd, task_fd, res_fd = fds
     program_worker_main(blob_fd, task_fd, res_fd, cfg)

@@ -3,7 +3,7 @@
 N workers that each start a pool of all cores would oversubscribe the machine. Workers started
 from a fresh interpreter (spawned, or forked by the fork server, which starts with
 ``THREAD_ENV``) get the environment variables before NumPy loads; every worker also calls the
-libraries' own setters (see NOTE [ worker shutdown ] in workers.py, invariant 7).
+libraries' own setters (see NOTE [ worker shutdown ] in process_pool.py, invariant 7).
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ kills them (SIGKILL of a whole process group included). Without memfd (or where 
 the fd limit) a segment is a ``/dev/shm`` name with the owning pool's prefix
 (``hr<pid>_<pool>_``): the receiver unlinks it the first time it maps it, the pool's ``close()``
 and a leaving worker remove any name still carrying the prefix (see NOTE [ worker shutdown ] in
-workers.py).
+process_pool.py).
 
 Creating a segment reserves its pages (``posix_fallocate``): a full ``/dev/shm`` shows up as
 :class:`ShmFull` when the slot is created or grown, never as a SIGBUS when it is written. An

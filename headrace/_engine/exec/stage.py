@@ -364,7 +364,7 @@ class StageIter(OpIter):
 
     def _start_pool(self) -> Any:
         if self.mode == PROCESSES:
-            from headrace._engine.exec.workers import ProcessPool  # noqa: PLC0415 - heavy, rarely needed
+            from headrace._engine.exec.process_pool import ProcessPool  # noqa: PLC0415 - heavy, rarely needed
             return ProcessPool(self.program, self.workers, self.name, self.ctx.options)
         if self.mode == THREADS:
             o = self.ctx.options

@@ -14,10 +14,10 @@ import time
 import numpy as np
 import pytest
 
-from headrace._engine.exec import forkserver, launch, workers
+from headrace._engine.exec import forkserver, launch, process_pool
 from headrace._engine.run import PipelineRun
 from tests.engine.exec.test_shutdown import alive, children, still_alive
-from tests.engine.exec.test_workers import ROOT, Unpicklable, opts, pipeline, read_all, rows_of, slow
+from tests.engine.exec.test_process_pool import ROOT, Unpicklable, opts, pipeline, read_all, rows_of, slow
 
 
 def run_script(body: str, timeout: float = 120, env_extra: dict | None = None) -> subprocess.CompletedProcess:
@@ -88,7 +88,7 @@ def test_a_killed_main_process_takes_the_fork_server_and_its_workers_along():
     script = f"""
         import sys, time
         sys.path.insert(0, {ROOT!r})
-        from tests.engine.exec.test_workers import pipeline, opts, slow
+        from tests.engine.exec.test_process_pool import pipeline, opts, slow
         from headrace._engine.exec import forkserver
         from headrace._engine.run import PipelineRun
         run = PipelineRun(pipeline(n=10000, workers=2, procs=True, fn=slow, batch=4), 1, opts())
@@ -115,7 +115,7 @@ def test_sigkill_of_the_whole_process_group_leaves_no_shared_memory():
     script = f"""
         import os, sys, time
         sys.path.insert(0, {ROOT!r})
-        from tests.engine.exec.test_workers import Stream, pipeline, opts
+        from tests.engine.exec.test_process_pool import Stream, pipeline, opts
         from headrace._engine.run import PipelineRun
         run = PipelineRun(pipeline(n=100000, workers=2, procs=True, stream=True, batch=0,
                                    source=Stream(100000, 20000)), 1, opts())
@@ -187,7 +187,7 @@ def test_fork_sends_lambdas_and_closures_through_the_fork_server():
 
 
 def test_an_unpicklable_op_under_fork_warns_naming_it_and_still_runs():
-    workers._warned.clear()
+    process_pool._warned.clear()
     with pytest.warns(RuntimeWarning) as rec:
         got = rows_of(pipeline(n=8, workers=2, procs=True, fn=Unpicklable(), batch=0), epochs=1)
     msg = " ".join(str(w.message) for w in rec)
@@ -217,7 +217,7 @@ def test_an_op_that_pickles_but_cannot_be_unpickled_is_named_when_the_pipeline_s
     assert text.startswith("map operation: [PyFunc] (<tests.engine.exec.test_forkserver.PicklesButWontLoad object at "), text
     assert text.endswith(") cannot be sent to a worker process (start method 'spawn'): "
                          "RuntimeError: cannot be rebuilt here"), text
-    workers._warned.clear()
+    process_pool._warned.clear()
     with pytest.warns(RuntimeWarning, match="cannot be rebuilt here"):  # under 'fork': forked directly
         got = rows_of(pipeline(n=8, workers=2, procs=True, fn=PicklesButWontLoad(), batch=0), epochs=1)
     assert len(got) == 9 and got[-1] == "END"
@@ -235,7 +235,7 @@ def workers_program(fn):
 
 def test_a_single_threaded_process_forks_its_workers_itself():
     res = run_script(textwrap.dedent("""
-        from tests.engine.exec.test_workers import pipeline, opts, read_all
+        from tests.engine.exec.test_process_pool import pipeline, opts, read_all
         from headrace._engine.exec import forkserver, launch
         from headrace._engine.run import PipelineRun
         assert launch.single_threaded()
@@ -313,7 +313,7 @@ def test_data_too_large_to_copy_is_shared_by_forking_with_a_warning(monkeypatch)
     from headrace._engine.exec import shm  # noqa: PLC0415
 
     monkeypatch.setattr(shm, "_memory_room", lambda: 4 * 300_000)  # room for 300 kB, 1.2 MB of data
-    workers._warned.clear()
+    process_pool._warned.clear()
     big = np.arange(300_000, dtype=np.float32)
 
     def with_big(x):
@@ -340,7 +340,7 @@ def test_workers_start_in_the_parents_current_directory_and_environment(tmp_path
     monkeypatch.setenv("HR_TEST_CONTEXT", "x" * 17)
     got = rows_of(pipeline(n=3, workers=2, procs=True, fn=where_and_what, batch=0), epochs=1)
     assert [r[0] for r in got[:-1]] == [[len(str(tmp_path / "deeper")), 17]] * 3
-    assert workers.THREAD_ENV["OMP_NUM_THREADS"] == "1"
+    assert process_pool.THREAD_ENV["OMP_NUM_THREADS"] == "1"
 
 
 def test_a_process_with_threads_never_forks_itself(monkeypatch):

@@ -18,7 +18,7 @@ import numpy as np
 from headrace._engine.exec import forkserver, launch
 from headrace._engine.run import PipelineRun
 from tests.engine.exec.test_shutdown import alive, children, still_alive
-from tests.engine.exec.test_workers import ROOT, opts, pipeline, read_all, rows_of
+from tests.engine.exec.test_process_pool import ROOT, opts, pipeline, read_all, rows_of
 
 
 def spares_within(server: forkserver.ForkServer, count: int, within: float = 20.0) -> set[int]:
@@ -76,7 +76,7 @@ def test_a_killed_main_process_takes_the_spares_along():
     script = f"""
         import sys, time
         sys.path.insert(0, {ROOT!r})
-        from tests.engine.exec.test_workers import pipeline, opts, read_all
+        from tests.engine.exec.test_process_pool import pipeline, opts, read_all
         from headrace._engine.exec import forkserver
         from headrace._engine.run import PipelineRun
         run = PipelineRun(pipeline(n=40, workers=2, procs=True, batch=4), 1, opts())

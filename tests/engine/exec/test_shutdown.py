@@ -20,7 +20,7 @@ import pytest
 
 from headrace._engine.exec import forkserver, shm
 from headrace._engine.run import PipelineRun
-from tests.engine.exec.test_workers import ROOT, opts, pipeline, slow
+from tests.engine.exec.test_process_pool import ROOT, opts, pipeline, slow
 
 FORK_AND_SPAWN = ["fork", "spawn"]
 
@@ -265,7 +265,7 @@ def test_a_killed_parent_leaves_no_orphan_workers_and_no_shared_memory(method, w
     script = textwrap.dedent(f"""
         import sys, threading, time
         sys.path.insert(0, {ROOT!r})
-        from tests.engine.exec.test_workers import pipeline, opts, slow
+        from tests.engine.exec.test_process_pool import pipeline, opts, slow
         from headrace._engine.run import PipelineRun
         def start():
             run = PipelineRun(pipeline(n=10000, workers=2, procs=True, fn=slow, batch=4), 1,

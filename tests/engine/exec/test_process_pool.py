@@ -19,7 +19,7 @@ import pytest
 
 from headrace._engine import options
 from headrace._engine import plan as P
-from headrace._engine.exec import launch, native_threads, shm, stage, workers
+from headrace._engine.exec import launch, native_threads, process_pool, process_wire, shm, stage
 from headrace._engine.run import PipelineRun
 from headrace._util import rng
 
@@ -272,7 +272,7 @@ def test_a_worker_killed_before_its_segment_is_opened_is_reported_killed(monkeyp
     # The window the race opens: the server has not reported the death yet, so the pool's next
     # look at the worker still sees it alive (once).
     unreported: list[int] = []
-    real_alive = workers._Worker.alive
+    real_alive = process_pool._Worker.alive
 
     def alive_until_reported(self):
         if unreported and self.pid == unreported[0]:
@@ -281,7 +281,7 @@ def test_a_worker_killed_before_its_segment_is_opened_is_reported_killed(monkeyp
         return real_alive(self)
 
     monkeypatch.setattr(shm, "unpack_rows", kill_writer_first)
-    monkeypatch.setattr(workers._Worker, "alive", alive_until_reported)
+    monkeypatch.setattr(process_pool._Worker, "alive", alive_until_reported)
     run = PipelineRun(pipeline(n=40, workers=2, procs=True, fn=slow, batch=2), 1, opts())
     try:
         assert run.tree.pool.launcher == "server"
@@ -348,7 +348,7 @@ def test_pipes_when_shared_memory_is_off_or_short(monkeypatch):
     assert rows_of(plan, enable_shared_mem=False) == expected
     monkeypatch.setattr(shm, "_memfd", False)  # anonymous segments do not live in /dev/shm
     monkeypatch.setattr(shm, "free_bytes", lambda: 1 << 20)
-    workers._warned.clear()
+    process_pool._warned.clear()
     with pytest.warns(RuntimeWarning, match=r"/dev/shm has only 1 MiB free.*--shm-size"):
         assert rows_of(plan) == expected
 
@@ -359,7 +359,7 @@ def test_a_full_dev_shm_falls_back_to_pipes_instead_of_a_bus_error(monkeypatch):
 
     monkeypatch.setattr(shm, "create", full)
     monkeypatch.setattr(launch, "single_threaded", lambda: True)  # fork here: workers inherit the patch
-    workers._warned.clear()
+    process_pool._warned.clear()
     plan = pipeline(n=10, workers=2, procs=True, batch=5, source=Rows(10, 20000))
     with pytest.warns(RuntimeWarning, match="/dev/shm is full"):
         assert rows_of(plan) == rows_of(pipeline(n=10, batch=5, source=Rows(10, 20000)))
@@ -392,7 +392,7 @@ def test_many_workers_and_deep_prefetch_under_a_low_fd_limit():
         import os, resource, sys
         sys.path.insert(0, {ROOT!r})
         resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
-        from tests.engine.exec.test_workers import pipeline, opts, read_all
+        from tests.engine.exec.test_process_pool import pipeline, opts, read_all
         from headrace._engine.run import PipelineRun
         runs = [PipelineRun(pipeline(n=200, workers=12, procs=True, batch=2), 1, opts(), prefetch=256)
                 for _ in range(3)]
@@ -509,7 +509,7 @@ def test_a_per_batch_map_marked_for_processes_runs_in_worker_processes():
 def test_close_does_not_hang_on_a_sender_blocked_by_a_full_pipe(monkeypatch):
     # Pipes transport, 1.2 MB rows, 4 KiB pipes, and a worker that stops reading (SIGSTOP): the
     # prefetch thread blocks writing the next task while holding the pool's lock.
-    monkeypatch.setattr(workers, "PIPE_SIZE", 4096)
+    monkeypatch.setattr(process_wire, "PIPE_SIZE", 4096)
     plan = pipeline(n=64, workers=1, procs=True, stream=True, batch=0, source=Stream(64, 300_000))
     run = PipelineRun(plan, 1, opts(enable_shared_mem=False), prefetch=64)
     run.next_row()
