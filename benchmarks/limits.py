@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from . import w2
-from .suite import Config
+from .config import Config
 
 
 def _cv2_bgr(b):
@@ -78,7 +78,7 @@ def _hr_rcdr(b):
 
 def _hr_rcdr_whole(b):
     """RandomCropDecodeResize as without the C extension: it decodes the whole image."""
-    from headrace.dataset.vision._kernels import decode as dec
+    from headrace._image import decode as dec
     saved, dec._jpegregion = dec._jpegregion, None
     try:
         return _hr_ops()[2](b)

@@ -3,9 +3,10 @@ at, and the interpreter + runner module that runs each system."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from . import harness, limits, w1, w2, w3, wtext
+from .config import Config
 
-from . import harness
+__all__ = ["BENCH_PY", "BENCH_VENV", "Config", "ORACLE_PY", "SYSTEMS", "UNITS", "configs"]
 
 ORACLE_PY = os.path.join(harness.ROOT, ".cache", "oracle", "bin", "python")
 BENCH_VENV = os.path.join(harness.ROOT, ".cache", "bench", "venv")
@@ -23,17 +24,5 @@ SYSTEMS = {
 UNITS = {"w1": "rows/s", "w2": "images/s", "w3": "MB/s", "limits": "images/s", "text": "reviews/s"}
 
 
-@dataclass(frozen=True)
-class Config:
-    workload: str
-    system: str
-    variant: str
-    workers: tuple[int, ...] = (1, 2)   # (0,) = not applicable / in-process
-    items: int = 0                      # W1 rows or W3 records per epoch; 0 = the spec's size
-    compare: str | None = None          # headrace variant this row's ratio is taken against
-    note: str = ""
-
-
 def configs() -> list[Config]:
-    from . import limits, w1, w2, w3, wtext
     return [*w1.CONFIGS, *w2.CONFIGS, *w3.CONFIGS, *limits.CONFIGS, *wtext.CONFIGS]

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from .suite import Config
+from .config import Config
 
 N = 200_000
 BATCH = 256

@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from .suite import Config
+from .config import Config
 
 COUNT = 2000
 QUICK_COUNT = 256

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from .suite import Config
+from .config import Config
 
 ROWS = 20_000
 RECORD = 102_400

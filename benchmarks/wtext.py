@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from .suite import Config
+from .config import Config
 
 N = 25_000
 BATCH = 32

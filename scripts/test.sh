@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command: installs headrace with its test extras, sets up the MindSpore oracle for the
-# compat tests (cached in .cache/oracle), and runs the whole suite.
+# The test command: installs headrace with its test extras, runs the gates (ruff, mypy; the import
+# contract is tests/test_layers.py), sets up the MindSpore oracle for the compat tests (cached in
+# .cache/oracle), and runs the whole suite. Any gate that fails stops the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/system_deps.sh  # may install libjpeg headers (system packages); says so on stderr
@@ -11,6 +12,8 @@ python3 -m pip install -q --disable-pip-version-check "torch==2.13.0" \
   || echo "test.sh: torch 2.13.0 is not installable here: tests/torch skip" >&2
 python3 -m pip install -q --disable-pip-version-check orbax-checkpoint \
   || echo "test.sh: orbax-checkpoint is not installable here: the Orbax handler's test skips" >&2
+python3 -m ruff check headrace benchmarks tests   # rules in pyproject.toml [tool.ruff]
+python3 -m mypy                                  # strict on the typed layers, see [tool.mypy]
 bash scripts/oracle_env.sh
 export HEADRACE_REQUIRE_ORACLE=1
 # With libjpeg-turbo's headers present the region decoder must have been built (a test checks).

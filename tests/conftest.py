@@ -5,17 +5,17 @@ import time
 
 import pytest
 
-from headrace._engine import options
 from headrace._util import rng
+from headrace.dataset.core import config
 
 
 @pytest.fixture(autouse=True)
 def _fresh_config():
     """Every test starts from default settings and leaves none behind."""
-    options.reset()
+    config._reset()
     rng.seed_eager(None)
     yield
-    options.reset()
+    config._reset()
 
 
 # This run's processes: pytest's own and every process started through subprocess.Popen (the

@@ -23,9 +23,20 @@ def plain(v):
     return v
 
 
+def state_shape(value):
+    """The structure of a state without its values: dict keys, and the kind of each leaf (a shuffle's
+    "next" is None until its pass has ended, then a dict: both count as one kind)."""
+    if isinstance(value, dict):
+        if set(value) == {"seed", "draws"}:
+            return "stream"
+        return {k: state_shape(v) for k, v in value.items()}
+    return "stream" if value is None else type(value).__name__
+
+
 def assert_resume_equivalence(dataset, num_epochs=2, stride=1):
     """Saves the state before every ``stride``-th step (epoch boundaries included), restores it into
-    a fresh iterator, and checks that the rest of the output equals the uninterrupted run."""
+    a fresh iterator, and checks that the rest of the output equals the uninterrupted run. Every
+    state has the same shape (the same keys at every step)."""
     full = []
     states = []
     it = dataset.create_tuple_iterator(num_epochs=num_epochs, output_numpy=True)
@@ -39,6 +50,8 @@ def assert_resume_equivalence(dataset, num_epochs=2, stride=1):
                 break
             full.append([plain(v) for v in r])
     it.stop()
+    shapes = {json.dumps(state_shape(s), sort_keys=True) for _, s in states}
+    assert len(shapes) == 1, f"the state changes shape from step to step: {sorted(shapes)}"
     for pos, state in states[::stride]:
         fresh = dataset.create_tuple_iterator(num_epochs=num_epochs, output_numpy=True)
         fresh.set_state(state)

@@ -1,6 +1,6 @@
 """Plan -> iterator tree. Each call builds fresh iterators, so one plan serves many iterators.
 
-Sources read by index, maps, filters and batches are grouped into stages (``parallel/stage.py``)
+Sources read by index, maps, filters and batches are grouped into stages (``exec/stage.py``)
 that run serially, on threads or in worker processes; the other ops are built one by one.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from headrace._engine.ops.repeat import RepeatIter
 from headrace._engine.ops.shuffle import ShuffleIter
 from headrace._engine.ops.slice import SkipIter, TakeIter
 from headrace._engine.ops.source import StreamIter
-from headrace._engine.parallel.stage import build_stage, plan_stage
+from headrace._engine.exec.stage import build_stage, plan_stage
 
 _UNARY: dict[type, Callable[..., OpIter]] = {
     P.BucketBatchNode: BucketBatchIter,

@@ -1,9 +1,17 @@
-"""Pipeline settings held in one immutable object; an iterator takes a snapshot when created."""
+"""The engine's execution settings, held in one immutable object; an iterator takes a snapshot
+when it is created, and a worker process installs its iterator's snapshot.
+
+Only what the engine (or a kernel it runs in a worker) reads lives here: the seed, worker counts
+and modes, prefetch depth, shared memory, the stall/timeout limits and the decode limits. The
+settings MindSpore has but the engine never reads are kept by ``headrace.dataset.core.config``.
+"""
 from __future__ import annotations
 
 import dataclasses
 import os
 import threading
+
+from headrace._image import limits as _image_limits
 
 
 def _default_workers() -> int:
@@ -15,28 +23,12 @@ class Options:
     seed: int | None = None                      # None: unseeded (a fresh seed per iterator)
     num_parallel_workers: int = dataclasses.field(default_factory=_default_workers)
     prefetch_size: int = 16
-    monitor_sampling_interval: int = 1000
-    callback_timeout: int = 60
     enable_shared_mem: bool = True
-    auto_num_workers: bool = False
     multiprocessing_timeout_interval: int = 300  # seconds before a stuck worker task is reported
     worker_timeout: float = 0                     # seconds before it is an error (0: never); headrace's own
     multiprocessing_start_method: str = "fork"
-    error_samples_mode: int = 0
-    debug_mode: bool = False
-    enable_watchdog: bool = True
-    enable_autotune: bool = False
-    autotune_interval: int = 0
-    numa_enable: bool = False
-    fast_recovery: bool = True
-    dynamic_shape: bool = False
-    auto_offload: bool = False
-    iterator_do_copy: bool = False
-    iterator_parallel_convert: bool = False
-    video_backend: str = "CPU"
-    sending_batches: int = 0
-    # headrace only: image decoding (ds.config.set_max_image_pixels / set_strict_decode)
-    max_image_pixels: int | None = 89_478_485   # Pillow's MAX_IMAGE_PIXELS; None: no limit
+    # the decode limits: carried to worker processes, published to headrace._image.limits
+    max_image_pixels: int | None = _image_limits.DEFAULT_MAX_IMAGE_PIXELS  # None: no limit
     strict_decode: bool = False                 # a JPEG whose data ends early: error, not warning
 
 
@@ -52,7 +44,13 @@ def snapshot() -> Options:
 def update(**changes: object) -> None:
     global _current
     with _lock:
-        _current = dataclasses.replace(_current, **changes)
+        _current = dataclasses.replace(_current, **changes)  # type: ignore[arg-type]
+        _publish(_current)
+
+
+def _publish(o: Options) -> None:
+    """Hands the decode limits to the image kernels (which do not import the engine)."""
+    _image_limits.configure(o.max_image_pixels, o.strict_decode)
 
 
 def to_plain(o: Options) -> dict:
@@ -71,3 +69,4 @@ def reset() -> None:
     global _current
     with _lock:
         _current = Options()
+        _publish(_current)

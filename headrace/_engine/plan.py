@@ -149,7 +149,8 @@ class SkipNode(Node):
 class ZipNode(Node):
     def size(self) -> int | None:
         sizes = [c.size() for c in self.children]
-        return None if None in sizes else min(sizes)
+        known = [s for s in sizes if s is not None]
+        return None if len(known) < len(sizes) else min(known)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -174,7 +175,8 @@ class ConcatNode(Node):
         if self.interleave is not None:
             return sum(self.interleave)
         sizes = [c.size() for c in self.children]
-        return None if None in sizes else sum(sizes)
+        known = [s for s in sizes if s is not None]
+        return None if len(known) < len(sizes) else sum(known)
 
 
 def shard_count(rows: int, num_shards: int, shard_id: int) -> int:

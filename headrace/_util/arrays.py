@@ -8,7 +8,7 @@ import numpy as np
 _ndarray = np.ndarray
 
 
-def to_array(value: Any) -> np.ndarray:
+def to_array(value: Any) -> np.ndarray | dict:
     """Converts one column value with MindSpore's rules (as under NumPy 1).
 
     int -> int64, float -> float64, bool -> bool, str -> '<U', bytes -> '|S', list/tuple -> array,
@@ -48,6 +48,3 @@ def to_array(value: Any) -> np.ndarray:
 def _all_python_ints(value: Any) -> bool:
     return all(isinstance(v, int) or (isinstance(v, (list, tuple)) and _all_python_ints(v)) for v in value)
 
-
-def row_to_arrays(values: tuple | list) -> tuple:
-    return tuple(to_array(v) for v in values)

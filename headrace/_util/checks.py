@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numbers
 import os
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
@@ -41,24 +41,35 @@ def check_int(value: Any, name: str) -> int:
     return int(value)
 
 
-def check_range(value: Any, bounds: tuple[float, float], name: str, *, left_open: bool = False,
+def check_range(value: Any, bounds: Sequence[float], name: str = "", *, left_open: bool = False,
                 right_open: bool = False) -> None:
-    """Raises ValueError unless ``bounds[0] <= value <= bounds[1]`` (ends open as asked)."""
-    lo, hi = bounds
+    """Raises ValueError unless ``bounds[0] <= value <= bounds[1]`` (ends open as asked).
+
+    Example:
+        >>> check_range(0, (1, 5), "count")
+        Traceback (most recent call last):
+            ...
+        ValueError: Input count is not within the required interval of [1, 5].
+    """
+    lo, hi = bounds[0], bounds[1]
     bad = value < lo or value > hi or (left_open and value == lo) or (right_open and value == hi)
     if bad:
         left, right = "(" if left_open else "[", ")" if right_open else "]"
-        raise ValueError(f"Input {name} is not within the required interval of {left}{lo}, {hi}{right}.")
+        label = f"{name} " if name else ""
+        raise ValueError(f"Input {label}is not within the required interval of {left}{lo}, {hi}{right}.")
 
 
-def check_pos_int32(value: Any, name: str, *, allow_zero: bool = False) -> int:
+def check_pos_int32(value: Any, name: str = "", *, allow_zero: bool = False, exact_int: bool = False) -> int:
+    """Checks a positive (or, with ``allow_zero``, non-negative) int32; returns it as a Python int.
+
+    ``exact_int`` accepts only Python ints, as MindSpore's transforms do (the dataset API also takes
+    NumPy integers).
+    """
+    if exact_int:
+        check_type(value, int, name)
     value = check_int(value, name)
     check_range(value, (0 if allow_zero else 1, INT32_MAX), name)
     return value
-
-
-def check_non_negative_int(value: Any, name: str) -> int:
-    return check_pos_int32(value, name, allow_zero=True)
 
 
 WORKERS_PER_CPU = 4   # more workers than CPUs is allowed (with a warning) up to this many per CPU,
@@ -102,11 +113,6 @@ def check_bool(value: Any, name: str) -> bool:
     return value
 
 
-def check_callable(value: Any, name: str) -> None:
-    if not callable(value):
-        raise TypeError(f"{name} is not callable, but got {type(value)}.")
-
-
 def check_columns(columns: Any, name: str, *, allow_none: bool = True) -> list[str] | None:
     """Normalises a column argument (a str or a list of str) to a list; None passes through."""
     if columns is None:
@@ -143,13 +149,3 @@ def check_shard(num_shards: Any, shard_id: Any) -> tuple[int | None, int | None]
     check_range(shard_id, (0, num_shards - 1), "shard_id")
     return num_shards, shard_id
 
-
-def check_sizes_list(values: Sequence[Any], name: str) -> None:
-    for i, v in enumerate(values):
-        check_int(v, f"{name}[{i}]")
-
-
-def one_of(value: Any, accepted: Iterable[Any], name: str) -> None:
-    accepted = list(accepted)
-    if value not in accepted:
-        raise ValueError(f"Input {name} should be one of {accepted}, but got {value!r}.")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import os
 import traceback
-from typing import Sequence
+from typing import Any, Sequence
 
 RULE = "-" * 66
 USER_HEADLINE = "Exception thrown from user defined Python function in dataset. "
@@ -92,11 +92,11 @@ class PipelineError(RuntimeError):
         err.__cause__ = self.__cause__
         return err
 
-    def __reduce__(self):  # keep picklable across worker processes
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # keep picklable across worker processes
         return (_rebuild, (self.op, self.detail, self.columns, self.index, self.file, self.python_stack))
 
 
-def _rebuild(op, detail, columns, index, file, python_stack) -> PipelineError:
+def _rebuild(op: str, detail: str, columns: Any, index: Any, file: Any, python_stack: Any) -> PipelineError:
     return PipelineError(op, detail, columns=columns, index=index, file=file, python_stack=python_stack)
 
 
@@ -183,12 +183,13 @@ class WorkerTimeoutError(PipelineError):
                   "ds.config.set_worker_timeout(seconds) (0 turns it off).")
         super().__init__(op, detail, columns=columns, index=index, file=file, python_stack=python_stack)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (_rebuild_timeout, (self.op, self.seconds, self.columns, self.index, self.file, self.pid,
                                    self.thread, self.python_stack))
 
 
-def _rebuild_timeout(op, seconds, columns, index, file, pid, thread, python_stack) -> WorkerTimeoutError:
+def _rebuild_timeout(op: str, seconds: float, columns: Any, index: Any, file: Any, pid: Any, thread: Any,
+                     python_stack: Any) -> WorkerTimeoutError:
     return WorkerTimeoutError(op, seconds, columns=columns, index=index, file=file, pid=pid, thread=thread,
                               python_stack=python_stack)
 

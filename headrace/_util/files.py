@@ -66,5 +66,5 @@ def read_regular(path: str, offset: int = 0, length: int = -1) -> bytes:
         if offset:
             f.seek(offset)
         if length < 0:
-            return f.readall()
+            return f.readall()  # type: ignore[attr-defined]  # a raw (unbuffered) file
         return f.read(length) if length else b""

@@ -14,7 +14,10 @@ Twisters and distributions, compiled with GCC 9 (libstdc++ 9). Users who call
 * :func:`uniform_canonical` -- ``std::generate_canonical<double, 53>`` (two 32-bit words per double),
   used by ``std::discrete_distribution`` and ``std::exponential_distribution``.
 * :class:`MT19937_64` -- ``std::mt19937_64``, with a vectorised twist so a draw costs a list lookup.
-* :class:`BufferShuffler` -- the buffer shuffle of ``Dataset.shuffle(buffer_size)``.
+* :func:`buffer_take` / :func:`buffer_shuffle` -- the buffer shuffle of ``Dataset.shuffle(buffer_size)``
+  and of file-based sources (the one kernel both use).
+* :class:`MinStd0` / :func:`minstd_shuffle` -- ``std::minstd_rand0`` and ``std::shuffle`` over it,
+  which MindSpore's MindRecord samplers use.
 
 All functions here are pure: the same seed gives the same stream on every platform and NumPy
 version. They never touch NumPy's or Python's global random state.
@@ -32,8 +35,8 @@ M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
 
 __all__ = [
-    "BufferShuffler", "MT19937", "MT19937_64", "chained_shuffle", "shuffle_permutation",
-    "shuffle_permutation_with", "uniform_canonical",
+    "MT19937", "MT19937_64", "MinStd0", "buffer_shuffle", "buffer_take", "chained_shuffle",
+    "minstd_shuffle", "shuffle_permutation", "shuffle_permutation_with", "uniform_canonical",
 ]
 
 
@@ -377,161 +380,157 @@ class MT19937_64:
 
 
 # --------------------------------------------------------------------------------------------
-# Dataset.shuffle(buffer_size)
+# Dataset.shuffle(buffer_size) and the buffer shuffle of file-based sources
 # --------------------------------------------------------------------------------------------
 
-class BufferShuffler:
-    """MindSpore's buffer shuffle, driven one item at a time.
-
-    The buffer takes the first ``buffer_size`` items of an epoch. After that each new item first
-    makes the shuffler emit one: a slot is drawn as ``mt19937_64() % live_items``, its item is
-    emitted, the last item moves into the hole and the new item goes to the end. When the epoch's
-    input ends, the rest is drained the same way, the buffer shrinking by one per draw. Epochs
-    continue the same generator (MindSpore reshuffles each epoch that way), or restart it from the
-    seed when ``reshuffle_each_epoch`` is False.
-
-    Drive it like this (``parent_epoch`` yields one epoch of input)::
-
-        for item in parent_epoch:
-            if shuffler.full:
-                yield shuffler.pop()
-            shuffler.push(item)
-        while shuffler:
-            yield shuffler.pop()
-        shuffler.end_epoch()
-
-    State: :meth:`get_state` is small and JSON-able (seed, draws, and the epoch position as
-    counts). Buffered items are not part of it: :meth:`set_state` puts the shuffler at the start
-    of the saved epoch, and :meth:`fast_forward` replays that epoch's input (from its start) up
-    to the saved position, discarding what was already emitted.
+def buffer_take(buf: list[Any], rng: MT19937_64) -> Any:
+    """One step of MindSpore's buffer shuffle: draws a slot as ``mt19937_64() % len(buf)``, takes
+    its item out and moves the last item into the hole (the caller then appends the next input).
 
     Example:
-        >>> sh = BufferShuffler(4, seed=1)
-        >>> out = []
-        >>> for x in range(10):
-        ...     if sh.full:
-        ...         out.append(sh.pop())
-        ...     sh.push(x)
-        >>> while sh:
-        ...     out.append(sh.pop())
-        >>> out
+        >>> buf = [0, 1, 2, 3]
+        >>> buffer_take(buf, MT19937_64(1)), buf
+        (0, [3, 1, 2])
+    """
+    slot = rng.below(len(buf))
+    item = buf[slot]
+    last = buf.pop()
+    if slot < len(buf):
+        buf[slot] = last
+    return item
+
+
+def buffer_shuffle(rows: list[Any], size: int, rng: MT19937_64) -> list[Any]:
+    """MindSpore's buffer shuffle of ``rows`` with a buffer of ``size`` rows, drawing from ``rng``:
+    the buffer takes the first ``size`` rows, then each draw emits one and takes in the next row.
+
+    Example:
+        >>> buffer_shuffle(list(range(10)), 4, MT19937_64(1))
         [0, 2, 4, 5, 3, 1, 7, 9, 6, 8]
     """
+    n = len(rows)
+    buf = rows[:size]
+    nxt = len(buf)
+    out: list[Any] = []
+    append = out.append
+    while buf:
+        append(buffer_take(buf, rng))
+        if nxt < n:
+            buf.append(rows[nxt])
+            nxt += 1
+    return out
 
-    STATE_VERSION = 1
 
-    __slots__ = ("buffer_size", "reshuffle_each_epoch", "_rng", "_buf", "_pushed", "_emitted",
-                 "_epoch_draws", "_target")
+# ---------------------------------------------------------------------------------------------
+# minstd_rand0 and libstdc++'s std::shuffle over it
+# ---------------------------------------------------------------------------------------------
 
-    def __init__(self, buffer_size: int, seed: int, *, reshuffle_each_epoch: bool = True) -> None:
-        if buffer_size < 1:
-            raise ValueError(f"buffer_size must be positive, but got {buffer_size}.")
-        self.buffer_size = int(buffer_size)
-        self.reshuffle_each_epoch = bool(reshuffle_each_epoch)
-        self._rng = MT19937_64(seed)
-        self._buf: list[Any] = []
-        self._pushed = 0
-        self._emitted = 0
-        self._epoch_draws = 0
-        self._target: tuple[int, int] | None = None
+_M = 2147483647          # 2**31 - 1
+_A = 16807
+_RANGE = _M - 2          # g.max() - g.min() = (2**31 - 2) - 1
 
-    @property
-    def seed(self) -> int:
-        return self._rng.seed
 
-    @property
-    def full(self) -> bool:
-        """True when the next input item must wait for an item to be emitted."""
-        return len(self._buf) >= self.buffer_size
+class MinStd0:
+    """``std::minstd_rand0`` (``std::default_random_engine`` of libstdc++): x <- 16807 x mod (2**31 - 1)."""
 
-    def __len__(self) -> int:
-        return len(self._buf)
+    _BLOCK = 4096
 
-    def __bool__(self) -> bool:
-        return bool(self._buf)
+    def __init__(self, seed: int) -> None:
+        s = int(seed) % _M
+        self._x = 1 if s == 0 else s
+        self._buf = np.zeros(0, dtype=np.int64)
+        self._pos = 0
 
-    def push(self, item: Any) -> None:
-        """Adds one input item (the buffer must not be full)."""
-        if len(self._buf) >= self.buffer_size:
-            raise RuntimeError("BufferShuffler.push: the buffer is full; pop() an item first.")
-        self._buf.append(item)
-        self._pushed += 1
+    def _fill(self, count: int) -> np.ndarray:
+        """The next ``count`` outputs minus ``g.min()`` (i.e. in [0, _RANGE]), vectorised by blocks."""
+        out = np.empty(count, dtype=np.int64)
+        x = self._x
+        first = min(count, self._BLOCK)
+        for k in range(first):
+            x = (x * _A) % _M
+            out[k] = x
+        if count > first:
+            step = pow(_A, self._BLOCK, _M)
+            for start in range(self._BLOCK, count, self._BLOCK):
+                end = min(start + self._BLOCK, count)
+                out[start:end] = (out[start - self._BLOCK:end - self._BLOCK] * step) % _M
+        self._x = int(out[-1]) if count else x
+        return out - 1
 
-    def pop(self) -> Any:
-        """Emits one buffered item, chosen by the next draw."""
-        buf = self._buf
-        if not buf:
-            raise IndexError("BufferShuffler.pop: the buffer is empty.")
-        slot = self._rng.next() % len(buf)
-        item = buf[slot]
-        last = buf.pop()
-        if slot < len(buf):
-            buf[slot] = last
-        self._emitted += 1
-        return item
+    def words(self, count: int) -> np.ndarray:
+        have = self._buf[self._pos:self._pos + count]
+        self._pos += len(have)
+        if len(have) == count:
+            return have
+        return np.concatenate([have, self._fill(count - len(have))])
 
-    def end_epoch(self) -> None:
-        """Starts the next epoch (call it after draining the buffer)."""
-        if self._buf:
-            raise RuntimeError(f"BufferShuffler.end_epoch: {len(self._buf)} items are still buffered.")
-        if not self.reshuffle_each_epoch:
-            self._rng = MT19937_64(self._rng.seed)
-        self._pushed = 0
-        self._emitted = 0
-        self._epoch_draws = self._rng.draws
+    def unread(self, words: np.ndarray) -> None:
+        self._buf = np.concatenate([words, self._buf[self._pos:]])
+        self._pos = 0
 
-    def get_state(self) -> dict[str, Any]:
-        """A JSON-able snapshot: the generator position and the position in the epoch."""
-        return {"version": self.STATE_VERSION, "buffer_size": self.buffer_size,
-                "seed": self._rng.seed, "epoch_draws": self._epoch_draws,
-                "pushed": self._pushed, "emitted": self._emitted}
+    def uniform(self, high: int) -> int:
+        """``std::uniform_int_distribution(0, high)`` over this engine (libstdc++ 9, down-scaling)."""
+        span = high + 1
+        scaling = _RANGE // span
+        past = span * scaling
+        while True:
+            w = int(self.words(1)[0])
+            if w < past:
+                return w // scaling
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        """Restores a snapshot at the start of its epoch; call :meth:`fast_forward` next.
 
-        Until the replay is done, :attr:`pending` is True.
-        """
-        if state.get("version") != self.STATE_VERSION:
-            raise ValueError(f"Unsupported BufferShuffler state version: {state.get('version')!r}.")
-        if int(state["buffer_size"]) != self.buffer_size:
-            raise ValueError(f"The state was saved with buffer_size {state['buffer_size']}, "
-                             f"but this shuffler has buffer_size {self.buffer_size}.")
-        self._rng = MT19937_64(int(state["seed"]))
-        self._rng.skip(int(state["epoch_draws"]))
-        self._epoch_draws = int(state["epoch_draws"])
-        self._buf = []
-        self._pushed = 0
-        self._emitted = 0
-        self._target = (int(state["pushed"]), int(state["emitted"]))
+def minstd_shuffle(n: int, seed: int) -> np.ndarray:
+    """The permutation ``std::shuffle`` of ``n`` items applies with ``std::default_random_engine(seed)``.
 
-    @property
-    def pending(self) -> bool:
-        """True after :meth:`set_state` until :meth:`fast_forward` has replayed the epoch."""
-        return self._target is not None
+    ``std::shuffle(a, engine)`` leaves ``a`` equal to ``a[minstd_shuffle(len(a), seed)]``.
+    """
+    if n <= 1:
+        return np.arange(max(n, 0), dtype=np.int64)
+    gen = MinStd0(seed)
+    if _RANGE // n >= n:           # libstdc++ draws two positions from one number
+        # for i = first, first + 2, ... < n: x = uniform(0, (i + 1) * (i + 2) - 1), then
+        # j[i] = x // (i + 2), j[i + 1] = x % (i + 2); vectorised with rejections re-done chunk by chunk
+        j = np.zeros(n, dtype=np.int64)
+        first = 1
+        if n % 2 == 0:
+            j[1] = gen.uniform(1)
+            first = 2
+        pos = np.arange(first, n, 2, dtype=np.int64)
+        b1 = pos + 2
+        span = (pos + 1) * b1
+        scaling = _RANGE // span
+        past = span * scaling
+        x = _uniform_draws(gen, past, scaling)
+        j[pos] = x // b1
+        j[pos + 1] = x % b1
+        return _apply_swaps(j)
+    # one position per number
+    span = np.arange(2, n + 1, dtype=np.int64)
+    scaling = _RANGE // span
+    past = span * scaling
+    j = np.zeros(n, dtype=np.int64)
+    j[1:] = _uniform_draws(gen, past, scaling)
+    return _apply_swaps(j)
 
-    def fast_forward(self, epoch_items: Iterator[Any]) -> None:
-        """Replays the restored epoch's input from its start up to the saved position.
 
-        Reads exactly as many items from ``epoch_items`` as the saved shuffler had read, and
-        discards the items it had emitted; afterwards the caller goes on reading the same
-        iterator as usual.
-        """
-        target = self._target
-        if target is None:
-            return
-        pushed, emitted = target
-        while self._pushed < pushed or self._emitted < emitted:
-            if self._pushed < pushed and not self.full:
-                try:
-                    item = next(epoch_items)
-                except StopIteration:
-                    raise RuntimeError(
-                        f"BufferShuffler.fast_forward: the input ended after {self._pushed} items, "
-                        f"but the saved state had read {pushed}.") from None
-                self.push(item)
-            elif self._emitted < emitted and self._buf:
-                self.pop()
-            else:
-                raise RuntimeError("BufferShuffler.fast_forward: the saved state is inconsistent "
-                                   f"(pushed={pushed}, emitted={emitted}, buffer_size={self.buffer_size}).")
-        self._target = None
+def _uniform_draws(gen: MinStd0, past: np.ndarray, scaling: np.ndarray) -> np.ndarray:
+    """One ``uniform`` draw per entry, in order: entry i takes the next word below ``past[i]``,
+    divided by ``scaling[i]``; a rejected word is dropped and the entry draws again. Vectorised
+    by chunks: the words after a rejection are put back and re-drawn."""
+    count = len(past)
+    x = np.empty(count, dtype=np.int64)
+    t = 0
+    chunk = 1 << 16
+    while t < count:
+        end = min(t + chunk, count)
+        w = gen.words(end - t)
+        bad = w >= past[t:end]
+        if not bad.any():
+            x[t:end] = w // scaling[t:end]
+            t = end
+            continue
+        k = int(bad.argmax())
+        x[t:t + k] = w[:k] // scaling[t:t + k]
+        gen.unread(w[k + 1:])
+        t += k
+    return x

@@ -57,14 +57,25 @@ class SampleContext:
 class IndexSampler(Protocol):
     """A pure plan of the source indices one pass reads, in order."""
 
-    def num_samples(self, num_rows: int) -> int:
+    def num_samples(self, num_rows: int, labels: Any = None) -> int:
         """Rows one pass yields for a source of ``num_rows`` rows (without reading anything)."""
 
     def indices(self, ctx: SampleContext) -> np.ndarray:
         """The indices of pass ``ctx.pass_index`` as an int64 array; a pure function of ctx."""
 
 
-class Stateful(Protocol):
-    def get_state(self) -> dict[str, Any]: ...
+class BatchInfo:
+    """What a callable batch size or a per_batch_map learns about the batch being built (the engine
+    makes it; ``headrace.dataset.BatchInfo`` is this class)."""
 
-    def set_state(self, state: dict[str, Any]) -> None: ...
+    __slots__ = ("_batch_num", "_epoch_num")
+
+    def __init__(self, batch_num: int, epoch_num: int) -> None:
+        self._batch_num = batch_num
+        self._epoch_num = epoch_num
+
+    def get_batch_num(self) -> int:
+        return self._batch_num
+
+    def get_epoch_num(self) -> int:
+        return self._epoch_num

@@ -7,11 +7,11 @@ Examples:
     [[2, 4], [6]]
 """
 from headrace.dataset import core, text, transforms, vision
-from headrace.dataset import dataloader  # MindSpore 2.10 imports it with mindspore.dataset
+from headrace.dataset import dataloader  # noqa: F401 - MindSpore 2.10 imports it with mindspore.dataset
 from headrace.dataset._datasets import (
     BatchDataset, BatchInfo, BucketBatchByLengthDataset, ConcatDataset, Dataset, FilterDataset, FlatMapDataset,
     MapDataset, PaddedBatchDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset, SkipDataset,
-    TakeDataset, ZipDataset, zip,
+    TakeDataset, ZipDataset, zip,  # noqa: A004 - MindSpore's ds.zip
 )
 from headrace.dataset._iterators import DictIterator, TupleIterator
 from headrace.dataset._schema import Schema

@@ -33,11 +33,12 @@ import numpy as np
 
 from headrace._engine import plan as P
 from headrace._engine.ops.combine import COLUMNS_DIFFER
+from headrace._util.errors import PipelineError
+from headrace.dataset.samplers import DistributedSampler, RandomSampler, SubsetSampler
 
 
 def check_columns(concat: Any) -> tuple[str, ...]:
     """The columns of a concat; RuntimeError (and ValueError) if the children's columns differ."""
-    from headrace._util.errors import PipelineError  # noqa: PLC0415
     plans = [c._plan for c in concat.children]
     first = tuple(plans[0].columns)
     for p in plans[1:]:
@@ -46,10 +47,11 @@ def check_columns(concat: Any) -> tuple[str, ...]:
     return first
 
 
-def use_concat_sampler(concat: Any, sampler: Any) -> None:
-    """Checks ``sampler`` (and the children) as MindSpore does and keeps it on ``concat``."""
-    from headrace.dataset._datasets import BatchDataset, ConcatDataset  # noqa: PLC0415
-    from headrace.dataset.samplers import DistributedSampler, RandomSampler  # noqa: PLC0415
+def use_concat_sampler(concat: Any, sampler: Any, batch_type: type) -> None:
+    """Checks ``sampler`` (and the children) as MindSpore does and keeps it on ``concat``.
+
+    ``batch_type`` is ``BatchDataset`` (passed in: this module sits below the dataset classes).
+    """
     if not isinstance(sampler, (DistributedSampler, RandomSampler)):
         raise TypeError(f"The parameter {sampler} of concat must be DistributedSampler or RandomSampler!")
     if isinstance(sampler, RandomSampler):
@@ -58,7 +60,7 @@ def use_concat_sampler(concat: Any, sampler: Any) -> None:
         if sampler.get_num_samples() is not None:
             raise ValueError("The parameter num_samples of RandomSampler is not support to be set!")
         _keep(concat, sampler)
-        _give_nested(concat, sampler, ConcatDataset)
+        _give_nested(concat, sampler, type(concat), batch_type)
         return
     if sampler.is_shuffled():
         raise ValueError("The parameter shuffle of DistributedSampler must be False!")
@@ -67,7 +69,7 @@ def use_concat_sampler(concat: Any, sampler: Any) -> None:
     for child in concat.children:
         if getattr(child, "num_samples", None) is not None and _reads_by_index(child):
             raise ValueError(f"The parameter NumSamples of {child} is not support to be set!")
-        if isinstance(child, BatchDataset):
+        if isinstance(child, batch_type):
             raise TypeError(f"The parameter {child} of concat must not be BatchDataset or PaddedBatchDataset!")
     _keep(concat, sampler)
 
@@ -78,25 +80,21 @@ def _keep(concat: Any, sampler: Any) -> None:
         concat.__dict__.pop(cached, None)
 
 
-def _give_nested(node: Any, sampler: Any, concat_type: type) -> None:
+def _give_nested(node: Any, sampler: Any, concat_type: type, batch_type: type) -> None:
     for child in node.children:
         if isinstance(child, concat_type):
-            use_concat_sampler(child, sampler)
-        _give_nested(child, sampler, concat_type)
+            use_concat_sampler(child, sampler, batch_type)
+        _give_nested(child, sampler, concat_type, batch_type)
 
 
 def _reads_by_index(child: Any) -> bool:
     """Whether MindSpore reads ``child`` by index (TFRecord, CSV and text files are streams there)."""
-    from headrace.dataset._sources._files import RowFilesDataset  # noqa: PLC0415
-    from headrace.dataset._sources.base import MappableDataset  # noqa: PLC0415
-    return (isinstance(child, MappableDataset) and not isinstance(child, RowFilesDataset)
-            and isinstance(child._plan, P.RandomAccessNode))
+    return child.reads_by_index and not child.streamed_in_mindspore and isinstance(child._plan, P.RandomAccessNode)
 
 
 def concat_plan(concat: Any) -> P.ConcatNode:
     """The plan of ``concat``: children one after another, or as its sampler says. The columns
     are checked when it is read (MindSpore reports its size even when they differ)."""
-    from headrace.dataset.samplers import RandomSampler  # noqa: PLC0415
     plans = tuple(c._plan for c in concat.children)
     cols = tuple(plans[0].columns)
     sampler = concat.__dict__.get("_sampler")
@@ -109,7 +107,6 @@ def concat_plan(concat: Any) -> P.ConcatNode:
 
 
 def _sharded_plan(concat: Any, cols: tuple[str, ...], shards: int, shard_id: int) -> P.ConcatNode:
-    from headrace.dataset.samplers import SubsetSampler  # noqa: PLC0415
     plans, presharded, rows_of, start = [], [], [], 0
     for child in concat.children:
         if _reads_by_index(child):

@@ -6,18 +6,22 @@ any number of consumers.
 """
 from __future__ import annotations
 
-import numbers
 import os
 import warnings
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-import numpy as np
 
 from headrace._engine import options as _options
 from headrace._engine import plan as P
-from headrace._engine.ops.batch import BatchInfo
+from headrace.dataset._dataset_reading import DatasetReading
+from headrace.dataset.transforms._compose import compose_operations
 from headrace._util import checks
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_range, check_type
+from headrace._util.types import BatchInfo
+from headrace.dataset import _concat_sampling
+from headrace.dataset._split import split_dataset
+from headrace.dataset.samplers import DistributedSampler, RandomSampler
+from headrace.dataset._columns import _check_pad_info, column_index, replace_layout
 
 __all__ = [
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "ConcatDataset", "Dataset", "FilterDataset",
@@ -31,10 +35,10 @@ _zip = zip  # the module-level ``zip`` (MindSpore's name) shadows the builtin
 
 def warm_up_process_workers(*objects: Any) -> None:
     """Starts the process that forks worker processes now (see NOTE [ worker shutdown ] in the
-    engine's workers.py), with the modules of ``objects`` (the op's functions or source) imported
-    there, so that both overlap building the pipeline and what the script does before it runs."""
+    engine's exec/process_pool.py), with the modules of ``objects`` (the op's functions or source)
+    imported there, so that both overlap building the pipeline and what the script does before it runs."""
     if _options.snapshot().multiprocessing_start_method == "fork":
-        from headrace._engine.parallel import forkserver  # noqa: PLC0415 - only process workers need it
+        from headrace._engine.exec import forkserver  # noqa: PLC0415 - its import registers an exit hook
 
         forkserver.warm_up(objects)
 
@@ -53,65 +57,13 @@ def resolve_workers(value: Any, name: str = "num_parallel_workers") -> int:
     return value
 
 
-def column_index(columns: Sequence[str], wanted: Sequence[str], param: str) -> tuple[int, ...]:
-    """Positions of ``wanted`` in ``columns``; ValueError naming the missing one."""
-    out = []
-    for name in wanted:
-        if name not in columns:
-            raise ValueError(f"Invalid column: {param} names column {name!r}, which does not exist; "
-                             f"the dataset has columns {list(columns)}.")
-        out.append(columns.index(name))
-    return tuple(out)
-
-
-def replace_layout(columns: Sequence[str], in_idx: Sequence[int], out_names: Sequence[str] | None
-                   ) -> tuple[tuple[str, ...], tuple[tuple[str, int], ...], tuple[str, ...]]:
-    """Where the outputs of a function over ``in_idx`` go: they replace the inputs in place.
-
-    With ``out_names`` None each output keeps its input's name and place; otherwise the outputs
-    stand, in order, where the first input column stood. Returns (columns, layout, out names).
-    """
-    if out_names is None:
-        out_names = tuple(columns[i] for i in in_idx)
-        pos = {i: j for j, i in enumerate(in_idx)}
-        layout = tuple(("out", pos[i]) if i in pos else ("in", i) for i in range(len(columns)))
-        return tuple(columns), layout, tuple(out_names)
-    first = min(in_idx)
-    new_cols: list[str] = []
-    layout: list[tuple[str, int]] = []
-    for i, name in enumerate(columns):
-        if i == first:
-            new_cols.extend(out_names)
-            layout.extend(("out", j) for j in range(len(out_names)))
-        elif i not in in_idx:
-            new_cols.append(name)
-            layout.append(("in", i))
-    if len(set(new_cols)) != len(new_cols):
-        dup = next(c for c in new_cols if new_cols.count(c) > 1)
-        raise ValueError(f"Invalid output_columns: column {dup!r} would appear twice in the result "
-                         f"{new_cols}; choose output names that differ from the other columns.")
-    return tuple(new_cols), tuple(layout), tuple(out_names)
-
-
-def compose_operations(operations: Sequence[Callable]) -> tuple[Callable, str]:
-    """One callable running ``operations`` in order (a tuple result feeds the next as arguments)."""
-    from headrace._engine.ops.map import run_chain  # noqa: PLC0415 - engine helper, one place
-    from headrace.dataset.transforms._fusion import fuse_ops  # noqa: PLC0415
-    # Exact fusions only (e.g. Normalize+HWC2CHW, Decode+RandomResizedCrop at full scale): the output
-    # equals the unfused chain's. RandomCropDecodeResize is the op that decodes at reduced scale.
-    ops = tuple(fuse_ops(operations, reduced_decode=False))
-    names = [op_display_name(op) for op in ops]
-    return run_chain(ops, names), "map operation: [" + ", ".join(op_display_name(op) for op in operations) + "]"
-
-
-def op_display_name(op: Any) -> str:
-    if hasattr(op, "__self__") or type(op).__name__ in ("function", "builtin_function_or_method", "partial"):
-        return "PyFunc"
-    return type(op).__name__
-
-
-class Dataset:
+class Dataset(DatasetReading):
     """Base of every dataset: the pipeline-building methods and the ways to read it."""
+
+    # Rows are read by index, so a sampler can pick them (random-access sources say True).
+    reads_by_index = False
+    # MindSpore reads this source as a stream of rows although headrace indexes it (TFRecord, CSV, text).
+    streamed_in_mindspore = False
 
     def __init__(self, children: Sequence["Dataset"] = (), num_parallel_workers: int | None = None) -> None:
         self.children = list(children)
@@ -272,7 +224,6 @@ class Dataset:
         With ``randomize`` the rows are dealt in a seeded random order (the order ``shuffle=True``
         gives); otherwise consecutively.
         """
-        from headrace.dataset._split import split_dataset  # noqa: PLC0415 - keeps this module lean
         return split_dataset(self, sizes, randomize)
 
     def device_que(self, send_epoch_end=True, create_data_info_queue=False, queue_name=""):
@@ -280,194 +231,6 @@ class Dataset:
         mode; see ``headrace.dataset._transfer``)."""
         from headrace.dataset._transfer import TransferDataset  # noqa: PLC0415 - it subclasses Dataset
         return TransferDataset(self, send_epoch_end, create_data_info_queue, queue_name)
-
-    def save(self, file_name, num_files=1, file_type="mindrecord"):
-        """Writes one epoch of this pipeline as MindRecord files (MindSpore's type mapping).
-
-        Scalars of bool/int8..int32/uint8/uint16 are stored as int32, uint32/int64/uint64 as int64,
-        float16/float32 as float32, str as string and bytes as bytes; arrays keep their dtype class
-        with shape [-1, ...]. Scalar non-bytes columns are indexed.
-
-        Args:
-            file_name (str): the data file (with ``num_files > 1``, shards get suffixes 0..n-1).
-            num_files (int, optional): number of shard files, in [1, 1000]. Default: 1.
-            file_type (str, optional): only 'mindrecord'. Default: 'mindrecord'.
-
-        Examples:
-            >>> import os, tempfile, headrace.dataset as ds
-            >>> path = os.path.join(tempfile.mkdtemp(), "x.mindrecord")
-            >>> ds.NumpySlicesDataset({"x": [1, 2]}, shuffle=False).save(path)
-            >>> [int(r[0]) for r in ds.MindDataset(path, shuffle=False).create_tuple_iterator(output_numpy=True)]
-            [1, 2]
-        """
-        from headrace.mindrecord._save import write_dataset  # noqa: PLC0415 - the writer is only needed here
-        check_type(file_name, str, "file_name")
-        num_files = check_int(num_files, "num_files")
-        if not 1 <= num_files <= 1000:
-            raise ValueError("num_files should between 0 and 1000.")
-        if file_type != "mindrecord":
-            raise ValueError(f"{file_type} dataset format is not supported.")
-        from headrace._engine.pipeline import PipelineRun  # noqa: PLC0415
-
-        run = PipelineRun(self._plan, num_epochs=1)
-
-        def rows():
-            while True:
-                try:
-                    yield run.next_row()
-                except StopIteration:
-                    return
-        try:
-            write_dataset(file_name, num_files, self.get_col_names(), rows())
-        finally:
-            run.close()
-
-    def to_json(self, filename=""):
-        """This pipeline as a dict in MindSpore's JSON layout, also written to ``filename`` if
-        given (``ds.serialize``; ``ds.deserialize`` rebuilds it)."""
-        from headrace.dataset._serdes import serialize  # noqa: PLC0415
-        return serialize(self, filename)
-
-    def set_init_step(self, init_step):
-        """Iterators created later start at global step ``init_step`` (rows over epochs) with the
-        rows of an uninterrupted run, for ``num_epochs`` minus the epochs skipped.
-
-        Raises:
-            TypeError: If init_step is not an int.
-            ValueError: If init_step is negative.
-        """
-        from headrace.dataset._init_step import check_init_step  # noqa: PLC0415
-        self.__dict__["_init_step"] = check_init_step(init_step)
-
-    def get_init_step(self):
-        """The step set by ``set_init_step`` here, else that of the only input dataset, else 0."""
-        step = self.__dict__.get("_init_step")
-        if step is not None:
-            return step
-        return self.children[0].get_init_step() if len(self.children) == 1 else 0
-
-    # ---- iterators ------------------------------------------------------------------------
-    def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False, do_copy=False):
-        """An iterator yielding each row as a list of column values.
-
-        Examples:
-            >>> import headrace.dataset as ds
-            >>> it = ds.NumpySlicesDataset([1, 2], shuffle=False).create_tuple_iterator(output_numpy=True)
-            >>> [r[0].item() for r in it]
-            [1, 2]
-        """
-        from headrace.dataset._iterators import TupleIterator  # noqa: PLC0415 - iterators import datasets
-        return TupleIterator(self, columns, num_epochs, output_numpy, do_copy)
-
-    def create_dict_iterator(self, num_epochs=-1, output_numpy=False, do_copy=False):
-        """An iterator yielding each row as a {column name: value} dict."""
-        from headrace.dataset._iterators import DictIterator  # noqa: PLC0415
-        return DictIterator(self, None, num_epochs, output_numpy, do_copy)
-
-    def __iter__(self):
-        return iter(self.create_tuple_iterator(num_epochs=1))
-
-    def __len__(self):
-        return self.get_dataset_size()
-
-    # ---- info -----------------------------------------------------------------------------
-    def get_dataset_size(self):
-        """Rows (or batches) per epoch; computed from the plan where possible, else by reading."""
-        size = self._plan.size()
-        if size is not None:
-            return size
-        cached = self.__dict__.get("_counted_size")
-        if cached is None:
-            from headrace._engine.pipeline import PipelineRun  # noqa: PLC0415
-            run = PipelineRun(self._plan, num_epochs=1)
-            try:
-                cached = 0
-                while True:
-                    try:
-                        run.next_row()
-                    except StopIteration:
-                        break
-                    cached += 1
-            finally:
-                run.close()
-            self.__dict__["_counted_size"] = cached
-        return cached
-
-    def get_col_names(self):
-        return list(self._plan.columns)
-
-    def _first_row(self):
-        from headrace._engine.pipeline import PipelineRun  # noqa: PLC0415
-        row = self.__dict__.get("_first")
-        if row is None:
-            run = PipelineRun(self._plan, num_epochs=1)
-            try:
-                row = run.next_row()
-            except StopIteration:
-                row = ()
-            finally:
-                run.close()
-            self.__dict__["_first"] = row
-        return row
-
-    def output_shapes(self, estimate=False):
-        """Shapes of the first row's columns, as lists (``[0]`` for a Python dict column, as in MindSpore)."""
-        return [[0] if isinstance(v, dict) else list(np.shape(v)) for v in self._first_row()]
-
-    def output_types(self):
-        """NumPy dtypes of the first row's columns (strings as ``<U``, bytes as ``S``)."""
-        out = []
-        for v in self._first_row():
-            dt = np.asarray(v).dtype if not isinstance(v, dict) else np.dtype(object)
-            out.append(np.dtype(dt.kind) if dt.kind in "US" else dt)
-        return out
-
-    def _walk(self, kind: type) -> "Dataset | None":
-        node: Dataset | None = self
-        while node is not None:
-            if isinstance(node, kind):
-                return node
-            node = node.children[0] if node.children else None
-        return None
-
-    def get_batch_size(self):
-        b = self._walk(BatchDataset)
-        if b is None:
-            return 1
-        return b.batch_size if isinstance(b.batch_size, int) else -1
-
-    def get_repeat_count(self):
-        r = self._walk(RepeatDataset)
-        return 1 if r is None else r.count
-
-    def get_class_indexing(self):
-        src = self._walk_source()
-        return src._class_indexing() if src is not None else {}
-
-    def num_classes(self):
-        src = self._walk_source()
-        return src._num_classes() if src is not None else None
-
-    def _walk_source(self):
-        node: Dataset | None = self
-        while node is not None and node.children:
-            node = node.children[0]
-        return node if hasattr(node, "_class_indexing") else None
-
-    def _class_indexing(self):
-        return {}
-
-    def _num_classes(self):
-        return None
-
-    def is_shuffled(self):
-        return any(c.is_shuffled() for c in self.children)
-
-    def is_sharded(self):
-        return any(c.is_sharded() for c in self.children)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(columns={self.get_col_names()})"
 
 
 def _check_dataset(value: Any, name: str) -> None:
@@ -525,33 +288,6 @@ class MapDataset(Dataset):
                          self._workers, self.python_multiprocessing)
 
 
-def _check_pad_info(pad_info: Any) -> dict | None:
-    if pad_info is None:
-        return None
-    check_type(pad_info, dict, "pad_info")
-    out = {}
-    for col, spec in pad_info.items():
-        if not isinstance(col, str):
-            raise TypeError(f"pad_info keys must be column names (str), but got {col!r}.")
-        if spec is None:
-            out[col] = (None, 0)
-            continue
-        if not isinstance(spec, tuple) or len(spec) != 2:
-            raise TypeError(f"pad_info[{col!r}] must be a tuple (pad_shape, pad_value), but got {spec!r}.")
-        shape, value = spec
-        if shape is not None:
-            if not isinstance(shape, (list, tuple)):
-                raise TypeError(f"pad_info[{col!r}] pad_shape must be a list, but got {shape!r}.")
-            for s in shape:
-                if s is not None:
-                    check_int(s, f"pad_info[{col!r}] pad_shape element")
-                    check_range(s, (1, INT32_MAX), f"pad_info[{col!r}] pad_shape element")
-        if value is not None and not isinstance(value, (numbers.Number, str, bytes)):
-            raise TypeError(f"pad_info[{col!r}] pad_value must be a number, str or bytes, but got {value!r}.")
-        out[col] = (None if shape is None else tuple(shape), value)
-    return out
-
-
 class BatchDataset(Dataset):
     _KWARGS = {"per_batch_map", "input_columns", "output_columns", "python_multiprocessing", "max_rowsize"}
 
@@ -581,6 +317,9 @@ class BatchDataset(Dataset):
         if self.python_multiprocessing and self.per_batch_map is not None:
             warm_up_process_workers(self.per_batch_map)
         self._pad_info: dict | None = None
+
+    def get_batch_size(self):
+        return self.batch_size if isinstance(self.batch_size, int) else -1
 
     def _make_plan(self):
         parent = self.children[0]._plan
@@ -679,6 +418,9 @@ class RepeatDataset(Dataset):
             if count != -1 and not 1 <= count <= INT32_MAX:
                 raise ValueError("count should be either -1 or positive integer, range[1, INT32_MAX].")
         self.count = -1 if count is None else count
+
+    def get_repeat_count(self):
+        return self.count
 
     def _make_plan(self):
         parent = self.children[0]._plan
@@ -793,16 +535,13 @@ class ConcatDataset(Dataset):
         super().__init__(datasets)
 
     def _make_plan(self):
-        from headrace.dataset._concat_sampling import concat_plan  # noqa: PLC0415
-        return concat_plan(self)
+        return _concat_sampling.concat_plan(self)
 
     def get_col_names(self):
-        from headrace.dataset._concat_sampling import check_columns  # noqa: PLC0415
-        return list(check_columns(self))
+        return list(_concat_sampling.check_columns(self))
 
     def get_dataset_size(self):
-        from headrace.dataset._concat_sampling import concat_size  # noqa: PLC0415
-        size = concat_size(self)
+        size = _concat_sampling.concat_size(self)
         return super().get_dataset_size() if size is None else size
 
     def use_sampler(self, sampler):
@@ -818,15 +557,12 @@ class ConcatDataset(Dataset):
             ValueError: If a DistributedSampler shuffles, either sampler has num_samples, a
                 RandomSampler draws with replacement, or a child read by index has num_samples.
         """
-        from headrace.dataset._concat_sampling import use_concat_sampler  # noqa: PLC0415
-        use_concat_sampler(self, sampler)
+        _concat_sampling.use_concat_sampler(self, sampler, BatchDataset)
 
     def is_shuffled(self):
-        from headrace.dataset.samplers import RandomSampler  # noqa: PLC0415
         return isinstance(self.__dict__.get("_sampler"), RandomSampler) or super().is_shuffled()
 
     def is_sharded(self):
-        from headrace.dataset.samplers import DistributedSampler  # noqa: PLC0415
         return isinstance(self.__dict__.get("_sampler"), DistributedSampler) or super().is_sharded()
 
 

@@ -6,7 +6,7 @@ import weakref
 
 import numpy as np
 
-from headrace._engine.pipeline import PipelineRun
+from headrace._engine.run import PipelineRun
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_type
 from headrace.dataset._init_step import start_at_init_step
 from headrace.dataset._tensor import Tensor
@@ -156,7 +156,7 @@ class Iterator:
                 headrace, or a field is out of range (the message names the field).
             TypeError: if a field has the wrong type.
         """
-        self._run.set_state(state)
+        self._run.set_state(state, seed_setting="ds.config.set_seed")
 
     def stop(self):
         """Ends the run: workers stop and buffers are freed. Idempotent."""

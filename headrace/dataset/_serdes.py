@@ -32,7 +32,20 @@ from typing import Any
 
 import numpy as np
 
+import headrace.dataset as ds
 from headrace._util.checks import check_type
+from headrace.dataset._datasets import Dataset
+from headrace.dataset._sources.base import SourceDataset
+from headrace.dataset._datasets import PaddedBatchDataset
+from headrace.dataset import _datasets as D
+from headrace.dataset._sources._files import RowFilesDataset
+from headrace.dataset import samplers as S
+from headrace.dataset.transforms._base import TensorOperation
+from headrace.dataset.vision.utils import Inter
+from headrace.dataset.samplers import BuiltinSampler
+from headrace.dataset._datasets import ConcatDataset
+from headrace.dataset._datasets import ZipDataset
+from headrace.dataset.samplers import Shuffle
 
 __all__ = ["compare", "deserialize", "serialize", "show"]
 
@@ -55,7 +68,6 @@ def serialize(dataset, json_filepath=""):
         >>> ds.serialize(d)["op_type"], ds.serialize(d)["count"]
         ('Repeat', 2)
     """
-    from headrace.dataset._datasets import Dataset  # noqa: PLC0415
     check_type(dataset, Dataset, "dataset")
     check_type(json_filepath, (str, os.PathLike), "json_filepath")
     tree = _node(dataset)
@@ -104,7 +116,6 @@ def compare(pipeline1, pipeline2):
 
 # ---- dataset -> dict -----------------------------------------------------------------------------
 def _node(d: Any) -> dict:
-    from headrace.dataset._sources.base import SourceDataset  # noqa: PLC0415
     out: dict[str, Any] = {"children": [_node(c) for c in d.children]}
     if isinstance(d, SourceDataset):
         out.update(_source_fields(d))
@@ -131,7 +142,6 @@ def _map_fields(d: Any) -> dict:
 
 
 def _batch_fields(d: Any) -> dict:
-    from headrace.dataset._datasets import PaddedBatchDataset  # noqa: PLC0415
     size = d.batch_size if isinstance(d.batch_size, int) else _op(d.batch_size, "batch_size")
     out = {"op_type": "PaddedBatch" if isinstance(d, PaddedBatchDataset) else "Batch", "batch_size": size,
            "drop_remainder": d.drop_remainder, "input_columns": _columns(d.input_columns),
@@ -153,7 +163,6 @@ def _concat_fields(d: Any) -> dict:
 
 
 def _op_writers() -> dict:
-    from headrace.dataset import _datasets as D  # noqa: PLC0415
     return {
         D.MapDataset: _map_fields,
         D.BatchDataset: _batch_fields,
@@ -190,7 +199,6 @@ _SAMPLING_ARGS = ("sampler", "shuffle", "num_samples", "num_shards", "shard_id")
 
 
 def _source_fields(d: Any) -> dict:
-    from headrace.dataset._sources._files import RowFilesDataset  # noqa: PLC0415
     name = type(d).__name__
     out: dict[str, Any] = {"op_type": name, "num_parallel_workers": int(getattr(d, "_workers", 1))}
     if name in _PYTHON_DATA_SOURCES:
@@ -209,7 +217,6 @@ def _source_fields(d: Any) -> dict:
 
 
 def _effective_sampler(d: Any) -> dict:
-    from headrace.dataset import samplers as S  # noqa: PLC0415
     if d.sampler is not None and isinstance(d.sampler, S.BuiltinSampler):
         return _sampler(d.sampler)
     if d.sampler is not None:
@@ -242,7 +249,6 @@ def _sampler(s: Any) -> dict:
 
 def _op(op: Any, where: str) -> dict:
     """An operation or a Python function as JSON."""
-    from headrace.dataset.transforms._base import TensorOperation  # noqa: PLC0415
     if isinstance(op, TensorOperation):
         params = {}
         for p in inspect.signature(type(op).__init__).parameters.values():
@@ -265,13 +271,10 @@ _INTER_CODES = {"BILINEAR": 0, "NEAREST": 1, "BICUBIC": 2, "AREA": 3, "PILCUBIC"
 
 
 def _inter_type() -> type:
-    from headrace.dataset.vision.utils import Inter  # noqa: PLC0415
     return Inter
 
 
 def _value(v: Any, where: str) -> Any:
-    from headrace.dataset.samplers import BuiltinSampler  # noqa: PLC0415
-    from headrace.dataset.transforms._base import TensorOperation  # noqa: PLC0415
     if isinstance(v, _inter_type()):
         return _INTER_CODES.get(v.name, v.name)
     if v is None or isinstance(v, (bool, int, float, str)):
@@ -337,7 +340,6 @@ def _build_batch(node: dict, ch: list) -> Any:
 
 
 def _build_concat(node: dict, ch: list) -> Any:
-    from headrace.dataset._datasets import ConcatDataset  # noqa: PLC0415
     out = ConcatDataset(ch)
     if node.get("sampler") is not None:
         out.use_sampler(_load_sampler(node["sampler"]))
@@ -345,7 +347,6 @@ def _build_concat(node: dict, ch: list) -> Any:
 
 
 def _build_zip(node: dict, ch: list) -> Any:
-    from headrace.dataset._datasets import ZipDataset  # noqa: PLC0415
     return ZipDataset(tuple(ch))
 
 
@@ -368,7 +369,6 @@ _STREAM_KEYS = ("shuffle_files", "shuffle_global")
 
 
 def _build_source(node: dict, where: str) -> Any:
-    import headrace.dataset as ds  # noqa: PLC0415
     name = node["op_type"]
     if name in _PYTHON_DATA_SOURCES:
         raise ValueError(f"deserialize: {where} is a {name}, whose Python data is not in the JSON; build it in "
@@ -399,7 +399,6 @@ def _build_source(node: dict, where: str) -> Any:
 
 
 def _stream_shuffle(node: dict, param: inspect.Parameter) -> Any:
-    from headrace.dataset.samplers import Shuffle  # noqa: PLC0415
     value = node["shuffle"]
     if all(k in node for k in _STREAM_KEYS) and isinstance(value, int) and not isinstance(value, bool):
         if node["shuffle_global"]:
@@ -435,7 +434,6 @@ def _arg(value: Any, param: inspect.Parameter) -> Any:
 
 
 def _load_sampler(node: dict) -> Any:
-    from headrace.dataset import samplers as S  # noqa: PLC0415
     name = node.get("sampler_name") if isinstance(node, dict) else None
     cls = getattr(S, name, None) if isinstance(name, str) else None
     if not isinstance(cls, type) or not issubclass(cls, S.BuiltinSampler):

@@ -7,7 +7,10 @@ from typing import Any
 import numpy as np
 
 from headrace._engine import options as _options
+from headrace._engine.samplers import RandomPlan
 from headrace._util import checks, rng
+from headrace._util.types import SampleContext
+from headrace.dataset.samplers import SubsetSampler
 
 
 def _sizes_from(sizes: Any, total: int) -> list[int]:
@@ -42,9 +45,7 @@ def split_dataset(dataset: Any, sizes: Any, randomize: bool) -> list[Any]:
             out.append(dataset.skip(start).take(n) if start else dataset.take(n))
             start += n
         return out
-    from headrace.dataset._sources.base import MappableDataset  # noqa: PLC0415
-    from headrace.dataset.samplers import SubsetSampler  # noqa: PLC0415
-    if not isinstance(dataset, MappableDataset):
+    if not dataset.reads_by_index:
         raise RuntimeError("Dataset.split with randomize=True needs a source read by index "
                            "(GeneratorDataset with __getitem__, NumpySlicesDataset, file sources); use "
                            "randomize=False for this dataset.")
@@ -59,6 +60,4 @@ def split_dataset(dataset: Any, sizes: Any, randomize: bool) -> list[Any]:
 
 def random_order(n: int, seed: int) -> np.ndarray:
     """The order a seeded shuffle of ``n`` rows gives on its first pass."""
-    from headrace._engine.samplers import RandomPlan  # noqa: PLC0415
-    from headrace._util.types import SampleContext  # noqa: PLC0415
     return np.asarray(RandomPlan().indices(SampleContext(n, 0, seed)))

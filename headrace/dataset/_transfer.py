@@ -26,9 +26,9 @@ import uuid
 import warnings
 from typing import Any
 
-from headrace._engine import options as _options
 from headrace._util.checks import check_type
 from headrace.dataset._datasets import Dataset
+from headrace.dataset.core import config as _config
 
 HISTORY = 10
 DEVICE_CAPACITY = 4  # batches the device queue holds (MindSpore's device queues hold a few)
@@ -72,7 +72,7 @@ class _Sender:
 
     def _wait_allowed(self) -> bool:
         while not self.stop.is_set():
-            cap = _options.snapshot().sending_batches
+            cap = _config._sending_batches()
             self.waiting_cap = bool(cap) and self.epoch_sent >= cap
             if self.running.is_set() and not self.waiting_cap:
                 return True
@@ -303,7 +303,10 @@ class TransferDataset(Dataset):
     def status_report(self) -> str:
         """MindSpore's sink-mode status report, then headrace's verdict line."""
         s = self._to_device
-        sizes = (lambda d: ", ".join(str(v) for v in d))
+
+        def sizes(d: Any) -> str:
+            return ", ".join(str(v) for v in d)
+
         lines = [f"channel_name: {self.queue_name};",
                  f"have_sent: {s.have_sent if s else 0};",
                  f"host_queue: {sizes(s.host_sizes) if s else ''};",

@@ -20,185 +20,23 @@ from __future__ import annotations
 
 import collections.abc
 import copy
-import enum
 import numbers
-from typing import Any
 
 import numpy as np
 
-from headrace._engine import samplers as _plans
+from headrace._engine.samplers import builtin as _plans
 from headrace._util import checks
 from headrace.dataset.core import config as _config
+from headrace.dataset._shuffle import Shuffle, _as_shuffle, is_shuffle, shuffle_mode
+from headrace.dataset._sampler_base import BuiltinSampler, _check_bool, _check_int, _check_num_samples, _is_int
 
 __all__ = [
     "BuiltinSampler", "DistributedSampler", "IterSampler", "PKSampler", "RandomSampler", "Sampler",
     "SequentialSampler", "Shuffle", "SubsetRandomSampler", "SubsetSampler", "WeightedRandomSampler",
-    "check_sampler_shuffle_shard_options", "resolve_sampler", "select_sampler",
+    "is_shuffle", "shuffle_mode",
 ]
 
 _INT64_MAX = checks.INT64_MAX
-
-
-class Shuffle(str, enum.Enum):
-    """Shuffle modes.
-
-    ``FALSE``: no shuffle. ``ADAPTIVE``: global up to 100 million rows, partial above. ``GLOBAL``:
-    shuffle all rows (and files). ``PARTIAL``: shuffle every million rows. ``FILES``: shuffle the
-    file order only. ``INFILE``: keep the file order, shuffle within each file. Samplers over
-    random-access sources support ``GLOBAL`` (and ``FALSE`` for ``DistributedSampler``).
-
-    Examples:
-        >>> Shuffle("global") is Shuffle.GLOBAL, str(Shuffle.FILES)
-        (True, 'Shuffle.FILES')
-    """
-
-    FALSE = "false"
-    ADAPTIVE = "adaptive"
-    GLOBAL = "global"
-    PARTIAL = "partial"
-    FILES = "files"
-    INFILE = "infile"
-
-    def __str__(self) -> str:
-        return f"Shuffle.{self.name}"
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
-
-
-def _as_shuffle(value: Any) -> Shuffle | None:
-    """The Shuffle member equal to ``value`` (a member or its string), else None."""
-    if isinstance(value, Shuffle):
-        return value
-    if isinstance(value, str):
-        try:
-            return Shuffle(value)
-        except ValueError:
-            return None
-    return None
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def _check_num_samples(num_samples: Any) -> int | None:
-    if num_samples is None:
-        return None
-    if not _is_int(num_samples):
-        raise TypeError(f"num_samples must be integer but was: {num_samples}.")
-    if num_samples < 0 or num_samples > _INT64_MAX:
-        raise ValueError(f"num_samples exceeds the boundary between 0 and {_INT64_MAX}(INT64_MAX)!")
-    return int(num_samples)
-
-
-def _check_int(value: Any, name: str) -> int:
-    if not _is_int(value):
-        raise TypeError(f"{name} must be integer but was: {value}.")
-    return int(value)
-
-
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be a boolean value but was: {value}.")
-    return value
-
-
-class BuiltinSampler:
-    """Base of the built-in samplers (not meant to be subclassed by users; see :class:`Sampler`).
-
-    Args:
-        num_samples (int, optional): Most rows to yield per pass. Default: None (all).
-    """
-
-    def __init__(self, num_samples=None):
-        self.child_sampler = None
-        self.num_samples = num_samples
-
-    # -- engine side -------------------------------------------------------------------------
-    def _own_plan(self) -> _plans.SamplerPlan:
-        raise NotImplementedError(f"{type(self).__name__} must implement _own_plan().")
-
-    def plan(self) -> _plans.SamplerPlan:
-        """The engine plan of this sampler, its child samplers included."""
-        own = self._own_plan()
-        if self.child_sampler is None:
-            return own
-        return _plans.ChainedPlan(own, self.child_sampler.plan())
-
-    def parse(self):
-        """Same as :meth:`plan` (MindSpore returns its C++ sampler object here)."""
-        return self.plan()
-
-    # -- MindSpore's methods -----------------------------------------------------------------
-    def add_child(self, sampler):
-        """Makes this sampler sample from ``sampler``'s output instead of the whole source.
-
-        The parent sees as many rows as the child yields and picks positions among them.
-
-        Args:
-            sampler (BuiltinSampler): The child sampler, or None.
-
-        Raises:
-            RuntimeError: If a child is already set, the child's shuffle mode is
-                ``Shuffle.PARTIAL``, or this sampler's mode is not ``Shuffle.FALSE``/``GLOBAL``.
-
-        Examples:
-            >>> sampler = SequentialSampler(start_index=0, num_samples=3)
-            >>> sampler.add_child(RandomSampler(num_samples=4))
-            >>> sampler.get_num_samples()
-            3
-        """
-        if sampler is not None and not isinstance(sampler, BuiltinSampler):
-            raise TypeError("Input sampler is not an instance of a sampler.")
-        if self.child_sampler is not None:
-            raise RuntimeError("Cannot add child sampler, this sampler already has a child.")
-        if sampler is not None and sampler.get_shuffle_mode() == Shuffle.PARTIAL:
-            raise RuntimeError("When multiple samplers are used, ensure that the shuffle of the input sampler "
-                               "must not be Shuffle.PARTIAL.")
-        mode = self.get_shuffle_mode()
-        if mode not in (Shuffle.GLOBAL, Shuffle.FALSE):
-            raise RuntimeError("When multiple samplers are used, ensure that the shuffle of the current sampler "
-                               f"must be Shuffle.FALSE or Shuffle.GLOBAL, but got: {mode}.")
-        self.child_sampler = sampler
-
-    def get_child(self):
-        """The child sampler, or None."""
-        return self.child_sampler
-
-    def parse_child(self):
-        """The child sampler's plan, or None."""
-        return None if self.child_sampler is None else self.child_sampler.plan()
-
-    def is_shuffled(self):
-        raise NotImplementedError("Sampler must implement is_shuffled.")
-
-    def is_sharded(self):
-        raise NotImplementedError("Sampler must implement is_sharded.")
-
-    def get_num_samples(self):
-        """``num_samples``, combined with the child's: the smaller of the two, or whichever is set.
-
-        Returns:
-            int or None.
-        """
-        if self.child_sampler is not None:
-            child_samples = self.child_sampler.get_num_samples()
-            if self.num_samples is not None:
-                return self.num_samples if child_samples is None else min(self.num_samples, child_samples)
-            return child_samples
-        return self.num_samples
-
-    def get_shuffle_mode(self):
-        """The sampler's shuffle mode (``Shuffle.FALSE`` unless it shuffles)."""
-        return Shuffle.FALSE
-
-    def _child_is(self, attr: str, default: bool) -> bool:
-        return default if self.child_sampler is None else getattr(self.child_sampler, attr)()
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if k != "child_sampler")
-        return f"{type(self).__name__}({fields})"
 
 
 class Sampler(BuiltinSampler):
@@ -675,88 +513,3 @@ class WeightedRandomSampler(BuiltinSampler):
 # --------------------------------------------------------------------------------------------
 # From a source's arguments to one sampler
 # --------------------------------------------------------------------------------------------
-
-def resolve_sampler(num_samples, shuffle, sampler, num_shards, shard_id):
-    """The sampler MindSpore builds for a random-access source's arguments.
-
-    * A ``sampler`` given with any of ``num_samples``, ``shuffle``, ``num_shards``, ``shard_id``
-      is a conflict (ValueError) when it is a sampler object; a list, tuple or array of ids
-      becomes a :class:`SubsetSampler` (taking ``num_samples``), any other iterable an
-      :class:`IterSampler`, an int a one-id :class:`SubsetSampler`.
-    * Otherwise ``shuffle`` None or True means ``Shuffle.GLOBAL``. With ``num_shards``: a
-      :class:`DistributedSampler` (shuffled unless ``shuffle`` is False). Shuffled without shards:
-      a :class:`RandomSampler`, drawing with replacement when ``num_samples`` is given.
-      Not shuffled: a :class:`SequentialSampler`.
-
-    Returns:
-        BuiltinSampler.
-    """
-    if sampler is not None:
-        if isinstance(sampler, BuiltinSampler):
-            if any(arg is not None for arg in (num_shards, shard_id, shuffle, num_samples)):
-                raise ValueError(f"Conflicting arguments during sampler assignments. num_samples: {num_samples}, "
-                                 f"num_shards: {num_shards}, shard_id: {shard_id}, shuffle: {shuffle}.")
-            return sampler
-        if isinstance(sampler, (np.ndarray, list, tuple)):
-            return SubsetSampler(sampler, num_samples)
-        if _is_int(sampler):
-            return SubsetSampler([sampler])
-        if not isinstance(sampler, (str, bytes)) and isinstance(sampler, collections.abc.Iterable):
-            return IterSampler(sampler, num_samples)
-        raise TypeError(f"Unsupported sampler object of type ({type(sampler)})")
-    if shuffle is None or shuffle is True:
-        mode = Shuffle.GLOBAL
-    elif shuffle is False:
-        mode = Shuffle.FALSE
-    else:
-        mode = _as_shuffle(shuffle) if not isinstance(shuffle, bool) else None
-        if mode is None:
-            raise RuntimeError(f"The input parameter shuffle: {shuffle} is not valid.")
-    if mode is not Shuffle.FALSE:
-        if num_shards is not None:
-            return DistributedSampler(num_shards, shard_id, shuffle=mode, num_samples=num_samples)
-        if num_samples is not None:
-            return RandomSampler(replacement=True, num_samples=num_samples, shuffle=mode)
-        return RandomSampler(shuffle=mode)
-    if num_shards is not None:
-        return DistributedSampler(num_shards, shard_id, shuffle=mode, num_samples=num_samples)
-    return SequentialSampler(num_samples=num_samples)
-
-
-def select_sampler(num_samples, shuffle, sampler, num_shards, shard_id) -> _plans.SamplerPlan:
-    """The engine plan for a random-access source's sampling arguments (see :func:`resolve_sampler`).
-
-    Examples:
-        >>> from headrace._util.types import SampleContext
-        >>> select_sampler(None, False, None, 3, 2).indices(SampleContext(10, 0, 0)).tolist()
-        [2, 5, 8, 1]
-    """
-    return resolve_sampler(num_samples, shuffle, sampler, num_shards, shard_id).plan()
-
-
-def check_sampler_shuffle_shard_options(sampler=None, shuffle=None, num_shards=None, shard_id=None,
-                                        num_samples=None):
-    """MindSpore's combined check of these arguments for file and folder sources.
-
-    (``GeneratorDataset`` and ``NumpySlicesDataset`` skip it and rely on :func:`resolve_sampler`.)
-
-    Raises:
-        RuntimeError: If ``sampler`` is combined with shuffle, sharding or num_samples, or only one
-            of num_shards / shard_id is given.
-        TypeError, ValueError: If num_shards or shard_id is not an int in range.
-    """
-    if sampler is not None:
-        if shuffle is not None:
-            raise RuntimeError("sampler and shuffle cannot be specified at the same time.")
-        if num_shards is not None or shard_id is not None:
-            raise RuntimeError("sampler and sharding cannot be specified at the same time.")
-        if num_samples is not None:
-            raise RuntimeError("sampler and num_samples cannot be specified at the same time.")
-    if num_shards is not None:
-        checks.check_pos_int32(num_shards, "num_shards")
-        if shard_id is None:
-            raise RuntimeError("num_shards is specified and currently requires shard_id as well.")
-        checks.check_int(shard_id, "shard_id")
-        checks.check_range(shard_id, (0, num_shards - 1), "shard_id")
-    if num_shards is None and shard_id is not None:
-        raise RuntimeError("shard_id is specified but num_shards is not.")

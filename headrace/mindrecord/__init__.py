@@ -5,35 +5,20 @@
 full (``set_verify_on_open(True)`` makes every reader do it when it opens its files). Files are
 byte-compatible with MindSpore 2.10 in both directions.
 """
-from enum import Enum, IntEnum
-
 from ._format.verify import ShardReport, get_verify_on_open, set_verify_on_open
 from .common.exceptions import *  # noqa: F403 - MindSpore exports its exception names here too
 from .common.exceptions import __all__ as _exception_names
 from .config import set_dec_mode, set_enc_key, set_enc_mode
+from .converters import (
+    Cifar100ToMR, Cifar10ToMR, CsvToMR, FixedLenFeature, ImageNetToMR, MnistToMR, TFRecordToMR,
+)
 from ._reindex import reindex
+from ._status import FAILED, SUCCESS, MSRStatus
 from ._verify import verify
 from .filereader import FileReader
 from .filewriter import DroppedRow, FileWriter, InvalidRowWarning, WriteReport
 from .mindpage import MindPage
 
-
-class MSRStatus(IntEnum):
-    """Status codes MindSpore's MindRecord API exposes as ``SUCCESS`` and ``FAILED``."""
-
-    SUCCESS = 0
-    FAILED = 1
-
-    __str__ = Enum.__str__
-
-
-SUCCESS = MSRStatus.SUCCESS
-FAILED = MSRStatus.FAILED
-
-# The converters return SUCCESS, so they are imported once it exists.
-from .converters import (  # noqa: E402
-    Cifar100ToMR, Cifar10ToMR, CsvToMR, FixedLenFeature, ImageNetToMR, MnistToMR, TFRecordToMR,
-)
 
 __all__ = ["Cifar100ToMR", "Cifar10ToMR", "CsvToMR", "DroppedRow", "FAILED", "FileReader", "FileWriter",
            "FixedLenFeature", "ImageNetToMR", "InvalidRowWarning", "MSRStatus", "MindPage", "MnistToMR", "SUCCESS",

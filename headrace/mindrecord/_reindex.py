@@ -7,7 +7,7 @@ import stat
 from ._checks import check_filename
 from ._format.header import check_same_dataset, read_header, read_header_path, shard_paths
 from ._format.index import scan_shard, write_index
-from ._format.writer import _make_temp
+from ._format.store import _make_temp
 
 __all__ = ["reindex"]
 

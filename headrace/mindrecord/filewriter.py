@@ -15,7 +15,8 @@ from ._format.errors import (MRMAddSchemaError, MRMDefineIndexError, MRMGetMetaE
 from ._format.header import (MAX_HEADER_SIZE, MAX_PAGE_SIZE, MAX_SHARD_COUNT, MIN_HEADER_SIZE, MIN_PAGE_SIZE,
                              MIN_SHARD_COUNT)
 from ._format.schema import Schema, build_schema, check_index_fields
-from ._format.writer import ShardSetWriter, shard_names
+from ._format.store import shard_names
+from ._format.writer import ShardSetWriter
 
 __all__ = ["DroppedRow", "FileWriter", "InvalidRowWarning", "WriteReport"]
 

@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from .oracle import oracle_python
+from tests.oracles.oracle import oracle_python
 
 
 def pytest_collection_modifyitems(config, items):

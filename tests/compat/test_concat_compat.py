@@ -5,8 +5,8 @@ import pytest
 
 from tests.sources.makers import write_tfrecord
 
-from .oracle import run_ms
-from .snippets import assert_same, oracle_program, run_local
+from tests.oracles.oracle import run_ms
+from tests.oracles.snippets import assert_same, oracle_program, run_local
 
 HELPERS = ("class R:\n    def __init__(self, a, b):\n        self.d = list(range(a, b))\n"
            "    def __getitem__(self, i):\n        return (np.array(self.d[i]),)\n"

@@ -15,7 +15,7 @@ from headrace.mindrecord import (
 from tests.sources.makers import png_bytes, write_tfrecord
 from tests.sources.test_converters import _mnist_files, make_cifar_py
 
-from .oracle import run_ms
+from tests.oracles.oracle import run_ms
 
 _READ = """
 from mindspore.mindrecord import FileReader, ImageNetToMR

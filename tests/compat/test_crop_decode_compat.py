@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 import headrace.dataset.vision as hv
-from tests.compat.oracle import run_ms
+from tests.oracles.oracle import run_ms
 from tests.vision.imagegen import encode, photo
 
 H, W = 120, 160

@@ -9,7 +9,7 @@ import pytest
 
 import headrace.dataset as hds
 from headrace.mindrecord import FileReader, FileWriter, MindPage, set_dec_mode, set_enc_key, set_enc_mode
-from tests.compat.oracle import run_ms
+from tests.oracles.oracle import run_ms
 
 pytestmark = pytest.mark.compat
 

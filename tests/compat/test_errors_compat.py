@@ -1,9 +1,8 @@
 """Pipeline error texts and iterator output types: headrace keeps what MindSpore users look for."""
-import re
 
 import pytest
 
-from .oracle import run_ms
+from tests.oracles.oracle import run_ms
 
 # Each case builds `d` and reads it; both sides report the exception type and message.
 CASES = {

@@ -4,8 +4,8 @@ ds.text/vision/transforms attributes (item 9). Same expressions on both sides.""
 import numpy as np
 import pytest
 
-from tests.compat.oracle import run_ms
-from tests.compat.snippets import assert_same, oracle_program, run_local
+from tests.oracles.oracle import run_ms
+from tests.oracles.snippets import assert_same, oracle_program, run_local
 from tests.vision.compat_harness import compare, headrace_env, oracle_results, run_headrace
 from tests.vision.imagegen import encode, photo
 

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sqlite3
 
 import numpy as np
 import pytest
 
-from headrace.dataset._sources.mindrecord import MindDataset, MindRecordSource
+from headrace.dataset._sources.mindrecord import MindDataset
 from headrace.mindrecord import FileReader, FileWriter, MindPage
-from tests.compat.oracle import run_ms
-from tests.compat.oracle_codec import OracleException
+from tests.oracles.oracle import run_ms
+from tests.oracles.oracle_codec import OracleException
 
 pytestmark = pytest.mark.compat
 

@@ -16,8 +16,8 @@ import pytest
 
 import headrace.dataset as hds
 from headrace.mindrecord import FileWriter
-from tests.compat.oracle import run_ms
-from tests.compat.oracle_codec import OracleException
+from tests.oracles.oracle import run_ms
+from tests.oracles.oracle_codec import OracleException
 
 pytestmark = pytest.mark.compat
 

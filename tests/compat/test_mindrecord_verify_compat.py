@@ -10,7 +10,7 @@ import pytest
 
 from headrace.dataset._sources.mindrecord import MindDataset
 from headrace.mindrecord import FileReader, verify
-from tests.compat.oracle import run_ms
+from tests.oracles.oracle import run_ms
 
 pytestmark = pytest.mark.compat
 

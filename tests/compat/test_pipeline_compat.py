@@ -3,8 +3,8 @@ import textwrap
 
 import pytest
 
-from .oracle import run_ms
-from .snippets import assert_same, oracle_program, run_local
+from tests.oracles.oracle import run_ms
+from tests.oracles.snippets import assert_same, oracle_program, run_local
 
 GEN = "def gen():\n    for i in range(7):\n        yield np.array(i), np.array([i, i * 2], dtype=np.float32)\n"
 RA = ("class RA:\n    def __getitem__(self, i):\n        return np.array(i), np.array([i] * 3, dtype=np.int32)\n"

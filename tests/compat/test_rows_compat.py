@@ -2,7 +2,7 @@
 program runs on both sides and reports values with their types spelled out."""
 import pytest
 
-from .oracle import run_ms
+from tests.oracles.oracle import run_ms
 
 PROGRAM = r'''
 def desc(x):

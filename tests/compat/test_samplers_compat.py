@@ -11,9 +11,9 @@ import pytest
 import headrace.dataset as hds
 from headrace._util import mtshuffle
 from headrace._util.types import SampleContext
-from headrace.dataset import samplers as S
+from headrace.dataset import _sampler_args as A
 
-from .oracle import run_ms
+from tests.oracles.oracle import run_ms
 
 
 def our_passes(plan, n, passes, seed, labels=None):
@@ -117,7 +117,7 @@ def our_case(kw_src, n, epochs, repeat, seed):
     scope = {"ds": hds, "np": np}
     exec(_PRELUDE, scope)
     kw = eval(kw_src, scope)
-    plan = S.select_sampler(kw.get("num_samples"), kw.get("shuffle"), kw.get("sampler"), kw.get("num_shards"),
+    plan = A.select_sampler(kw.get("num_samples"), kw.get("shuffle"), kw.get("sampler"), kw.get("num_shards"),
                             kw.get("shard_id"))
     flat = our_passes(plan, n, epochs * repeat, seed)
     return plan.num_samples(n), [sum(flat[e * repeat:(e + 1) * repeat], []) for e in range(epochs)]
@@ -274,21 +274,10 @@ RESULT = out
     theirs = run_ms(snippet, BUFFER_CASES)
     for case, orders in zip(BUFFER_CASES, theirs):
         n, size, epochs, repeat, before, seed = case
-        sh = mtshuffle.BufferShuffler(size, seed)
+        rng = mtshuffle.MT19937_64(seed)  # the stream continues across repeats and epochs
         # A repeat under the shuffle makes one long input per epoch; above it, one input per repeat.
         inputs = [list(range(n)) * repeat] if before else [list(range(n))] * repeat
-        ours = []
-        for _ in range(epochs):
-            epoch = []
-            for items in inputs:
-                for x in items:
-                    if sh.full:
-                        epoch.append(sh.pop())
-                    sh.push(x)
-                while sh:
-                    epoch.append(sh.pop())
-                sh.end_epoch()
-            ours.append(epoch)
+        ours = [[x for items in inputs for x in mtshuffle.buffer_shuffle(items, size, rng)] for _ in range(epochs)]
         assert ours == orders, case
 
 
@@ -376,6 +365,6 @@ RESULT = (out, conflict_out)
     for src, expected in zip(CONFLICT_CASES, conflicts):
         kw = eval(src, {"ds": hds})
         with pytest.raises(Exception) as e:
-            S.select_sampler(kw.get("num_samples"), kw.get("shuffle"), kw.get("sampler"), kw.get("num_shards"),
+            A.select_sampler(kw.get("num_samples"), kw.get("shuffle"), kw.get("sampler"), kw.get("num_shards"),
                              kw.get("shard_id"))
         assert (type(e.value).__name__, str(e.value)) == expected, src

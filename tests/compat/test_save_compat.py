@@ -1,8 +1,8 @@
 """Dataset.save: a file saved by headrace reads in MindSpore exactly like MindSpore's own, and back."""
 import pytest
 
-from .oracle import run_ms
-from .snippets import assert_same, run_local
+from tests.oracles.oracle import run_ms
+from tests.oracles.snippets import assert_same, run_local
 
 PIPELINE = ("d = ds.NumpySlicesDataset({'a': np.arange(6, dtype=np.int32), 'u': np.arange(6, dtype=np.uint32), "
             "'f': np.arange(6, dtype=np.float16), 'v': np.ones((6, 2, 3), np.uint8), 's': ['x', 'yy', 'z', '', 'w', 'q'], "
@@ -38,7 +38,7 @@ RESULT = {"read_theirs": read(INPUTS[1]), "read_ours": read(INPUTS[0]),
 
 
 def _describe_src():
-    from .snippets import DESCRIBE
+    from tests.oracles.snippets import DESCRIBE
     return DESCRIBE
 
 

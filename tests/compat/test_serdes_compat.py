@@ -8,7 +8,7 @@ import pytest
 import headrace.dataset as ds
 from tests.sources.makers import make_image_folder, write_tfrecord
 
-from .oracle import run_ms
+from tests.oracles.oracle import run_ms
 
 PIPELINE = """
 import mindspore.dataset.transforms as T

@@ -3,7 +3,7 @@ here, and must give the same column names, sizes, rows, dtypes, shapes and order
 
 MindSpore reads TFRecord, CSV and TextFile with several threads that interleave files; the
 MindSpore side of those cases uses ``num_parallel_workers=1``, whose orders headrace gives for any
-number of workers (see ``headrace/dataset/_sources/_filerows.py``).
+number of workers (see ``headrace/_engine/samplers/files.py``).
 """
 import json
 import os
@@ -15,8 +15,8 @@ from tests.sources.makers import (
     make_celeba, make_cifar, make_coco, make_image_folder, make_manifest, make_mnist, make_voc, write_tfrecord,
 )
 
-from .oracle import run_ms
-from .snippets import assert_same, oracle_program, run_local
+from tests.oracles.oracle import run_ms
+from tests.oracles.snippets import assert_same, oracle_program, run_local
 
 
 @pytest.fixture(scope="module")

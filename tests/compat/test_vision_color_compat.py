@@ -182,10 +182,10 @@ def results():
 
 def _env():
     """The harness's environment with ``v`` extended by this issue's ops (exported or not)."""
-    from headrace.dataset.vision import _ops_augment, _ops_color, _ops_mix
+    from headrace.dataset.vision import _ops_augment, _ops_color, _ops_color_random, _ops_mix
     env = headrace_env(INPUTS)
     ns = types.SimpleNamespace(**{k: getattr(env["v"], k) for k in dir(env["v"]) if not k.startswith("__")})
-    for mod in (_ops_color, _ops_mix, _ops_augment):
+    for mod in (_ops_color, _ops_color_random, _ops_mix, _ops_augment):
         for name in mod.__all__:
             setattr(ns, name, getattr(mod, name))
     env["v"] = ns
@@ -208,7 +208,7 @@ def _in_space(outputs, space):
 
 
 def test_trivial_augment_outputs_are_headrace_outputs(results):
-    from headrace.dataset.vision._kernels import augment as A
+    from headrace._image import augment as A
     img, fill = INPUTS["S"], (10, 20, 30)
     space = []
     for name, mags in A._trivial_augment_space(5):
@@ -220,7 +220,7 @@ def test_trivial_augment_outputs_are_headrace_outputs(results):
 
 
 def test_rand_augment_outputs_are_headrace_outputs(results):
-    from headrace.dataset.vision._kernels import augment as A
+    from headrace._image import augment as A
     img, fill = INPUTS["S"], (10, 20, 30)
     steps = []
     for name, mags in A._rand_augment_space(10, *img.shape[:2]):
@@ -235,7 +235,7 @@ def test_rand_augment_outputs_are_headrace_outputs(results):
 
 @pytest.mark.parametrize("policy", ["imagenet", "cifar10", "svhn"])
 def test_auto_augment_outputs_are_headrace_outputs(results, policy):
-    from headrace.dataset.vision._kernels import augment as A
+    from headrace._image import augment as A
     img, fill = INPUTS["S"], (10, 20, 30)
     h, w = img.shape[:2]
 
@@ -263,7 +263,7 @@ def _partners(labels):
 
 
 def test_mixup_outputs_follow_headrace_blend(results):
-    from headrace.dataset.vision._kernels.color import blend
+    from headrace._image.color import blend
     imgs = INPUTS["B"]
     for out_imgs, out_labels in results[1]["MIX"]:
         assert out_imgs.dtype == np.uint8 and out_labels.dtype == np.float32
@@ -299,7 +299,7 @@ def test_cutmix_outputs_follow_headrace_box_rules(results, key, nchw):
 
 
 def test_python_mixup_mixes_each_sample_with_the_next(results):
-    imgs, labels = INPUTS["B"].astype(np.float64), INPUTS["L"]
+    imgs = INPUTS["B"].astype(np.float64)
     nxt = (np.arange(6) + 1) % 6
     for out_imgs, out_labels in results[1]["MIXUP_PY"]:
         assert out_imgs.dtype == np.float64 and out_labels.dtype == np.float64

@@ -14,8 +14,8 @@ import pytest
 
 import headrace.dataset.vision as hv
 from headrace._util import rng
-from headrace.dataset.vision._kernels import bbox as kb
-from tests.compat.oracle import run_ms
+from headrace._image import bbox as kb
+from tests.oracles.oracle import run_ms
 from tests.vision.compat_harness import ORACLE_PRELUDE, compare, headrace_env, run_headrace
 from tests.vision.imagegen import photo
 

@@ -7,14 +7,13 @@ and with the same header and page sizes both data files are byte for byte identi
 """
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
 from headrace.mindrecord import FileReader
-from tests.compat.oracle import run_ms
+from tests.oracles.oracle import run_ms
 from tests.mindrecord.mr_strategies import assert_rows_equal, cases, expected
 from tests.mindrecord.test_writer_props import write_case
 

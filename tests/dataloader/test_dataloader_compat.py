@@ -27,7 +27,7 @@ def headrace_result(numpy_generators=True):
 def oracle_result():
     import json
 
-    from tests.compat.oracle import oracle_python, run_ms
+    from tests.oracles.oracle import oracle_python, run_ms
     if oracle_python() is None:
         pytest.skip("MindSpore oracle not set up (scripts/oracle_env.sh)")
     return json.loads(run_ms(ORACLE, timeout=600))
@@ -147,7 +147,7 @@ def test_workers_end_with_the_epoch_and_with_close():
     import os
     import time
 
-    from headrace._engine.parallel import forkserver
+    from headrace._engine.exec import forkserver
     from tests.conftest import descendants
 
     def workers():

@@ -1,11 +1,9 @@
 """A state restores only into its own pipeline, and a corrupted state is refused field by field."""
-import copy
 import json
 import os
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -154,28 +152,28 @@ CORRUPT = [
     (("seed",), 2**40, ValueError, f"set_state: state['seed'] must be {RANGE['seed']}, but got {2**40}."),
     (("seed_globals",), 1, TypeError, "set_state: state['seed_globals'] must be True or False, but got 1."),
     (("seed_globals",), None, TypeError, "set_state: state['seed_globals'] must be True or False, but got None."),
-    (("ops",), None, TypeError, "set_state: state['ops'] must be a dict from op id to that op's state, but got "
+    (("ops",), None, TypeError, "set_state: state['ops'] must be a dict from plan path to that op's state, but got "
                                 "None of type NoneType."),
-    (("ops",), [], TypeError, "set_state: state['ops'] must be a dict from op id to that op's state, but got "
+    (("ops",), [], TypeError, "set_state: state['ops'] must be a dict from plan path to that op's state, but got "
                               "[] of type list."),
     (("fingerprint",), 7, TypeError, "set_state: state['fingerprint'] must be a str from get_state(), but got 7."),
-    (("ops", "2", "pass"), -1, ValueError,
-     "set_state: state['ops']['2']['pass'] must be an int in [0, 1] (passes the state's epoch allows), but got -1."),
-    (("ops", "2", "pass"), 10**9, ValueError,
-     "set_state: state['ops']['2']['pass'] must be an int in [0, 1] (passes the state's epoch allows), "
+    (("ops", "Batch/Shuffle", "pass"), -1, ValueError,
+     "set_state: state['ops']['Batch/Shuffle']['pass'] must be an int in [0, 1] (passes the state's epoch allows), but got -1."),
+    (("ops", "Batch/Shuffle", "pass"), 10**9, ValueError,
+     "set_state: state['ops']['Batch/Shuffle']['pass'] must be an int in [0, 1] (passes the state's epoch allows), "
      "but got 1000000000."),
-    (("ops", "2", "rng", "draws"), 10**12, ValueError,
-     "set_state: state['ops']['2']['rng']['draws'] must be an int in [0, 0] (100 rows per pass x 0 pass(es) "
+    (("ops", "Batch/Shuffle", "rng", "draws"), 10**12, ValueError,
+     "set_state: state['ops']['Batch/Shuffle']['rng']['draws'] must be an int in [0, 0] (100 rows per pass x 0 pass(es) "
      "before), but got 1000000000000."),
-    (("ops", "2", "rng", "draws"), 0.0, TypeError,
-     "set_state: state['ops']['2']['rng']['draws'] must be an int in [0, 0] (100 rows per pass x 0 pass(es) "
+    (("ops", "Batch/Shuffle", "rng", "draws"), 0.0, TypeError,
+     "set_state: state['ops']['Batch/Shuffle']['rng']['draws'] must be an int in [0, 0] (100 rows per pass x 0 pass(es) "
      "before), but got 0.0 of type float."),
-    (("ops", "2", "rng", "seed"), 6, ValueError,
-     "set_state: state['ops']['2']['rng']['seed'] must be an int in [5, 5] (this shuffle's seed), but got 6."),
-    (("ops", "2", "rng"), None, TypeError,
-     "set_state: state['ops']['2']['rng'] must be a dict with keys 'seed', 'draws', but got None of type NoneType."),
-    (("ops", "2"), "x", TypeError,
-     "set_state: state['ops']['2'] must be a dict with keys 'pass', 'rng', 'next', but got 'x' of type str."),
+    (("ops", "Batch/Shuffle", "rng", "seed"), 6, ValueError,
+     "set_state: state['ops']['Batch/Shuffle']['rng']['seed'] must be an int in [5, 5] (this shuffle's seed), but got 6."),
+    (("ops", "Batch/Shuffle", "rng"), None, TypeError,
+     "set_state: state['ops']['Batch/Shuffle']['rng'] must be a dict with keys 'seed', 'draws', but got None of type NoneType."),
+    (("ops", "Batch/Shuffle"), "x", TypeError,
+     "set_state: state['ops']['Batch/Shuffle'] must be a dict with keys 'pass', 'rng', 'next', but got 'x' of type str."),
 ]
 
 
@@ -198,8 +196,8 @@ def test_corrupted_field_is_refused_with_its_path_and_accepted_values(path, valu
 @pytest.mark.parametrize("path,message", [
     ((), "set_state: state has no key 'step'; it must have the keys 'version', 'fingerprint', 'seed', "
          "'seed_globals', 'epoch', 'step', 'ops'."),
-    (("ops", "2"), "set_state: state['ops']['2'] has no key 'step'; it must have the keys 'pass', 'rng', 'next'."),
-    (("ops", "2", "rng"), "set_state: state['ops']['2']['rng'] has no key 'step'; it must have the keys "
+    (("ops", "Batch/Shuffle"), "set_state: state['ops']['Batch/Shuffle'] has no key 'step'; it must have the keys 'pass', 'rng', 'next'."),
+    (("ops", "Batch/Shuffle", "rng"), "set_state: state['ops']['Batch/Shuffle']['rng'] has no key 'step'; it must have the keys "
                           "'seed', 'draws'."),
 ])
 def test_missing_and_unknown_keys_are_named(path, message):
@@ -207,7 +205,7 @@ def test_missing_and_unknown_keys_are_named(path, message):
     d = state
     for k in path:
         d = d[k]
-    missing = {"": "step", "2": "pass", "rng": "draws"}[path[-1] if path else ""]
+    missing = {"": "step", "Batch/Shuffle": "pass", "rng": "draws"}[path[-1] if path else ""]
     del d[missing]
     with pytest.raises(ValueError) as e:
         restore(shuffled(), state)
@@ -223,11 +221,11 @@ def test_missing_and_unknown_keys_are_named(path, message):
 
 def test_ops_entry_for_an_op_without_state_is_refused():
     state = good_state()
-    state["ops"]["1"] = {"pass": 0}
+    state["ops"]["Batch"] = {"pass": 0}
     with pytest.raises(ValueError) as e:
         restore(shuffled(), state)
-    assert str(e.value) == ("set_state: state['ops'] names op '1', but this pipeline's ops that keep a state "
-                            "are ['2']: the state comes from a different pipeline.")
+    assert str(e.value) == ("set_state: state['ops'] names op 'Batch', but this pipeline's ops that keep a state "
+                            "are ['Batch/Shuffle']: the state comes from a different pipeline.")
 
 
 def test_epoch_is_bounded_by_num_epochs():
@@ -256,8 +254,8 @@ def test_refused_state_leaves_the_iterator_as_it_was():
 
 def _mutations():
     leaves = [("version",), ("seed",), ("seed_globals",), ("epoch",), ("step",), ("ops",), ("fingerprint",),
-              ("ops", "2"), ("ops", "2", "pass"), ("ops", "2", "rng"), ("ops", "2", "rng", "seed"),
-              ("ops", "2", "rng", "draws")]
+              ("ops", "Batch/Shuffle"), ("ops", "Batch/Shuffle", "pass"), ("ops", "Batch/Shuffle", "rng"), ("ops", "Batch/Shuffle", "rng", "seed"),
+              ("ops", "Batch/Shuffle", "rng", "draws")]
     values = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True),
                        st.text(max_size=5), st.lists(st.integers(), max_size=2),
                        st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
@@ -305,10 +303,102 @@ def test_draw_count_of_a_shuffle_with_unknown_rows_per_pass_is_bounded():
     ds.config.set_seed(5)
     d = lambda: src().filter(lambda x, y: x % 3 != 0).shuffle(4)  # noqa: E731 - rows per pass unknown
     state = state_after(d(), 3)
-    assert state["ops"]["3"]["rng"] == {"seed": 5, "draws": 0}
+    assert state["ops"]["Shuffle"]["rng"] == {"seed": 5, "draws": 0}
     restore(d(), state)
-    state["ops"]["3"]["rng"]["draws"] = 10**12
+    state["ops"]["Shuffle"]["rng"]["draws"] = 10**12
     with pytest.raises(ValueError) as e:
         restore(d(), state)
-    assert str(e.value) == ("set_state: state['ops']['3']['rng']['draws'] must be an int in [0, 4294967296], "
+    assert str(e.value) == ("set_state: state['ops']['Shuffle']['rng']['draws'] must be an int in [0, 4294967296], "
                             "but got 1000000000000.")
+
+
+# ---- state v2: entries keyed by plan path, one shape at every step -------------------------------
+
+def shape(value):
+    """The keys and value kinds of a state, without the values."""
+    if isinstance(value, dict):
+        return {k: shape(v) for k, v in value.items()}
+    return type(value).__name__
+
+
+def test_state_has_one_entry_per_stateful_op_keyed_by_plan_path():
+    ds.config.set_seed(5)
+    left = src(10).shuffle(3)
+    right = ds.NumpySlicesDataset({"z": list(range(10))}, shuffle=False).shuffle(4)
+    state = state_after(ds.zip((left, right)).batch(2), 0)
+    assert state["version"] == 2
+    assert state["ops"] == {
+        "Batch/Zip[0]/Shuffle": {"pass": 0, "rng": {"seed": 5, "draws": 0}, "next": None},
+        "Batch/Zip[1]/Shuffle": {"pass": 0, "rng": {"seed": 5, "draws": 0}, "next": None},
+    }
+
+
+def test_state_keeps_its_shape_at_every_step_and_epoch_boundary():
+    ds.config.set_seed(5)
+    it = shuffled().create_tuple_iterator(num_epochs=2, output_numpy=True)
+    shapes = set()
+    for _ in range(2):
+        while True:
+            shapes.add(json.dumps(shape(it.get_state()), sort_keys=True))
+            try:
+                next(it)
+            except StopIteration:
+                break
+    shapes.add(json.dumps(shape(it.get_state()), sort_keys=True))
+    it.stop()
+    # "next" is None until a pass has ended, then a dict: the keys never change
+    keys = {json.dumps(json.loads(s)["ops"]["Batch/Shuffle"].keys().__len__()) for s in shapes}
+    assert keys == {"3"}
+    assert {frozenset(json.loads(s)) for s in shapes} == {frozenset(
+        ["version", "fingerprint", "seed", "seed_globals", "epoch", "step", "ops"])}
+    assert {tuple(json.loads(s)["ops"]) for s in shapes} == {("Batch/Shuffle",)}
+
+
+def test_a_missing_entry_is_refused():
+    state = good_state()
+    del state["ops"]["Batch/Shuffle"]
+    with pytest.raises(ValueError) as e:
+        restore(shuffled(), state)
+    assert str(e.value) == ("set_state: state['ops'] has no entry for the op at 'Batch/Shuffle'; a state holds one "
+                            "for each of ['Batch/Shuffle'].")
+
+
+def _as_v1(state, op_id):
+    """The version-1 form of a state: the entry keyed by the op's build-order id, without "next"
+    while it is None, and no entry before the op's first pass."""
+    entry = dict(state["ops"]["Batch/Shuffle"])
+    if entry["next"] is None:
+        del entry["next"]
+    return dict(state, version=1, ops={str(op_id): entry})
+
+
+@pytest.mark.parametrize("steps", [0, 3, 9, 10, 12])
+def test_a_version_1_state_is_read(steps):
+    """Saved at any step of two epochs (10 batches each), as version 1, restores the rest."""
+    ds.config.set_seed(5)
+    it = shuffled().create_tuple_iterator(num_epochs=2, output_numpy=True)
+    for _ in range(min(steps, 10)):
+        next(it)
+    if steps >= 10:
+        assert next(it, None) is None
+        for _ in range(steps - 10):
+            next(it)
+    state = json.loads(json.dumps(it.get_state()))
+    it.stop()
+    ds.config.set_seed(5)
+    it = shuffled().create_tuple_iterator(num_epochs=2, output_numpy=True)
+    it.set_state(_as_v1(state, 2))
+    got = [[plain(v) for v in r] for r in it]
+    it.stop()
+    ds.config.set_seed(5)
+    full = shuffled().create_tuple_iterator(num_epochs=2, output_numpy=True)
+    epochs = [[[plain(v) for v in r] for r in full] for _ in range(2)]
+    assert got == epochs[state["epoch"]][state["step"]:]
+    assert (state["epoch"], state["step"]) == divmod(steps, 10)
+
+
+def test_a_version_1_state_naming_an_unknown_op_is_refused():
+    with pytest.raises(ValueError) as e:
+        restore(shuffled(), _as_v1(good_state(), 7))
+    assert str(e.value) == ("set_state: the version-1 state['ops'] names op '7', which is not an op of this "
+                            "pipeline that keeps a state: the state comes from a different pipeline.")

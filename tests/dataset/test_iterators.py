@@ -65,7 +65,7 @@ def test_state_is_small_json_and_versioned():
     next(it)
     state = it.get_state()
     assert json.loads(json.dumps(state)) == state
-    assert state["version"] == 1 and state["epoch"] == 0 and state["step"] == 1
+    assert state["version"] == 2 and state["epoch"] == 0 and state["step"] == 1
     with pytest.raises(ValueError, match="state must be a dict from get_state"):
         data().create_tuple_iterator().set_state({"version": 99})
 

@@ -2,7 +2,7 @@
 
 "At once" means by reference counting: the tests that check it run with the garbage collector
 off, and look at weak references to the iterator, the dataset and the user's source. Workers,
-shared memory, threads and fds are counted for this process only (see tests/engine/test_shutdown).
+shared memory, threads and fds are counted for this process only (see tests/engine/exec/test_shutdown).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import pytest
 
 import headrace.dataset as ds
 from headrace._util.errors import PipelineError, detached
-from tests.engine.test_shutdown import assert_all_released, children, segments, snapshot
+from tests.engine.exec.test_shutdown import assert_all_released, children, segments, snapshot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FAIL_AT = 7

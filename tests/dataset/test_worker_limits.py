@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import headrace.dataset as ds
-from headrace._engine.parallel import launch, workers
+from headrace._engine.exec import launch, process_pool
 from headrace._util.checks import max_workers
 from headrace._util.errors import PipelineError
 
@@ -116,7 +116,7 @@ def test_worker_processes_that_cannot_all_start_are_stopped(monkeypatch):
     # The path that forks each worker from this process (the fork server starts them all in one
     # request and stops those it started when one fails: forkserver.ForkServer.start_workers).
     monkeypatch.setattr(launch, "single_threaded", lambda: True)
-    real = workers.ProcessPool._start_forked
+    real = process_pool.ProcessPool._start_forked
     made = []
 
     def start_one(self, w, program, cfg):
@@ -126,7 +126,7 @@ def test_worker_processes_that_cannot_all_start_are_stopped(monkeypatch):
         made.append(wk.pid)
         return wk
 
-    monkeypatch.setattr(workers.ProcessPool, "_start_forked", start_one)
+    monkeypatch.setattr(process_pool.ProcessPool, "_start_forked", start_one)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         d = ds.GeneratorDataset(gen, ["a"], shuffle=False).map(lambda x: x, ["a"], num_parallel_workers=4,

@@ -11,10 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from headrace.dataset._sources.mindrecord import MindRecordSource
+from headrace.mindrecord._format import fast_read as fast_read_mod
 from headrace.mindrecord._format import reader as reader_mod
 from headrace.mindrecord._format.errors import MindRecordFormatError
 from headrace.mindrecord._format.header import read_header_path
-from headrace.mindrecord._format.reader import fast_row_reader
+from headrace.mindrecord._format.fast_read import fast_row_reader
 
 from .conftest import write
 
@@ -221,7 +222,7 @@ def test_msgpack_agrees_on_accepted_encodings():
         assert msgpack.unpackb(key + enc) == {"label": v}
         for width, signed, tag in ((1, False, 0xCC), (2, False, 0xCD), (4, False, 0xCE), (8, False, 0xCF),
                                    (1, True, 0xD0), (2, True, 0xD1), (4, True, 0xD2), (8, True, 0xD3)):
-            assert reader_mod._INT_WIDTHS[tag] == (width, signed)
+            assert fast_read_mod._INT_WIDTHS[tag] == (width, signed)
 
 
 def test_row_table_cache_follows_the_db_bytes(tmp_path):
@@ -255,7 +256,7 @@ def test_row_table_cache_follows_the_db_bytes(tmp_path):
 def _minstd_shuffle_reference(n, seed):
     """libstdc++'s std::shuffle over minstd_rand0, one draw at a time (the two-positions branch)."""
     from headrace._util import mtshuffle
-    from headrace.dataset._sources.mindrecord import MinStd0
+    from headrace._util.mtshuffle import MinStd0
     gen = MinStd0(seed)
     j = [0] * n
     i = 1
@@ -273,6 +274,6 @@ def _minstd_shuffle_reference(n, seed):
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 16, 17, 1000, 1001, 20000, 30001, 46339, 46340])
 def test_vectorised_minstd_shuffle_matches_draw_by_draw(n):
     # near 46340 most draws are rejected at least once, so the chunked re-draw is exercised
-    from headrace.dataset._sources.mindrecord import minstd_shuffle
+    from headrace._util.mtshuffle import minstd_shuffle
     for seed in (0, 1, 2, 9, 2**31 - 1, 123456789):
         assert np.array_equal(minstd_shuffle(n, seed), _minstd_shuffle_reference(n, seed)), (n, seed)

@@ -9,7 +9,8 @@ import pytest
 
 import headrace.dataset as ds
 from headrace._util.types import SampleContext
-from headrace.dataset._sources.mindrecord import MindFilePlan, minstd_shuffle
+from headrace._engine.samplers.mindrecord import MindFilePlan
+from headrace._util.mtshuffle import minstd_shuffle
 from headrace.mindrecord import FileWriter
 
 SIZES = [3, 4, 5, 6, 7]

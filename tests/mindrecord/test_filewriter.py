@@ -1,9 +1,7 @@
 """FileWriter: argument checks, row validation, shards, layout, overwrite, appends and crash safety."""
-import json
 import os
 import re
 import signal
-import struct
 import subprocess
 import sys
 import textwrap
@@ -12,11 +10,10 @@ import numpy as np
 import pytest
 
 from headrace.mindrecord import FileReader, FileWriter, InvalidRowWarning
+from headrace.mindrecord._format import store as store_mod
 from headrace.mindrecord._format import writer as writer_mod
 from headrace.mindrecord._format.header import read_header_path
-from headrace.mindrecord.common.exceptions import (MRMAddSchemaError, MRMBuildSchemaError, MRMDefineIndexError,
-                                                   MRMGetMetaError, MRMInvalidSchemaError, ParamTypeError,
-                                                   ParamValueError)
+from headrace.mindrecord.common.exceptions import (MRMAddSchemaError, MRMBuildSchemaError, MRMGetMetaError)
 
 from .conftest import SCHEMA, make_rows, write
 
@@ -379,8 +376,8 @@ def test_save_schema_mapping():
 def test_file_store_writes_in_chunks_and_finishes_short_writes(tmp_path, monkeypatch):
     """Big batches are written in calls of at most _WRITE_CHUNK bytes / _IOV_MAX buffers; a short
     pwritev is finished with pwrite."""
-    monkeypatch.setattr(writer_mod, "_WRITE_CHUNK", 1000)
-    monkeypatch.setattr(writer_mod, "_IOV_MAX", 3)
+    monkeypatch.setattr(store_mod, "_WRITE_CHUNK", 1000)
+    monkeypatch.setattr(store_mod, "_IOV_MAX", 3)
     calls = []
     real = os.pwritev
 
@@ -389,10 +386,10 @@ def test_file_store_writes_in_chunks_and_finishes_short_writes(tmp_path, monkeyp
         data = b"".join(bytes(b) for b in bufs)
         return real(fd, [data[:max(1, len(data) // 2)]], pos)
 
-    monkeypatch.setattr(writer_mod.os, "pwritev", half)
+    monkeypatch.setattr(store_mod.os, "pwritev", half)
     fd = os.open(tmp_path / "s.bin", os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        store = writer_mod._FileStore(fd, str(tmp_path / "s.bin"), 16, 1 << 20)
+        store = store_mod._FileStore(fd, str(tmp_path / "s.bin"), 16, 1 << 20)
         bufs = [bytes([k]) * (k * 37 % 900 + 1) for k in range(60)] + [memoryview(b"tail" * 300)]
         store.write(0, 5, bufs)
     finally:

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from headrace.mindrecord import FileReader, MindPage
+from headrace.mindrecord import FileReader
 from headrace.mindrecord._format.errors import MindRecordFormatError
 
 from .conftest import copy_dataset, make_rows, write

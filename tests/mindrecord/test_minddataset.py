@@ -6,7 +6,8 @@ import pytest
 
 import headrace.dataset as ds
 from headrace._util.types import RandomAccessSource
-from headrace.dataset._sources.mindrecord import MindDataset, MindRecordSource, minstd_shuffle
+from headrace._util.mtshuffle import minstd_shuffle
+from headrace.dataset._sources.mindrecord import MindDataset, MindRecordSource
 
 from .conftest import write
 

@@ -7,7 +7,6 @@ import sqlite3
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 import headrace.dataset as ds

@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from headrace._util.types import SampleContext
-from headrace.dataset._sources._filerows import FileRowsPlan, buffer_shuffle, shuffle_mode
+from headrace._engine.samplers.files import FileRowsPlan
+from headrace._util.mtshuffle import buffer_shuffle
+from headrace.dataset.samplers import shuffle_mode
 from headrace._util.mtshuffle import MT19937_64
 import headrace.dataset as ds
 

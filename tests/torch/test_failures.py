@@ -32,7 +32,7 @@ PRELUDE = textwrap.dedent("""
     def queue_threads():
         return sorted(t.name for t in threading.enumerate() if "device queue" in t.name)
 
-    from headrace._engine.parallel import forkserver
+    from headrace._engine.exec import forkserver
 
     def workers():
         # live processes this one started, but the worker fork server and its idle spares (they

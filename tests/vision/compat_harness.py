@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.compat.oracle import run_ms
+from tests.oracles.oracle import run_ms
 
 ORACLE_PRELUDE = """
 import mindspore.dataset.vision as v

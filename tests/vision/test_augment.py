@@ -15,9 +15,9 @@ import pytest
 from headrace._util import rng
 from headrace.dataset.vision import _ops_augment as G
 from headrace.dataset.vision import _ops_color as C
-from headrace.dataset.vision._kernels import augment as A
-from headrace.dataset.vision._kernels import color as K
-from headrace.dataset.vision._kernels import geometry
+from headrace._image import augment as A
+from headrace._image import color as K
+from headrace._image import geometry
 from headrace.dataset.vision.utils import AutoAugmentPolicy, Inter
 
 IMG = np.random.default_rng(11).integers(0, 256, (12, 16, 3), dtype=np.uint8)

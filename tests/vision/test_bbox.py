@@ -13,7 +13,7 @@ import headrace.dataset as ds
 import headrace.dataset.vision as v
 from headrace._util import rng
 from headrace.dataset.vision import _ops_bbox
-from headrace.dataset.vision._kernels import bbox as kb
+from headrace._image import bbox as kb
 from headrace.dataset.vision import Border, Inter
 
 _yy, _xx = np.mgrid[0:6, 0:8]

@@ -12,7 +12,8 @@ from PIL import Image
 from headrace._util import rng
 from headrace.dataset.transforms._base import Implementation
 from headrace.dataset.vision import _ops_color as C
-from headrace.dataset.vision._kernels import color as K
+from headrace.dataset.vision import _ops_color_random as R
+from headrace._image import color as K
 from headrace.dataset.vision.utils import ConvertMode
 
 IMG = np.random.default_rng(3).integers(0, 256, (8, 10, 3), dtype=np.uint8)
@@ -58,28 +59,28 @@ PIL_IMG = Image.fromarray(IMG)
      "Argument convert_mode with value 4 is not of type [<enum 'ConvertMode'>], but got <class 'int'>."),
     (lambda: C.Grayscale(2), ValueError,
      "Number of channels of the output grayscale imageshould be either 1 or 3. Got 2."),
-    (lambda: C.RandomColorAdjust(brightness=-1), ValueError, "The input value of brightness cannot be negative."),
-    (lambda: C.RandomColorAdjust(contrast=(2, 1)), ValueError, "contrast value should be in (min,max) format. Got (2, 1)."),
-    (lambda: C.RandomColorAdjust(saturation=(1, 2, 3)), TypeError, "If saturation is a sequence, the length must be 2."),
-    (lambda: C.RandomColorAdjust(hue=0.6), ValueError, "Input is not within the required interval of [-0.5, 0.5]."),
-    (lambda: C.RandomColorAdjust(hue=(-0.6, 0)), ValueError, "Input is not within the required interval of [-0.5, 0.5]."),
-    (lambda: C.RandomColorAdjust(brightness="x"), TypeError,
+    (lambda: R.RandomColorAdjust(brightness=-1), ValueError, "The input value of brightness cannot be negative."),
+    (lambda: R.RandomColorAdjust(contrast=(2, 1)), ValueError, "contrast value should be in (min,max) format. Got (2, 1)."),
+    (lambda: R.RandomColorAdjust(saturation=(1, 2, 3)), TypeError, "If saturation is a sequence, the length must be 2."),
+    (lambda: R.RandomColorAdjust(hue=0.6), ValueError, "Input is not within the required interval of [-0.5, 0.5]."),
+    (lambda: R.RandomColorAdjust(hue=(-0.6, 0)), ValueError, "Input is not within the required interval of [-0.5, 0.5]."),
+    (lambda: R.RandomColorAdjust(brightness="x"), TypeError,
      "Argument brightness with value x is not of type [<class 'numbers.Number'>, <class 'list'>, <class 'tuple'>], "
      "but got <class 'str'>."),
-    (lambda: C.RandomColor(0.5), TypeError, "degrees must be either a tuple or a list."),
-    (lambda: C.RandomColor((2, 1)), ValueError, "degrees should be in (min,max) format. Got (max,min)."),
-    (lambda: C.RandomSharpness((1, 2, 3)), ValueError, "degrees must be a sequence with length 2."),
-    (lambda: C.RandomAdjustSharpness(-1), ValueError, "Input degree is not within the required interval of [0, 16777216]."),
-    (lambda: C.RandomAdjustSharpness(1, 1.5), ValueError, "Input prob is not within the required interval of [0.0, 1.0]."),
-    (lambda: C.RandomInvert("a"), TypeError,
+    (lambda: R.RandomColor(0.5), TypeError, "degrees must be either a tuple or a list."),
+    (lambda: R.RandomColor((2, 1)), ValueError, "degrees should be in (min,max) format. Got (max,min)."),
+    (lambda: R.RandomSharpness((1, 2, 3)), ValueError, "degrees must be a sequence with length 2."),
+    (lambda: R.RandomAdjustSharpness(-1), ValueError, "Input degree is not within the required interval of [0, 16777216]."),
+    (lambda: R.RandomAdjustSharpness(1, 1.5), ValueError, "Input prob is not within the required interval of [0.0, 1.0]."),
+    (lambda: R.RandomInvert("a"), TypeError,
      "Argument prob with value a is not of type [<class 'float'>, <class 'int'>], but got <class 'str'>."),
-    (lambda: C.RandomPosterize((0, 8)), ValueError, "Input is not within the required interval of [1, 8]."),
-    (lambda: C.RandomPosterize((1, 2, 3)), TypeError,
+    (lambda: R.RandomPosterize((0, 8)), ValueError, "Input is not within the required interval of [1, 8]."),
+    (lambda: R.RandomPosterize((1, 2, 3)), TypeError,
      "Size of bits should be a single integer or a list/tuple (min, max) of length 2."),
-    (lambda: C.RandomSolarize([0, 255]), TypeError,
+    (lambda: R.RandomSolarize([0, 255]), TypeError,
      "Argument threshold with value [0, 255] is not of type [<class 'tuple'>], but got <class 'list'>."),
-    (lambda: C.RandomSolarize((10, 5)), ValueError, "threshold must be in min max format numbers."),
-    (lambda: C.RandomGrayscale(2), ValueError, "Input prob is not within the required interval of [0.0, 1.0]."),
+    (lambda: R.RandomSolarize((10, 5)), ValueError, "threshold must be in min max format numbers."),
+    (lambda: R.RandomGrayscale(2), ValueError, "Input prob is not within the required interval of [0.0, 1.0]."),
 ])
 def test_argument_checks(make, exc, msg):
     with pytest.raises(exc) as info:
@@ -88,23 +89,23 @@ def test_argument_checks(make, exc, msg):
 
 
 def test_defaults_and_stored_arguments():
-    assert C.RandomColorAdjust().brightness == (1, 1) and C.RandomColorAdjust().hue == (0, 0)
-    op = C.RandomColorAdjust(brightness=0.4, contrast=1.5, hue=0.2)
+    assert R.RandomColorAdjust().brightness == (1, 1) and R.RandomColorAdjust().hue == (0, 0)
+    op = R.RandomColorAdjust(brightness=0.4, contrast=1.5, hue=0.2)
     assert op.brightness == (0.6, 1.4) and op.contrast == (0, 2.5) and op.hue == (-0.2, 0.2)
     assert C.Solarize(7).threshold == (7, 7)
     assert C.GaussianBlur(3).kernel_size == (3,) and C.GaussianBlur(3).sigma == (0,)
     assert C.AutoContrast(ignore=5).ignore == [5]
     assert C.AdjustGamma(2).gain == 1
-    assert C.RandomGrayscale().prob == 0.1
-    assert C.RandomSharpness().degrees == (0.1, 1.9)
+    assert R.RandomGrayscale().prob == 0.1
+    assert R.RandomSharpness().degrees == (0.1, 1.9)
 
 
 def test_implementation_kinds_and_randomness_flags():
     assert C.AdjustBrightness(1).implementation is None
     assert C.AdjustSharpness(1).implementation == Implementation.C
     assert C.Grayscale().implementation == Implementation.PY
-    assert C.RandomGrayscale().implementation == Implementation.PY
-    assert not C.Invert().random and C.RandomInvert().random and C.RandomColorAdjust().random
+    assert R.RandomGrayscale().implementation == Implementation.PY
+    assert not C.Invert().random and R.RandomInvert().random and R.RandomColorAdjust().random
 
 
 # ---------------------------------------------------------------- input checks
@@ -144,11 +145,11 @@ def test_implementation_kinds_and_randomness_flags():
      "Decode first."),
     (C.ConvertColor(ConvertMode.COLOR_RGB2BGR), np.zeros((2, 2, 2), np.uint8),
      "ConvertColor: number of channels of image should be 1, 3, 4, but got:2"),
-    (C.RandomEqualize(1.0), np.zeros((2, 2), np.float32),
+    (R.RandomEqualize(1.0), np.zeros((2, 2), np.float32),
      "RandomEqualize: input image is not in type of uint8, but got: float32"),
-    (C.RandomInvert(1.0), np.zeros((2, 2, 1), np.uint8),
+    (R.RandomInvert(1.0), np.zeros((2, 2, 1), np.uint8),
      "RandomInvert: image shape is incorrect, expected num of channels is 3, but got:1"),
-    (C.RandomAutoContrast(), np.zeros((1, 2, 2, 3), np.uint8),
+    (R.RandomAutoContrast(), np.zeros((1, 2, 2, 3), np.uint8),
      "RandomAutoContrast: image shape is not <H,W,C> or <H,W>, got rank: 4"),
     (C.AdjustSharpness(1.0), np.zeros((1, 2, 2, 3), np.uint8),
      "AdjustSharpness: shape of input is not <H,W,C> or <H,W>, but got rank: 4"),
@@ -156,7 +157,7 @@ def test_implementation_kinds_and_randomness_flags():
      "ConvertColor: COLOR_RGBA2GRAY expects an image with 3 or 4 channels, but got 1."),
     (C.ConvertColor(ConvertMode.COLOR_GRAY2RGB), np.zeros((2, 2, 3), np.uint8),
      "ConvertColor: COLOR_GRAY2BGR expects an image with 1 channel, but got 3."),
-    (C.RandomColor((1, 1)), np.zeros((2, 2), np.uint8),
+    (R.RandomColor((1, 1)), np.zeros((2, 2), np.uint8),
      "RandomColor: image shape is not <H,W,C> or channel is not 3, got rank: 2, and shape: <2,2>"),
 ])
 def test_bad_images_raise_runtime_errors_naming_the_op(op, img, msg):
@@ -171,7 +172,7 @@ def test_non_image_input_is_a_type_error():
     with pytest.raises(TypeError, match="img should be PIL image. Got <class 'numpy.ndarray'>"):
         C.Grayscale()(IMG)
     with pytest.raises(TypeError, match="img should be PIL image"):
-        C.RandomGrayscale(1.0)(IMG)
+        R.RandomGrayscale(1.0)(IMG)
 
 
 def test_device_switch():
@@ -194,9 +195,9 @@ def test_numpy_and_pil_paths():
     sharp = C.AdjustSharpness(1.5)(PIL_IMG)
     assert isinstance(sharp, np.ndarray) and np.array_equal(sharp, K.adjust_sharpness(IMG, 1.5))
     assert C.Grayscale(3)(PIL_IMG).mode == "RGB"
-    assert C.RandomGrayscale(1.0)(PIL_IMG.convert("L")).mode == "L"
-    assert C.RandomGrayscale(1.0)(PIL_IMG).mode == "RGB"
-    assert C.RandomGrayscale(0.0)(PIL_IMG) is PIL_IMG
+    assert R.RandomGrayscale(1.0)(PIL_IMG.convert("L")).mode == "L"
+    assert R.RandomGrayscale(1.0)(PIL_IMG).mode == "RGB"
+    assert R.RandomGrayscale(0.0)(PIL_IMG) is PIL_IMG
 
 
 def test_dtype_handling():
@@ -236,33 +237,33 @@ def _run_keyed(op, img, key=(1, 2, 3)):
 
 
 def test_pinned_random_ops_equal_their_deterministic_twins():
-    assert np.array_equal(C.RandomColorAdjust((1.3, 1.3))(IMG), K.adjust_brightness(IMG, 1.3))
-    assert np.array_equal(C.RandomColor((0.4, 0.4))(IMG), K.random_color(IMG, 0.4))
-    assert np.array_equal(C.RandomSharpness((0.4, 0.4))(IMG), K.adjust_sharpness(IMG, 0.4))
-    assert np.array_equal(C.RandomAdjustSharpness(0.4, 1.0)(IMG), K.adjust_sharpness(IMG, 0.4))
-    assert np.array_equal(C.RandomAutoContrast(prob=1.0)(IMG), K.auto_contrast(IMG))
-    assert np.array_equal(C.RandomEqualize(1.0)(IMG), K.equalize(IMG))
-    assert np.array_equal(C.RandomInvert(1.0)(IMG), K.invert(IMG))
-    assert np.array_equal(C.RandomPosterize(3)(IMG), K.posterize(IMG, 3))
-    assert np.array_equal(C.RandomSolarize((77, 77))(IMG), K.solarize(IMG, (77, 77)))
-    for op in (C.RandomAdjustSharpness(0.4, 0.0), C.RandomAutoContrast(prob=0.0), C.RandomEqualize(0.0),
-               C.RandomInvert(0.0)):
+    assert np.array_equal(R.RandomColorAdjust((1.3, 1.3))(IMG), K.adjust_brightness(IMG, 1.3))
+    assert np.array_equal(R.RandomColor((0.4, 0.4))(IMG), K.random_color(IMG, 0.4))
+    assert np.array_equal(R.RandomSharpness((0.4, 0.4))(IMG), K.adjust_sharpness(IMG, 0.4))
+    assert np.array_equal(R.RandomAdjustSharpness(0.4, 1.0)(IMG), K.adjust_sharpness(IMG, 0.4))
+    assert np.array_equal(R.RandomAutoContrast(prob=1.0)(IMG), K.auto_contrast(IMG))
+    assert np.array_equal(R.RandomEqualize(1.0)(IMG), K.equalize(IMG))
+    assert np.array_equal(R.RandomInvert(1.0)(IMG), K.invert(IMG))
+    assert np.array_equal(R.RandomPosterize(3)(IMG), K.posterize(IMG, 3))
+    assert np.array_equal(R.RandomSolarize((77, 77))(IMG), K.solarize(IMG, (77, 77)))
+    for op in (R.RandomAdjustSharpness(0.4, 0.0), R.RandomAutoContrast(prob=0.0), R.RandomEqualize(0.0),
+               R.RandomInvert(0.0)):
         assert np.array_equal(op(IMG), IMG)
 
 
 def test_random_ops_are_functions_of_the_sample_key():
-    ops = [C.RandomColorAdjust(0.5, 0.5, 0.5, 0.2), C.RandomColor(), C.RandomSharpness(),
-           C.RandomAdjustSharpness(2.0), C.RandomAutoContrast(), C.RandomEqualize(), C.RandomInvert(),
-           C.RandomPosterize((1, 8)), C.RandomSolarize()]
+    ops = [R.RandomColorAdjust(0.5, 0.5, 0.5, 0.2), R.RandomColor(), R.RandomSharpness(),
+           R.RandomAdjustSharpness(2.0), R.RandomAutoContrast(), R.RandomEqualize(), R.RandomInvert(),
+           R.RandomPosterize((1, 8)), R.RandomSolarize()]
     for op in ops:
         a, b = _run_keyed(op, IMG), _run_keyed(op, IMG)
         assert np.array_equal(a, b), type(op).__name__
-    outs = {_run_keyed(C.RandomPosterize((1, 8)), IMG, (9, 9, k)).tobytes() for k in range(40)}
+    outs = {_run_keyed(R.RandomPosterize((1, 8)), IMG, (9, 9, k)).tobytes() for k in range(40)}
     assert len(outs) > 1
 
 
 def test_random_color_adjust_applies_all_four_in_some_order():
-    op = C.RandomColorAdjust((1.2, 1.2), (0.8, 0.8), (1.5, 1.5), (-0.1, -0.1))
+    op = R.RandomColorAdjust((1.2, 1.2), (0.8, 0.8), (1.5, 1.5), (-0.1, -0.1))
     fns = {0: lambda x: K.adjust_brightness(x, 1.2), 1: lambda x: K.adjust_contrast(x, 0.8),
            2: lambda x: K.adjust_saturation(x, 1.5), 3: lambda x: K.adjust_hue(x, -0.1)}
     import itertools
@@ -282,7 +283,7 @@ def test_random_color_adjust_applies_all_four_in_some_order():
 
 
 def test_random_color_adjust_pil_path_uses_pillow_kernels():
-    op = C.RandomColorAdjust((1.3, 1.3))
+    op = R.RandomColorAdjust((1.3, 1.3))
     out = op(PIL_IMG)
     # the hue step (factor 0) still round-trips through HSV on the Pillow path
     want = K.pil_adjust_hue(K.pil_adjust_brightness(PIL_IMG, 1.3), 0.0)
@@ -293,7 +294,7 @@ def test_random_color_adjust_pil_path_uses_pillow_kernels():
 def test_random_solarize_draws_a_sorted_pair():
     x = np.arange(256, dtype=np.uint8).reshape(16, 16)
     for k in range(20):
-        out = _run_keyed(C.RandomSolarize((50, 60)), x, (4, k))
+        out = _run_keyed(R.RandomSolarize((50, 60)), x, (4, k))
         changed = np.flatnonzero(out.ravel() != x.ravel())
         assert changed.size and 50 <= changed.min() <= 60
         assert changed.max() <= 60 or changed.max() == 255
@@ -301,5 +302,5 @@ def test_random_solarize_draws_a_sorted_pair():
 
 def test_random_posterize_bits_in_range():
     x = np.full((2, 2), 255, np.uint8)
-    values = {int(_run_keyed(C.RandomPosterize((2, 4)), x, (8, k))[0, 0]) for k in range(60)}
+    values = {int(_run_keyed(R.RandomPosterize((2, 4)), x, (8, k))[0, 0]) for k in range(60)}
     assert values == {192, 224, 240}

@@ -8,8 +8,9 @@ import headrace.dataset as ds
 from headrace.dataset import transforms
 from headrace.dataset.vision import _ops_augment as G
 from headrace.dataset.vision import _ops_color as C
+from headrace.dataset.vision import _ops_color_random as R
 from headrace.dataset.vision import _ops_mix as X
-from headrace.dataset.vision._kernels import color as K
+from headrace._image import color as K
 from headrace.dataset.vision.transforms import ToPIL
 from headrace.dataset.vision.utils import ImageBatchFormat
 
@@ -22,7 +23,7 @@ def _images(pipeline):
 
 
 def _random_pipeline(workers):
-    ops = [C.RandomColorAdjust(0.4, 0.4, 0.4, 0.1), G.AutoAugment(), X.CutOut(3)]
+    ops = [R.RandomColorAdjust(0.4, 0.4, 0.4, 0.1), G.AutoAugment(), X.CutOut(3)]
     data = ds.NumpySlicesDataset({"image": IMAGES}, shuffle=False)
     return data.map(operations=ops, input_columns="image", num_parallel_workers=workers)
 

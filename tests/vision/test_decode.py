@@ -10,7 +10,7 @@ from PIL import Image
 import headrace.dataset.transforms as t
 import headrace.dataset.vision as v
 from headrace._util import rng
-from headrace.dataset.vision._fusion import NormalizeHWC2CHW
+from headrace.dataset.vision._ops_convert import NormalizeHWC2CHW
 from headrace.dataset.vision._ops_decode import DecodeRandomResizedCrop
 from tests.vision.imagegen import encode, photo
 

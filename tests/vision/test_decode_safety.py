@@ -19,7 +19,7 @@ import pytest
 import headrace.dataset as ds
 import headrace.dataset.vision as v
 from headrace._util import rng
-from headrace.dataset.vision._kernels import decode as dec
+from headrace._image import decode as dec
 from headrace.dataset.vision._ops_decode import DecodeRandomResizedCrop
 from tests.vision.imagegen import encode, photo
 

@@ -6,7 +6,8 @@ import tempfile
 import pytest
 
 MODULES = ["headrace.common.dtype", "headrace.dataset.transforms._base", "headrace.dataset.transforms._fusion",
-           "headrace.dataset.transforms.transforms", "headrace.dataset.vision._ops_geometry",
+           "headrace.dataset.transforms.transforms", "headrace.dataset.transforms._compound",
+           "headrace.dataset.vision._ops_geometry", "headrace.dataset.vision._ops_flip_pad",
            "headrace.dataset.vision._ops_warp", "headrace.dataset.vision._ops_patches",
            "headrace.dataset.vision._ops_convert", "headrace.dataset.vision._ops_decode",
            "headrace.dataset.vision.utils"]

@@ -11,7 +11,7 @@ from PIL import Image
 import headrace.dataset.vision as v
 from headrace._util import rng
 from headrace.dataset.vision import Border, Inter
-from headrace.dataset.vision._kernels.geometry import random_resized_crop_box
+from headrace._image.geometry import random_resized_crop_box
 from tests.vision.imagegen import photo
 
 IMG = photo(48, 64, 3)

@@ -12,7 +12,7 @@ import headrace.dataset.transforms as t
 import headrace.dataset.vision as v
 from headrace.dataset.transforms import TensorOperation
 from headrace.dataset.transforms._base import contiguous
-from headrace.dataset.vision._kernels.decode import encoded_bytes
+from headrace._image.decode import encoded_bytes
 
 _A = np.arange(4 * 5 * 3, dtype=np.uint8).reshape(4, 5, 3)
 _PNG = cv2.imencode(".png", _A[..., ::-1])[1].tobytes()  # decodes to _A (RGB)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from headrace._util import rng
 from headrace.dataset.vision import _ops_mix as X
-from headrace.dataset.vision._kernels import mix as M
+from headrace._image import mix as M
 from headrace.dataset.vision.utils import ImageBatchFormat
 
 IMGS = np.random.default_rng(5).integers(0, 256, (6, 8, 9, 3), dtype=np.uint8)
@@ -181,7 +181,7 @@ def test_mixup_mixes_with_one_weight_and_a_permutation():
         assert np.abs(out[:, 0, 0, 0].astype(int) - want).max() <= 1
 
 
-def test_mixup_checks():
+def test_mixup_batch_checks():
     with pytest.raises(ValueError, match="Input alpha must be greater than 0."):
         X.MixUpBatch(0)
     with pytest.raises(TypeError, match="Argument alpha with value a is not of type"):

@@ -10,7 +10,7 @@ import headrace.dataset as ds
 import headrace.dataset.vision as v
 from headrace._util import rng
 from headrace.dataset.vision import Inter, _ops_perspective
-from headrace.dataset.vision._kernels import perspective as kp
+from headrace._image import perspective as kp
 from tests.vision.imagegen import photo
 
 RGB = photo(30, 70, 8)  # wider than one 64-pixel block of OpenCV's warp

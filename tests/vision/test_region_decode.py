@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import headrace.dataset as ds
 import headrace.dataset.vision as v
 from headrace._util import rng
-from headrace.dataset.vision._kernels import decode as dec
+from headrace._image import decode as dec
 from headrace.dataset.vision._ops_decode import DecodeRandomResizedCrop
 from tests.vision.imagegen import encode, photo
 
@@ -235,7 +235,7 @@ def test_without_the_extension_module_headrace_decodes_whole_images():
         "import sys; sys.modules['headrace._native._jpegregion'] = None\n"
         "import numpy as np\n"
         "import headrace.dataset.vision as v\n"
-        "from headrace.dataset.vision._kernels import decode as dec\n"
+        "from headrace._image import decode as dec\n"
         "from tests.vision.imagegen import encode, photo\n"
         "assert dec._jpegregion is None\n"
         "data = encode(photo(90, 120, 3))\n"

@@ -8,8 +8,9 @@ skipped: this is how a checkpoint is restored (``reset(epoch)`` + ``skip(step)``
 after a restore is exactly the rest of the uninterrupted run.
 
 Ops whose next pass depends on more than the pass number (the buffer shuffle's random stream)
-report that through ``pass_state()`` / ``restore_pass_state()``: small JSON-able dicts keyed by
-the op's id in the tree.
+report that through ``pass_state()`` / ``restore_pass_state()``: small JSON-able dicts that a
+checkpoint keys by the op's path in the plan (``state.stateful_paths``), found through
+``plan_node``.
 """
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ class OpIter:
 
     name = "Op"
     keeps_pass_state = False  # True for ops whose pass_state() can be other than None
+    plan_node: Any = None     # the plan node an op that keeps a pass state runs
 
     def __init__(self, ctx: BuildContext, parents: tuple["OpIter", ...] = ()) -> None:
         self.ctx = ctx

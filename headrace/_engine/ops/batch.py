@@ -11,23 +11,7 @@ from headrace._engine.ops.map import global_seeds, make_assembler
 from headrace._util import rng
 from headrace._util.arrays import to_array
 from headrace._util.errors import PipelineError, not_an_array, user_error
-from headrace._util.types import Row
-
-
-class BatchInfo:
-    """What a callable batch size or a per_batch_map learns about the batch being built."""
-
-    __slots__ = ("_batch_num", "_epoch_num")
-
-    def __init__(self, batch_num: int, epoch_num: int) -> None:
-        self._batch_num = batch_num
-        self._epoch_num = epoch_num
-
-    def get_batch_num(self) -> int:
-        return self._batch_num
-
-    def get_epoch_num(self) -> int:
-        return self._epoch_num
+from headrace._util.types import BatchInfo, Row
 
 
 _NUMERIC = frozenset("biufc")  # dtype kinds: bool, signed, unsigned, float, complex
@@ -56,7 +40,7 @@ def _stack_numbers(values: Sequence[np.ndarray]) -> np.ndarray | None:
 
 
 def collate(values: Sequence[np.ndarray], col: int, name: str, op: str = "batch operation",
-            pad: tuple[Sequence[int | None] | None, Any] | None = None) -> np.ndarray:
+            pad: tuple[Sequence[int | None] | None, Any] | None = None) -> np.ndarray | dict:
     """Stacks one column of a batch into one array, padding first when ``pad`` is given."""
     if pad is None:
         out = _stack_numbers(values)
@@ -217,6 +201,7 @@ class BatchFn:
         for c in range(len(cols)):
             if c not in self.input_idx:
                 rest[c] = collate([r[c] for r in rows], c, cols[c])
+        assert self.assemble is not None  # a per_batch_map batch
         return self.assemble(tuple(rest), out_arrays)
 
     def _out_name(self, j: int) -> str:
@@ -262,10 +247,11 @@ class BatchFn:
                                 f"keys for column {self._out_name(j)!r}: a row lacks the key {e.args[0]!r}.",
                                 columns=names, index=num) from None
 
-    def _to_batch(self, value: Any, j: int) -> np.ndarray:
+    def _to_batch(self, value: Any, j: int) -> np.ndarray | dict:
         try:
             if isinstance(value, (list, tuple)) and value and isinstance(value[0], np.ndarray):
-                return collate([to_array(v) for v in value], j, self.out_cols[j] if j < len(self.out_cols) else str(j))
+                return collate([to_array(v) for v in value], j,  # type: ignore[misc]
+                               self.out_cols[j] if j < len(self.out_cols) else str(j))
             return to_array(value)
         except (TypeError, ValueError) as e:  # an unsupported type; a ragged list (index: __call__)
             raise not_an_array("batch operation: [per_batch_map]", e, value,

@@ -124,6 +124,7 @@ class ConcatIter(OpIter):
 
     def _next_interleaved(self) -> Row:
         order = self._order
+        assert order is not None
         while self._cursor < len(order):
             child = int(order[self._cursor])
             self._cursor += 1

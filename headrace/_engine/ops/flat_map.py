@@ -45,7 +45,7 @@ class FlatMapIter(OpIter):
             except Exception as e:
                 raise user_error(self.name, e, index=self._count) from e
             finally:
-                if token is not None:
+                if g is not None and token is not None:
                     g.leave(token)
             if plan is None:
                 raise PipelineError(self.name, "the function must return a Dataset, but returned None.",

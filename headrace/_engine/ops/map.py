@@ -4,7 +4,7 @@ The work on one row lives in two small picklable callables, :class:`MapFn` and :
 that set the row's RNG key (``(seed, op id, pass, index)``) in whichever thread or process runs
 them; for a user function in a run with a seed set, they also seed ``np.random`` and ``random``
 from that key around the call (``rng.GlobalSeeds``). The op iterators here run them serially;
-``build`` normally groups them into a stage (``parallel/stage.py``) that runs the same callables
+``build`` normally groups them into a stage (``exec/stage.py``) that runs the same callables
 on thread or process workers, so serial, threaded and multi-process runs give the same rows.
 """
 from __future__ import annotations
@@ -30,8 +30,9 @@ def calls_user_code(fn: Any) -> bool:
     (functions, lambdas, user objects, and headrace wrappers or compounds around them) does, unless
     marked deterministic with ``transforms.not_random`` (``fn.random is False``).
     """
-    if isinstance(fn, _Chain):
-        return any(calls_user_code(op) for op in fn.ops)
+    chained = getattr(fn, "chained_ops", None)  # a map's composed operations (dataset.transforms._compose)
+    if type(chained) is tuple:
+        return any(calls_user_code(op) for op in chained)
     if getattr(fn, "random", True) is False:
         return False
     if not type(fn).__module__.startswith("headrace."):
@@ -81,6 +82,7 @@ class _Assembler:
         if len(row) == 2:
             return (value, row[1]) if p == 0 else (row[0], value)
         r = list(row)
+        assert p is not None
         r[p] = value
         return tuple(r)
 
@@ -117,7 +119,7 @@ class MapFn:
         this thread's ``rng.sample_cursor``)."""
         try:
             out = self.fn(row[self.one]) if self.one is not None else self.fn(*[row[i] for i in self.idx])
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - any failure of a user's op is reported with its sample
             self.fail(e, index)
         return self.finish(row, out, index)
 
@@ -246,34 +248,3 @@ class FilterIter(OpIter):
             self._index = index + 1
             if self.spec(row, self.ctx.seed, self.pass_index, index):
                 return row
-
-
-def run_chain(ops: tuple[Callable, ...], names: list[str]) -> Callable:
-    """One callable applying ``ops`` in order; a tuple result feeds the next op as arguments.
-
-    A failure names the op of the chain that raised (the map op adds columns and index).
-    """
-    if len(ops) == 1:
-        return ops[0]
-    return _Chain(tuple(ops), tuple(names))
-
-
-class _Chain:
-    """Picklable (with cloudpickle where the ops need it) sequence of operations."""
-
-    __slots__ = ("ops", "names")
-
-    def __init__(self, ops: tuple[Callable, ...], names: tuple[str, ...]) -> None:
-        self.ops = ops
-        self.names = names
-
-    def __call__(self, *args: Any) -> Any:
-        for op, name in zip(self.ops, self.names):
-            try:
-                out = op(*args)
-            except PipelineError:
-                raise
-            except Exception as e:
-                raise user_error(f"map operation: [{name}]", e) from e
-            args = out if type(out) is tuple else (out,)
-        return args if len(args) != 1 else args[0]

@@ -12,7 +12,7 @@ from typing import Any
 from headrace._engine import plan as P
 from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.state import MAX_COUNT, check_dict, check_int
-from headrace._util.mtshuffle import M64, MT19937_64
+from headrace._util.mtshuffle import M64, MT19937_64, buffer_take
 from headrace._util.types import Row
 
 
@@ -33,7 +33,7 @@ class ShuffleIter(OpIter):
 
     def __init__(self, ctx: BuildContext, node: Any, parent: OpIter) -> None:
         super().__init__(ctx, (parent,))
-        self._node = node
+        self._node = self.plan_node = node
         self._size = node.buffer_size
         seed = node.seed if node.seed is not None else ctx.seed
         self._rng = MT19937_64(seed)
@@ -93,27 +93,31 @@ class ShuffleIter(OpIter):
         self._buf = []
         self._parent_done = self._ended = True
 
-    def pass_state(self) -> dict | None:
-        """Where the stream stood when this pass began, and once the pass has ended, where the next
-        pass (an op's pass numbers are consecutive) begins."""
-        if self._pass_start is not None and self._ended:
-            return dict(self._pass_start, next=self._rng.get_state())
-        return self._pass_start
+    def pass_state(self) -> dict:
+        """``{"pass", "rng", "next"}``: where the stream stood when this pass began, and once the
+        pass has ended, where the next pass (an op's pass numbers are consecutive) begins ("next" is
+        None until then). Before the first pass: pass 0 from the unused stream, or the restored state
+        still waiting for its pass (the shape is the same at every step)."""
+        if self._pass_start is None:
+            start = self._restore if self._restore is not None else {"pass": 0, "rng": self._rng.get_state()}
+            return {"pass": start["pass"], "rng": start["rng"], "next": start.get("next")}
+        nxt = self._rng.get_state() if self._ended else None
+        return {"pass": self._pass_start["pass"], "rng": self._pass_start["rng"], "next": nxt}
 
     def restore_pass_state(self, state: dict) -> None:
         """Called before the tree is reset: the pass ``state['pass']`` starts from this stream state."""
-        self._restore = state
+        self._restore = {k: v for k, v in state.items() if not (k == "next" and v is None)}
 
     def check_pass_state(self, state: Any, path: str, seed: int, max_pass: int) -> None:
-        """``{"pass", "rng": {"seed", "draws"}[, "next": {...}]}``: the pass within what the epoch
-        allows; the stream's seed this op's; the draws, where the rows per pass are known (and no
-        endless repeat is below), exactly one per row of every earlier pass, else bounded."""
-        check_dict(state, path, ("pass", "rng"), ("next",))
+        """``{"pass", "rng": {"seed", "draws"}, "next": {...} or None}``: the pass within what the
+        epoch allows; the stream's seed this op's; the draws, where the rows per pass are known (and
+        no endless repeat is below), exactly one per row of every earlier pass, else bounded."""
+        check_dict(state, path, ("pass", "rng", "next"))
         p = check_int(state["pass"], f"{path}['pass']", 0, max_pass, " (passes the state's epoch allows)")
         want_seed = (self._node.seed if self._node.seed is not None else seed) & M64
         rows = None if self._endless else self._node.children[0].size()
         for key, at in (("rng", p), ("next", p + 1)):
-            if key not in state:
+            if key == "next" and state[key] is None:
                 continue
             where = f"{path}[{key!r}]"
             st = check_dict(state[key], where, ("seed", "draws"))
@@ -136,11 +140,7 @@ class ShuffleIter(OpIter):
         if not buf:
             self._ended = True
             raise StopIteration
-        slot = self._rng.below(len(buf))
-        row = buf[slot]
-        last = buf.pop()
-        if slot < len(buf):
-            buf[slot] = last
+        row = buffer_take(buf, self._rng)
         if not self._parent_done:
             try:
                 buf.append(next(self.parent))

@@ -57,7 +57,7 @@ class ReadFn:
         return self.source, self.name, self.globals
 
     def __setstate__(self, state: tuple) -> None:
-        self.__init__(*state)
+        self.__init__(*state)  # type: ignore[misc]  # rebuilt from its own arguments
 
 
 class RandomAccessIter(OpIter):
@@ -92,7 +92,7 @@ class RandomAccessIter(OpIter):
             ctx = SampleContext(len(self._source), pass_index, self.ctx.seed, self.node.labels,
                                 self.ctx.options.seed is not None)
             start, count = sampler.span(ctx)
-            self.indices = range(start, start + count)
+            self.indices = range(start, start + count)  # type: ignore[assignment]  # consecutive: a range
             self._first = start
             self._pos = 0
             return

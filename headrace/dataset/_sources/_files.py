@@ -13,7 +13,10 @@ from headrace._engine import plan as P
 from headrace._util import checks
 from headrace._util.errors import PipelineError
 from headrace._util.files import file_kind, open_regular, open_regular_text, read_regular
+from headrace._engine.samplers.files import FileRowsPlan
 from headrace.dataset._sources.base import MappableDataset
+from headrace.dataset.samplers import shuffle_mode
+from headrace.dataset._sampler_args import check_sampler_shuffle_shard_options
 
 NO_DATA = ("Invalid data, {op} API can't read the data file (interface mismatch or no data found). "
            "Check {what}: {path}")
@@ -184,7 +187,6 @@ class FileSourceDataset(MappableDataset):
 
     def __init__(self, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
                  num_shards=None, shard_id=None, cache=None):
-        from headrace.dataset.samplers import check_sampler_shuffle_shard_options  # noqa: PLC0415
         check_sampler_shuffle_shard_options(sampler, shuffle, num_shards, shard_id, num_samples)
         super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
 
@@ -210,14 +212,15 @@ class RowFilesDataset(FileSourceDataset):
     """Base of the sources MindSpore reads as streams of rows from files (TFRecord, CSV, TextFile).
 
     headrace indexes the records instead, and reads them in the orders described in
-    ``_filerows.py``: ``shuffle`` takes a bool or a ``Shuffle`` mode instead of a sampler.
+    ``headrace/_engine/samplers/files.py``: ``shuffle`` takes a bool or a ``Shuffle`` mode instead of a sampler.
     Subclasses set ``dataset_files`` and implement ``_make_source()``, whose source also has
     ``counts()`` (rows per file).
     """
 
+    streamed_in_mindspore = True
+
     def __init__(self, dataset_files, num_samples=None, num_parallel_workers=None, shuffle=None, num_shards=None,
                  shard_id=None, cache=None):
-        from headrace.dataset._sources._filerows import shuffle_mode  # noqa: PLC0415 - sibling helper
         self.dataset_files = expand_files(dataset_files)
         self._mode = shuffle_mode(shuffle)
         super().__init__(num_samples, num_parallel_workers, False, None, num_shards, shard_id, cache)
@@ -231,7 +234,6 @@ class RowFilesDataset(FileSourceDataset):
         return self.num_samples
 
     def _make_plan(self) -> P.Node:
-        from headrace.dataset._sources._filerows import FileRowsPlan  # noqa: PLC0415
         src = self._source()
         self._sampler_plan = FileRowsPlan(src.counts, self._mode, self.num_shards, self.shard_id,
                                           self._row_limit(), self._equal_rows())

@@ -20,6 +20,8 @@ from headrace._engine import options as _options
 from headrace._util import checks, rng
 from headrace._util.types import RandomAccessSource, SampleContext
 from headrace.dataset._datasets import Dataset, resolve_workers
+from headrace.dataset._sampler_args import select_sampler
+from headrace.dataset.samplers import BuiltinSampler, is_shuffle
 
 
 class SourceDataset(Dataset):
@@ -32,6 +34,8 @@ class SourceDataset(Dataset):
 class MappableDataset(SourceDataset):
     """A source read by index: samplers, shuffling and sharding work on its row indices."""
 
+    reads_by_index = True
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "__init__" in cls.__dict__:
@@ -39,12 +43,11 @@ class MappableDataset(SourceDataset):
 
     def __init__(self, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
                  num_shards=None, shard_id=None, cache=None):
-        from headrace.dataset.samplers import select_sampler  # noqa: PLC0415 - samplers import this layer's types
         super().__init__((), num_parallel_workers)
         if num_samples is not None:
             num_samples = checks.check_int(num_samples, "num_samples")
             checks.check_range(num_samples, (0, checks.INT64_MAX), "num_samples")
-        if shuffle is not None and not isinstance(shuffle, bool) and not _is_shuffle_enum(shuffle):
+        if shuffle is not None and not isinstance(shuffle, bool) and not is_shuffle(shuffle):
             raise TypeError(f"Argument shuffle with value {shuffle!r} is not of type [bool, Shuffle], "
                             f"but got {type(shuffle)}.")
         self.num_samples = num_samples
@@ -131,7 +134,6 @@ class MappableDataset(SourceDataset):
         self._set_sampler(new_sampler)
 
     def _set_sampler(self, sampler: Any) -> None:
-        from headrace.dataset.samplers import select_sampler  # noqa: PLC0415
         plan = select_sampler(self.num_samples, None, sampler, None, None)
         self.sampler, self.shuffle_flag, self.num_shards, self.shard_id = sampler, None, None, None
         self._sampler_plan = plan
@@ -175,12 +177,9 @@ def _recording_init(init: Any) -> Any:
 
 
 def _check_sampler_object(sampler: Any) -> None:
-    from headrace.dataset.samplers import BuiltinSampler  # noqa: PLC0415
     if sampler is None:
         raise TypeError("Input sampler can not be None.")
     if not isinstance(sampler, BuiltinSampler):
         raise TypeError(f"Input sampler is not an instance of a sampler: got {type(sampler).__name__}.")
 
 
-def _is_shuffle_enum(value: Any) -> bool:
-    return type(value).__name__ == "Shuffle"

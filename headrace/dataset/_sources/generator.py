@@ -12,6 +12,7 @@ from headrace._util.arrays import to_array
 from headrace._util.errors import PipelineError
 from headrace.dataset._datasets import warm_up_process_workers
 from headrace.dataset._sources.base import MappableDataset
+from headrace.common.dtype import to_numpy_dtype
 
 __all__ = ["GeneratorDataset", "NumpySlicesDataset"]
 
@@ -26,7 +27,6 @@ _NEEDS_LEN = "Attempt to construct a random access dataset, '__len__' method is 
 def _dtype_list(column_types: Any, n: int) -> list[np.dtype] | None:
     if column_types is None:
         return None
-    from headrace.common.dtype import to_numpy_dtype  # noqa: PLC0415 - common is a sibling package
     checks.check_type(column_types, (list, tuple), "column_types")
     if len(column_types) != n:
         raise ValueError(f"column_types has {len(column_types)} entries but there are {n} columns.")

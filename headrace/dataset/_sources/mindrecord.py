@@ -37,13 +37,17 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from headrace._engine.samplers import SamplerPlan
-from headrace._util import checks, mtshuffle
-from headrace._util.types import SampleContext
+from headrace._engine.samplers import MindFilePlan, MindShufflePlan, MindSubsetRandomPlan, SamplerPlan
+from headrace._util import checks
+from headrace.dataset import samplers as S
 from headrace.dataset._sources.base import MappableDataset
+from headrace.dataset.core import config
+from headrace.dataset._sampler_args import check_sampler_shuffle_shard_options
+from headrace.dataset.samplers import is_shuffle
 from headrace.mindrecord._format.crypto import check_on_open, get_enc_key
 from headrace.mindrecord._format.errors import MindRecordRuntimeError
-from headrace.mindrecord._format.reader import ColumnDecoder, ShardSetReader, fast_row_reader
+from headrace.mindrecord._format.fast_read import fast_row_reader
+from headrace.mindrecord._format.reader import ColumnDecoder, ShardSetReader
 from headrace.mindrecord._format.verify import resolve_verify
 
 __all__ = ["MindDataset", "MindRecordSource"]
@@ -219,287 +223,15 @@ def padded_row(schema, columns: Sequence[str], sample: dict) -> tuple:
     return tuple(out)
 
 
-# ---------------------------------------------------------------------------------------------
-# minstd_rand0 and libstdc++'s std::shuffle over it
-# ---------------------------------------------------------------------------------------------
-
-_M = 2147483647          # 2**31 - 1
-_A = 16807
-_RANGE = _M - 2          # g.max() - g.min() = (2**31 - 2) - 1
-
-
-class MinStd0:
-    """``std::minstd_rand0`` (``std::default_random_engine`` of libstdc++): x <- 16807 x mod (2**31 - 1)."""
-
-    _BLOCK = 4096
-
-    def __init__(self, seed: int) -> None:
-        s = int(seed) % _M
-        self._x = 1 if s == 0 else s
-        self._buf = np.zeros(0, dtype=np.int64)
-        self._pos = 0
-        self._mult = None
-
-    def _fill(self, count: int) -> np.ndarray:
-        """The next ``count`` outputs minus ``g.min()`` (i.e. in [0, _RANGE]), vectorised by blocks."""
-        out = np.empty(count, dtype=np.int64)
-        x = self._x
-        first = min(count, self._BLOCK)
-        for k in range(first):
-            x = (x * _A) % _M
-            out[k] = x
-        if count > first:
-            step = pow(_A, self._BLOCK, _M)
-            for start in range(self._BLOCK, count, self._BLOCK):
-                end = min(start + self._BLOCK, count)
-                out[start:end] = (out[start - self._BLOCK:end - self._BLOCK] * step) % _M
-        self._x = int(out[-1]) if count else x
-        return out - 1
-
-    def words(self, count: int) -> np.ndarray:
-        have = self._buf[self._pos:self._pos + count]
-        self._pos += len(have)
-        if len(have) == count:
-            return have
-        return np.concatenate([have, self._fill(count - len(have))])
-
-    def unread(self, words: np.ndarray) -> None:
-        self._buf = np.concatenate([words, self._buf[self._pos:]])
-        self._pos = 0
-
-    def uniform(self, high: int) -> int:
-        """``std::uniform_int_distribution(0, high)`` over this engine (libstdc++ 9, down-scaling)."""
-        span = high + 1
-        scaling = _RANGE // span
-        past = span * scaling
-        while True:
-            w = int(self.words(1)[0])
-            if w < past:
-                return w // scaling
-
-
-def minstd_shuffle(n: int, seed: int) -> np.ndarray:
-    """The permutation ``std::shuffle`` of ``n`` items applies with ``std::default_random_engine(seed)``.
-
-    ``std::shuffle(a, engine)`` leaves ``a`` equal to ``a[minstd_shuffle(len(a), seed)]``.
-    """
-    if n <= 1:
-        return np.arange(max(n, 0), dtype=np.int64)
-    gen = MinStd0(seed)
-    if _RANGE // n >= n:           # libstdc++ draws two positions from one number
-        # for i = first, first + 2, ... < n: x = uniform(0, (i + 1) * (i + 2) - 1), then
-        # j[i] = x // (i + 2), j[i + 1] = x % (i + 2); vectorised with rejections re-done chunk by chunk
-        j = np.zeros(n, dtype=np.int64)
-        first = 1
-        if n % 2 == 0:
-            j[1] = gen.uniform(1)
-            first = 2
-        pos = np.arange(first, n, 2, dtype=np.int64)
-        b1 = pos + 2
-        span = (pos + 1) * b1
-        scaling = _RANGE // span
-        past = span * scaling
-        x = _uniform_draws(gen, past, scaling)
-        j[pos] = x // b1
-        j[pos + 1] = x % b1
-        return mtshuffle._apply_swaps(j)  # noqa: SLF001 - shared swap resolver
-    # one position per number
-    span = np.arange(2, n + 1, dtype=np.int64)
-    scaling = _RANGE // span
-    past = span * scaling
-    j = np.zeros(n, dtype=np.int64)
-    j[1:] = _uniform_draws(gen, past, scaling)
-    return mtshuffle._apply_swaps(j)  # noqa: SLF001
-
-
-def _uniform_draws(gen: MinStd0, past: np.ndarray, scaling: np.ndarray) -> np.ndarray:
-    """One ``uniform`` draw per entry, in order: entry i takes the next word below ``past[i]``,
-    divided by ``scaling[i]``; a rejected word is dropped and the entry draws again. Vectorised
-    by chunks: the words after a rejection are put back and re-drawn."""
-    count = len(past)
-    x = np.empty(count, dtype=np.int64)
-    t = 0
-    chunk = 1 << 16
-    while t < count:
-        end = min(t + chunk, count)
-        w = gen.words(end - t)
-        bad = w >= past[t:end]
-        if not bad.any():
-            x[t:end] = w // scaling[t:end]
-            t = end
-            continue
-        k = int(bad.argmax())
-        x[t:t + k] = w[:k] // scaling[t:t + k]
-        gen.unread(w[k + 1:])
-        t += k
-    return x
-
-
-# ---------------------------------------------------------------------------------------------
-# MindRecord sampling plans
-# ---------------------------------------------------------------------------------------------
-
-def _ro(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a, dtype=np.int64)
-    a.flags.writeable = False
-    return a
-
-
-class _MindPlan(SamplerPlan):
-    """What MindSpore's MindRecord shuffles share: always shuffled, sharded by ``num_shards``."""
-
-    num_shards: int
-
-    def is_shuffled(self) -> bool:
-        return True
-
-    def is_sharded(self) -> bool:
-        return self.num_shards > 1
-
-
-@dataclasses.dataclass(frozen=True)
-class MindShufflePlan(_MindPlan):
-    """MindSpore's MindRecord shuffle (see the module docstring).
-
-    Attributes:
-        num_shards, shard_id: sharding (1, 0: none). Sharded shuffles start afresh every epoch and
-            use ``seed`` (the configured seed when the dataset was made), so all shards agree.
-        num_samples_limit: rows per pass (0: all); without shards, a limit draws with replacement.
-        seed: the seed for sharded plans.
-    """
-
-    num_shards: int = 1
-    shard_id: int = 0
-    num_samples_limit: int = 0
-    seed: int = 0
-
-    def num_samples(self, num_rows: int, labels=None) -> int:
-        if self.num_shards > 1:
-            return self._cap(self.num_samples_limit, -(-num_rows // self.num_shards))
-        if self.num_samples_limit > 0:
-            return self.num_samples_limit
-        return num_rows
-
-    def indices(self, ctx: SampleContext) -> np.ndarray:
-        n = ctx.num_rows
-        if n <= 0:
-            return _ro(np.zeros(0))
-        if self.num_shards > 1:
-            perm = minstd_shuffle(n, (self.seed + 1 + ctx.pass_index) & mtshuffle.M32)
-            size = -(-n // self.num_shards)
-            pos = (np.arange(size, dtype=np.int64) * self.num_shards + self.shard_id) % n
-            ids = perm[pos]
-            return _ro(ids[:self._cap(self.num_samples_limit, size)])
-        if self.num_samples_limit > 0:
-            # draws with replacement, each from a fresh mt19937(seed + 1 + epoch + j) as MindSpore
-            # does; every epoch draws from the previous epoch's draws
-            count = self.num_samples_limit
-            ids = np.arange(n, dtype=np.int64)
-            for k in range(ctx.pass_index + 1):
-                base = ctx.seed + 1 + k
-                top = len(ids) - 1
-                ids = ids[[mtshuffle.MT19937((base + j) & mtshuffle.M32).uniform(top) for j in range(count)]]
-            return _ro(ids)
-        perm = np.arange(n, dtype=np.int64)
-        for k in range(ctx.pass_index + 1):
-            perm = perm[minstd_shuffle(n, (ctx.seed + 1 + k) & mtshuffle.M32)]
-        return _ro(perm)
-
-
-@dataclasses.dataclass(frozen=True)
-class MindFilePlan(_MindPlan):
-    """MindSpore's ``Shuffle.FILES`` (``mode="files"``) and ``Shuffle.INFILE`` (``mode="infile"``).
-
-    See the module docstring for the orders.
-
-    Attributes:
-        mode: "files" or "infile".
-        sizes: data rows of each file, in file order (filled in when the source is opened; rows
-            past their sum, i.e. padded rows, stay last).
-        num_shards, shard_id: sharding (1, 0: none).
-        seed: the seed for sharded plans (the configured seed when the dataset was made).
-    """
-
-    mode: str = "files"
-    sizes: tuple = ()
-    num_shards: int = 1
-    shard_id: int = 0
-    seed: int = 0
-
-    def num_samples(self, num_rows: int, labels=None) -> int:
-        if self.num_shards > 1:
-            return -(-num_rows // self.num_shards)
-        return num_rows
-
-    def _step(self, order: np.ndarray, seed: int) -> np.ndarray:
-        """One epoch's shuffle of ``order`` (the data rows only)."""
-        sizes = self.sizes if sum(self.sizes) == len(order) else (len(order),)
-        bounds = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
-        seed &= mtshuffle.M32
-        if self.mode == "files":
-            files = minstd_shuffle(len(sizes), seed)
-            return np.concatenate([order[bounds[f]:bounds[f + 1]] for f in files] or [order])
-        out = order.copy()
-        for f, size in enumerate(sizes):
-            a, b = bounds[f], bounds[f + 1]
-            out[a:b] = order[a:b][minstd_shuffle(int(size), seed)]
-        return out
-
-    def indices(self, ctx: SampleContext) -> np.ndarray:
-        n = ctx.num_rows
-        if n <= 0:
-            return _ro(np.zeros(0))
-        data = min(n, sum(self.sizes)) if self.sizes else n
-        order = np.arange(data, dtype=np.int64)
-        if self.num_shards > 1:
-            order = self._step(order, self.seed + 1 + ctx.pass_index)
-        else:
-            for k in range(ctx.pass_index + 1):
-                order = self._step(order, ctx.seed + 1 + k)
-        order = np.concatenate([order, np.arange(data, n, dtype=np.int64)])
-        if self.num_shards > 1:
-            size = -(-n // self.num_shards)
-            order = order[(np.arange(size, dtype=np.int64) * self.num_shards + self.shard_id) % n]
-        return _ro(order)
-
-
-@dataclasses.dataclass(frozen=True)
-class MindSubsetRandomPlan(SamplerPlan):
-    """``SubsetRandomSampler`` over MindRecord: the ids shuffled with seed + 1, the same every epoch."""
-
-    ids: tuple
-    num_samples_limit: int = 0
-
-    def is_shuffled(self) -> bool:
-        return True
-
-    def num_samples(self, num_rows: int, labels=None) -> int:
-        return self._cap(self.num_samples_limit, len(self.ids))
-
-    def indices(self, ctx: SampleContext) -> np.ndarray:
-        ids = np.asarray(self.ids, dtype=np.int64)
-        bad = (ids < 0) | (ids >= ctx.num_rows)
-        if bad.any():
-            raise RuntimeError(f"Invalid data, sample id: {int(ids[bad][0])} is out of bound [0, {ctx.num_rows}).")
-        perm = ids[minstd_shuffle(len(ids), (ctx.seed + 1) & mtshuffle.M32)]
-        return _ro(perm[:self.num_samples(ctx.num_rows)])
-
-
-def _is_enum(value: Any, name: str) -> bool:
-    return type(value).__name__ == "Shuffle" and getattr(value, "name", None) == name
-
-
 def _mind_plan(shuffle: Any, sampler: Any, num_samples: int | None, num_shards: int | None,
                shard_id: int | None) -> SamplerPlan | None:
     """MindRecord's own plan for these arguments, or None where the engine's standard plan matches."""
-    from headrace.dataset import samplers as S  # noqa: PLC0415 - samplers import the source layer
-    from headrace.dataset.core import config  # noqa: PLC0415
     limit = num_samples or 0
     if sampler is None:
-        if shuffle is False or _is_enum(shuffle, "FALSE"):
+        if shuffle is False or is_shuffle(shuffle, "FALSE"):
             return None
-        if _is_enum(shuffle, "FILES") or _is_enum(shuffle, "INFILE"):
-            mode = "files" if _is_enum(shuffle, "FILES") else "infile"
+        if is_shuffle(shuffle, "FILES", "INFILE"):
+            mode = "files" if is_shuffle(shuffle, "FILES") else "infile"
             if num_shards is not None:
                 return MindFilePlan(mode, num_shards=num_shards, shard_id=shard_id, seed=config.get_seed())
             return MindFilePlan(mode)
@@ -515,7 +247,7 @@ def _mind_plan(shuffle: Any, sampler: Any, num_samples: int | None, num_shards: 
             return None
         return MindShufflePlan()
     if isinstance(sampler, S.DistributedSampler) and sampler.child_sampler is None and sampler.offset == -1:
-        if sampler.shuffle is False or _is_enum(sampler.shuffle, "FALSE"):
+        if sampler.shuffle is False or is_shuffle(sampler.shuffle, "FALSE"):
             return None
         return MindShufflePlan(sampler.num_shards, sampler.shard_id, sampler.num_samples or 0, seed=sampler.seed)
     return None
@@ -596,7 +328,6 @@ class MindDataset(MappableDataset):
     def __init__(self, dataset_files, columns_list=None, num_parallel_workers=None, shuffle=None, num_shards=None,
                  shard_id=None, sampler=None, padded_sample=None, num_padded=None, num_samples=None, cache=None, *,
                  verify=None):
-        from headrace.dataset import samplers as S  # noqa: PLC0415 - samplers import the source layer
         verify = resolve_verify(verify)
         if isinstance(dataset_files, list):
             if not dataset_files:
@@ -616,7 +347,7 @@ class MindDataset(MappableDataset):
         _type_check(padded_sample, (dict,), "padded_sample")
         if cache is not None:
             raise ValueError("cache is not supported by headrace; pass cache=None.")
-        S.check_sampler_shuffle_shard_options(sampler, shuffle, num_shards, shard_id, num_samples)
+        check_sampler_shuffle_shard_options(sampler, shuffle, num_shards, shard_id, num_samples)
         if padded_sample is not None:
             if num_padded is None:
                 raise RuntimeError("padded_sample is specified and requires num_padded as well.")
@@ -629,7 +360,7 @@ class MindDataset(MappableDataset):
                     raise ValueError("padded_sample cannot match columns_list.")
         if padded_sample is None and num_padded is not None:
             raise RuntimeError("num_padded is specified but padded_sample is not.")
-        if num_samples and (_is_enum(shuffle, "FILES") or _is_enum(shuffle, "INFILE")):
+        if num_samples and is_shuffle(shuffle, "FILES", "INFILE"):
             raise ValueError("'Shuffle.FILES' or 'Shuffle.INFILE' and 'num_samples' cannot be specified at the "
                              "same time.")
         valid = (S.SubsetRandomSampler, S.SubsetSampler, S.PKSampler, S.DistributedSampler, S.RandomSampler,
@@ -650,10 +381,9 @@ class MindDataset(MappableDataset):
                 check_on_open(f)
                 check_on_open(f + ".db")
         base_shuffle = shuffle
-        if sampler is None and (_is_enum(shuffle, "INFILE") or _is_enum(shuffle, "ADAPTIVE")
-                                or _is_enum(shuffle, "GLOBAL")):
+        if sampler is None and is_shuffle(shuffle, "INFILE", "ADAPTIVE", "GLOBAL"):
             base_shuffle = True
-        elif sampler is None and _is_enum(shuffle, "FILES"):
+        elif sampler is None and is_shuffle(shuffle, "FILES"):
             base_shuffle = False
         super().__init__(num_samples=num_samples, num_parallel_workers=num_parallel_workers, shuffle=base_shuffle,
                          sampler=sampler, num_shards=num_shards, shard_id=shard_id, cache=None)

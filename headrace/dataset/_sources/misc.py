@@ -13,6 +13,7 @@ from headrace._util.arrays import to_array
 from headrace._util.rng import key_rng, new_seed
 from headrace.dataset._schema import ColumnSpec, Schema, load_schema_file
 from headrace.dataset._sources.base import MappableDataset
+from headrace.dataset._sampler_args import check_sampler_shuffle_shard_options
 
 __all__ = ["FakeImageDataset", "PaddedDataset", "RandomDataset"]
 
@@ -195,7 +196,6 @@ class FakeImageDataset(MappableDataset):
 
     def __init__(self, num_images=1000, image_size=(224, 224, 3), num_classes=10, base_seed=0, num_samples=None,
                  num_parallel_workers=None, shuffle=None, sampler=None, num_shards=None, shard_id=None, cache=None):
-        from headrace.dataset.samplers import check_sampler_shuffle_shard_options  # noqa: PLC0415
         num_images = checks.check_int(num_images, "num_images")
         checks.check_range(num_images, (1, checks.INT32_MAX), "num_images")
         if not isinstance(image_size, (list, tuple)) or len(image_size) != 3:

@@ -1,7 +1,7 @@
 """TextFileDataset (one row per line) and CSVDataset (one row per CSV record).
 
 Both index their files on first use (one pass per file, NumPy scans for line ends and, for CSV,
-quotes) and then read rows by index; orders, shuffling and sharding follow ``_filerows.py``.
+quotes) and then read rows by index; orders, shuffling and sharding follow ``headrace/_engine/samplers/files.py``.
 """
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from headrace._util.errors import PipelineError
 from headrace._util.files import open_regular
 from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, read_bytes
 from headrace.dataset.samplers import Shuffle
+from headrace._engine import plan as P
+from headrace.dataset._sources._files import NoDataStream
 
 __all__ = ["CSVDataset", "TextFileDataset", "index_lines"]
 
@@ -501,8 +503,6 @@ class CSVDataset(RowFilesDataset):
     def _make_plan(self):
         src = self._source()
         if not src.column_names:
-            from headrace._engine import plan as P  # noqa: PLC0415
-            from headrace.dataset._sources._files import NoDataStream  # noqa: PLC0415
             stream = NoDataStream((), self._source_name(), self._no_data_detail())
             return P.StreamNode((), (), stream, self._source_name(), None, 0)
         return super()._make_plan()

@@ -7,6 +7,7 @@ With ``usage="all"`` the train, valid and test files are read in that order.
 """
 from __future__ import annotations
 
+import html
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -88,7 +89,6 @@ class _IWSLT(_ParsedCorpus):
         except ET.ParseError as e:
             raise PipelineError(self._source_name(), f"Invalid file, failed to load xml file: {path} ({e}).",
                                 file=path) from e
-        import html
         return [html.unescape(s).strip() for s in _SEG.findall(data)]
 
 

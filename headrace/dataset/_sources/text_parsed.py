@@ -1,6 +1,7 @@
 """Text corpora whose files are parsed whole (they are small): SST2 (TSV with a header),
 CoNLL2000 and UDPOS (one token a line, sentences ended by blank lines; a row is a sentence as
-1-D string arrays; as in MindSpore 2.10, a last sentence with no blank line after it is not read), Multi30k (two parallel files, a row is a line of each).
+1-D string arrays; as in MindSpore 2.10, a last sentence with no blank line after it is not read),
+Multi30k (two parallel files, a row is a line of each).
 
 Rows are read in the file orders of ``_filerows.py`` (shuffle, shards and num_samples as the other
 MindSpore stream sources); the files are parsed on first use.

@@ -1,6 +1,6 @@
 """TFRecordDataset: ``tf.train.Example`` records from TFRecord files, without TensorFlow.
 
-The file format lives in ``headrace.mindrecord.converters._tfrecord``. The first read of a dataset makes
+The file format lives in ``headrace._codecs.tfrecord``. The first read of a dataset makes
 one pass over each file to index its records (offsets only; headers are CRC-checked then), so
 rows are read by index; each record's data CRC is checked when it is read. GZIP / ZLIB
 compressed files are decompressed into memory on first use (a compressed stream cannot be
@@ -19,8 +19,8 @@ from headrace._util.errors import PipelineError
 from headrace.dataset._schema import ColumnSpec, Schema, load_schema_file
 from headrace.dataset._sources._files import NO_DATA, RowFilesDataset
 from headrace.dataset.samplers import Shuffle
-from headrace.mindrecord.converters._tfexample import BYTES, FLOAT, INT64, ExampleError, parse_example
-from headrace.mindrecord.converters._tfrecord import (
+from headrace._codecs.tfexample import BYTES, FLOAT, INT64, ExampleError, parse_example
+from headrace._codecs.tfrecord import (
     TFRecordError, check_compression, decompress, read_record, scan_records, write_tfrecord,
 )
 

@@ -13,6 +13,8 @@ from headrace.dataset._sources._files import (
     FileSourceDataset, NO_DATA, as_uint8, check_class_indexing, check_decode, check_decrypt, check_dir,
     check_extensions, file_extension, open_data, open_text, read_bytes,
 )
+from headrace._image.decode import decode_rgb
+from headrace.dataset._sources._files import check_file
 
 __all__ = ["CelebADataset", "ImageFolderDataset", "ImageListSource", "ManifestDataset", "load_image"]
 
@@ -28,7 +30,6 @@ def load_image(path: str, decode: bool, decrypt: Callable[[str], bytes] | None, 
         raise PipelineError(op, f"Invalid file, failed to open {path}: {e.strerror or e}.", file=path) from e
     if not decode:
         return as_uint8(bytes(data))
-    from headrace.dataset.vision._kernels.decode import decode_rgb  # noqa: PLC0415 - decode only when asked
     try:
         return decode_rgb(bytes(data), op, where=f"file: {path}")
     except Exception as e:  # noqa: BLE001 - any decoder failure is a broken image
@@ -246,7 +247,6 @@ class ManifestDataset(FileSourceDataset):
 
     def __init__(self, dataset_file, usage="train", num_samples=None, num_parallel_workers=None, shuffle=None,
                  sampler=None, class_indexing=None, decode=False, num_shards=None, shard_id=None, cache=None):
-        from headrace.dataset._sources._files import check_file  # noqa: PLC0415 - sibling helper
         self.dataset_file = check_file(dataset_file)
         checks.check_type(usage, str, "usage")
         if usage not in _MANIFEST_USAGES:

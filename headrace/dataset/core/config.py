@@ -5,6 +5,7 @@ affects iterators created afterwards.
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import os
@@ -21,18 +22,58 @@ __all__ = [
     "ErrorSamplesMode", "get_auto_num_workers", "get_auto_offload", "get_autotune_interval",
     "get_callback_timeout", "get_debug_mode", "get_dynamic_shape", "get_enable_autotune",
     "get_enable_shared_mem", "get_enable_watchdog", "get_error_samples_mode", "get_fast_recovery",
-    "get_iterator_mode", "get_max_image_pixels", "get_monitor_sampling_interval", "get_multiprocessing_start_method",
-    "get_multiprocessing_timeout_interval", "get_num_parallel_workers", "get_numa_enable",
-    "get_prefetch_size", "get_seed", "get_strict_decode", "get_video_backend", "get_worker_timeout", "load", "set_auto_num_workers",
+    "get_iterator_mode", "get_max_image_pixels", "get_monitor_sampling_interval",
+    "get_multiprocessing_start_method", "get_multiprocessing_timeout_interval",
+    "get_num_parallel_workers", "get_numa_enable", "get_prefetch_size", "get_seed",
+    "get_strict_decode", "get_video_backend", "get_worker_timeout", "load", "set_auto_num_workers",
     "set_auto_offload", "set_autotune_interval", "set_callback_timeout", "set_debug_mode",
     "set_dynamic_shape", "set_enable_autotune", "set_enable_shared_mem", "set_enable_watchdog",
     "set_error_samples_mode", "set_fast_recovery", "set_iterator_mode", "set_max_image_pixels",
     "set_monitor_sampling_interval", "set_multiprocessing_start_method",
     "set_multiprocessing_timeout_interval", "set_num_parallel_workers", "set_numa_enable",
-    "set_prefetch_size", "set_seed", "set_sending_batches", "set_strict_decode", "set_video_backend", "set_worker_timeout",
+    "set_prefetch_size", "set_seed", "set_sending_batches", "set_strict_decode", "set_video_backend",
+    "set_worker_timeout",
 ]
 
 DEFAULT_SEED = 5489  # what get_seed() reports before set_seed (mt19937's default seed)
+
+
+@dataclasses.dataclass(frozen=True)
+class _MindSporeSettings:
+    """The settings MindSpore has that headrace's engine does not read: kept here, reported back by
+    the getters (and by ``load``), never handed to the engine."""
+
+    monitor_sampling_interval: int = 1000
+    callback_timeout: int = 60
+    auto_num_workers: bool = False
+    error_samples_mode: int = 0
+    debug_mode: bool = False
+    enable_watchdog: bool = True
+    enable_autotune: bool = False
+    autotune_interval: int = 0
+    numa_enable: bool = False
+    fast_recovery: bool = True
+    dynamic_shape: bool = False
+    auto_offload: bool = False
+    iterator_do_copy: bool = False
+    iterator_parallel_convert: bool = False
+    video_backend: str = "CPU"
+    sending_batches: int = 0
+
+
+_ms = _MindSporeSettings()
+
+
+def _set(**changes) -> None:
+    global _ms
+    _ms = dataclasses.replace(_ms, **changes)
+
+
+def _reset() -> None:
+    """Back to defaults: the engine's options and these settings (tests use this)."""
+    global _ms
+    _ms = _MindSporeSettings()
+    _options.reset()
 
 
 class ErrorSamplesMode(enum.IntEnum):
@@ -109,11 +150,11 @@ def get_prefetch_size():
 
 
 def set_monitor_sampling_interval(interval):
-    _options.update(monitor_sampling_interval=_positive(interval, "Interval given", "interval"))
+    _set(monitor_sampling_interval=_positive(interval, "Interval given", "interval"))
 
 
 def get_monitor_sampling_interval():
-    return _options.snapshot().monitor_sampling_interval
+    return _ms.monitor_sampling_interval
 
 
 def set_callback_timeout(timeout):
@@ -121,11 +162,11 @@ def set_callback_timeout(timeout):
         raise TypeError("timeout isn't of type int.")
     if not 0 < timeout <= INT32_MAX:
         raise ValueError("Timeout given is not within the required range.")
-    _options.update(callback_timeout=timeout)
+    _set(callback_timeout=timeout)
 
 
 def get_callback_timeout():
-    return _options.snapshot().callback_timeout
+    return _ms.callback_timeout
 
 
 def set_enable_shared_mem(enable):
@@ -137,11 +178,11 @@ def get_enable_shared_mem():
 
 
 def set_auto_num_workers(enable):
-    _options.update(auto_num_workers=_bool(enable))
+    _set(auto_num_workers=_bool(enable))
 
 
 def get_auto_num_workers():
-    return _options.snapshot().auto_num_workers
+    return _ms.auto_num_workers
 
 
 def set_multiprocessing_timeout_interval(interval):
@@ -211,35 +252,35 @@ def get_multiprocessing_start_method():
 def set_error_samples_mode(error_samples_mode):
     if not isinstance(error_samples_mode, ErrorSamplesMode):
         raise TypeError("error_samples_mode isn't of type ErrorSamplesMode.")
-    _options.update(error_samples_mode=int(error_samples_mode))
+    _set(error_samples_mode=int(error_samples_mode))
 
 
 def get_error_samples_mode():
-    return ErrorSamplesMode(_options.snapshot().error_samples_mode)
+    return ErrorSamplesMode(_ms.error_samples_mode)
 
 
 def set_debug_mode(debug_mode_flag, debug_hook_list=None):
-    _options.update(debug_mode=_bool(debug_mode_flag, "debug_mode_flag"))
+    _set(debug_mode=_bool(debug_mode_flag, "debug_mode_flag"))
 
 
 def get_debug_mode():
-    return _options.snapshot().debug_mode
+    return _ms.debug_mode
 
 
 def set_enable_watchdog(enable):
-    _options.update(enable_watchdog=_bool(enable))
+    _set(enable_watchdog=_bool(enable))
 
 
 def get_enable_watchdog():
-    return _options.snapshot().enable_watchdog
+    return _ms.enable_watchdog
 
 
 def set_enable_autotune(enable, filepath_prefix=None):
-    _options.update(enable_autotune=_bool(enable))
+    _set(enable_autotune=_bool(enable))
 
 
 def get_enable_autotune():
-    return _options.snapshot().enable_autotune
+    return _ms.enable_autotune
 
 
 def set_autotune_interval(interval):
@@ -247,68 +288,72 @@ def set_autotune_interval(interval):
         raise TypeError("interval isn't of type int.")
     if interval < 0:
         raise ValueError(f"Interval given is not within the required range [0, INT32_MAX({INT32_MAX})].")
-    _options.update(autotune_interval=interval)
+    _set(autotune_interval=interval)
 
 
 def get_autotune_interval():
-    return _options.snapshot().autotune_interval
+    return _ms.autotune_interval
 
 
 def set_numa_enable(numa_enable):
-    _options.update(numa_enable=_bool(numa_enable, "numa_enable"))
+    _set(numa_enable=_bool(numa_enable, "numa_enable"))
 
 
 def get_numa_enable():
-    return _options.snapshot().numa_enable
+    return _ms.numa_enable
 
 
 def set_fast_recovery(fast_recovery):
-    _options.update(fast_recovery=_bool(fast_recovery, "fast_recovery"))
+    _set(fast_recovery=_bool(fast_recovery, "fast_recovery"))
 
 
 def get_fast_recovery():
-    return _options.snapshot().fast_recovery
+    return _ms.fast_recovery
 
 
 def set_dynamic_shape(is_dynamic):
-    _options.update(dynamic_shape=_bool(is_dynamic, "is_dynamic"))
+    _set(dynamic_shape=_bool(is_dynamic, "is_dynamic"))
 
 
 def get_dynamic_shape():
-    return _options.snapshot().dynamic_shape
+    return _ms.dynamic_shape
 
 
 def set_auto_offload(offload):
-    _options.update(auto_offload=_bool(offload, "offload"))
+    _set(auto_offload=_bool(offload, "offload"))
 
 
 def get_auto_offload():
-    return _options.snapshot().auto_offload
+    return _ms.auto_offload
 
 
 def set_iterator_mode(do_copy=False, parallel_convert=False):
-    _options.update(iterator_do_copy=_bool(do_copy, "do_copy"),
-                    iterator_parallel_convert=_bool(parallel_convert, "parallel_convert"))
+    _set(iterator_do_copy=_bool(do_copy, "do_copy"),
+         iterator_parallel_convert=_bool(parallel_convert, "parallel_convert"))
 
 
 def get_iterator_mode():
-    o = _options.snapshot()
-    return {"do_copy": o.iterator_do_copy, "parallel_convert": o.iterator_parallel_convert}
+    return {"do_copy": _ms.iterator_do_copy, "parallel_convert": _ms.iterator_parallel_convert}
 
 
 def set_video_backend(backend):
     if backend not in ("CPU", "Ascend"):
         raise ValueError("Input backend is not within the valid set of ['CPU', 'Ascend'].")
-    _options.update(video_backend=backend)
+    _set(video_backend=backend)
 
 
 def get_video_backend():
-    return _options.snapshot().video_backend
+    return _ms.video_backend
 
 
 def set_sending_batches(batch_num):
     check_int(batch_num, "batch_num")
-    _options.update(sending_batches=batch_num)
+    _set(sending_batches=batch_num)
+
+
+def _sending_batches() -> int:
+    """The cap of ``set_sending_batches`` (0: none), for the device queue (MindSpore has no getter)."""
+    return _ms.sending_batches
 
 
 # ---- headrace only: image decoding -------------------------------------------------------------

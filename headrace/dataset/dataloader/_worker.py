@@ -44,8 +44,8 @@ def get_worker_info():
 
 
 def _worker_index() -> int:
-    from headrace._engine.parallel import workers  # noqa: PLC0415 - only inside worker processes
-    return workers.WORKER_INDEX or 0
+    from headrace._engine.exec import process_worker  # noqa: PLC0415 - only inside worker processes
+    return process_worker.WORKER_INDEX or 0
 
 
 class FetchBatch:

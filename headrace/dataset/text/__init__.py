@@ -24,9 +24,11 @@ from headrace.dataset.text import _fusion  # noqa: E402,F401  (registers the Ber
 from headrace.dataset.text import transforms, utils  # noqa: E402,F401  (MindSpore's submodules)
 
 __all__ = [
-    "AddToken", "BasicTokenizer", "BertTokenizer", "CaseFold", "CharNGram", "FastText", "FilterWikipediaXML", "GloVe", "JiebaMode", "JiebaTokenizer", "Lookup", "Ngram", "NormalizeForm",
-    "NormalizeUTF8", "PythonTokenizer", "RegexReplace", "RegexTokenizer", "SPieceTokenizerLoadType",
-    "SPieceTokenizerOutType", "SentencePieceModel", "SentencePieceTokenizer", "SentencePieceVocab", "SlidingWindow", "ToNumber", "ToVectors", "Truncate",
-    "TruncateSequencePair", "UnicodeCharTokenizer", "UnicodeScriptTokenizer", "Vectors", "Vocab", "WhitespaceTokenizer",
-    "WordpieceTokenizer", "to_bytes", "to_str",
+    "AddToken", "BasicTokenizer", "BertTokenizer", "CaseFold", "CharNGram", "FastText",
+    "FilterWikipediaXML", "GloVe", "JiebaMode", "JiebaTokenizer", "Lookup", "Ngram",
+    "NormalizeForm", "NormalizeUTF8", "PythonTokenizer", "RegexReplace", "RegexTokenizer",
+    "SPieceTokenizerLoadType", "SPieceTokenizerOutType", "SentencePieceModel",
+    "SentencePieceTokenizer", "SentencePieceVocab", "SlidingWindow", "ToNumber", "ToVectors",
+    "Truncate", "TruncateSequencePair", "UnicodeCharTokenizer", "UnicodeScriptTokenizer", "Vectors",
+    "Vocab", "WhitespaceTokenizer", "WordpieceTokenizer", "to_bytes", "to_str",
 ]

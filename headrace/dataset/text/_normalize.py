@@ -1,6 +1,7 @@
 """String-to-string ops: CaseFold, NormalizeUTF8, RegexReplace (any shape of string array)."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -125,7 +126,6 @@ class FilterWikipediaXML(TextOperation):
     """
 
     def __init__(self) -> None:
-        import re
         self._line_tag = re.compile(r"<.*>")
         self._tag = re.compile(r"<[^>]*>")
         self._entity = re.compile(r"&[^;]*;")

@@ -11,7 +11,8 @@ from typing import Any, Callable
 import numpy as np
 
 from headrace.dataset.text._common import (
-    NormalizeForm, ScalarTokenizer, TextOperation, as_input, check_bool, check_form, check_str, optional,
+    NormalizeForm, ScalarTokenizer, TextOperation, as_input, byte_offsets, check_bool, check_form, check_str,
+    optional, str_array,
 )
 from headrace.dataset.text._unicode import casefold, compile_icu, normalize, require_icu, script_of
 
@@ -270,7 +271,6 @@ class BasicTokenizer(ScalarTokenizer):
         return self.tokenize(self._scalar(args[0]))
 
     def tokenize(self, text: str) -> Any:
-        from headrace.dataset.text._common import byte_offsets, str_array
         text = self.prepare(text)
         tokens, spans = self._spans(text)
         if self.with_offsets:

@@ -33,7 +33,7 @@ def casefold(text: str) -> str:
 
 def have_icu() -> bool:
     try:
-        import icu  # noqa: F401
+        import icu  # noqa: F401, PLC0415 - the optional extra, looked up when asked
     except ImportError:
         return False
     return True

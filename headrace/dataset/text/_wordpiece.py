@@ -162,11 +162,11 @@ class BertTokenizer(TextOperation):
     def _fast(self) -> Any:
         if self._hf is None:
             try:
-                import tokenizers
+                import tokenizers  # noqa: PLC0415 - the optional extra, loaded on first use
             except ImportError:
                 self._hf_ok = False
                 return None
-            from tokenizers import models, normalizers, pre_tokenizers
+            from tokenizers import models, normalizers, pre_tokenizers  # noqa: PLC0415
             tok = tokenizers.Tokenizer(models.WordPiece(
                 vocab=dict(self._wp.words), unk_token=self.unknown_token,
                 max_input_chars_per_word=self.max_bytes_per_token,

@@ -129,6 +129,15 @@ class TensorOperation:
     random = False
     _run_pil: Callable[..., Any] | None = None
 
+    def fuse_next(self, nxt: Any, options: dict) -> Any:
+        """One op doing the work of this op followed by ``nxt`` in a map, or None (the default).
+
+        ``fuse_ops`` asks each op about its successor. A fused op must give the same result, draw
+        the same random numbers in the same order, and list the ops it replaces in ``source_ops``;
+        ``options["reduced_decode"]`` allows the one inexact fusion (reduced-scale JPEG decoding).
+        """
+        return None
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         call = cls.__dict__.get("__call__")

@@ -50,7 +50,3 @@ def c_cast(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
     high = _trunc_to_int64(np.where(big, x - _I64_LIM, 0.0), -_I64_LIM, _I64_LIM - 1024) ^ np.int64(-2**63)
     return np.where(big, high, low).view(np.uint64)
 
-
-def c_cast_scalar(value: object, dtype: np.dtype) -> np.ndarray:
-    """A Python scalar (as MindSpore stores it: int64, float64, bool) cast to ``dtype``; 0-d array."""
-    return c_cast(np.asarray(value), dtype)

@@ -6,10 +6,9 @@ but got <class 'str'>.``). Constructors call these once; nothing here runs per s
 """
 from __future__ import annotations
 
-import numbers
 from typing import Any, Sequence
 
-from headrace._util.checks import check_type as type_check
+from headrace._util.checks import check_range, check_type as type_check
 
 UINT8_MAX = 255
 INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
@@ -26,19 +25,7 @@ def type_check_list(values: Any, types: tuple, name: str) -> None:
         type_check(v, types, f"{name}[{i}]")
 
 
-def check_value(value: Any, bounds: Sequence[Any], name: str = "", left_open: bool = False,
-                right_open: bool = False) -> None:
-    """ValueError unless ``value`` lies in the interval (ends open as asked)."""
-    lo, hi = bounds[0], bounds[1]
-    below = value <= lo if left_open else value < lo
-    above = value >= hi if right_open else value > hi
-    if below or above:
-        label = f"{name} " if name else ""
-        raise ValueError(f"Input {label}is not within the required interval of "
-                         f"{'(' if left_open else '['}{lo}, {hi}{')' if right_open else ']'}.")
-
-
-def check_range(values: Sequence[Any], bounds: Sequence[Any], name: str = "") -> None:
+def check_ordered_range(values: Sequence[Any], bounds: Sequence[Any], name: str = "") -> None:
     """ValueError unless ``bounds[0] <= values[0] <= values[1] <= bounds[1]``."""
     if not bounds[0] <= values[0] <= values[1] <= bounds[1]:
         label = f"{name} " if name else ""
@@ -53,38 +40,28 @@ def check_positive(value: Any, name: str = "") -> None:
 
 def check_uint8(value: Any, name: str = "") -> None:
     type_check(value, (int,), name)
-    check_value(value, (0, UINT8_MAX), name)
-
-
-def check_pos_int32(value: Any, name: str = "") -> None:
-    type_check(value, (int,), name)
-    check_value(value, (1, INT32_MAX), name)
-
-
-def check_non_negative_int32(value: Any, name: str = "") -> None:
-    type_check(value, (int,), name)
-    check_value(value, (0, INT32_MAX), name)
+    check_range(value, (0, UINT8_MAX), name)
 
 
 def check_float32(value: Any, name: str = "") -> None:
     type_check(value, (float, int), name)
-    check_value(value, (FLOAT_MIN_INTEGER, FLOAT_MAX_INTEGER), name)
+    check_range(value, (FLOAT_MIN_INTEGER, FLOAT_MAX_INTEGER), name)
 
 
 def check_non_negative_float32(value: Any, name: str = "") -> None:
     type_check(value, (float, int), name)
-    check_value(value, (0, FLOAT_MAX_INTEGER), name)
+    check_range(value, (0, FLOAT_MAX_INTEGER), name)
 
 
 def check_pos_float32(value: Any, name: str = "") -> None:
     type_check(value, (float, int), name)
-    check_value(value, (0, FLOAT_MAX_INTEGER), name, left_open=True)
+    check_range(value, (0, FLOAT_MAX_INTEGER), name, left_open=True)
 
 
 def check_prob(prob: Any, name: str = "prob") -> float:
     """A probability in [0, 1] (int or float), MindSpore's wording; returns it as a float."""
     type_check(prob, (float, int), name)
-    check_value(prob, (0.0, 1.0), name)
+    check_range(prob, (0.0, 1.0), name)
     return float(prob)
 
 
@@ -92,6 +69,3 @@ def check_2tuple(value: Any, name: str) -> None:
     if not (isinstance(value, tuple) and len(value) == 2):
         raise ValueError(f"Value {name} needs to be a 2-tuple.")
 
-
-def is_number(value: Any) -> bool:
-    return isinstance(value, numbers.Number) and not isinstance(value, bool)

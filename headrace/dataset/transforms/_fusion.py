@@ -1,9 +1,10 @@
-"""Fusing adjacent operations of a map into one (``fuse_ops``), through a registry of pair rules.
+"""Fusing adjacent operations of a map into one (``fuse_ops``).
 
-``transforms`` cannot import ``vision``, so the vision package registers its rules here when it is
-imported (a list holding vision ops means vision is loaded). A rule looks at two adjacent ops and
-returns one op doing the work of both, or None. The fused op must give the same result; where a
-rule trades exactness for speed (reduced-scale JPEG decoding) it says so and can be turned off.
+Each op knows what it fuses with: ``op.fuse_next(next_op, options)`` returns one op doing the work
+of both, or None (``TensorOperation.fuse_next`` says None). So ``transforms`` needs no knowledge of
+``vision`` and nothing is registered at import time. The fused op must give the same result; where
+a fusion trades exactness for speed (reduced-scale JPEG decoding) it says so and can be turned off.
+Rules for plain callables (which have no ``fuse_next``) can be added with ``register_fusion``.
 
 Randomness: a fused op draws the same numbers, in the same order, as the ops it replaces. Its
 ``source_ops`` attribute lists them; the engine should run it under the sample key it would have
@@ -13,12 +14,17 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from headrace.dataset.transforms._compound import Compose, _Wrapped
+
 Rule = Callable[[Any, Any, dict], Any]
 _RULES: list[Rule] = []
 
 
 def register_fusion(rule: Rule) -> Rule:
-    """Adds a pair rule ``rule(first, second, options) -> fused op or None``; returns it."""
+    """Adds a pair rule ``rule(first, second, options) -> fused op or None``; returns it.
+
+    Asked after ``first.fuse_next(second, options)`` declines (or ``first`` has no ``fuse_next``).
+    """
     if rule not in _RULES:
         _RULES.append(rule)
     return rule
@@ -27,7 +33,7 @@ def register_fusion(rule: Rule) -> Rule:
 def fuse_ops(ops: Sequence[Any], *, reduced_decode: bool = True) -> list[Any]:
     """Returns an equivalent op list with adjacent pairs fused where a rule applies.
 
-    Rules registered by ``headrace.dataset.vision``:
+    The vision ops fuse as follows (see their ``fuse_next``):
 
     * ``[Decode(), RandomResizedCrop(...)]`` -> ``DecodeRandomResizedCrop``: the crop box comes from
       the JPEG header, and with ``reduced_decode`` the JPEG is decoded at 1/2, 1/4 or 1/8 scale
@@ -53,22 +59,27 @@ def fuse_ops(ops: Sequence[Any], *, reduced_decode: bool = True) -> list[Any]:
     options = {"reduced_decode": reduced_decode}
     out: list[Any] = []
     for op in _expand_compose(ops):
-        if out:
-            for rule in _RULES:
-                fused = rule(out[-1], op, options)
-                if fused is not None:
-                    out[-1] = fused
-                    break
-            else:
-                out.append(op)
+        fused = _fuse_pair(out[-1], op, options) if out else None
+        if fused is not None:
+            out[-1] = fused
         else:
             out.append(op)
     return out
 
 
+def _fuse_pair(first: Any, second: Any, options: dict) -> Any:
+    """The op's own ``fuse_next``, then the registered rules; None when nothing fuses."""
+    fuse_next = getattr(first, "fuse_next", None)
+    fused = fuse_next(second, options) if fuse_next is not None else None
+    for rule in _RULES:
+        if fused is not None:
+            break
+        fused = rule(first, second, options)
+    return fused
+
+
 def _expand_compose(ops: Sequence[Any]) -> list[Any]:
     """``ops`` with each Compose replaced by its operations, user functions unwrapped."""
-    from headrace.dataset.transforms.transforms import Compose, _Wrapped  # noqa: PLC0415 - cycle
     out: list[Any] = []
     for op in ops:
         if isinstance(op, Compose):

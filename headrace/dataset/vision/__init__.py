@@ -4,7 +4,6 @@ NumPy input runs OpenCV / libjpeg-turbo kernels; a PIL image runs Pillow where t
 path (as MindSpore picks its C++ or Python implementation).
 """
 from headrace.dataset.transforms._base import not_random
-from headrace.dataset.vision import _fusion  # noqa: F401  (registers fuse_ops rules)
 from headrace.dataset.vision import transforms, utils
 from headrace.dataset.vision.transforms import (AdjustBrightness, AdjustContrast, AdjustGamma,
                                                 AdjustHue, AdjustSaturation, AdjustSharpness,
@@ -30,7 +29,7 @@ from headrace.dataset.vision.transforms import (BoundingBoxAugment, RandomCropWi
                                                 ResizeWithBBox)
 from headrace.dataset.vision.transforms import HsvToRgb, LinearTransformation, RandomLighting, RgbToHsv
 from headrace.dataset.vision.transforms import Perspective, RandomPerspective
-from headrace.dataset.vision._kernels.decode import ImageDataWarning  # headrace only: a damaged image decoded
+from headrace._image.decode import ImageDataWarning  # headrace only: a damaged image decoded
 from headrace.dataset.vision.utils import (AutoAugmentPolicy, Border, ConvertMode,
                                            ImageBatchFormat, ImageReadMode, Inter, SliceMode,
                                            encode_jpeg, encode_png, get_image_num_channels,
@@ -38,20 +37,21 @@ from headrace.dataset.vision.utils import (AutoAugmentPolicy, Border, ConvertMod
                                            write_jpeg, write_png)
 
 __all__ = [
-    "ImageDataWarning",
-    "AdjustBrightness", "AdjustContrast", "AdjustGamma", "AdjustHue", "AdjustSaturation",
-    "AdjustSharpness", "Affine", "AutoAugment", "AutoAugmentPolicy", "AutoContrast", "Border",
-    "BoundingBoxAugment", "CenterCrop", "ConvertColor", "ConvertMode", "Crop", "CutMixBatch", "CutOut", "Decode",
-    "Equalize", "Erase", "FiveCrop", "GaussianBlur", "Grayscale", "HWC2CHW", "HorizontalFlip", "HsvToRgb",
-    "ImageBatchFormat", "ImageReadMode", "Inter", "Invert", "LinearTransformation", "MixUp", "MixUpBatch", "Normalize",
-    "NormalizePad", "Pad", "PadToSize", "Perspective", "Posterize", "RandAugment", "RandomAdjustSharpness",
-    "RandomAffine", "RandomAutoContrast", "RandomColor", "RandomColorAdjust", "RandomCrop",
-    "RandomCropDecodeResize", "RandomCropWithBBox", "RandomEqualize", "RandomErasing", "RandomGrayscale",
-    "RandomHorizontalFlip", "RandomHorizontalFlipWithBBox", "RandomInvert", "RandomLighting", "RandomPerspective", "RandomPosterize", "RandomResize", "RandomResizeWithBBox", "RandomResizedCrop",
-    "RandomResizedCropWithBBox",
-    "RandomRotation", "RandomSelectSubpolicy", "RandomSharpness", "RandomSolarize", "RandomVerticalFlip", "RandomVerticalFlipWithBBox", "Rescale",
-    "Resize", "ResizeWithBBox", "ResizedCrop", "RgbToHsv", "Rotate", "SliceMode", "SlicePatches", "Solarize", "TenCrop",
-    "ToNumpy", "ToPIL", "ToTensor", "ToType", "TrivialAugmentWide", "UniformAugment",
+    "ImageDataWarning", "AdjustBrightness", "AdjustContrast", "AdjustGamma", "AdjustHue",
+    "AdjustSaturation", "AdjustSharpness", "Affine", "AutoAugment", "AutoAugmentPolicy",
+    "AutoContrast", "Border", "BoundingBoxAugment", "CenterCrop", "ConvertColor", "ConvertMode",
+    "Crop", "CutMixBatch", "CutOut", "Decode", "Equalize", "Erase", "FiveCrop", "GaussianBlur",
+    "Grayscale", "HWC2CHW", "HorizontalFlip", "HsvToRgb", "ImageBatchFormat", "ImageReadMode", "Inter",
+    "Invert", "LinearTransformation", "MixUp", "MixUpBatch", "Normalize", "NormalizePad", "Pad",
+    "PadToSize", "Perspective", "Posterize", "RandAugment", "RandomAdjustSharpness", "RandomAffine",
+    "RandomAutoContrast", "RandomColor", "RandomColorAdjust", "RandomCrop", "RandomCropDecodeResize",
+    "RandomCropWithBBox", "RandomEqualize", "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip",
+    "RandomHorizontalFlipWithBBox", "RandomInvert", "RandomLighting", "RandomPerspective",
+    "RandomPosterize", "RandomResize", "RandomResizeWithBBox", "RandomResizedCrop",
+    "RandomResizedCropWithBBox", "RandomRotation", "RandomSelectSubpolicy", "RandomSharpness",
+    "RandomSolarize", "RandomVerticalFlip", "RandomVerticalFlipWithBBox", "Rescale", "Resize",
+    "ResizeWithBBox", "ResizedCrop", "RgbToHsv", "Rotate", "SliceMode", "SlicePatches", "Solarize",
+    "TenCrop", "ToNumpy", "ToPIL", "ToTensor", "ToType", "TrivialAugmentWide", "UniformAugment",
     "VerticalFlip", "encode_jpeg", "encode_png", "get_image_num_channels", "get_image_size",
     "not_random", "read_file", "read_image", "transforms", "utils", "write_file", "write_jpeg",
     "write_png",

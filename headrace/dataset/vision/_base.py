@@ -32,7 +32,7 @@ Minimal example::
         def _run_pil(self, img):
             return ImageOps.invert(img)
 
-Kernels that are shared between ops live in ``headrace.dataset.vision._kernels`` as plain
+Kernels that are shared between ops live in ``headrace._image`` as plain
 functions on arrays (no op objects), so they can be benchmarked and fused.
 """
 from __future__ import annotations

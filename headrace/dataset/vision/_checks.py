@@ -1,6 +1,6 @@
 """Argument checks of the vision ops, worded as MindSpore words them (run once, in constructors).
 
-General helpers (``type_check``, ``check_value``, ...) live in ``headrace.dataset.transforms._checks``
+General helpers (``type_check``, ``check_range``, ...) live in ``headrace.dataset.transforms._checks``
 and are re-exported here so vision modules import from one place.
 """
 from __future__ import annotations
@@ -8,32 +8,32 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+from headrace._util.checks import check_pos_int32
 from headrace.dataset.transforms._checks import (FLOAT_MAX_INTEGER, INT32_MAX, INT32_MIN,
                                                  check_2tuple, check_float32,
                                                  check_non_negative_float32,
-                                                 check_non_negative_int32, check_pos_float32,
-                                                 check_pos_int32, check_positive, check_prob,
-                                                 check_range, check_uint8, check_value, type_check,
+                                                 check_pos_float32,
+                                                 check_positive, check_prob,
+                                                 check_ordered_range, check_uint8, check_range, type_check,
                                                  type_check_list)
-from headrace.dataset.vision.utils import Border, Inter
 
 __all__ = ["FLOAT_MAX_INTEGER", "INT32_MAX", "INT32_MIN", "check_2tuple", "check_crop_coordinates",
            "check_crop_size", "check_degrees", "check_fill_value", "check_float32",
-           "check_non_negative_float32", "check_non_negative_int32", "check_normalize_param",
+           "check_non_negative_float32", "check_normalize_param",
            "check_padding", "check_pos_float32", "check_pos_int32", "check_positive", "check_prob",
-           "check_range", "check_resize_size", "check_scale_ratio_attempts", "check_uint8",
-           "check_value", "fill_tuple", "parse_padding", "size_pair", "type_check", "type_check_list"]
+           "check_ordered_range", "check_resize_size", "check_scale_ratio_attempts", "check_uint8",
+           "check_range", "fill_tuple", "parse_padding", "size_pair", "type_check", "type_check_list"]
 
 
 def check_crop_size(size: Any) -> None:
     """An int in [1, 16777216] or a (h, w) list/tuple of such ints."""
     type_check(size, (int, list, tuple), "size")
     if isinstance(size, int):
-        check_value(size, (1, FLOAT_MAX_INTEGER))
+        check_range(size, (1, FLOAT_MAX_INTEGER))
     elif len(size) == 2:
         for i, v in enumerate(size):
             type_check(v, (int,), f"size[{i}]")
-            check_value(v, (1, FLOAT_MAX_INTEGER))
+            check_range(v, (1, FLOAT_MAX_INTEGER))
     else:
         raise TypeError("Size should be a single integer or a list/tuple (h, w) of length 2.")
 
@@ -41,11 +41,11 @@ def check_crop_size(size: Any) -> None:
 def check_resize_size(size: Any) -> None:
     """Resize's size: an int in [1, 16777216] or (h, w) with each in [1, 2147483647]."""
     if isinstance(size, int):
-        check_value(size, (1, FLOAT_MAX_INTEGER))
+        check_range(size, (1, FLOAT_MAX_INTEGER))
     elif isinstance(size, (tuple, list)) and len(size) == 2:
         for i, v in enumerate(size):
             type_check(v, (int,), f"size at dim {i}")
-            check_value(v, (1, INT32_MAX), f"size at dim {i}")
+            check_range(v, (1, INT32_MAX), f"size at dim {i}")
     else:
         raise TypeError("Size should be a single integer or a list/tuple (h, w) of length 2.")
 
@@ -60,7 +60,7 @@ def check_crop_coordinates(coordinates: Any) -> None:
         raise TypeError("Coordinates should be a list/tuple (y, x) of length 2.")
     for i, v in enumerate(coordinates):
         type_check(v, (int,), f"coordinates[{i}]")
-        check_value(v, (0, INT32_MAX), f"coordinates[{i}]")
+        check_range(v, (0, INT32_MAX), f"coordinates[{i}]")
 
 
 def check_fill_value(fill_value: Any) -> None:
@@ -81,13 +81,13 @@ def check_padding(padding: Any) -> None:
     type_check(padding, (tuple, list, numbers.Number), "padding")
     if isinstance(padding, numbers.Number):
         type_check(padding, (int,), "padding")
-        check_value(padding, (0, INT32_MAX), "padding")
+        check_range(padding, (0, INT32_MAX), "padding")
     else:
         if len(padding) not in (2, 4):
             raise ValueError("The size of the padding list or tuple should be 2 or 4.")
         for i, v in enumerate(padding):
             type_check(v, (int,), f"padding[{i}]")
-            check_value(v, (0, INT32_MAX), "pad_value")
+            check_range(v, (0, INT32_MAX), "pad_value")
 
 
 def parse_padding(padding: int | list | tuple) -> tuple[int, int, int, int]:
@@ -123,7 +123,7 @@ def check_scale_ratio_attempts(size: Any, scale: Any, ratio: Any, max_attempts: 
         type_check_list(scale, (float, int), "scale")
         if scale[0] > scale[1]:
             raise ValueError("scale should be in (min,max) format. Got (max,min).")
-        check_range(scale, (0, FLOAT_MAX_INTEGER))
+        check_ordered_range(scale, (0, FLOAT_MAX_INTEGER))
         check_positive(scale[1], "scale[1]")
     if ratio is not None:
         type_check(ratio, (tuple, list), "ratio")
@@ -134,7 +134,7 @@ def check_scale_ratio_attempts(size: Any, scale: Any, ratio: Any, max_attempts: 
         if ratio[0] > ratio[1]:
             raise ValueError("ratio should be in (min,max) format. Got (max,min).")
     if max_attempts is not None:
-        check_pos_int32(max_attempts, "max_attempts")
+        check_pos_int32(max_attempts, "max_attempts", exact_int=True)
 
 
 def check_normalize_param(mean: Any, std: Any) -> None:
@@ -144,15 +144,8 @@ def check_normalize_param(mean: Any, std: Any) -> None:
         raise ValueError("Length of mean and std must be equal.")
     for i, v in enumerate(mean):
         type_check(v, (int, float), f"mean[{i}]")
-        check_value(v, (0, 255), f"mean[{i}]")
+        check_range(v, (0, 255), f"mean[{i}]")
     for i, v in enumerate(std):
         type_check(v, (int, float), f"std[{i}]")
-        check_value(v, (0, 255), f"std[{i}]", left_open=True)
+        check_range(v, (0, 255), f"std[{i}]", left_open=True)
 
-
-def check_inter(value: Any, name: str) -> None:
-    type_check(value, (Inter,), name)
-
-
-def check_border(value: Any, name: str = "padding_mode") -> None:
-    type_check(value, (Border,), name)

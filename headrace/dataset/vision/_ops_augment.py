@@ -1,6 +1,6 @@
 """Automatic augmentation operations of ``headrace.dataset.vision``: AutoAugment, RandAugment,
 TrivialAugmentWide, UniformAugment and RandomSelectSubpolicy (MindSpore's names, signatures and checks; kernels in
-``_kernels/augment.py``)."""
+``headrace/_image/augment.py``)."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,10 +11,10 @@ from PIL import Image
 from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation, as_operation
 from headrace.dataset.transforms._checks import (FLOAT_MAX_INTEGER, check_2tuple, check_positive,
-                                                 check_uint8, check_value, type_check)
+                                                 check_uint8, check_range, type_check)
 from headrace.dataset.vision._base import ImageTensorOperation, op_error
-from headrace.dataset.vision._kernels import augment as A
-from headrace.dataset.vision._ops_color import U8, check_image
+from headrace._image import augment as A
+from headrace.dataset.vision._color_checks import U8, check_image
 from headrace.dataset.vision.utils import AutoAugmentPolicy, Inter
 
 __all__ = ["AutoAugment", "RandAugment", "RandomSelectSubpolicy", "TrivialAugmentWide", "UniformAugment"]
@@ -116,11 +116,11 @@ class RandAugment(_AutoAugmentBase):
     def __init__(self, num_ops=2, magnitude=9, num_magnitude_bins=31, interpolation=Inter.NEAREST,
                  fill_value=0):
         type_check(num_ops, (int,), "num_ops")
-        check_value(num_ops, (0, FLOAT_MAX_INTEGER), "num_ops")
+        check_range(num_ops, (0, FLOAT_MAX_INTEGER), "num_ops")
         type_check(num_magnitude_bins, (int,), "num_magnitude_bins")
-        check_value(num_magnitude_bins, (2, FLOAT_MAX_INTEGER), "num_magnitude_bins")
+        check_range(num_magnitude_bins, (2, FLOAT_MAX_INTEGER), "num_magnitude_bins")
         type_check(magnitude, (int,), "magnitude")
-        check_value(magnitude, (0, num_magnitude_bins), "magnitude", right_open=True)
+        check_range(magnitude, (0, num_magnitude_bins), "magnitude", right_open=True)
         type_check(interpolation, (Inter,), "interpolation")
         fill = _check_fill_value(fill_value)
         self.num_ops = num_ops
@@ -157,7 +157,7 @@ class TrivialAugmentWide(_AutoAugmentBase):
 
     def __init__(self, num_magnitude_bins=31, interpolation=Inter.NEAREST, fill_value=0):
         type_check(num_magnitude_bins, (int,), "num_magnitude_bins")
-        check_value(num_magnitude_bins, (2, FLOAT_MAX_INTEGER), "num_magnitude_bins")
+        check_range(num_magnitude_bins, (2, FLOAT_MAX_INTEGER), "num_magnitude_bins")
         type_check(interpolation, (Inter,), "interpolation")
         fill = _check_fill_value(fill_value)
         self.num_magnitude_bins = num_magnitude_bins
@@ -283,7 +283,7 @@ class RandomSelectSubpolicy(ImageTensorOperation):
                 if not callable(step[0]) and getattr(step[0], "parse", None) is None:
                     raise TypeError(f"op of (op, prob) in policy[{sub_ind}][{op_ind}] is neither a transforms op "
                                     f"(TensorOperation) nor a callable pyfunc.")
-                check_value(step[1], (0, 1), f"prob of (op, prob) policy[{sub_ind}][{op_ind}]")
+                check_range(step[1], (0, 1), f"prob of (op, prob) policy[{sub_ind}][{op_ind}]")
         self.policy = policy
         self._policy = [[(as_operation(op), float(prob)) for op, prob in sub] for sub in policy]
 

@@ -1,7 +1,7 @@
 """Bounding-box ops: they take two columns, an image and its boxes, and return both.
 
 The boxes are an N x K float32 array (K >= 4) of [x, y, width, height, ...] in pixels; the
-checks and errors are MindSpore's (``_kernels.bbox.check_inputs``), the box arithmetic is done in
+checks and errors are MindSpore's (``headrace._image.bbox.check_inputs``), the box arithmetic is done in
 float32 as in MindSpore's C++ ops. These are NumPy ops (MindSpore's C implementation): a PIL image
 goes through ``np.asarray``. Random ops draw from ``sample_rng()``.
 """
@@ -13,10 +13,10 @@ from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation, PyTensorOperation, TensorOperation
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation
-from headrace.dataset.vision._kernels import bbox as kb
-from headrace.dataset.vision._kernels import geometry as geo
-from headrace.dataset.vision._ops_geometry import (RandomCrop, RandomResizedCrop, Resize,
-                                                   _flip_any, _resize_array)
+from headrace._image import bbox as kb
+from headrace._image import geometry as geo
+from headrace.dataset.vision._ops_flip_pad import _flip_any
+from headrace.dataset.vision._ops_geometry import RandomCrop, RandomResizedCrop, Resize, _resize_array
 from headrace.dataset.vision._ops_patches import RandomResize
 from headrace.dataset.vision.utils import Border, Inter
 
@@ -288,7 +288,7 @@ class BoundingBoxAugment(_BBoxOperation):
 
     def __init__(self, transform, ratio=0.3):
         ck.type_check(ratio, (float, int), "ratio")
-        ck.check_value(ratio, (0.0, 1.0), "ratio")
+        ck.check_range(ratio, (0.0, 1.0), "ratio")
         if not isinstance(transform, TensorOperation) or isinstance(transform, PyTensorOperation):
             raise TypeError(f"Argument transform with value {transform} is not of type [{TensorOperation}], "
                             f"but got {type(transform)}.")

@@ -11,9 +11,9 @@ from headrace.dataset.transforms._base import Implementation, PyTensorOperation
 from headrace.dataset.transforms.transforms import TypeCast
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, is_pil, op_error
-from headrace.dataset.vision._kernels import convert as cv
+from headrace._image import convert as cv
 
-__all__ = ["HWC2CHW", "Normalize", "NormalizePad", "Rescale", "ToNumpy", "ToPIL", "ToTensor", "ToType"]
+__all__ = ["HWC2CHW", "Normalize", "NormalizeHWC2CHW", "NormalizePad", "Rescale", "ToNumpy", "ToPIL", "ToTensor", "ToType"]
 
 
 def _numeric(img: np.ndarray, op: str) -> None:
@@ -78,6 +78,12 @@ class Normalize(_NormalizeBase):
         >>> Normalize([1.0], [2.0])(np.array([[1, 3]], np.uint8)).tolist()
         [[0.0, 1.0]]
     """
+
+    def fuse_next(self, nxt, options):
+        """``[Normalize(..., is_hwc=True), HWC2CHW()]`` -> :class:`NormalizeHWC2CHW` (exact)."""
+        if type(self) is Normalize and self.is_hwc and type(nxt) is HWC2CHW:
+            return NormalizeHWC2CHW(self, nxt)
+        return None
 
     def __init__(self, mean, std, is_hwc=True):
         self._prepare(mean, std, is_hwc)
@@ -144,6 +150,30 @@ class HWC2CHW(ImageTensorOperation):
         if img.ndim not in (2, 3):
             raise op_error("HWC2CHW", f"image shape should be <H,W> or <H,W,C>, but got rank: {img.ndim}")
         return cv.hwc_to_chw(img)
+
+
+class NormalizeHWC2CHW(ImageTensorOperation):
+    """``[Normalize(mean, std), HWC2CHW()]`` as one op: writes the CHW float32 result directly.
+
+    Falls back to running the two ops for anything but an <H, W, C> array whose channel count
+    matches `mean` (so errors and edge cases are those of the original ops).
+    """
+
+    implementation = Implementation.C
+
+    def __init__(self, normalize: Normalize, hwc2chw: HWC2CHW):
+        self.source_ops = (normalize, hwc2chw)
+        self._norm, self._t = normalize, hwc2chw
+        self._mean, self._std = normalize._mean, normalize._std
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        if img.ndim == 3 and img.shape[2] == self._mean.size and img.dtype.kind in "biuf" and self._mean.size:
+            return cv.normalize_hwc_to_chw(img, self._mean, self._std)
+        return self._t._run(self._norm._run(img))
+
+    @property
+    def op_name(self) -> str:
+        return "Normalize+HWC2CHW"
 
 
 def _dtype_arg(value, name: str) -> np.dtype:

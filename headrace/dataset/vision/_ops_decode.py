@@ -18,8 +18,8 @@ from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation, contiguous, returns_contiguous
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation
-from headrace.dataset.vision._kernels import decode as dec
-from headrace.dataset.vision._kernels import geometry as geo
+from headrace._image import decode as dec
+from headrace._image import geometry as geo
 from headrace.dataset.vision._ops_geometry import RandomResizedCrop, _resize_array
 from headrace.dataset.vision.utils import Inter
 
@@ -51,6 +51,15 @@ class Decode(ImageTensorOperation):
         ck.type_check(to_pil, (bool,), "to_pil")
         self.to_pil = to_pil
         self.implementation = Implementation.PY if to_pil else Implementation.C
+
+    def fuse_next(self, nxt, options):
+        """``[Decode(), RandomResizedCrop(...)]`` -> :class:`DecodeRandomResizedCrop` (the crop box
+        comes from the JPEG header; with ``options["reduced_decode"]`` the JPEG may be decoded at
+        1/2, 1/4 or 1/8 scale when the crop shrinks that much)."""
+        if (type(self) is Decode and not self.to_pil and type(nxt) is RandomResizedCrop
+                and nxt.interpolation not in (Inter.ANTIALIAS,)):
+            return DecodeRandomResizedCrop(self, nxt, reduced=options.get("reduced_decode", True))
+        return None
 
     @returns_contiguous
     def __call__(self, *args):

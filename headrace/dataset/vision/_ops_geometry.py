@@ -1,7 +1,7 @@
 """Geometry ops: resize, crops, flips and pads (MindSpore's signatures). Warps are in
 ``_ops_warp.py``, multi-crops and patches in ``_ops_patches.py``.
 
-NumPy input runs OpenCV kernels (``_kernels.geometry``); a PIL image runs Pillow, as MindSpore's
+NumPy input runs OpenCV kernels (``headrace._image.geometry``); a PIL image runs Pillow, as MindSpore's
 Python implementation does. Random ops draw from ``sample_rng()`` in the same order on both paths.
 """
 from __future__ import annotations
@@ -13,14 +13,13 @@ from PIL import Image, ImageOps
 
 from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation
-from headrace.dataset.transforms._cast import type_name
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, is_pil, op_error, same_size
-from headrace.dataset.vision._kernels import geometry as geo
+from headrace._image import geometry as geo
+from headrace.dataset.vision._tables import CV_BORDER, CV_INTER, PIL_INTER, PIL_PAD_MODE
 from headrace.dataset.vision.utils import Border, Inter
 
-__all__ = ["CenterCrop", "Crop", "HorizontalFlip", "Pad", "PadToSize", "RandomCrop", "RandomHorizontalFlip",
-           "RandomResizedCrop", "RandomVerticalFlip", "Resize", "ResizedCrop", "VerticalFlip"]
+__all__ = ["CenterCrop", "Crop", "RandomCrop", "RandomResizedCrop", "Resize", "ResizedCrop"]
 
 PIL_ONLY = ("img should be PIL image. Got {}. Use Decode() for encoded data or ToPIL() for decoded "
             "data.")
@@ -64,7 +63,7 @@ def _resize_array(img: np.ndarray, h: int, w: int, inter: Inter, op: str) -> np.
     if inter == Inter.ANTIALIAS:
         raise op_error(op, "Unsupported interpolation, only support NEAREST, LINEAR, CUBIC, AREA and "
                            "PILCUBIC.")
-    return geo.resize(img, h, w, geo.CV_INTER[inter])
+    return geo.resize(img, h, w, CV_INTER[inter])
 
 
 # --------------------------------------------------------------------------------------- resize
@@ -118,7 +117,7 @@ class Resize(ImageTensorOperation):
         _need_pil(img)
         if self._inter in (Inter.AREA, Inter.PILCUBIC):
             raise TypeError(NO_PIL_INTER)
-        return _pil_resize(img, self.size, geo.PIL_INTER[self._inter])
+        return _pil_resize(img, self.size, PIL_INTER[self._inter])
 
 
 def _pil_resize(img: Image.Image, size, resample) -> Image.Image:
@@ -171,7 +170,7 @@ class CenterCrop(ImageTensorOperation):
                 raise op_error("CenterCrop", f"Padding size cannot be more than 3 times of the original image "
                                              f"size, got top padding: {dh}, left padding: {dw}, while the "
                                              f"original image size: {h}, {w}")
-            img = geo.pad(img, dh - dh // 2, dh // 2, dw - dw // 2, dw // 2, geo.CV_BORDER[Border.CONSTANT], 0)
+            img = geo.pad(img, dh - dh // 2, dh // 2, dw - dw // 2, dw // 2, CV_BORDER[Border.CONSTANT], 0)
             h, w = img.shape[:2]
         return geo.crop(img, (h - ch) // 2, (w - cw) // 2, ch, cw)
 
@@ -238,7 +237,7 @@ def _pad_pil(img: Image.Image, left: int, top: int, right: int, bottom: int, fil
         return ImageOps.expand(img, border=(left, top, right, bottom), fill=fill)
     arr = np.asarray(img)
     widths = ((top, bottom), (left, right)) + (((0, 0),) if arr.ndim == 3 else ())
-    out = Image.fromarray(np.pad(arr, widths, geo.PIL_PAD_MODE[mode]))
+    out = Image.fromarray(np.pad(arr, widths, PIL_PAD_MODE[mode]))
     if img.mode == "P":
         out.putpalette(img.getpalette())
     return out
@@ -293,7 +292,7 @@ class RandomCrop(ImageTensorOperation):
         self._hw = ck.size_pair(size)
         self._pad = ck.parse_padding(padding) if padding is not None else (0, 0, 0, 0)
         self._fill = ck.fill_tuple(fill_value)
-        self._border = geo.CV_BORDER[padding_mode]
+        self._border = CV_BORDER[padding_mode]
 
     def _run(self, img: np.ndarray) -> np.ndarray:
         if img.ndim < 2:
@@ -416,7 +415,7 @@ class RandomResizedCrop(ImageTensorOperation):
         w, h = img.size
         top, left, ch, cw = self.box(h, w, pil=True)
         window = img.crop((left, top, left + cw, top + ch))
-        return window.resize((self._hw[1], self._hw[0]), geo.PIL_INTER[self.interpolation])
+        return window.resize((self._hw[1], self._hw[0]), PIL_INTER[self.interpolation])
 
 
 class ResizedCrop(ImageTensorOperation):
@@ -444,10 +443,10 @@ class ResizedCrop(ImageTensorOperation):
     implementation = Implementation.C
 
     def __init__(self, top, left, height, width, size, interpolation=Inter.BILINEAR):
-        ck.check_non_negative_int32(top, "top")
-        ck.check_non_negative_int32(left, "left")
-        ck.check_pos_int32(height, "height")
-        ck.check_pos_int32(width, "width")
+        ck.check_pos_int32(top, "top", allow_zero=True, exact_int=True)
+        ck.check_pos_int32(left, "left", allow_zero=True, exact_int=True)
+        ck.check_pos_int32(height, "height", exact_int=True)
+        ck.check_pos_int32(width, "width", exact_int=True)
         ck.type_check(interpolation, (Inter,), "interpolation")
         ck.check_crop_size(size)
         self.top, self.left, self.height, self.width = top, left, height, width
@@ -475,244 +474,4 @@ class ResizedCrop(ImageTensorOperation):
 # ---------------------------------------------------------------------------------------- flips
 
 
-_FLIP_TYPES = frozenset(np.dtype(d) for d in ("bool", "int8", "uint8", "int16", "uint16", "int32", "float16",
-                                                "float32", "float64"))
-_NO_CV_TYPES = frozenset(np.dtype(d) for d in ("uint32", "int64", "uint64"))
-
-
-def _check_flip(img: np.ndarray, op: str) -> None:
-    if op == "RandomVerticalFlip" and img.ndim not in (2, 3):  # MindSpore's op takes no batches
-        raise op_error(op, f"input tensor is not in shape of <H,W> or <H,W,C>, but got rank: {img.ndim}"
-                           + ("." + DECODE_FIRST if img.ndim < 2 else ""))
-    if img.ndim < 2:
-        raise op_error(op, "the image tensor should have at least two dimensions." + DECODE_FIRST)
-    dt = img.dtype
-    if dt not in _FLIP_TYPES:
-        if op == "RandomVerticalFlip":  # MindSpore words this one's refusal after OpenCV
-            if dt in _NO_CV_TYPES or dt.kind in "USO":
-                raise op_error(op, f"Cannot convert [{type_name(dt)}] to OpenCV type. Currently unsupported "
-                                   "data type: [uint32, int64, uint64, string]")
-            return
-        raise op_error(op, "the data type of image tensor does not match the requirement of operator. Expecting "
-                           "tensor in type of (bool, int8, uint8, int16, uint16, int32, float16, float32, "
-                           f"float64). But got type {type_name(dt)}.")
-
-
-def _flip_any(img: np.ndarray, horizontal: bool) -> np.ndarray:
-    if img.ndim <= 3:
-        return geo.flip(img, horizontal)
-    axis = img.ndim - 2 if horizontal else img.ndim - 3
-    return np.ascontiguousarray(np.flip(img, axis=axis))
-
-
-class HorizontalFlip(ImageTensorOperation):
-    """Flips the image left to right.
-
-    Examples:
-        >>> import numpy as np
-        >>> HorizontalFlip()(np.array([[1, 2, 3]], np.uint8)).tolist()
-        [[3, 2, 1]]
-    """
-
-    implementation = Implementation.C
-
-    def _run(self, img: np.ndarray) -> np.ndarray:
-        _check_flip(img, "HorizontalFlip")
-        return _flip_any(img, True)
-
-
-class VerticalFlip(ImageTensorOperation):
-    """Flips the image upside down.
-
-    Examples:
-        >>> import numpy as np
-        >>> VerticalFlip()(np.array([[1], [2]], np.uint8)).tolist()
-        [[2], [1]]
-    """
-
-    implementation = Implementation.C
-
-    def _run(self, img: np.ndarray) -> np.ndarray:
-        _check_flip(img, "VerticalFlip")
-        return _flip_any(img, False)
-
-
-class RandomHorizontalFlip(ImageTensorOperation):
-    """Flips the image left to right with probability `prob`.
-
-    Args:
-        prob (float, optional): probability of flipping, in [0, 1]. Default: 0.5.
-
-    Raises:
-        TypeError: if `prob` is not a number.
-        ValueError: if `prob` is not in [0, 1].
-
-    Examples:
-        >>> import numpy as np
-        >>> RandomHorizontalFlip(1.0)(np.array([[1, 2]], np.uint8)).tolist()
-        [[2, 1]]
-    """
-
-    random = True
-    shared_draw = True  # several columns get the same flip
-
-    def __init__(self, prob=0.5):
-        self.prob = ck.check_prob(prob)
-
-    def _run(self, img: np.ndarray) -> np.ndarray:
-        _check_flip(img, "RandomHorizontalFlip")
-        if sample_rng().random() < self.prob:
-            return _flip_any(img, True)
-        return img
-
-    def _run_pil(self, img):
-        _need_pil(img)
-        if sample_rng().random() < self.prob:
-            return img.transpose(Image.FLIP_LEFT_RIGHT)
-        return img
-
-
-class RandomVerticalFlip(ImageTensorOperation):
-    """Flips the image upside down with probability `prob`.
-
-    Args:
-        prob (float, optional): probability of flipping, in [0, 1]. Default: 0.5.
-
-    Raises:
-        TypeError: if `prob` is not a number.
-        ValueError: if `prob` is not in [0, 1].
-
-    Examples:
-        >>> import numpy as np
-        >>> RandomVerticalFlip(1.0)(np.array([[1], [2]], np.uint8)).tolist()
-        [[2], [1]]
-    """
-
-    random = True
-    shared_draw = True  # several columns get the same flip
-
-    def __init__(self, prob=0.5):
-        self.prob = ck.check_prob(prob)
-
-    def _run(self, img: np.ndarray) -> np.ndarray:
-        _check_flip(img, "RandomVerticalFlip")
-        if sample_rng().random() < self.prob:
-            return _flip_any(img, False)
-        return img
-
-    def _run_pil(self, img):
-        _need_pil(img)
-        if sample_rng().random() < self.prob:
-            return img.transpose(Image.FLIP_TOP_BOTTOM)
-        return img
-
-
 # ----------------------------------------------------------------------------------------- pads
-
-
-class Pad(ImageTensorOperation):
-    """Pads the image borders.
-
-    Args:
-        padding (Union[int, Sequence[int]]): an int for all sides, (left/right, top/bottom) or
-            (left, top, right, bottom).
-        fill_value (Union[int, tuple[int, int, int]], optional): fill for CONSTANT mode. Default: 0.
-        padding_mode (Border, optional): CONSTANT, EDGE, REFLECT or SYMMETRIC. Default: Border.CONSTANT.
-
-    Raises:
-        TypeError: if an argument has the wrong type.
-        ValueError: if a value is out of range.
-
-    Examples:
-        >>> import numpy as np
-        >>> Pad((1, 2))(np.zeros((2, 2, 3), np.uint8)).shape
-        (6, 4, 3)
-    """
-
-    def __init__(self, padding, fill_value=0, padding_mode=Border.CONSTANT):
-        ck.check_padding(padding)
-        ck.check_fill_value(fill_value)
-        ck.type_check(padding_mode, (Border,), "padding_mode")
-        self.padding, self.fill_value, self.padding_mode = padding, fill_value, padding_mode
-        self._pad = ck.parse_padding(padding)
-        self._fill = ck.fill_tuple(fill_value)
-        self._border = geo.CV_BORDER[padding_mode]
-
-    def _run(self, img: np.ndarray) -> np.ndarray:
-        _check_pad_image(img)
-        left, top, right, bottom = self._pad
-        return geo.pad(img, top, bottom, left, right, self._border, self._fill)
-
-    def _run_pil(self, img):
-        _need_pil(img)
-        return _pad_pil(img, *self._pad, self._fill, self.padding_mode)
-
-
-class PadToSize(ImageTensorOperation):
-    """Pads the image to `size`, placing it at `offset` (centred when None).
-
-    Args:
-        size (Union[int, Sequence[int]]): target (height, width), or one int for a square.
-        offset (Union[int, Sequence[int]], optional): (top, left) of the image in the output, or
-            one int for both; None or () centres it. Default: None.
-        fill_value (Union[int, tuple[int, int, int]], optional): fill for CONSTANT mode. Default: 0.
-        padding_mode (Border, optional): CONSTANT, EDGE, REFLECT or SYMMETRIC. Default: Border.CONSTANT.
-
-    Raises:
-        TypeError: if an argument has the wrong type.
-        ValueError: if a value is out of range.
-        RuntimeError: if the image is larger than `size` or does not fit at `offset`.
-
-    Examples:
-        >>> import numpy as np
-        >>> PadToSize((4, 5))(np.zeros((2, 2), np.uint8)).shape
-        (4, 5)
-    """
-
-    implementation = Implementation.C
-
-    def __init__(self, size, offset=None, fill_value=0, padding_mode=Border.CONSTANT):
-        ck.type_check(size, (int, list, tuple), "size")
-        if isinstance(size, int):
-            ck.check_pos_int32(size, "size")
-        else:
-            if len(size) != 2:
-                raise ValueError("The size must be a sequence of length 2.")
-            for i, v in enumerate(size):
-                ck.check_pos_int32(v, f"size{i}")
-        if offset is not None:
-            ck.type_check(offset, (int, list, tuple), "offset")
-            if isinstance(offset, int):
-                ck.check_non_negative_int32(offset, "offset")
-            else:
-                if len(offset) not in (0, 2):
-                    raise ValueError("The offset must be empty or a sequence of length 2.")
-                for i, v in enumerate(offset):
-                    ck.check_non_negative_int32(v, f"offset{i}")
-        ck.check_fill_value(fill_value)
-        ck.type_check(padding_mode, (Border,), "padding_mode")
-        self.size, self.offset, self.fill_value, self.padding_mode = size, offset, fill_value, padding_mode
-        self._hw = ck.size_pair(size)
-        if offset is None or (not isinstance(offset, int) and len(offset) == 0):
-            self._offset = None
-        else:
-            self._offset = (offset, offset) if isinstance(offset, int) else (offset[0], offset[1])
-        self._fill = ck.fill_tuple(fill_value)
-        self._border = geo.CV_BORDER[padding_mode]
-
-    def _run(self, img: np.ndarray) -> np.ndarray:
-        _check_pad_image(img, "PadToSize")
-        th, tw = self._hw
-        h, w = img.shape[:2]
-        if th < h or tw < w:
-            raise op_error("PadToSize", f"the target size to pad should be no less than the original image "
-                                        f"size, but got target size ({th}, {tw}) and original size ({h}, {w}).")
-        if self._offset is None:
-            top, left = (th - h) // 2, (tw - w) // 2
-        else:
-            top, left = self._offset
-            if top + h > th or left + w > tw:
-                raise op_error("PadToSize", f"the sum of offset and original image size should be no more "
-                                            f"than the target size to pad, but got offset ({top}, {left}) plus "
-                                            f"original size ({h}, {w}) bigger than ({th}, {tw})")
-        return geo.pad(img, top, th - h - top, left, tw - w - left, self._border, self._fill)

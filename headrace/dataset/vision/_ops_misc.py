@@ -10,7 +10,7 @@ from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, PyImageOperation, op_error
-from headrace.dataset.vision._kernels import hsv
+from headrace._image import hsv
 
 __all__ = ["HsvToRgb", "LinearTransformation", "RandomLighting", "RgbToHsv"]
 

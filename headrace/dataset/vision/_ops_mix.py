@@ -1,6 +1,6 @@
 """Erasing and mixing operations of ``headrace.dataset.vision``: CutOut, Erase, RandomErasing,
 MixUp, MixUpBatch and CutMixBatch (MindSpore's names, signatures and checks; kernels in
-``_kernels/mix.py``)."""
+``headrace/_image/mix.py``)."""
 from __future__ import annotations
 
 import numbers
@@ -9,12 +9,13 @@ import numpy as np
 
 from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation
-from headrace.dataset.transforms._checks import (FLOAT_MAX_INTEGER, UINT8_MAX, check_non_negative_int32,
-                                                 check_pos_float32, check_pos_int32, check_positive,
-                                                 check_range, check_value, type_check, type_check_list)
+from headrace._util.checks import check_pos_int32
+from headrace.dataset.transforms._checks import (FLOAT_MAX_INTEGER, UINT8_MAX,
+                                                 check_pos_float32, check_positive,
+                                                 check_ordered_range, check_range, type_check, type_check_list)
 from headrace.dataset.vision._base import ImageTensorOperation, PyImageOperation, op_error
-from headrace.dataset.vision._kernels import mix as M
-from headrace.dataset.vision._ops_color import CV_NO_F16, _Device, check_image
+from headrace._image import mix as M
+from headrace.dataset.vision._color_checks import CV_NO_F16, _Device, check_image
 from headrace.dataset.vision.utils import ImageBatchFormat
 
 __all__ = ["CutMixBatch", "CutOut", "Erase", "MixUp", "MixUpBatch", "RandomErasing"]
@@ -49,8 +50,8 @@ class CutOut(ImageTensorOperation):
         type_check(length, (int,), "length")
         type_check(num_patches, (int,), "num_patches")
         type_check(is_hwc, (bool,), "is_hwc")
-        check_value(length, (1, FLOAT_MAX_INTEGER))
-        check_value(num_patches, (1, FLOAT_MAX_INTEGER))
+        check_range(length, (1, FLOAT_MAX_INTEGER))
+        check_range(num_patches, (1, FLOAT_MAX_INTEGER))
         self.length = length
         self.num_patches = num_patches
         self.is_hwc = is_hwc
@@ -95,10 +96,10 @@ class Erase(_Device, ImageTensorOperation):
     implementation = Implementation.C
 
     def __init__(self, top, left, height, width, value=0.0, inplace=False):
-        check_non_negative_int32(top, "top")
-        check_non_negative_int32(left, "left")
-        check_pos_int32(height, "height")
-        check_pos_int32(width, "width")
+        check_pos_int32(top, "top", allow_zero=True, exact_int=True)
+        check_pos_int32(left, "left", allow_zero=True, exact_int=True)
+        check_pos_int32(height, "height", exact_int=True)
+        check_pos_int32(width, "width", exact_int=True)
         type_check(inplace, (bool,), "inplace")
         type_check(value, (float, int, tuple), "value")
         values = tuple([value] * 3) if isinstance(value, (float, int)) else value
@@ -106,7 +107,7 @@ class Erase(_Device, ImageTensorOperation):
         if len(values) != 3:
             raise TypeError("value should be a single integer/float or a 3-tuple.")
         for i, val in enumerate(values):
-            check_value(val, (0, UINT8_MAX), f"value[{i}]")
+            check_range(val, (0, UINT8_MAX), f"value[{i}]")
         self.top, self.left, self.height, self.width = top, left, height, width
         self.value = (value,) if isinstance(value, (float, int)) else value
         self.inplace = inplace
@@ -173,22 +174,22 @@ class RandomErasing(PyImageOperation):
                 or (isinstance(value, (tuple, list)) and len(value) == 3)):
             raise ValueError("The value for erasing should be either a single value, or a string 'random', "
                              "or a sequence of 3 elements for RGB respectively.")
-        check_value(prob, (0.0, 1.0), "prob")
+        check_range(prob, (0.0, 1.0), "prob")
         if scale[0] > scale[1]:
             raise ValueError("scale should be in (min,max) format. Got (max,min).")
-        check_range(scale, (0, FLOAT_MAX_INTEGER))
+        check_ordered_range(scale, (0, FLOAT_MAX_INTEGER))
         check_positive(scale[1], "scale[1]")
         if ratio[0] > ratio[1]:
             raise ValueError("ratio should be in (min,max) format. Got (max,min).")
-        check_value(ratio[0], (0, FLOAT_MAX_INTEGER), left_open=True)
-        check_value(ratio[1], (0, FLOAT_MAX_INTEGER), left_open=True)
+        check_range(ratio[0], (0, FLOAT_MAX_INTEGER), left_open=True)
+        check_range(ratio[1], (0, FLOAT_MAX_INTEGER), left_open=True)
         if isinstance(value, int):
-            check_value(value, (0, 255))
+            check_range(value, (0, 255))
         if isinstance(value, (list, tuple)):
             for item in value:
                 type_check(item, (int,), "value")
-                check_value(item, (0, 255), "value")
-        check_value(max_attempts, (1, FLOAT_MAX_INTEGER))
+                check_range(item, (0, 255), "value")
+        check_range(max_attempts, (1, FLOAT_MAX_INTEGER))
         self.prob = prob
         self.scale = scale
         self.ratio = ratio
@@ -303,7 +304,7 @@ class CutMixBatch(ImageTensorOperation):
         type_check(prob, (int, float), "prob")
         check_pos_float32(alpha)
         check_positive(alpha, "alpha")
-        check_value(prob, (0, 1), "prob")
+        check_range(prob, (0, 1), "prob")
         self.image_batch_format = image_batch_format.value
         self.alpha = alpha
         self.prob = prob
@@ -368,7 +369,7 @@ class MixUp(PyImageOperation):
         type_check(is_single, (bool,), "is_single")
         type_check(batch_size, (int,), "batch_size")
         type_check(alpha, (int, float), "alpha")
-        check_value(batch_size, (1, FLOAT_MAX_INTEGER))
+        check_range(batch_size, (1, FLOAT_MAX_INTEGER))
         check_positive(alpha, "alpha")
         self.batch_size = batch_size
         self.alpha = alpha

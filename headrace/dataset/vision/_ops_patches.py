@@ -160,15 +160,15 @@ class SlicePatches(ImageTensorOperation):
     def __init__(self, num_height=1, num_width=1, slice_mode=SliceMode.PAD, fill_value=0):
         if num_height is not None:
             ck.type_check(num_height, (int,), "num_height")
-            ck.check_value(num_height, (1, ck.INT32_MAX), "num_height")
+            ck.check_range(num_height, (1, ck.INT32_MAX), "num_height")
         if num_width is not None:
             ck.type_check(num_width, (int,), "num_width")
-            ck.check_value(num_width, (1, ck.INT32_MAX), "num_width")
+            ck.check_range(num_width, (1, ck.INT32_MAX), "num_width")
         if slice_mode is not None:
             ck.type_check(slice_mode, (SliceMode,), "slice_mode")
         if fill_value is not None:
             ck.type_check(fill_value, (int,), "fill_value")
-            ck.check_value(fill_value, (0, 255), "fill_value")
+            ck.check_range(fill_value, (0, 255), "fill_value")
         self.num_height, self.num_width, self.slice_mode, self.fill_value = num_height, num_width, slice_mode, fill_value
 
     def _run(self, img: np.ndarray):

@@ -7,15 +7,15 @@ import numpy as np
 from headrace._util.rng import sample_rng
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, PyImageOperation, is_pil, op_error
-from headrace.dataset.vision._kernels import geometry as geo
-from headrace.dataset.vision._kernels import perspective as kp
+from headrace.dataset.vision._tables import CV_INTER, PIL_INTER
+from headrace._image import perspective as kp
 from headrace.dataset.vision._ops_geometry import NO_PIL_INTER, _interpolation_mode, _need_pil
 from headrace.dataset.vision.utils import Inter
 
 __all__ = ["Perspective", "RandomPerspective"]
 
 # MindSpore's Perspective samples PILCUBIC bilinearly (checked against it).
-_CV_PERSPECTIVE_INTER = {**geo.CV_INTER, Inter.PILCUBIC: geo.CV_INTER[Inter.BILINEAR]}
+_CV_PERSPECTIVE_INTER = {**CV_INTER, Inter.PILCUBIC: CV_INTER[Inter.BILINEAR]}
 
 
 def _check_points(points, name: str) -> None:
@@ -28,7 +28,7 @@ def _check_points(points, name: str) -> None:
             raise TypeError(f"{name}[{i}] should be a list or tuple of length 2.")
         for j, value in enumerate(point):
             ck.type_check(value, (int,), f"{name}[{i}][{j}]")
-            ck.check_value(value, (ck.INT32_MIN, ck.INT32_MAX), f"{name}[{i}][{j}]")
+            ck.check_range(value, (ck.INT32_MIN, ck.INT32_MAX), f"{name}[{i}][{j}]")
 
 
 class Perspective(ImageTensorOperation):
@@ -79,7 +79,7 @@ class Perspective(ImageTensorOperation):
         _need_pil(img)
         if self.interpolation in (Inter.AREA, Inter.PILCUBIC):
             raise TypeError(NO_PIL_INTER)
-        return kp.pil_perspective(img, self.start_points, self.end_points, geo.PIL_INTER[self.interpolation])
+        return kp.pil_perspective(img, self.start_points, self.end_points, PIL_INTER[self.interpolation])
 
 
 class RandomPerspective(PyImageOperation):
@@ -111,8 +111,8 @@ class RandomPerspective(PyImageOperation):
         ck.type_check(distortion_scale, (float,), "distortion_scale")
         ck.type_check(prob, (float,), "prob")
         ck.type_check(interpolation, (Inter,), "interpolation")
-        ck.check_value(distortion_scale, (0.0, 1.0), "distortion_scale")
-        ck.check_value(prob, (0.0, 1.0), "prob")
+        ck.check_range(distortion_scale, (0.0, 1.0), "distortion_scale")
+        ck.check_range(prob, (0.0, 1.0), "prob")
         self.distortion_scale, self.prob, self.interpolation = distortion_scale, prob, interpolation
 
     def end_points(self, width: int, height: int) -> list[list[int]]:
@@ -136,4 +136,4 @@ class RandomPerspective(PyImageOperation):
             return img
         w, h = img.size
         start = [[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]]
-        return kp.pil_perspective(img, start, self.end_points(w, h), geo.PIL_INTER[self.interpolation])
+        return kp.pil_perspective(img, start, self.end_points(w, h), PIL_INTER[self.interpolation])

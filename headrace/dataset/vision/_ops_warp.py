@@ -12,7 +12,8 @@ from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, is_pil, op_error
-from headrace.dataset.vision._kernels import geometry as geo
+from headrace._image import geometry as geo
+from headrace.dataset.vision._tables import CV_INTER, PIL_INTER
 from headrace.dataset.vision._ops_geometry import NO_PIL_INTER, _interpolation_mode, _need_pil
 from headrace.dataset.vision.utils import Inter
 
@@ -70,14 +71,14 @@ def _check_resample_expand_center_fill(resample, expand, center, fill_value) -> 
         ck.check_2tuple(center, "center")
         for v in center:
             ck.type_check(v, (int, float), "center")
-            ck.check_value(v, (ck.INT32_MIN, ck.INT32_MAX), "center")
+            ck.check_range(v, (ck.INT32_MIN, ck.INT32_MAX), "center")
     ck.check_fill_value(fill_value)
 
 
 def _warp_inter(resample: Inter, op: str) -> int:
     if resample in (Inter.ANTIALIAS, Inter.PILCUBIC):
         raise op_error(op, "Invalid interpolation mode, only support NEAREST, LINEAR, CUBIC and AREA.")
-    return geo.CV_INTER[resample]
+    return CV_INTER[resample]
 
 
 def _rotate_array(img: np.ndarray, degrees: float, resample: Inter, expand: bool, center, fill: tuple,
@@ -145,18 +146,18 @@ class RandomRotation(ImageTensorOperation):
         if self.resample == Inter.ANTIALIAS and (angle not in (0, 90, 180, 270) or self.center):
             raise ValueError("When using Inter.ANTIALIAS, center needs to be None and angle needs to be an "
                              "integer multiple of 90.")
-        return img.rotate(angle, geo.PIL_INTER[self.resample], self.expand, self.center, fillcolor=self._fill)
+        return img.rotate(angle, PIL_INTER[self.resample], self.expand, self.center, fillcolor=self._fill)
 
 
 def _check_affine_args(degrees, translate, scale, shear, resample, fill_value) -> None:
     ck.type_check(degrees, (int, float), "degrees")
-    ck.check_value(degrees, (-180, 180), "degrees")
+    ck.check_range(degrees, (-180, 180), "degrees")
     ck.type_check(translate, (list, tuple), "translate")
     if len(translate) != 2:
         raise TypeError("The length of translate should be 2.")
     for i, t in enumerate(translate):
         ck.type_check(t, (int, float), f"translate[{i}]")
-        ck.check_value(t, (-1.0, 1.0), f"translate[{i}]")
+        ck.check_range(t, (-1.0, 1.0), f"translate[{i}]")
     ck.type_check(scale, (int, float), "scale")
     ck.check_positive(scale, "scale")
     ck.type_check(shear, (numbers.Number, tuple, list), "shear")
@@ -165,9 +166,9 @@ def _check_affine_args(degrees, translate, scale, shear, resample, fill_value) -
             raise TypeError("The length of shear should be 2.")
         for i, s in enumerate(shear):
             ck.type_check(s, (int, float), f"shear[{i}]")
-            ck.check_value(s, (-180, 180), f"shear[{i}]")
+            ck.check_range(s, (-180, 180), f"shear[{i}]")
     else:
-        ck.check_value(shear, (-180, 180), "shear")
+        ck.check_range(shear, (-180, 180), "shear")
     ck.type_check(resample, (Inter,), "resample")
     ck.check_fill_value(fill_value)
 
@@ -247,7 +248,7 @@ class RandomAffine(ImageTensorOperation):
             if len(translate) not in (2, 4):
                 raise TypeError("translate should be a list or tuple of length 2 or 4.")
             for i, t in enumerate(translate):
-                ck.check_value(t, (-1.0, 1.0), f"translate at {i}")
+                ck.check_range(t, (-1.0, 1.0), f"translate at {i}")
         if scale is not None:
             ck.type_check(scale, (tuple, list), "scale")
             ck.type_check_list(scale, (int, float), "scale")
@@ -255,7 +256,7 @@ class RandomAffine(ImageTensorOperation):
                 raise TypeError("scale should be a list or tuple of length 2.")
             if scale[0] > scale[1]:
                 raise ValueError("Input scale[1] must be equal to or greater than scale[0].")
-            ck.check_range(scale, (0, ck.FLOAT_MAX_INTEGER))
+            ck.check_ordered_range(scale, (0, ck.FLOAT_MAX_INTEGER))
             ck.check_positive(scale[1], "scale[1]")
         if shear is not None:
             ck.type_check(shear, (numbers.Number, tuple, list), "shear")
@@ -335,7 +336,7 @@ class RandomAffine(ImageTensorOperation):
         # MindSpore's Python op passes the fill only when ``Image.__version__ >= '5'`` as strings,
         # which is False for Pillow 10 and later: outside pixels are black whatever fill_value is.
         return img.transform((w, h), Image.AFFINE, _pil_affine_inverse(w, h, angle, (tx, ty), scale, (sx, sy)),
-                             geo.PIL_INTER[self.resample])
+                             PIL_INTER[self.resample])
 
 
 def _pil_affine_inverse(w: int, h: int, angle: float, translate: tuple[float, float], scale: float,

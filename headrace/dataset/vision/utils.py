@@ -9,7 +9,7 @@ import numpy as np
 from PIL import Image
 
 from headrace._util.files import read_regular
-from headrace.dataset.vision._kernels.decode import decode_with_mode
+from headrace._image.decode import decode_with_mode
 
 __all__ = ["AutoAugmentPolicy", "Border", "ConvertMode", "ImageBatchFormat", "ImageReadMode", "Inter",
            "SliceMode", "encode_jpeg", "encode_png", "get_image_num_channels", "get_image_size",

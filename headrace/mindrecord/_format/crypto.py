@@ -22,7 +22,7 @@ import struct
 import tempfile
 import threading
 import weakref
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence, Union
 
 __all__ = ["DecryptedCopies", "check_on_open", "decrypt_to", "encrypt_in_place", "get_dec_mode", "get_enc_key", "get_enc_mode",
            "needs_decrypt", "set_dec_mode", "set_enc_key", "set_enc_mode"]
@@ -43,7 +43,7 @@ IS_ENCRYPTED = ("The mindrecord file is encrypted. You need to configure "
 NOT_ENCRYPTED = ("The mindrecord file is not encrypted. You can set "
                  "'mindspore.mindrecord.config.set_enc_key(None)' to disable the decryption.")
 
-_state = {"key": None, "enc": "AES-GCM", "dec": None}
+_state: dict[str, Any] = {"key": None, "enc": "AES-GCM", "dec": None}
 
 
 # ---------------------------------------------------------------- settings
@@ -61,7 +61,10 @@ def set_enc_key(enc_key: str | None) -> None:
     _state["key"] = enc_key
 
 
-def _check_mode(value, name: str) -> str | Callable:
+Mode = Union[str, Callable[..., Any]]  # a MODES name, or a user function (src, size, dst, key)
+
+
+def _check_mode(value: Any, name: str) -> Mode:
     if callable(value):
         return value
     if not isinstance(value, str):
@@ -73,11 +76,11 @@ def _check_mode(value, name: str) -> str | Callable:
     return value
 
 
-def set_enc_mode(enc_mode="AES-GCM") -> None:
+def set_enc_mode(enc_mode: Mode = "AES-GCM") -> None:
     _state["enc"] = _check_mode(enc_mode, "enc_mode")
 
 
-def set_dec_mode(dec_mode="AES-GCM") -> None:
+def set_dec_mode(dec_mode: Mode | None = "AES-GCM") -> None:
     _state["dec"] = None if dec_mode is None else _check_mode(dec_mode, "dec_mode")
 
 
@@ -85,16 +88,16 @@ def get_enc_key() -> str | None:
     return _state["key"]
 
 
-def get_enc_mode():
+def get_enc_mode() -> Mode:
     return _state["enc"]
 
 
-def get_dec_mode():
+def get_dec_mode() -> Mode:
     """The decryption mode: ``set_dec_mode``'s, else the encryption mode."""
     return _state["enc"] if _state["dec"] is None else _state["dec"]
 
 
-def _mode_tag(mode) -> bytes:
+def _mode_tag(mode: Mode) -> bytes:
     """The 7 bytes naming ``mode`` in a file's trailer."""
     if callable(mode):
         return UDF_MODE
@@ -103,12 +106,18 @@ def _mode_tag(mode) -> bytes:
 
 # ---------------------------------------------------------------- blocks
 
-def _aead(key: str):
+def _aead(key: str) -> Any:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: PLC0415 - only with encryption
     return AESGCM(key.encode("ascii"))
 
 
-def seal_block(aead, plain: bytes) -> bytes:
+def _need_key(key: str | None, path: str) -> str:
+    if key is None:  # callers check first; this keeps the invariant visible
+        raise RuntimeError(f"No encryption key is set (set_enc_key). File: {path}")
+    return key
+
+
+def seal_block(aead: Any, plain: bytes) -> bytes:
     """One sealed AES-GCM block (without its big-endian length prefix)."""
     iv = os.urandom(_IV_LEN)
     sealed = aead.encrypt(iv[:12], plain, None)
@@ -117,7 +126,7 @@ def seal_block(aead, plain: bytes) -> bytes:
     return struct.pack("<I", GCM_MAGIC) + tag + struct.pack("<I", len(rest) + len(cipher)) + rest + cipher
 
 
-def open_block(aead, block: bytes, where: str) -> bytes:
+def open_block(aead: Any, block: bytes, where: str) -> bytes:
     """The plain bytes of one sealed block; ``where`` names file and offset in errors."""
     from cryptography.exceptions import InvalidTag  # noqa: PLC0415
 
@@ -143,7 +152,7 @@ def open_block(aead, block: bytes, where: str) -> bytes:
 
 # ---------------------------------------------------------------- files
 
-def encrypt_in_place(path: str, key: str | None = None, mode=None) -> None:
+def encrypt_in_place(path: str, key: str | None = None, mode: Mode | None = None) -> None:
     """Replaces ``path`` by its encrypted form (0600), with the current key and mode by default."""
     key = get_enc_key() if key is None else key
     mode = get_enc_mode() if mode is None else mode
@@ -154,7 +163,7 @@ def encrypt_in_place(path: str, key: str | None = None, mode=None) -> None:
             if callable(mode):
                 mode(src, size, dst, key)
             else:
-                aead = _aead(key)
+                aead = _aead(_need_key(key, path))
                 while True:
                     plain = src.read(BLOCK)
                     if not plain:
@@ -224,7 +233,7 @@ def decrypt_to(path: str, out_path: str) -> None:
         if callable(mode):
             mode(src, total, dst, key)
             return
-        aead, offset, end = _aead(key), 0, total - 4 - MODE_LEN
+        aead, offset, end = _aead(_need_key(key, path)), 0, total - 4 - MODE_LEN
         while True:
             head = src.read(4)
             if len(head) != 4:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Sequence
+from typing import Any, Sequence
 
 import msgpack
 import numpy as np
@@ -217,7 +217,8 @@ def save_schema(columns: Sequence[str], row: Sequence[np.ndarray]) -> tuple[dict
 
     Scalars (0-d arrays) of bool/int8/uint8/int16/uint16/int32 become ``int32``; uint32/int64/uint64
     become ``int64``; float16/float32 ``float32``; float64 ``float64``; ``U`` strings ``string`` and
-    ``S`` bytes ``bytes`` (also of shape (1,), as MindDataset yields them). Arrays with one or more dimensions get shape ``[-1, d1, ...]`` (1-D: ``[-1]``).
+    ``S`` bytes ``bytes`` (also of shape (1,), as MindDataset yields them). Arrays with one or more
+    dimensions get shape ``[-1, d1, ...]`` (1-D: ``[-1]``).
     Index fields are the scalar non-bytes columns, in column order.
 
     Raises:
@@ -274,7 +275,7 @@ def save_row(schema: dict, columns: Sequence[str], row: Sequence[np.ndarray]) ->
         RuntimeError: an array column's shape differs from the first row's beyond dimension 0
             (MindSpore's text, then the column and both shapes).
     """
-    out = {}
+    out: dict[str, Any] = {}
     for name, value in zip(columns, row):
         spec = schema[name]
         arr = np.asarray(value)

@@ -12,6 +12,7 @@ Two families live here:
 from __future__ import annotations
 
 import errno as _errno
+from typing import Any
 
 _RULE = "-" * 66
 _HEADLINE = "Exception thrown from dataset pipeline. Refer to 'Dataset Pipeline Error Message'. "
@@ -109,7 +110,7 @@ class MindRecordException(Exception):
     def error_code(self) -> int:
         """MindSpore's unique error number of this exception class."""
         number = EXCEPTIONS.get(type(self).__name__, EXCEPTIONS["UnknownError"])[0]
-        return self.transform_error_code(number)
+        return self.transform_error_code(int(number))  # type: ignore[call-overload]
 
     @staticmethod
     def transform_error_code(exception_no: int) -> int:
@@ -118,11 +119,11 @@ class MindRecordException(Exception):
         return ((LogRuntime.RT_HOST << 30) | (ErrorCodeType.ERROR_CODE << 28) | (ErrorLevel.COMMON_LEVEL << 25)
                 | ((0xFF & SYS_ID) << 17) | ((0xFF & module) << 12) | (0x0FFF & exception_no))
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (_rebuild_mr_exception, (type(self), self._error_msg))
 
 
-def _rebuild_mr_exception(cls: type, message: str) -> MindRecordException:
+def _rebuild_mr_exception(cls: type[MindRecordException], message: str) -> MindRecordException:
     exc = cls.__new__(cls)
     MindRecordException.__init__(exc, message)
     return exc
@@ -248,7 +249,7 @@ class MindRecordRuntimeError(RuntimeError):
         super().__init__(f"{_HEADLINE}\n\n{_RULE}\n- Dataset Pipeline Error Message: \n{_RULE}\n"
                          f"[ERROR] {detail}\n")
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (type(self), (self.detail,))
 
 
@@ -271,7 +272,7 @@ class MindRecordFormatError(MindRecordRuntimeError):
         self.plain = detail
         super().__init__(f"{detail} ({', '.join(where)})" if where else detail)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (type(self), (self.plain, self.file, self.row))
 
 
@@ -292,7 +293,7 @@ class MindRecordWriteError(MindRecordRuntimeError, OSError):
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (type(self), (self.detail, self.file, self.temp, self.errno, self.strerror))
 
 

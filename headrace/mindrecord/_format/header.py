@@ -98,9 +98,6 @@ class Header:
     def num_rows(self) -> int:
         return sum(p.end_row_id - p.start_row_id for p in self.pages if p.page_type == BLOB)
 
-    def blob_pages(self) -> list[Page]:
-        return [p for p in self.pages if p.page_type == BLOB]
-
     def page_offset(self, page_id: int) -> int:
         return self.header_size + page_id * self.page_size
 
@@ -192,7 +189,7 @@ def parse_header_json(text: bytes, file: str) -> Header:
             raise MindRecordFormatError("Invalid file, the header has an invalid 'index_fields'.", file)
         for item in index_obj:
             name = item.get("index_field") if isinstance(item, dict) else None
-            if name not in schema.fields or schema.fields[name].is_blob:
+            if not isinstance(name, str) or name not in schema.fields or schema.fields[name].is_blob:
                 raise MindRecordFormatError(f"Invalid file, index field {name!r} in the header is not a scalar "
                                             f"field of the schema.", file)
             index_fields.append(name)

@@ -18,7 +18,7 @@ from urllib.parse import quote
 import numpy as np
 
 from .errors import MindRecordFormatError, REINDEX_HINT
-from .header import BLOB, RAW, Header
+from .header import BLOB, RAW, Header, Page
 from .rows import decode_raw
 from .schema import SQL_TYPES
 
@@ -59,11 +59,11 @@ class ShardIndex:
         """From an (n, 7) array of (raw_page, raw_start, raw_end, group, blob_page, blob_start, blob_end)."""
         rows = np.asarray(rows, dtype=np.int64).reshape(-1, 7)
         cols = [np.ascontiguousarray(rows[:, k]) for k in range(7)]
-        return cls(*cols, values=values or {})
+        return cls(*cols, values=values or {})  # type: ignore[misc,arg-type]  # the seven columns
 
     def concat(self, other: "ShardIndex") -> "ShardIndex":
         vals = {k: self.values.get(k, []) + other.values.get(k, []) for k in set(self.values) | set(other.values)}
-        return ShardIndex(*(np.concatenate([getattr(self, f), getattr(other, f)]) for f in
+        return ShardIndex(*(np.concatenate([getattr(self, f), getattr(other, f)]) for f in  # type: ignore[misc,arg-type]
                             ("raw_page", "raw_start", "raw_end", "group", "blob_page", "blob_start", "blob_end")),
                           values=vals)
 
@@ -157,7 +157,7 @@ def bounded_query(con: sqlite3.Connection, sql: str, args: tuple, rows: int, max
         if len(out) > max_results:
             raise QueryTooLong(f"it returned more than {max_results} rows")
         return out
-    except sqlite3.OperationalError as exc:
+    except sqlite3.OperationalError:
         if budget[0] < 0:
             raise QueryTooLong(f"it took more than {_PROGRESS_EVERY * (_STEPS_BASE + _STEPS_PER_ROW * rows)} steps "
                                f"for {rows} rows") from None
@@ -212,9 +212,9 @@ def load_index(data_path: str, header: Header) -> ShardIndex:
     base = os.path.basename(data_path)
     if not names or names[0][0] != base:
         got = names[0][0] if names else None
-        exc = MindRecordFormatError(f"Invalid database file, shard name [{base}] can not match [{got}].", db_path)
-        exc.add_note(REINDEX_HINT.format(path=data_path))
-        raise exc
+        err = MindRecordFormatError(f"Invalid database file, shard name [{base}] can not match [{got}].", db_path)
+        err.add_note(REINDEX_HINT.format(path=data_path))
+        raise err
     try:
         arr = np.array(rows, dtype=np.int64).reshape(-1, 8)
     except (TypeError, ValueError, OverflowError):
@@ -345,7 +345,7 @@ def scan_shard(fd: int, header: Header, data_path: str, want_values: Sequence[st
     seen = np.zeros(n, dtype=bool)
     H, P = header.header_size, header.page_size
 
-    def read_page(page) -> bytes:
+    def read_page(page: Page) -> bytes:
         data = os.pread(fd, page.size, H + page.page_id * P)
         if len(data) != page.size:
             raise MindRecordFormatError(f"Invalid file, page {page.page_id} ({page.size} bytes at offset "
@@ -408,7 +408,3 @@ def scan_shard(fd: int, header: Header, data_path: str, want_values: Sequence[st
         raise MindRecordFormatError(f"Invalid file, row {row} is in no raw page's row group.", data_path, row)
     return ShardIndex.from_rows(locs, values)
 
-
-def index_values_from_raw(index_fields: Sequence[str], recs: Sequence[dict]) -> dict[str, list]:
-    """The index-field values of decoded raw records."""
-    return {f: [r[f] for r in recs] for f in index_fields}

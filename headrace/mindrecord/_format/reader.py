@@ -23,6 +23,7 @@ from .header import Header, check_same_dataset, read_header, shard_paths
 from .index import ShardIndex, load_index, scan_shard
 from .rows import decode_raw, decompress_ints, is_whole, split_blob
 from .schema import Field, Schema
+from .verify import verify_shard
 
 _LEN = struct.Struct("<Q")
 RAW_CACHE_LIMIT = 256 << 20   # raw pages are cached in memory when they total at most this
@@ -127,7 +128,6 @@ class ShardSetReader:
         tables = []
         for path, header in zip(self.paths, self.headers):
             if self.verify:
-                from .verify import verify_shard  # noqa: PLC0415 - only when asked for
                 tables.append(_absolute(verify_shard(path, header).index, header))
                 continue
             try:
@@ -238,7 +238,7 @@ class ShardSetReader:
         if not 0 <= i < n:
             raise IndexError(f"row {i} is out of range for a dataset of {n} rows")
         shard = bisect.bisect_right(self._starts, i) - 1
-        raw_off, raw_len, blob_off, blob_len = self._locs[i].tolist()
+        raw_off, raw_len, blob_off, blob_len = self._locs[i].tolist()  # type: ignore[index]
         fd = self._fd(shard)
         blob = np.empty(blob_len, dtype=np.uint8)  # not zero-filled (a bytearray is): pread fills it
         got = os.preadv(fd, [blob], blob_off)
@@ -268,7 +268,7 @@ class ShardSetReader:
         page = (off - header.header_size) // header.page_size
         page_start = header.header_size + page * header.page_size
         key = (shard, page)
-        data = self._raw_pages.get(key)
+        data = self._raw_pages.get(key)  # type: ignore[assignment]
         if data is None:
             size = header.pages[page].size
             data = os.pread(fd, size, page_start)
@@ -394,7 +394,7 @@ class ColumnDecoder:
             self._decoders.append((c, f.is_blob, self._blob_decoder(f) if f.is_blob else self._raw_decoder(f)))
         self._need_blob = any(is_blob for _, is_blob, _ in self._decoders)
 
-    def __reduce__(self):   # the per-column closures are rebuilt, not pickled
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:   # the per-column closures are rebuilt, not pickled
         return (ColumnDecoder, (self.schema, self.columns, self.compressed, self.flavor))
 
     def decode(self, rec: dict, blob: np.ndarray, where: Callable[[], tuple[str, int]]) -> list:
@@ -410,7 +410,7 @@ class ColumnDecoder:
         for name, is_blob, fn in self._decoders:
             try:
                 if is_blob:
-                    out.append(fn(parts[self._blob_pos[name]]))
+                    out.append(fn(parts[self._blob_pos[name]]))  # type: ignore[index]
                 else:
                     if name not in rec:
                         raise ValueError("the raw record has no value for it")
@@ -438,7 +438,7 @@ class ColumnDecoder:
                     raise TypeError(f"column value {v!r} is not a number")
                 if not lo <= v <= hi:
                     raise ValueError(f"column value: {v} is out of range of {t}")
-                return np.array(v, dtype=dtype) if numpy else v
+                return np.array(v, dtype=dtype) if numpy else v  # type: ignore[call-overload]
             return dec_int
         if t in ("float32", "float64"):
             dtype = _LE[t]
@@ -449,7 +449,7 @@ class ColumnDecoder:
                 elif not isinstance(v, (int, float)) or isinstance(v, bool):
                     raise TypeError(f"column value {v!r} is not a number")
                 if numpy:
-                    return np.array(v, dtype=dtype)
+                    return np.array(v, dtype=dtype)  # type: ignore[call-overload]
                 if isinstance(v, int):
                     return v
                 return int(v) if is_whole(v) else v
@@ -480,13 +480,13 @@ class ColumnDecoder:
         shape = f.shape
         if f.type in ("int32", "int64") and self.compressed:
             def dec_ints(mv: memoryview) -> np.ndarray:
-                return _reshape(decompress_ints(mv, dtype), shape)
+                return _reshape(decompress_ints(mv, dtype), shape)  # type: ignore[arg-type]
             return dec_ints
 
         def dec_array(mv: memoryview) -> np.ndarray:
-            if mv.nbytes % dtype.itemsize:
+            if mv.nbytes % dtype.itemsize:  # type: ignore[attr-defined]
                 raise ValueError(f"{mv.nbytes} bytes is not a whole number of {f.type} elements")
-            return _reshape(np.frombuffer(mv, dtype=dtype), shape)
+            return _reshape(np.frombuffer(mv, dtype=dtype), shape)  # type: ignore[arg-type,call-overload]
         return dec_array
 
 
@@ -500,119 +500,3 @@ def _reshape(arr: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # Fast path for the common layout
 # ---------------------------------------------------------------------------------------------
-
-_S_DTYPES: dict[int, np.dtype] = {}            # S<n> dtypes of payload sizes seen (bounded)
-_LOC = struct.Struct("=4q")                     # one row of ShardSetReader._locs (native int64)
-_INT_WIDTHS = {0xCC: (1, False), 0xCD: (2, False), 0xCE: (4, False), 0xCF: (8, False),
-               0xD0: (1, True), 0xD1: (2, True), 0xD2: (4, True), 0xD3: (8, True)}
-
-
-def fast_row_reader(reader: ShardSetReader, decoder: ColumnDecoder, general: Callable[[int], tuple]) -> Callable:
-    """``general`` (a function of a row index returning the row's tuple of column values) sped up
-    for the common layout: one data file whose raw pages are cached, a schema whose only raw field
-    is an int32/int64 scalar and whose only blob field is ``bytes``, NumPy flavor.
-
-    Each row still reads (copies) its blob record from the file with one ``preadv`` and checks its
-    length prefix, and checks and decodes its raw record. The fast path only takes rows whose
-    records are well formed in the one way the writer writes them (an exact one-key map whose
-    value is a MessagePack integer in range); anything else (another layout, a bad prefix, a short
-    read, an unusual encoding, an index out of range) is handed to ``general``, which returns the
-    same values or raises the same errors as without the fast path. Loads the reader on first use.
-    """
-    mode = -1          # -1: not set up yet; 0: layout not supported (all rows go to general);
-    # 1: (bytes, int); 2: (int, bytes); 3: (bytes,); 4: (int,)
-    locs = head = dtype = None
-    nrows = hsize = psize = hlen = 0
-    lo = hi = 0
-    unpack_loc = _LOC.unpack_from
-    unpack_len = _LEN.unpack_from
-    preadv = os.preadv
-    empty = np.empty
-    array = np.array
-    widths = _INT_WIDTHS
-    bytes_dtype = _bytes_dtype
-    s_dtypes = _S_DTYPES
-
-    def setup() -> None:
-        nonlocal mode, locs, head, dtype, nrows, hsize, psize, hlen, lo, hi
-        reader.ensure_loaded()
-        schema = reader.schema
-        m = 0
-        if (len(reader.paths) == 1 and reader._cache_raw and decoder.flavor == "numpy"
-                and len(reader.raw_fields) == 1 and len(reader.blob_fields) == 1):
-            raw_name, blob_name = reader.raw_fields[0], reader.blob_fields[0]
-            rf, bf = schema.fields[raw_name], schema.fields[blob_name]
-            if rf.type in _INT_BOUNDS and rf.shape is None and bf.type == "bytes" and bf.shape is None:
-                kinds = tuple("int" if c == raw_name else "bytes" if c == blob_name else "?"
-                              for c in decoder.columns)
-                m = {("bytes", "int"): 1, ("int", "bytes"): 2, ("bytes",): 3, ("int",): 4}.get(kinds, 0)
-                if m:
-                    from .rows import _packed_key
-                    header = reader.headers[0]
-                    locs = np.ascontiguousarray(reader._locs, dtype=np.int64)
-                    nrows = len(locs)
-                    head = b"\x81" + _packed_key(raw_name)
-                    hlen = len(head) + 8
-                    lo, hi = _INT_BOUNDS[rf.type]
-                    dtype = _LE[rf.type]
-                    hsize, psize = header.header_size, header.page_size
-        mode = m
-
-    def read(index: int) -> tuple:
-        if mode <= 0:
-            if mode < 0:
-                setup()
-            if mode == 0:
-                return general(index)
-        if not 0 <= index < nrows:
-            return general(index)
-        raw_off, raw_len, blob_off, blob_len = unpack_loc(locs, index << 5)
-        # raw record, from its cached page (a page not cached yet: the general path caches it)
-        raw_off -= hsize
-        page = reader._raw_pages.get((0, raw_off // psize))
-        if page is None:
-            return general(index)
-        rel = raw_off % psize
-        end = rel + raw_len
-        q = rel + hlen
-        if end > len(page) or q >= end or unpack_len(page, rel)[0] != raw_len - 8 or not page.startswith(head, rel + 8):
-            return general(index)
-        v = page[q]
-        if q + 1 == end and (v < 0x80 or v >= 0xE0):
-            if v >= 0xE0:
-                v -= 256
-        else:
-            w = widths.get(v)
-            if w is None or q + 1 + w[0] != end:
-                return general(index)
-            v = int.from_bytes(page[q + 1:end], "big", signed=w[1])
-        if not lo <= v <= hi:
-            return general(index)
-        # blob record: its 8-byte prefix, and the payload straight into the output array
-        n = blob_len - 8
-        if n <= 0:
-            return general(index)
-        if reader._gen != _fork_generation:
-            reader._reopen()
-        prefix = bytearray(8)
-        data = empty(1, s_dtypes.get(n) or bytes_dtype(n))
-        if preadv(reader._fds[0], [prefix, data], blob_off) != blob_len or unpack_len(prefix)[0] != n:
-            return general(index)
-        if mode == 1:
-            return data, array(v, dtype)
-        if mode == 2:
-            return array(v, dtype), data
-        if mode == 3:
-            return (data,)
-        return (array(v, dtype),)
-
-    return read
-
-
-def _bytes_dtype(n: int) -> np.dtype:
-    dt = _S_DTYPES.get(n)
-    if dt is None:
-        dt = np.dtype(f"S{n}")
-        if len(_S_DTYPES) < 4096:
-            _S_DTYPES[n] = dt
-    return dt

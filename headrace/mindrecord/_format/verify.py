@@ -28,7 +28,7 @@ import dataclasses
 import os
 import sqlite3
 import struct
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from .errors import MindRecordFormatError
 from .header import Header, check_same_dataset, read_header, shard_paths
 from .index import QueryTooLong, ShardIndex, _open_db, bounded_query, field_column, load_index, scan_shard
 from .rows import DUMMY_RAW, EncodeError, decode_raw, decompress_ints, encode_raw, split_blob
+from .schema import Schema
 
 __all__ = ["ShardReport", "get_verify_on_open", "resolve_verify", "set_verify_on_open", "verify_dataset",
            "verify_shard"]
@@ -219,7 +220,7 @@ def _check_records(fd: int, path: str, header: Header, index: ShardIndex) -> Sha
     return ShardReport(path, n, sum(1 for p in header.pages if p.size), used, index, saved)
 
 
-def _check_raw(rec, raw: bytes, raw_fields: list[str], schema, path: str, page: int, row: int) -> None:
+def _check_raw(rec: Any, raw: bytes, raw_fields: list[str], schema: Schema, path: str, page: int, row: int) -> None:
     if not raw_fields:
         if raw != DUMMY_RAW:
             raise _fail(f"the raw record of a schema without scalar fields is {raw[:40]!r}, not the writer's "
@@ -244,7 +245,7 @@ def _check_raw(rec, raw: bytes, raw_fields: list[str], schema, path: str, page: 
         raise _fail("the raw record is not encoded as a MindRecord writer encodes it (a changed byte)", path, page, row)
 
 
-def _check_blob(blob: memoryview, blob_fields: list[str], int_arrays: list[int], schema, path: str, page: int,
+def _check_blob(blob: memoryview, blob_fields: list[str], int_arrays: list[int], schema: Schema, path: str, page: int,
                 row: int) -> int:
     """Checks one blob record; returns the bytes its compressed integer arrays save."""
     if not blob_fields:

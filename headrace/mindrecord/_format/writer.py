@@ -17,136 +17,28 @@ page sizes the same rows produce the same bytes. What differs is where bytes go 
 from __future__ import annotations
 
 import contextlib
-import errno
 import logging
 import os
-import re
-import secrets
 import sqlite3
 import stat
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from .encode import EncodedRow
 from .errors import MindRecordFormatError, MindRecordRuntimeError, MindRecordWriteError, write_error
 from .header import (BLOB, DEFAULT_PAGE_SIZE, MIN_HEADER_SIZE, MIN_PAGE_SIZE, RAW, Header, Page, check_same_dataset,
-                     read_header, read_header_path, shard_paths)
+                     read_header_path, shard_paths)
 from .index import ShardIndex, _open_db, field_column, load_index, scan_shard, write_index
 from .lock import WriterLock
 from .schema import Schema
+from .store import _FileStore, _make_temp, _MemoryStore, _remove_stale_temps, _round_up, _Shard, _stale_shards
 
 logger = logging.getLogger("headrace.mindrecord")
 
 MEMORY_LIMIT = 64 << 20          # buffered page bytes (all shards) before switching to files
 FILE_HEADER_SIZE = 4 << 20       # provisional header slot once data goes to disk (auto layout)
 MAX_GROWN_PAGE_SIZE = 1 << 40
-_IOV_MAX = 512
-_WRITE_CHUNK = 1 << 19      # bytes per pwritev call: calls of many MB were often several times slower here
-_TMP_RE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.hrtmp$")
-
-
-def _round_up(n: int, k: int) -> int:
-    return -(-n // k) * k
-
-
-class _MemoryStore:
-    """Pages held in memory (slot layout not chosen yet)."""
-
-    def __init__(self) -> None:
-        self.pages: dict[int, bytearray] = {}
-        self.nbytes = 0
-
-    def write(self, page_id: int, offset: int, bufs: Sequence) -> None:
-        page = self.pages.setdefault(page_id, bytearray())
-        if len(page) < offset:
-            page.extend(b"\x00" * (offset - len(page)))
-        for b in bufs:
-            n = len(b) if not isinstance(b, memoryview) else b.nbytes
-            page[offset:offset + n] = b
-            offset += n
-            self.nbytes += n
-
-    def read(self, page_id: int, offset: int, n: int) -> bytes:
-        return bytes(self.pages[page_id][offset:offset + n])
-
-
-class _FileStore:
-    """Pages at ``header_size + page_id * page_size`` of an open file."""
-
-    def __init__(self, fd: int, path: str, header_size: int, page_size: int) -> None:
-        self.fd, self.path, self.header_size, self.page_size = fd, path, header_size, page_size
-
-    def write(self, page_id: int, offset: int, bufs: Sequence) -> None:
-        pos = self.header_size + page_id * self.page_size + offset
-        chunk: list = []
-        want = 0
-        for b in bufs:
-            chunk.append(b)
-            want += b.nbytes if isinstance(b, memoryview) else len(b)
-            if want >= _WRITE_CHUNK or len(chunk) >= _IOV_MAX:
-                pos = self._pwritev(chunk, want, pos)
-                chunk, want = [], 0
-        if chunk:
-            self._pwritev(chunk, want, pos)
-
-    def _pwritev(self, chunk: list, want: int, pos: int) -> int:
-        done = os.pwritev(self.fd, chunk, pos)
-        if done != want:  # short write: finish it piece by piece
-            data = b"".join(bytes(b) for b in chunk)
-            while done < want:
-                done += os.pwrite(self.fd, data[done:], pos + done)
-        return pos + want
-
-    def read(self, page_id: int, offset: int, n: int) -> bytes:
-        pos = self.header_size + page_id * self.page_size + offset
-        data = os.pread(self.fd, n, pos)
-        if len(data) != n:
-            raise MindRecordFormatError(f"Invalid file, page {page_id} is truncated.", self.path)
-        return data
-
-    def move(self, pages: Sequence[Page], header_size: int, page_size: int) -> None:
-        """Moves every page to the slots of a larger header and/or page size (last page first)."""
-        assert header_size >= self.header_size and page_size >= self.page_size
-        for page in sorted(pages, key=lambda p: -p.page_id):
-            old = self.header_size + page.page_id * self.page_size
-            new = header_size + page.page_id * page_size
-            if old == new or page.size == 0:
-                continue
-            data = os.pread(self.fd, page.size, old)
-            if len(data) != page.size:
-                raise MindRecordFormatError(f"Invalid file, page {page.page_id} is truncated.", self.path)
-            os.pwrite(self.fd, data, new)
-        self.header_size, self.page_size = header_size, page_size
-
-
-class _Shard:
-    """The pages, index rows and storage of one shard being written."""
-
-    def __init__(self, shard_id: int, path: str) -> None:
-        self.shard_id = shard_id
-        self.path = path
-        self.pages: list[Page] = []
-        self.store: _MemoryStore | _FileStore = _MemoryStore()
-        self.tmp_path: str | None = None
-        self.fd: int | None = None
-        self.locs: list[tuple] = []        # one (raw_page, raw_start, raw_end, group, blob_page, b_start, b_end) per row
-        self.values: list[tuple] = []      # index-field values per row
-        self.base_index: ShardIndex | None = None   # rows already in the file (appends)
-        self.rows_before = 0
-        self.orig_size = 0                 # appends: the file's size before this writer,
-        self.orig_tails: list[tuple[Page, int, int]] = []   # and (page, its size, slot offset) of the
-                                                             # pages an append continues
-
-    def last_of(self, kind: str) -> Page | None:
-        for p in reversed(self.pages):
-            if p.page_type == kind:
-                return p
-        return None
-
-    @property
-    def num_rows(self) -> int:
-        return self.rows_before + len(self.locs)
 
 
 class ShardSetWriter:
@@ -289,7 +181,7 @@ class ShardSetWriter:
             # rows that will take the buffer past the limit go straight to files (no copy in memory
             # first); the switch happens for exactly the datasets it would happen for after writing
             incoming = sum(16 + len(r.raw) + r.blob_len for r in rows)
-            if sum(s.store.nbytes for s in self.shards) + incoming > MEMORY_LIMIT:
+            if sum(s.memory().nbytes for s in self.shards) + incoming > MEMORY_LIMIT:
                 self._to_files()
         if shard_id is not None:
             with self._io(self.shards[shard_id]):
@@ -307,7 +199,7 @@ class ShardSetWriter:
                         self._write_shard(shard, rows[start:end])
                 start = end
         if not self.append and isinstance(self.shards[0].store, _MemoryStore):
-            if sum(s.store.nbytes for s in self.shards) > MEMORY_LIMIT:
+            if sum(s.memory().nbytes for s in self.shards) > MEMORY_LIMIT:
                 self._to_files()
 
     def _grow(self, need: int) -> None:
@@ -330,7 +222,7 @@ class ShardSetWriter:
         header_size = self.fixed_header or FILE_HEADER_SIZE
         for shard in self.shards:
             with self._io(shard):
-                mem = shard.store
+                mem = shard.memory()
                 fd, tmp = _make_temp(shard.path)
                 shard.fd, shard.tmp_path = fd, tmp
                 store = _FileStore(fd, tmp, header_size, self.capacity)
@@ -376,8 +268,8 @@ class ShardSetWriter:
         # 1. the first group continues the last blob page
         g0 = groups[0]
         if g0[1] > g0[0]:
-            put_blobs(last_blob, g0[0], g0[1])
-            last_blob.end_row_id += g0[1] - g0[0]
+            put_blobs(last_blob, g0[0], g0[1])  # type: ignore[arg-type]
+            last_blob.end_row_id += g0[1] - g0[0]  # type: ignore[union-attr]
         # 2. every further group opens a blob page
         next_id = len(shard.pages)
         type_id = last_blob.page_type_id if last_blob else -1
@@ -396,7 +288,7 @@ class ShardSetWriter:
             moved = store.read(last_raw.page_id, off, last_raw.size - off)
             last_raw.size = off
             last_raw.row_group_ids.pop()
-            moved_group = last_raw.row_group_ids[-1][0] + 1 if last_raw.row_group_ids else last_blob.page_type_id
+            moved_group = last_raw.row_group_ids[-1][0] + 1 if last_raw.row_group_ids else last_blob.page_type_id  # type: ignore[union-attr]
             page = Page(len(shard.pages), shard.shard_id, RAW, last_raw.page_id + 1, 0, 0, [(moved_group, 0)],
                         len(moved))
             shard.pages.append(page)
@@ -491,7 +383,7 @@ class ShardSetWriter:
             header_size, page_size = self._auto_layout()
             for shard in self.shards:
                 with self._io(shard):
-                    mem = shard.store
+                    mem = shard.memory()
                     fd, tmp = _make_temp(shard.path)
                     shard.fd, shard.tmp_path = fd, tmp
                     shard.store = _FileStore(fd, tmp, header_size, page_size)
@@ -506,7 +398,7 @@ class ShardSetWriter:
             with self._io(shard):
                 if self.overwrite and os.path.lexists(shard.path + ".db"):
                     os.unlink(shard.path + ".db")  # never leave a new data file next to an old index
-                os.replace(shard.tmp_path, shard.path)
+                os.replace(shard.tmp_path, shard.path)  # type: ignore[arg-type]
                 shard.tmp_path = None
         self._move_indexes()
         for path in stale:
@@ -525,7 +417,8 @@ class ShardSetWriter:
                 os.close(fd)
                 os.unlink(tmp)
                 self._db_tmps[shard.shard_id] = tmp
-                header = self._header(shard, shard.store.header_size, shard.store.page_size)
+                store = shard.file()
+                header = self._header(shard, store.header_size, store.page_size)
                 write_index(tmp, header, os.path.basename(shard.path), self._shard_index(shard))
                 os.chmod(tmp, stat.S_IRUSR | stat.S_IWUSR)
 
@@ -536,7 +429,7 @@ class ShardSetWriter:
                 del self._db_tmps[shard.shard_id]
 
     @contextlib.contextmanager
-    def _io(self, shard: _Shard, db: bool = False):
+    def _io(self, shard: _Shard, db: bool = False) -> Any:
         """Turns an OSError or sqlite3.Error into a MindRecordWriteError naming the shard's file."""
         try:
             yield
@@ -604,7 +497,7 @@ class ShardSetWriter:
 
     def _commit_append(self) -> None:
         for shard in self.shards:
-            store = shard.store
+            store = shard.file()
             need = len(self._header(shard, store.header_size, store.page_size).to_bytes())
             if need > store.header_size:
                 with self._io(shard):
@@ -682,92 +575,3 @@ def _load_values(path: str, header: Header) -> dict[str, list]:
     finally:
         con.close()
     return {f: [r[k] for r in rows] for k, f in enumerate(header.index_fields)}
-
-
-def _make_temp(path: str) -> tuple[int, str]:
-    directory, name = os.path.split(path)
-    for _ in range(100):
-        tmp = os.path.join(directory, f".{name}.{os.getpid()}.{secrets.token_hex(4)}.hrtmp")
-        try:
-            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
-        except FileExistsError:
-            continue
-        return fd, tmp
-    raise OSError(errno.EEXIST, "could not create a temporary file", path)  # pragma: no cover
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _remove_stale_temps(path: str) -> None:
-    """Removes temporary files that dead writers of ``path`` (or its ``.db``) left behind."""
-    directory, name = os.path.split(path)
-    try:
-        entries = os.listdir(directory)
-    except OSError:
-        return
-    for entry in entries:
-        m = _TMP_RE.match(entry)
-        if m and m.group("name") in (name, name + ".db") and not _pid_alive(int(m.group("pid"))):
-            try:
-                os.unlink(os.path.join(directory, entry))
-            except OSError:
-                pass
-
-
-def _stale_shards(paths: Sequence[str]) -> list[str]:
-    """Shards of the dataset being overwritten that the new dataset does not replace.
-
-    A file counts as a shard of "the same name" when its header lists exactly the names a
-    ``FileWriter`` with that name gives its shards (``NAME`` alone, or ``NAME0..NAME{m-1}``
-    zero-padded), so unrelated datasets whose names merely start the same are never touched.
-    """
-    targets = set(paths)
-    directory = os.path.dirname(paths[0])
-    base = os.path.basename(paths[0])
-    if len(paths) > 1:
-        base = base[:len(base) - len(str(len(paths) - 1))]
-    pattern = re.compile(re.escape(base) + r"\d*")
-    stale: set[str] = set()
-    try:
-        entries = os.listdir(directory)
-    except OSError:
-        return []
-    for entry in entries:
-        if not pattern.fullmatch(entry):
-            continue
-        candidate = os.path.join(directory, entry)
-        try:
-            fd = os.open(candidate, os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            header = read_header(fd, candidate)
-        except (MindRecordFormatError, OSError):
-            continue
-        finally:
-            os.close(fd)
-        if header.shard_addresses != shard_names(base, len(header.shard_addresses)):
-            continue
-        for a in header.shard_addresses:
-            p = os.path.join(directory, a)
-            if p not in targets:
-                stale.add(p)
-    return sorted(stale)
-
-
-def shard_names(name: str, shard_num: int) -> list[str]:
-    """The file names ``FileWriter(name, shard_num)`` writes (suffix = zero-padded shard index)."""
-    if shard_num == 1:
-        return [name]
-    width = len(str(shard_num - 1))
-    return [f"{name}{str(i).rjust(width, '0')}" for i in range(shard_num)]

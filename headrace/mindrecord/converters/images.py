@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .. import SUCCESS
+from .._status import SUCCESS
 from ._common import PathNotExistsError, check_filename, encode_jpeg, restricted_loads, write_rows
 
 __all__ = ["Cifar100ToMR", "Cifar10ToMR", "ImageNetToMR", "MnistToMR"]
@@ -263,7 +263,8 @@ class ImageNetToMR:
 
     Examples:
         >>> from headrace.mindrecord import ImageNetToMR
-        >>> ImageNetToMR("/path/to/labels_map.txt", "/path/to/train", "/path/to/imagenet.mindrecord").transform()  # doctest: +SKIP
+        >>> conv = ImageNetToMR("/path/to/labels_map.txt", "/path/to/train", "/path/to/imagenet.mindrecord")  # doctest: +SKIP
+        >>> conv.transform()  # doctest: +SKIP
     """
 
     _SCHEMA = {"label": {"type": "int32"}, "image": {"type": "bytes"}, "file_name": {"type": "string"}}

@@ -9,10 +9,10 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from .. import SUCCESS
+from .._status import SUCCESS
 from ._common import check_filename, write_rows
-from ._tfexample import BYTES, ExampleError, parse_example
-from ._tfrecord import TFRecordError, read_record, scan_records
+from headrace._codecs.tfexample import BYTES, ExampleError, parse_example
+from headrace._codecs.tfrecord import TFRecordError, read_record, scan_records
 
 __all__ = ["CsvToMR", "FixedLenFeature", "TFRecordToMR"]
 

@@ -1,0 +1,150 @@
+"""Native thread pools inside worker processes: one thread each (OpenCV, numba, BLAS, OpenMP).
+
+N workers that each start a pool of all cores would oversubscribe the machine. Workers started
+from a fresh interpreter (spawned, or forked by the fork server, which starts with
+``THREAD_ENV``) get the environment variables before NumPy loads; every worker also calls the
+libraries' own setters (see NOTE [ worker shutdown ] in process_pool.py, invariant 7).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+from typing import Any
+
+THREAD_ENV = {
+    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+    "BLIS_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1",
+    "NUMBA_NUM_THREADS": "1", "OPENCV_FOR_THREADS_NUM": "1",
+}
+
+
+_libc: Any = None  # loaded once, in the parent before it forks (a fresh load costs a forked worker ~0.1 ms)
+
+
+def _load_libc() -> Any:
+    global _libc
+    if _libc is None and sys.platform.startswith("linux"):
+        try:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        except OSError:  # pragma: no cover
+            _libc = False
+    return _libc
+
+
+def _set_pdeathsig() -> None:
+    libc = _load_libc()
+    if not libc:
+        return
+    try:
+        libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG; handled by leave()
+    except (OSError, AttributeError):  # pragma: no cover
+        pass
+
+
+def limit_native_threads(cv2_threads: int | None = None, inherited: bool = False) -> None:
+    """One thread per native pool inside a worker: OpenCV, numba, BLAS and OpenMP.
+
+    Environment variables cover libraries loaded from now on (all of them, in a spawned worker).
+    Libraries a forked worker inherited already loaded are told directly. For OpenBLAS that means
+    writing its thread-count variables: a fork left it without threads, and its setter would
+    start (and spin) a pool of all cores just to shrink it. ``cv2_threads``: OpenCV's thread count
+    in the parent before the fork; 1 needs no call (a first call into OpenCV in a fresh fork costs
+    a forked worker about half a millisecond). ``inherited``: a forked worker at start takes the
+    libraries its parent found just before the fork, even if modules were imported since (the
+    fork's own bootstrap imports some the first time).
+    """
+    os.environ.update(THREAD_ENV)
+    cv2 = sys.modules.get("cv2")
+    if cv2 is not None and cv2_threads != 1:
+        try:
+            cv2.setNumThreads(1)
+        except Exception:  # noqa: BLE001
+            pass
+    numba = sys.modules.get("numba")
+    if numba is not None:
+        try:
+            numba.set_num_threads(1)
+        except Exception:  # noqa: BLE001
+            pass
+    ints, fns = _pool_libs[2] if inherited and _pool_libs is not None else _native_pool_knobs()
+    for v in ints:  # OpenBLAS's thread counts (no setter: see above)
+        if v.value != 1:
+            v.value = 1
+    for fn in fns:  # these only set a number; no threads start
+        try:
+            fn(1)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _cv2_threads() -> int | None:
+    cv2 = sys.modules.get("cv2")
+    if cv2 is None:
+        return None
+    try:
+        return int(cv2.getNumThreads())
+    except Exception:  # noqa: BLE001
+        return None
+
+
+_pool_libs: tuple[int, list, tuple] | None = None  # (len(sys.modules) when found, CDLL handles, knobs)
+
+
+def _native_pool_libs() -> list:
+    """Handles on the native thread-pool libraries loaded in this process.
+
+    Finding them reads ``/proc/self/maps`` (a millisecond or more, longer in a fresh fork), so the
+    answer is kept while no module has been imported since: a pool looks them up once in the
+    parent before it forks, and its forked workers inherit the handles.
+    """
+    global _pool_libs
+    n = len(sys.modules)
+    cached = _pool_libs
+    if cached is not None and cached[0] == n:
+        return cached[1]
+    libs = []
+    for path in _loaded_native_pools():
+        try:
+            libs.append(ctypes.CDLL(path))
+        except OSError:
+            continue
+    ints = []
+    fns = []
+    for lib in libs:  # symbols looked up here, so a forked worker inherits them (no dlsym there)
+        for var in ("blas_cpu_number", "blas_num_threads"):
+            try:
+                ints.append(ctypes.c_int.in_dll(lib, var))
+            except ValueError:
+                pass
+        for sym in ("omp_set_num_threads", "MKL_Set_Num_Threads", "bli_thread_set_num_threads"):
+            fn = getattr(lib, sym, None)
+            if fn is not None:
+                fns.append(fn)
+    _pool_libs = (n, libs, (ints, fns))
+    return libs
+
+
+def _native_pool_knobs() -> tuple[list, list]:
+    """(OpenBLAS thread-count ints, set-thread-count functions) of ``_native_pool_libs()``."""
+    _native_pool_libs()
+    return _pool_libs[2]  # type: ignore[index]
+
+
+def _loaded_native_pools() -> list[str]:
+    try:
+        with open("/proc/self/maps") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    keys = ("openblas", "libgomp", "libiomp", "libomp", "mkl_rt", "libblis")
+    seen: list[str] = []
+    for line in lines:
+        parts = line.split(None, 5)
+        if len(parts) == 6:
+            path = parts[5]
+            base = os.path.basename(path).lower()
+            if any(k in base for k in keys) and path not in seen:
+                seen.append(path)
+    return seen

@@ -1,0 +1,132 @@
+"""The prefetch thread at the top of a pipeline: the pass runs while the consumer works.
+
+One :class:`Prefetcher` serves one pass: a daemon thread calls ``produce()`` (the tree's
+``__next__``) and appends rows to a deque of at most ``capacity`` rows; the consumer pops them.
+The end of the pass and an error travel through the deque in order, after the rows before them.
+The consumer counts what it took, so a checkpoint is "rows delivered", whatever is prefetched.
+
+Handing a row over costs a deque append and pop; the condition variable is only touched when a
+side finds the deque empty (consumer) or full (producer) and says it is waiting. Every wait is
+bounded and re-checks that the other side is still there.
+"""
+from __future__ import annotations
+
+import collections
+import threading
+from typing import Any, Callable
+
+from headrace._engine.exec.ordered import POLL, PoolClosed
+
+_END = object()
+
+
+class _Failure:
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+class Prefetcher:
+    def __init__(self, produce: Callable[[], Any], capacity: int, name: str = "headrace-prefetch") -> None:
+        self._produce = produce
+        self._capacity = max(1, int(capacity))
+        self._dq: collections.deque = collections.deque()
+        self._cond = threading.Condition(threading.Lock())
+        self._consumer_waiting = False
+        self._producer_waiting = False
+        self._stop = False
+        self._done = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    # ---- producer side ------------------------------------------------------------------------
+    def _run(self) -> None:
+        dq, cap, produce = self._dq, self._capacity, self._produce
+        try:
+            while not self._stop:
+                if len(dq) >= cap and not self._wait_for_room():
+                    return
+                try:
+                    item = produce()
+                except StopIteration:
+                    item = _END
+                except PoolClosed:
+                    return
+                except BaseException as e:  # noqa: BLE001 - handed to the consumer in order
+                    if self._stop:
+                        return
+                    item = _Failure(e)
+                dq.append(item)
+                if self._consumer_waiting:
+                    with self._cond:
+                        self._cond.notify()
+                if item is _END or type(item) is _Failure:
+                    item = None  # the failure's frames hold this frame: no cycle through a local
+                    return
+        finally:
+            self._done = True
+            with self._cond:
+                self._cond.notify_all()
+
+    def _wait_for_room(self) -> bool:
+        with self._cond:
+            self._producer_waiting = True
+            try:
+                while len(self._dq) >= self._capacity and not self._stop:
+                    self._cond.wait(POLL)
+            finally:
+                self._producer_waiting = False
+        return not self._stop
+
+    # ---- consumer side ------------------------------------------------------------------------
+    def get(self) -> Any:
+        """The next row; raises StopIteration at the end of the pass, or the pipeline's error."""
+        dq = self._dq
+        try:
+            item = dq.popleft()
+        except IndexError:
+            item = self._wait_for_item()
+        if self._producer_waiting:
+            with self._cond:
+                self._cond.notify()
+        if item is _END:
+            raise StopIteration
+        if type(item) is _Failure:
+            try:
+                raise item.exc
+            finally:  # the exception will hold this frame: the frame must not hold it (no cycle)
+                item = None
+        return item
+
+    def _wait_for_item(self) -> Any:
+        dq = self._dq
+        with self._cond:
+            self._consumer_waiting = True
+            try:
+                while not dq:
+                    if self._done or self._stop:
+                        if dq:
+                            break
+                        raise RuntimeError("the pipeline's prefetch thread stopped without finishing the pass.")
+                    self._cond.wait(POLL)
+            finally:
+                self._consumer_waiting = False
+            return dq.popleft()
+
+    def stop(self, timeout: float = 5.0) -> bool:
+        """Stops the thread (after the call it is in, if any) and drops what was prefetched.
+
+        Returns whether the thread has ended (it may still be inside a slow call).
+        """
+        self._stop = True
+        with self._cond:
+            self._cond.notify_all()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+        self._dq.clear()
+        return not self._thread.is_alive()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()

@@ -1,0 +1,72 @@
+"""The wire between a process pool and its workers: pipe sizes and framing, how many tasks and result
+bytes are in flight per worker, when a worker holds a quick result back to send it with the next
+one, and the pool-side pipe ends a forked child must close (see NOTE [ worker shutdown ] in
+process_pool.py)."""
+from __future__ import annotations
+import math
+import multiprocessing.connection as mpc
+import select
+import struct
+from typing import Callable
+
+try:
+    import fcntl
+    import termios
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = termios = None  # type: ignore[assignment]
+
+
+__all__ = ["DEPTH_BYTES", "HOLD_BYTES", "HOLD_SECONDS", "MAX_DEPTH", "PIPE_SIZE", "fcntl", "termios"]
+
+PIPE_SIZE = 1 << 20
+
+
+MAX_DEPTH = 16           # tasks in flight per worker, at most
+
+
+HOLD_SECONDS = 0.001     # a worker writes the result of a task this quick together with the next one's
+
+
+HOLD_BYTES = 4096        # (when that task is queued already and the message is at most this long)
+
+
+_FRAME_HEADER = struct.Struct("!i")  # multiprocessing.connection's length prefix
+
+
+DEPTH_BYTES = 32 << 20   # results in flight per worker, roughly (small results: deeper queues)
+
+
+_PARENT_FDS: set[int] = set()  # our ends of every live pool's pipes; a forked child closes them
+
+
+def _poller(conn: mpc.Connection) -> Callable[[float], bool]:
+    """``conn.poll`` for one connection, made once: ``Connection.poll`` builds and tears down a
+    selector in Python on every call (tens of microseconds, once per task on each side)."""
+    if not hasattr(select, "poll"):  # pragma: no cover - platforms without poll(2)
+        return conn.poll
+    p = select.poll()
+    p.register(conn.fileno(), select.POLLIN)
+
+    def readable(timeout: float) -> bool:
+        return bool(p.poll(math.ceil(max(0.0, timeout) * 1000)))
+
+    return readable
+
+
+def _pipe_size(fd: int) -> int:
+    """The pipe's capacity in bytes (F_GETPIPE_SZ); 0 when it cannot be told."""
+    if fcntl is None:  # pragma: no cover
+        return 0
+    try:
+        return fcntl.fcntl(fd, getattr(fcntl, "F_GETPIPE_SZ", 1032))
+    except OSError:
+        return 0
+
+
+def _grow_pipe(fd: int) -> None:
+    """A 1 MiB pipe (Linux's default is 64 KiB): results queue up in the pipe instead of
+    blocking a worker while the main process is busy."""
+    try:
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_SIZE)
+    except (AttributeError, OSError):
+        pass

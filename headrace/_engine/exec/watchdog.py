@@ -1,0 +1,364 @@
+"""Stuck user functions explain themselves: which op, column, sample, worker and Python stack.
+
+A task (one sample, or one batch when a batch sits in the same stage; rows per task shrink to one
+for slow functions) that runs ``interval`` seconds (``ds.config.set_multiprocessing_timeout_interval``,
+300 by default) gets a :class:`~headrace._util.errors.WorkerStallWarning` in the main process, then
+another one at 2x, 4x, 8x ... that time while it still runs. With ``ds.config.set_worker_timeout(s)``
+(0, off, by default) a task that runs ``s`` seconds fails the pipeline with
+:class:`~headrace._util.errors.WorkerTimeoutError` instead.
+
+NOTE [ finding the stuck sample ]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+Nothing is recorded per row: the engine's own frames already hold the op and the sample index
+(``MapFn.apply``'s ``self`` and ``index``, ``_one_map``'s ``m`` and ``pos``, ...). :func:`locate`
+walks the stuck thread's stack (``sys._current_frames()``) from the innermost frame outwards to
+the first engine frame it knows and reads them there; the frames inside it are the user's stuck
+call. Reading another thread's stack needs the GIL, which a call blocked in ``time.sleep``, a
+lock or I/O has released, and a pure-Python loop hands over every few milliseconds.
+
+* Thread workers: one watchdog thread per process (started with the first watched pool, ticking
+  at most once a second) looks at every busy task of every live :class:`ThreadPool`; each task
+  records its thread and start time (two stores per task, none per row).
+* Worker processes: each worker runs a "doctor" thread waiting for SIGUSR1 (blocked in the
+  worker's other threads, so it never interrupts the user's call). The main process, waiting for
+  a worker's result (``ProcessPool._receive``), sends the signal when a report is due; the doctor
+  locates the worker's main thread and writes ``("stall", info)`` to the result pipe under the
+  pipe's write lock. A worker whose main thread holds the GIL in native code cannot answer: after
+  ``ANSWER_WAIT`` seconds the report goes out without the stack, and says why.
+"""
+from __future__ import annotations
+
+import _thread
+import dis
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+import traceback
+import warnings
+import weakref
+from typing import Any, Callable
+
+from headrace._util.errors import WorkerStallWarning, WorkerTimeoutError, stall_report
+
+ANSWER_WAIT = 2.0   # seconds the main process waits for a worker's stack before reporting without it
+MAX_TICK = 1.0      # the thread watchdog looks at busy tasks at least this often
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
+# ---- locating the stuck sample (NOTE [ finding the stuck sample ]) ---------------------------
+
+_table: dict | None = None
+_read_lines: frozenset = frozenset()
+
+
+def _locators() -> dict:
+    global _table, _read_lines
+    if _table is None:
+        from headrace._engine.ops import batch as _batch, map as _map, source as _source  # noqa: PLC0415
+        from headrace._engine.exec import stage as _stage  # noqa: PLC0415 - stage imports ordered
+        one_map = _stage._one_map.__code__
+        # _one_map calls the source's read directly: the lines that do tell a read from a map call.
+        _read_lines = frozenset(ins.positions.lineno for ins in dis.get_instructions(one_map)  # type: ignore[union-attr]
+                                if ins.opname.startswith("LOAD") and ins.argval == "rd")
+        t: dict = {one_map: _at_one_map}
+        for fn in (_map.MapFn.__call__, _map.MapFn.apply, _map.MapFn.finish, _map.FilterFn.__call__):
+            t[fn.__code__] = _at_map
+        for fn in (_batch.BatchFn.__call__, _batch.BatchFn._make):  # type: ignore[assignment]
+            t[fn.__code__] = _at_batch
+        t[_source.ReadFn.__call__.__code__] = _at_read
+        _table = t
+    return _table
+
+
+def _at_map(loc: dict) -> tuple:
+    me = loc["self"]
+    return me.name, me.in_names, loc.get("index"), None
+
+
+def _at_batch(loc: dict) -> tuple:
+    me = loc["self"]
+    op = "batch operation: [per_batch_map]" if me.pbm is not None else "batch operation"
+    return op, loc.get("names"), loc.get("num"), None
+
+
+def _file_of(source: Any, index: Any) -> str | None:
+    try:
+        return getattr(source, "file_of", lambda i: None)(index)
+    except Exception:  # noqa: BLE001 - a report must not fail
+        return None
+
+
+def _at_read(loc: dict) -> tuple:
+    me = loc["self"]
+    return me.name, None, loc.get("index"), _file_of(me.source, loc.get("index"))
+
+
+def _at_one_map(loc: dict, lineno: int | None = None) -> tuple:
+    if lineno in _read_lines:
+        read, item = loc["read"], loc.get("item")
+        return read.name, None, item, _file_of(read.source, item)
+    m = loc["m"]
+    return m.name, m.in_names, loc.get("pos"), None
+
+
+def locate(frame: Any, fallback_op: str) -> dict:
+    """What the thread whose innermost frame is ``frame`` is stuck in.
+
+    Returns ``op``, ``columns``, ``index``, ``file`` (None where unknown), ``stack``: the
+    formatted frames of the stuck call (most recent call last), or None without a frame, and
+    ``in_op``: whether the thread is inside an op at all.
+    """
+    info = {"op": fallback_op, "columns": None, "index": None, "file": None, "stack": None, "in_op": False}
+    if frame is None:
+        return info
+    frames = []
+    f = frame
+    while f is not None:
+        frames.append(f)
+        f = f.f_back
+    frames.reverse()  # outermost first
+    table = _locators()
+    start = None
+    for k in range(len(frames) - 1, -1, -1):
+        at = table.get(frames[k].f_code)
+        if at is None:
+            continue
+        try:
+            loc = frames[k].f_locals
+            got = _at_one_map(loc, frames[k].f_lineno) if at is _at_one_map else at(loc)
+            op, cols, index, file = got
+            info.update(op=op, columns=list(cols) if cols else None, file=file,  # type: ignore[arg-type]
+                        index=int(index) if index is not None else None)  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001 - a frame without the expected locals: keep the fallback
+            pass
+        start = k + 1 if k + 1 < len(frames) else k
+        info["in_op"] = True
+        break
+    if start is None:  # no engine frame: the frames after the last of headrace's own
+        start = 0
+        for k, fr in enumerate(frames):
+            if os.path.abspath(fr.f_code.co_filename).startswith(_PACKAGE):
+                start = k + 1
+        start = min(start, len(frames) - 1)
+    summary = traceback.StackSummary.extract(((fr, fr.f_lineno) for fr in frames[start:]), lookup_lines=True)
+    info["stack"] = "".join(summary.format()).rstrip("\n")
+    return info
+
+
+def _warn(text: str) -> None:
+    """Issues a :class:`WorkerStallWarning` (from the watchdog thread or the pool's wait, so no
+    caller's line is meaningful: the location printed is ``<headrace watchdog>``)."""
+    warnings.warn_explicit(text, WorkerStallWarning, "<headrace watchdog>", 0, module="headrace.watchdog")
+
+
+def _thread_names() -> dict[int, str]:
+    return {t.ident: t.name for t in threading.enumerate() if t.ident is not None}
+
+
+def describe_thread(ident: int, fallback_op: str) -> dict:
+    """:func:`locate` for the thread ``ident`` of this process, with its name."""
+    info = locate(sys._current_frames().get(ident), fallback_op)
+    info["thread"] = _thread_names().get(ident, f"thread {ident}")
+    return info
+
+
+# ---- thread workers ---------------------------------------------------------------------------
+
+class _ThreadWatch:
+    """The watchdog thread of this process over the busy tasks of every watched thread pool;
+    it runs while some pool is watched.
+
+    A pool is watched when it has ``watch = (name, interval, timeout)`` and a ``_running`` dict
+    (thread id -> entry with ``started``, ``reports``, ``timed_out`` and ``done``).
+    """
+
+    def __init__(self) -> None:
+        self._pools: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        self._cond = threading.Condition(threading.Lock())
+        self._thread: threading.Thread | None = None
+
+    def add(self, pool: Any) -> None:
+        with self._cond:
+            self._pools.add(pool)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="headrace-watchdog", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def discard(self, pool: Any) -> None:
+        with self._cond:
+            self._pools.discard(pool)
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._pools:  # the last watched pool closed: leave (add() starts another)
+                    self._thread = None
+                    return
+                tick = min(_tick(p.watch[1]) for p in self._pools)
+                self._cond.wait(tick)
+                pools = list(self._pools)
+            now = time.perf_counter()  # the clock ordered.ThreadPool stamps tasks with
+            for pool in pools:
+                try:
+                    check_thread_pool(pool, now)
+                except Exception:  # noqa: BLE001 - the watchdog must outlive a bad report
+                    pass
+            pools = pool = None  # type: ignore[assignment] # no reference kept while waiting: a dropped pool can be collected
+
+
+def _tick(interval: float) -> float:
+    return max(0.05, min(MAX_TICK, interval / 4))
+
+
+def check_thread_pool(pool: Any, now: float) -> None:
+    """Warns about (or, past the timeout, fails) each task of ``pool`` that runs too long."""
+    name, interval, timeout = pool.watch
+    for ident, entry in pool._running.copy().items():
+        if entry.timed_out is not None:
+            continue
+        waited = now - entry.started
+        if timeout and waited >= timeout:
+            info = describe_thread(ident, name)
+            if pool._running.get(ident) is not entry:
+                continue  # it returned meanwhile
+            err = WorkerTimeoutError(info["op"], timeout, columns=info["columns"], index=info["index"],
+                                     file=info["file"], pid=os.getpid(), thread=info["thread"],
+                                     python_stack=info["stack"])
+            entry.timed_out = err
+            entry.done.set()
+        elif waited >= interval * (1 << entry.reports):
+            info = describe_thread(ident, name)
+            if pool._running.get(ident) is not entry:
+                continue  # it returned meanwhile
+            entry.reports += 1
+            _warn(stall_report(info["op"], waited, columns=info["columns"], index=info["index"],
+                               file=info["file"], pid=os.getpid(), thread=info["thread"],
+                               python_stack=info["stack"], next_report=interval * (1 << entry.reports)))
+
+
+_threads = _ThreadWatch()
+
+
+def watch_thread_pool(pool: Any) -> None:
+    _threads.add(pool)
+
+
+def unwatch_thread_pool(pool: Any) -> None:
+    _threads.discard(pool)
+
+
+def _after_fork_in_child() -> None:
+    global _threads
+    _threads = _ThreadWatch()  # the parent's watchdog thread did not come along
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+# ---- worker processes: the worker's side -------------------------------------------------------
+
+ASK = signal.SIGUSR1
+
+
+def start_doctor(send: Callable[[bytes], None], fallback_op: str) -> None:
+    """Answers the main process's SIGUSR1 with ``("stall", info)`` about this process's main thread.
+
+    Call it from the worker's main thread before it starts any other thread: the threads started
+    after it inherit SIGUSR1 blocked, so the signal only ever wakes the doctor. ``send`` writes one
+    message to the result pipe (holding the lock the main thread writes results under).
+    """
+    main = _thread.get_ident()
+    asked = threading.Event()
+    # Threads that existed before (a spawned worker's imports may start some) do not block the
+    # signal: there it lands in this handler instead of killing the process.
+    signal.signal(ASK, lambda *_: asked.set())
+    signal.pthread_sigmask(signal.SIG_BLOCK, {ASK})
+
+    def doctor() -> None:
+        while True:
+            if signal.sigtimedwait({ASK}, MAX_TICK) is None and not asked.is_set():
+                continue
+            asked.clear()
+            try:
+                info = locate(sys._current_frames().get(main), fallback_op)
+                send(pickle.dumps(("stall", info), protocol=5))
+            except OSError:
+                return  # the pipe is gone: the worker is leaving
+            except Exception:  # noqa: BLE001 - the main process reports without the stack
+                pass
+
+    _thread.start_new_thread(doctor, ())
+
+
+# ---- worker processes: the main process's side ------------------------------------------------
+
+class ProcessWait:
+    """The main process waiting for one result of one worker: asks for reports when due.
+
+    ``poll()`` after each empty poll of the result pipe and ``answer(info)`` for a ``"stall"``
+    message; both return a :class:`WorkerTimeoutError` when the timeout ran out (the caller raises
+    it), else None.
+    """
+
+    __slots__ = ("name", "worker", "interval", "timeout", "start", "reports", "asked", "asked_at")
+
+    def __init__(self, name: str, worker: Any, interval: float, timeout: float, waited: float = 0.0) -> None:
+        self.name, self.worker, self.interval, self.timeout = name, worker, interval, timeout
+        self.start = time.monotonic() - waited  # ``waited``: seconds the caller has waited already
+        self.reports = 0
+        self.asked: str | None = None   # "report" or "timeout" while an answer is awaited
+        self.asked_at = 0.0
+
+    def poll(self) -> WorkerTimeoutError | None:
+        waited = time.monotonic() - self.start
+        if self.asked is not None:
+            if waited - self.asked_at >= ANSWER_WAIT:
+                return self._finish(None)
+            return None
+        if self.timeout and waited >= self.timeout:
+            return self._ask("timeout", waited)
+        if waited >= self.interval * (1 << self.reports):
+            return self._ask("report", waited)
+        return None
+
+    def _ask(self, what: str, waited: float) -> WorkerTimeoutError | None:
+        self.asked, self.asked_at = what, waited
+        if not getattr(self.worker, "ready", False):  # no doctor to ask yet
+            return self._finish(None, "(no stack: the worker process has not finished starting)")
+        try:
+            os.kill(self.worker.pid, ASK)
+        except OSError:
+            return self._finish(None, "(no stack: the worker process is gone)")
+        return None
+
+    def answer(self, info: dict) -> WorkerTimeoutError | None:
+        if self.asked is None:
+            return None  # a late answer: reported already
+        if self.asked == "report" and not info.get("in_op"):
+            # The worker is between tasks (its result is on the way): no report; the next
+            # request comes at the next report time.
+            self.asked = None
+            self.reports += 1
+            return None
+        return self._finish(info)
+
+    def _finish(self, info: dict | None, why: str | None = None) -> WorkerTimeoutError | None:
+        """Reports (or returns the timeout error) with the worker's answer ``info``, or without
+        one: then ``why`` stands in for the stack (None: the worker did not answer in time)."""
+        what, waited = self.asked, self.asked_at
+        self.asked = None
+        info = info or {"op": self.name, "columns": None, "index": None, "file": None, "stack": why}
+        pid = self.worker.pid
+        if what == "timeout":
+            return WorkerTimeoutError(info["op"], self.timeout, columns=info["columns"], index=info["index"],
+                                      file=info["file"], pid=pid, python_stack=info["stack"])
+        self.reports += 1
+        _warn(stall_report(info["op"], waited, columns=info["columns"], index=info["index"],
+                           file=info["file"], pid=pid, python_stack=info["stack"],
+                           next_report=self.interval * (1 << self.reports)))
+        return None

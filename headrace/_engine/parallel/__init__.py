@@ -1,1 +1,0 @@
-"""Worker pools that keep input order."""

@@ -1,0 +1,167 @@
+"""MindSpore's MindRecord sampling plans: the orders of ``MindDataset``.
+
+MindSpore's MindRecord samplers differ from those of other sources: shuffles use
+``std::default_random_engine`` (``minstd_rand0``, :func:`headrace._util.mtshuffle.minstd_shuffle`)
+seeded with ``seed + 1`` (+ the epoch), not the Mersenne Twister. The orders each plan gives are
+described in ``headrace/dataset/_sources/mindrecord.py``, which picks the plan for a dataset's
+arguments.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from headrace._engine.samplers.builtin import SamplerPlan
+from headrace._util import mtshuffle
+from headrace._util.mtshuffle import minstd_shuffle
+from headrace._util.types import SampleContext
+
+__all__ = ["MindFilePlan", "MindShufflePlan", "MindSubsetRandomPlan"]
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    a.flags.writeable = False
+    return a
+
+
+class _MindPlan(SamplerPlan):
+    """What MindSpore's MindRecord shuffles share: always shuffled, sharded by ``num_shards``."""
+
+    num_shards: int
+
+    def is_shuffled(self) -> bool:
+        return True
+
+    def is_sharded(self) -> bool:
+        return self.num_shards > 1
+
+
+@dataclasses.dataclass(frozen=True)
+class MindShufflePlan(_MindPlan):
+    """MindSpore's MindRecord shuffle (see the module docstring).
+
+    Attributes:
+        num_shards, shard_id: sharding (1, 0: none). Sharded shuffles start afresh every epoch and
+            use ``seed`` (the configured seed when the dataset was made), so all shards agree.
+        num_samples_limit: rows per pass (0: all); without shards, a limit draws with replacement.
+        seed: the seed for sharded plans.
+    """
+
+    num_shards: int = 1
+    shard_id: int = 0
+    num_samples_limit: int = 0
+    seed: int = 0
+
+    def num_samples(self, num_rows: int, labels: Any = None) -> int:
+        if self.num_shards > 1:
+            return self._cap(self.num_samples_limit, -(-num_rows // self.num_shards))
+        if self.num_samples_limit > 0:
+            return self.num_samples_limit
+        return num_rows
+
+    def indices(self, ctx: SampleContext) -> np.ndarray:
+        n = ctx.num_rows
+        if n <= 0:
+            return _ro(np.zeros(0))
+        if self.num_shards > 1:
+            perm = minstd_shuffle(n, (self.seed + 1 + ctx.pass_index) & mtshuffle.M32)
+            size = -(-n // self.num_shards)
+            pos = (np.arange(size, dtype=np.int64) * self.num_shards + self.shard_id) % n
+            ids = perm[pos]
+            return _ro(ids[:self._cap(self.num_samples_limit, size)])
+        if self.num_samples_limit > 0:
+            # draws with replacement, each from a fresh mt19937(seed + 1 + epoch + j) as MindSpore
+            # does; every epoch draws from the previous epoch's draws
+            count = self.num_samples_limit
+            ids = np.arange(n, dtype=np.int64)
+            for k in range(ctx.pass_index + 1):
+                base = ctx.seed + 1 + k
+                top = len(ids) - 1
+                ids = ids[[mtshuffle.MT19937((base + j) & mtshuffle.M32).uniform(top) for j in range(count)]]
+            return _ro(ids)
+        perm = np.arange(n, dtype=np.int64)
+        for k in range(ctx.pass_index + 1):
+            perm = perm[minstd_shuffle(n, (ctx.seed + 1 + k) & mtshuffle.M32)]
+        return _ro(perm)
+
+
+@dataclasses.dataclass(frozen=True)
+class MindFilePlan(_MindPlan):
+    """MindSpore's ``Shuffle.FILES`` (``mode="files"``) and ``Shuffle.INFILE`` (``mode="infile"``).
+
+    See the module docstring for the orders.
+
+    Attributes:
+        mode: "files" or "infile".
+        sizes: data rows of each file, in file order (filled in when the source is opened; rows
+            past their sum, i.e. padded rows, stay last).
+        num_shards, shard_id: sharding (1, 0: none).
+        seed: the seed for sharded plans (the configured seed when the dataset was made).
+    """
+
+    mode: str = "files"
+    sizes: tuple = ()
+    num_shards: int = 1
+    shard_id: int = 0
+    seed: int = 0
+
+    def num_samples(self, num_rows: int, labels: Any = None) -> int:
+        if self.num_shards > 1:
+            return -(-num_rows // self.num_shards)
+        return num_rows
+
+    def _step(self, order: np.ndarray, seed: int) -> np.ndarray:
+        """One epoch's shuffle of ``order`` (the data rows only)."""
+        sizes = self.sizes if sum(self.sizes) == len(order) else (len(order),)
+        bounds = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+        seed &= mtshuffle.M32
+        if self.mode == "files":
+            files = minstd_shuffle(len(sizes), seed)
+            return np.concatenate([order[bounds[f]:bounds[f + 1]] for f in files] or [order])
+        out = order.copy()
+        for f, size in enumerate(sizes):
+            a, b = bounds[f], bounds[f + 1]
+            out[a:b] = order[a:b][minstd_shuffle(int(size), seed)]
+        return out
+
+    def indices(self, ctx: SampleContext) -> np.ndarray:
+        n = ctx.num_rows
+        if n <= 0:
+            return _ro(np.zeros(0))
+        data = min(n, sum(self.sizes)) if self.sizes else n
+        order = np.arange(data, dtype=np.int64)
+        if self.num_shards > 1:
+            order = self._step(order, self.seed + 1 + ctx.pass_index)
+        else:
+            for k in range(ctx.pass_index + 1):
+                order = self._step(order, ctx.seed + 1 + k)
+        order = np.concatenate([order, np.arange(data, n, dtype=np.int64)])
+        if self.num_shards > 1:
+            size = -(-n // self.num_shards)
+            order = order[(np.arange(size, dtype=np.int64) * self.num_shards + self.shard_id) % n]
+        return _ro(order)
+
+
+@dataclasses.dataclass(frozen=True)
+class MindSubsetRandomPlan(SamplerPlan):
+    """``SubsetRandomSampler`` over MindRecord: the ids shuffled with seed + 1, the same every epoch."""
+
+    ids: tuple
+    num_samples_limit: int = 0
+
+    def is_shuffled(self) -> bool:
+        return True
+
+    def num_samples(self, num_rows: int, labels: Any = None) -> int:
+        return self._cap(self.num_samples_limit, len(self.ids))
+
+    def indices(self, ctx: SampleContext) -> np.ndarray:
+        ids = np.asarray(self.ids, dtype=np.int64)
+        bad = (ids < 0) | (ids >= ctx.num_rows)
+        if bad.any():
+            raise RuntimeError(f"Invalid data, sample id: {int(ids[bad][0])} is out of bound [0, {ctx.num_rows}).")
+        perm = ids[minstd_shuffle(len(ids), (ctx.seed + 1) & mtshuffle.M32)]
+        return _ro(perm[:self.num_samples(ctx.num_rows)])
