@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.compat.oracle import run_ms
+from tests.oracles.oracle import run_ms
 
 ROWS = {
     "AFQMC": [{"sentence1": f"句子{i}", "sentence2": f"另一句{i}", "label": str(i % 2), "id": i} for i in range(5)],

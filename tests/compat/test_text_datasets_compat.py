@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.compat.oracle import run_ms
+from tests.oracles.oracle import run_ms
 
 CSV = {"AGNewsDataset": 3, "AmazonReviewDataset": 3, "DBpediaDataset": 3, "SogouNewsDataset": 3,
        "YelpReviewDataset": 2, "YahooAnswersDataset": 4}

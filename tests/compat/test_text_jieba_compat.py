@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.compat.oracle import run_ms
+from tests.oracles.oracle import run_ms
 from tests.text.jieba_files import jieba_files, small_files
 
 SENTENCES = ["我爱北京天安门", "今天天气不错，我们去北京大学玩。", "小明硕士毕业于中国科学院计算所，后在日本京都大学深造",

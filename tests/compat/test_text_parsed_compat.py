@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.compat.oracle import run_ms
+from tests.oracles.oracle import run_ms
 
 CASES = []
 for u in (None, "train", "dev", "test"):

@@ -94,7 +94,7 @@ def inputs(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def oracle(inputs):
-    from tests.compat.oracle import run_ms
+    from tests.oracles.oracle import run_ms
     # MindSpore trains and saves the model that the 'model' cases load in both libraries.
     run_ms("""
 import mindspore.dataset.text as text, os

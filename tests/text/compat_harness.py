@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.compat.oracle import run_ms
+from tests.oracles.oracle import run_ms
 from tests.vision.compat_harness import compare  # noqa: F401 - re-exported for the test files
 
 VOCAB = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]", "hello", "world", "##s", "##ing", "play", "un", "##aff",
