@@ -1,6 +1,7 @@
 """Concurrent FileWriters on one path: one writer holds the files from open to commit, others are refused."""
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import signal
@@ -8,12 +9,14 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
 
 from headrace.mindrecord import FileReader, FileWriter
 from headrace.mindrecord._format.errors import MindRecordRuntimeError
+from headrace.mindrecord._format.lock import lock_path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = {"w": {"type": "int32"}, "k": {"type": "int32"}}
@@ -207,3 +210,20 @@ def test_killed_writer_does_not_hold_the_lock(tmp_path):
     _writer(path, 1).commit()
     assert _rows(path) == [(1, k) for k in range(5)]
     assert sorted(os.listdir(tmp_path)) == ["k.mindrecord", "k.mindrecord.db"]
+
+
+def test_a_writer_refused_before_the_holder_wrote_its_name_waits_for_the_name(tmp_path):
+    path = str(tmp_path / "n.mindrecord")
+    fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # held, nameless, as a holder is between its flock and its write
+    named = threading.Timer(0.2, lambda: os.pwrite(fd, b"pid 4242 on elsewhere (train.py), since now\n", 0))
+    named.start()
+    try:
+        writer = FileWriter(path)
+        writer.add_schema(SCHEMA)
+        with pytest.raises(MindRecordRuntimeError, match=re.escape(
+                f"another FileWriter is writing {path} (pid 4242 on elsewhere (train.py), since now)")):
+            writer.write_raw_data([{"w": 1, "k": 0}])
+    finally:
+        named.join()
+        os.close(fd)

@@ -16,7 +16,9 @@ as ``SCM_RIGHTS``):
   ``("preload", [module, ...])``; ``("context", sys.path, cwd, environ)`` when the parent's has
   changed since the last request (a worker starts where and as a fork of the parent would).
 * server -> parent: ``("started", token, pid)``, ``("failed", token, text)``, ``("exit", pid,
-  returncode)`` (``-signal`` for a worker killed by a signal, like ``Popen.returncode``).
+  returncode)`` (``-signal`` for a worker killed by a signal, like ``Popen.returncode``),
+  ``("taint", module)``, and ``("spare", pid)`` / ``("spare-gone", pid)`` for its idle pre-forked
+  workers (see ``forkserver_proc.py``).
 
 Preloading. The server imports NumPy, cloudpickle, OpenCV and PIL when the parent has them,
 every headrace module the parent has loaded, and the modules each program's pickle names

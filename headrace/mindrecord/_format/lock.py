@@ -23,6 +23,7 @@ import gc
 import os
 import socket
 import sys
+import time
 from typing import Sequence
 
 from .errors import MindRecordRuntimeError
@@ -43,12 +44,21 @@ def _holder_line() -> str:
     return f"pid {os.getpid()} on {socket.gethostname()} ({program}), since {started}"
 
 
+NAME_WAIT = 1.0  # seconds a refused writer waits for the holder to write its name (it does so at once)
+
+
 def _read_holder(fd: int) -> str:
-    try:
-        text = os.pread(fd, _MAX_INFO, 0).decode("utf-8", "replace").strip()
-    except OSError:
-        text = ""
-    return text or "a writer that has not written its name yet"
+    """Who holds the lock, as it wrote it. The holder writes its name just after taking the lock,
+    so a writer refused in between waits briefly for it rather than naming nobody."""
+    deadline = time.monotonic() + NAME_WAIT
+    while True:
+        try:
+            text = os.pread(fd, _MAX_INFO, 0).decode("utf-8", "replace").strip()
+        except OSError:
+            text = ""
+        if text or time.monotonic() > deadline:
+            return text or "a writer that has not written its name yet"
+        time.sleep(0.005)
 
 
 class WriterLock:
