@@ -308,7 +308,7 @@ def warm_up(objects: Any = ()) -> None:
     """Starts the fork server now, and has it import the modules that define ``objects`` (a
     pipeline's functions and sources), so that both overlap the work before the pipeline starts
     (never raises: the first pool starts the server again and reports why)."""
-    from headrace._engine.exec import process_pool  # noqa: F401, PLC0415 - the first pool needs it (and imports us)
+    from headrace._engine.exec import process_pool  # noqa: F401, PLC0415 - loaded now, not by the first pool
 
     try:
         get().preload([m for m in (getattr(o, "__module__", None) for o in objects) if isinstance(m, str)])

@@ -23,6 +23,7 @@ from typing import Any
 
 from headrace._engine.exec import forkserver
 from headrace._engine.exec.shm import _memory_room
+from headrace._util.pickling import set_attributes
 
 OUT_OF_BAND = 1 << 16  # buffers at least this large are shared through the mapping, not copied
 ALIGN = 64
@@ -76,7 +77,7 @@ def dumps_program(program: Any, name: str, method: str = "spawn") -> tuple[bytes
 # (``__dict__.update(state)``) materialises the dict, and every ``self.x`` on the object is then
 # about 1.7x slower: worker processes that got their program as a pickle ran W1's per-row code
 # ~7% slower than forked ones. So plain objects travel with a state setter that sets each
-# attribute (``_set_attributes``), which keeps them inline. "Plain": an instance of Python classes
+# attribute (``set_attributes``), which keeps them inline. "Plain": an instance of Python classes
 # only (no built-in base but object), no ``__slots__``, no custom reduce, ``__getstate__``,
 # ``__setstate__`` or ``__getnewargs__``, no copyreg entry, str attribute names, none of them a
 # data descriptor of the class. Everything else pickles as before.
@@ -102,16 +103,11 @@ def _plain_descriptors(cls: type) -> frozenset[str] | None:
     return names
 
 
-def _set_attributes(obj: Any, state: dict) -> None:
-    for name, value in state.items():
-        object.__setattr__(obj, name, value)
-
-
 _PICKLERS: dict[Any, type] = {}
 
 
 def _pickler_class(cloudpickle: Any) -> type:
-    """cloudpickle's pickler, sending plain objects with :func:`_set_attributes` (see the NOTE)."""
+    """cloudpickle's pickler, sending plain objects with :func:`set_attributes` (see the NOTE)."""
     cls = _PICKLERS.get(cloudpickle)
     if cls is None:
         class Pickler(cloudpickle.Pickler):  # type: ignore[misc]
@@ -122,7 +118,7 @@ def _pickler_class(cloudpickle: Any) -> type:
                     if descriptors is not None:
                         state = obj.__dict__
                         if all(type(k) is str and k not in descriptors for k in state):
-                            return _NEWOBJ, (kind,), dict(state), None, None, _set_attributes
+                            return _NEWOBJ, (kind,), dict(state), None, None, set_attributes
                 return super().reducer_override(obj)
 
         cls = _PICKLERS[cloudpickle] = Pickler
@@ -227,15 +223,15 @@ def write_blob(stream: bytes, bufs: list[pickle.PickleBuffer], tag: str) -> int:
 class _BlobCache:
     """The blobs of recent programs with large buffers (an in-memory source), so that a program
     run again (a new iterator each epoch, as in W1) is not copied again: writing W1's 13 MB into a
-    fresh anonymous file took 5-6 ms per pool; comparing them with the kept copy takes far less.
+    fresh anonymous file took 5-6 ms per pool; comparing them with the kept copy takes 1.4 ms.
 
     An entry is found by the exact pickle stream and the buffers' addresses and sizes, and used
     only if every buffer still holds the bytes in the file (a source changed in place is written
     anew). It lives while the arrays it copied do (a weak reference to each drops it), and at most
-    ``ENTRIES`` entries of at most ``share`` of the memory left are kept, newest first."""
+    ``ENTRIES`` entries are kept, newest first, none larger than an eighth of the memory left."""
 
     ENTRIES = 2
-    MIN_BYTES = 1 << 20  # smaller programs are written faster than compared
+    MIN_BYTES = 1 << 20  # below this, copying is cheap: not worth a kept file
 
     def __init__(self) -> None:
         self._entries: list[tuple[tuple, int, mmap.mmap, list[int]]] = []  # key, fd, mapping, offsets

@@ -49,6 +49,7 @@ from headrace.mindrecord._format.errors import MindRecordRuntimeError
 from headrace.mindrecord._format.fast_read import fast_row_reader
 from headrace.mindrecord._format.reader import ColumnDecoder, ShardSetReader
 from headrace.mindrecord._format.verify import resolve_verify
+from headrace._util.pickling import set_attributes
 
 __all__ = ["MindDataset", "MindRecordSource"]
 
@@ -136,7 +137,7 @@ class MindRecordSource:
         return state
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
+        set_attributes(self, state)
         self._install_fast_read()
 
     @property

@@ -12,6 +12,7 @@ from headrace._util.files import file_kind, open_regular
 from headrace.dataset._sources._files import (
     FileSourceDataset, NO_DATA, check_dir, check_usage, open_data, read_exact,
 )
+from headrace._util.pickling import FreshLock
 
 __all__ = ["Cifar100Dataset", "Cifar10Dataset", "FashionMnistDataset", "MnistDataset"]
 
@@ -29,7 +30,7 @@ def _file_array(path: str, offset: int, op: str) -> np.ndarray:
         return np.fromfile(f, dtype=np.uint8, offset=offset)
 
 
-class IdxSource:
+class IdxSource(FreshLock):
     """(image, label) rows from pairs of IDX files, loaded into memory on first use."""
 
     column_names = ("image", "label")
@@ -41,13 +42,7 @@ class IdxSource:
         self._data: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_lock"], state["_data"] = None, None  # workers reload; no large arrays pickled
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+        return self._state(_data=None)  # workers reload; no large arrays pickled
 
     def _load(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         data = self._data

@@ -19,6 +19,7 @@ from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, read_byte
 from headrace.dataset.samplers import Shuffle
 from headrace._engine import plan as P
 from headrace.dataset._sources._files import NoDataStream
+from headrace._util.pickling import FreshLock
 
 __all__ = ["CSVDataset", "TextFileDataset", "index_lines"]
 
@@ -92,7 +93,7 @@ def _line_number(path: str, offset: int) -> int:
     return data.count(b"\n") + 1
 
 
-class LineFiles:
+class LineFiles(FreshLock):
     """Byte ranges of the records (lines or CSV records) of a list of files, indexed lazily."""
 
     def __init__(self, files: Sequence[str], quote_aware: bool, op: str, skip_first: bool = False,
@@ -107,15 +108,6 @@ class LineFiles:
         self._starts: np.ndarray | None = None
         self.headers: list[bytes | None] = []
         self.header_offsets: list[int] = []   # byte offset of each file's header (0 without one)
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_lock"] = None
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
 
     def ensure(self) -> list[tuple[np.ndarray, np.ndarray]]:
         index = self._index

@@ -19,11 +19,12 @@ from headrace._util.errors import PipelineError
 from headrace._util import checks
 from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, check_dir, check_usage
 from headrace.dataset.samplers import Shuffle
+from headrace._util.pickling import FreshLock
 
 __all__ = ["CLUEDataset", "SQuADDataset", "CoNLL2000Dataset", "Multi30kDataset", "SST2Dataset", "UDPOSDataset"]
 
 
-class ParsedRowsSource:
+class ParsedRowsSource(FreshLock):
     """Rows made by ``parse(path) -> list[tuple]`` for each file, parsed once on first use."""
 
     def __init__(self, files: Sequence[str], parse: Callable[[str], list[tuple]], names: Sequence[str],
@@ -31,15 +32,6 @@ class ParsedRowsSource:
         self.files, self.parse, self.column_names, self.op = list(files), parse, tuple(names), op
         self._rows: list[list[tuple]] | None = None
         self._starts: np.ndarray | None = None
-        self._lock = threading.Lock()
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_lock"] = None
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
         self._lock = threading.Lock()
 
     def _parsed(self) -> list[list[tuple]]:

@@ -23,6 +23,7 @@ from headrace._codecs.tfexample import BYTES, FLOAT, INT64, ExampleError, parse_
 from headrace._codecs.tfrecord import (
     TFRecordError, check_compression, decompress, read_record, scan_records, write_tfrecord,
 )
+from headrace._util.pickling import FreshLock
 
 __all__ = ["TFRecordDataset", "TFRecordSource", "write_tfrecord"]
 
@@ -46,7 +47,7 @@ def _shape_of(spec: ColumnSpec, count: int) -> tuple[int, ...] | None:
     return tuple(shape) if known == count else None
 
 
-class TFRecordSource:
+class TFRecordSource(FreshLock):
     """Rows by index from TFRecord files: one column per ``ColumnSpec``."""
 
     def __init__(self, files: Sequence[str], compression: str, specs: Sequence[ColumnSpec], strict: bool) -> None:
@@ -67,14 +68,7 @@ class TFRecordSource:
         self.strict = strict
 
     def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_lock"] = None
-        state["_data"] = {}  # decompressed files are re-read by each process
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+        return self._state(_data={})  # decompressed files are re-read by each process
 
     # -- index -------------------------------------------------------------------------------
     def _file_data(self, k: int) -> bytes | None:

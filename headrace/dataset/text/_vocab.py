@@ -10,6 +10,7 @@ import numpy as np
 from headrace._util.checks import check_type
 from headrace.common import dtype as mstype
 from headrace.dataset.text._common import TextOperation, decode_item
+from headrace._util.pickling import set_attributes
 
 __all__ = ["Lookup", "Vocab"]
 
@@ -52,7 +53,7 @@ class Vocab:
         if state["ids"] is None:
             self.__init__()
         else:
-            self.__dict__.update(Vocab._of(state["ids"]).__dict__)
+            set_attributes(self, vars(Vocab._of(state["ids"])))
 
     def vocab(self) -> dict[str, int]:
         """The table as a dict ``{word: id}``."""

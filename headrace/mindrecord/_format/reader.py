@@ -17,6 +17,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from headrace._util.pickling import FreshLock
+
 from .crypto import DecryptedCopies
 from .errors import MindRecordFormatError, MindRecordRuntimeError
 from .header import Header, check_same_dataset, read_header, shard_paths
@@ -60,7 +62,7 @@ def expand_files(file_name: str | Sequence[str]) -> tuple[list[str], bool]:
     return list(file_name), False
 
 
-class ShardSetReader:
+class ShardSetReader(FreshLock):
     """Reads rows by global row id from a set of shards.
 
     Args:
@@ -196,17 +198,7 @@ class ShardSetReader:
         self._plain.release()
 
     def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
-        state["_lock"] = None
-        state["_fds"] = []
-        state["_pid"] = -1
-        state["_gen"] = -1
-        state["_raw_pages"] = {}
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+        return self._state(_fds=[], _pid=-1, _gen=-1, _raw_pages={})
 
     def __del__(self) -> None:
         try:
