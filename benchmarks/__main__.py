@@ -100,7 +100,7 @@ def setup(a) -> dict:
         return {"setup": "skipped (--no-setup)"}
     if "mindspore" in a.systems:
         status["mindspore venv"] = envs.setup_oracle()
-    if {"torch", "tf"} & set(a.systems) or {"w2", "limits"} & set(a.workloads):
+    if {"torch", "tf", "grain", "dali"} & set(a.systems) or {"w2", "limits"} & set(a.workloads):
         status.update(envs.setup_bench_venv())
     return status
 
@@ -115,11 +115,13 @@ def generate(a) -> dict:
         return {}
     count = a.sizes["w2"]
     meta = os.path.join(w2.w2_dir(a.data, count), "meta.json")
-    py = next((p for p in (suite.BENCH_PY, sys.executable) if envs.can_import(p, "skimage")), None)
+    py = next((p for p in (suite.BENCH_PY, sys.executable) if envs.can_import(p, "skimage, cv2")),
+              None)
     if w2.is_generated(a.data, count):
         pass
     elif py is None:
-        print("[data] scikit-image is not importable anywhere: W2 data can't be generated",
+        print("[data] no interpreter imports both scikit-image and OpenCV: W2 data can't be "
+              "generated",
               file=sys.stderr)
     else:
         print(f"[data] W2: {count} JPEGs under {w2.w2_dir(a.data, count)}", file=sys.stderr)

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os
+import site
 import subprocess
 import sys
 
@@ -15,7 +16,8 @@ from .suite import BENCH_PY, BENCH_VENV, ORACLE_PY, SYSTEMS
 
 REQUIREMENTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "requirements.txt")
 LOG = os.path.join(harness.ROOT, ".cache", "bench", "install.log")
-IMPORT_NAME = {"torch": "torch", "scikit-image": "skimage", "tensorflow-cpu": "tensorflow"}
+IMPORT_NAME = {"torch": "torch", "scikit-image": "skimage", "tensorflow-cpu": "tensorflow",
+               "grain": "grain", "nvidia-dali-cuda120": "nvidia.dali"}
 
 
 def interpreter(system: str) -> str:
@@ -49,10 +51,29 @@ def _log(cmd: list[str]) -> int:
         return subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=harness.ROOT).returncode
 
 
+def make_venv(path: str) -> str:
+    """A venv at `path` that sees every package this interpreter sees; returns its python.
+
+    `venv --system-site-packages` only adds the *base* interpreter's site-packages. When the suite is
+    started from a virtualenv (or with packages in the user site), OpenCV, numpy and headrace live
+    in this interpreter's own site directories, so a `.pth` file in the new venv adds them with
+    `site.addsitedir` (which also runs their own `.pth` files: editable installs). Rewritten on every
+    call, so a venv made earlier from another interpreter follows the current one.
+    """
+    py = os.path.join(path, "bin", "python")
+    if not os.path.exists(py):
+        _log([sys.executable, "-m", "venv", "--system-site-packages", path])
+    dirs = [d for d in (*site.getsitepackages(), site.getusersitepackages()) if os.path.isdir(d)]
+    purelib = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    with open(os.path.join(purelib, "_bench_parent_site.pth"), "w") as f:
+        f.write("import site; " + "; ".join(f"site.addsitedir({d!r})" for d in dirs) + "\n")
+    return py
+
+
 def setup_bench_venv() -> dict[str, str]:
     """Creates the benchmark venv and installs what is missing; returns {requirement: status}."""
-    if not os.path.exists(BENCH_PY):
-        _log([sys.executable, "-m", "venv", "--system-site-packages", BENCH_VENV])
+    make_venv(BENCH_VENV)
     status = {}
     for req in requirements():
         name = req.split("=")[0].split("<")[0].split(">")[0].strip()

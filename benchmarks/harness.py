@@ -74,8 +74,10 @@ def time_epochs(make_iter, count, epochs: int, warmup: int, check=None, before=N
         for batch in it:
             if first is None:
                 first = time.perf_counter() - t0
-                if check is not None and e == 0:
-                    check(batch)
+                if e == 0:
+                    out["batch_bytes"] = batch_bytes(batch)
+                    if check is not None:
+                        check(batch)
             n, b = count(batch)
             items += n
             nbytes += b
@@ -84,6 +86,15 @@ def time_epochs(make_iter, count, epochs: int, warmup: int, check=None, before=N
         rec = {"seconds": seconds, "items": items, "bytes": nbytes, "first_batch_s": first}
         out["warmup" if e < warmup else "epochs"].append(rec)
     return out
+
+
+def batch_bytes(batch) -> int:
+    """Bytes held by one batch's arrays or tensors (what each prefetched batch costs in memory)."""
+    if isinstance(batch, dict):
+        batch = list(batch.values())
+    if not isinstance(batch, (list, tuple)):
+        batch = [batch]
+    return sum(int(getattr(c, "nbytes", 0)) for c in batch)
 
 
 def time_calls(fn, epochs: int, warmup: int, before=None) -> dict:

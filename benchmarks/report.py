@@ -77,10 +77,37 @@ def table(results: list[dict], workload: str) -> str:
     return head + "\n".join(lines) + "\n"
 
 
+def memory(results: list[dict]) -> str:
+    """Peak memory of each run's whole process tree next to what one batch holds, for the workloads
+    that batch arrays (W1, W2): how many batches' worth of memory each system keeps."""
+    rows = [r for r in results if r["workload"] in ("w1", "w2") and r.get("summary")
+            and r.get("measured") and r.get("batch_bytes")]
+    if not rows:
+        return ""
+    lines = ["### Memory\n",
+             "Peak RSS and PSS (proportional set size: shared pages split between the processes "
+             "that map them) of the runner's whole process tree, sampled while it ran, and the bytes "
+             "of one output batch. PSS / batch is how many batches' worth of memory the run held, "
+             "interpreter and libraries included.\n",
+             "| workload | system | variant | workers | batch MiB | peak RSS MiB | peak PSS MiB "
+             "| PSS / batch |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        m, mib = r["measured"], r["batch_bytes"] / 2**20
+        w = "–" if r["workers"] == 0 else str(r["workers"])
+        lines.append(f"| {r['workload']} | {r['system']} | {r['variant']} | {w} | {mib:.3g} "
+                     f"| {m['peak_rss_mib']:,.0f} | {m['peak_pss_mib']:,.0f} "
+                     f"| {m['peak_pss_mib'] / mib:,.0f} |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(results: list[dict], header: str) -> str:
     parts = [header]
     for wl in ("w1", "w2", "w3", "limits", "text"):
         t = table(results, wl)
         if t:
             parts.append(t)
+    mem = memory(results)
+    if mem:
+        parts.append(mem)
     return "\n".join(parts)

@@ -18,6 +18,8 @@ SYSTEMS = {
     "mindspore": ("benchmarks.peers.msapi", ORACLE_PY, ["--module", "mindspore"]),
     "torch": ("benchmarks.peers.torchdl", BENCH_PY, []),
     "tf": ("benchmarks.peers.tfdata", BENCH_PY, []),
+    "grain": ("benchmarks.peers.grainpy", BENCH_PY, []),
+    "dali": ("benchmarks.peers.dalicpu", BENCH_PY, []),
     "python": ("benchmarks.peers.plain", "main", []),
     "hf": ("benchmarks.peers.hftok", "main", []),
 }

@@ -227,10 +227,21 @@ _HR_MS_VARIANTS = [("MindDataset", "main: MindDataset + Decode/RandomResizedCrop
 CONFIGS = [
     *[Config("w2", s, v, compare=v, note=n) for s in ("headrace", "mindspore")
       for v, n in _HR_MS_VARIANTS],
+    *[Config("w2", s, "MindDataset low-memory", (1,), compare="MindDataset low-memory",
+             note="set_prefetch_size(2), 1 worker, shuffle buffer of one batch (MindSpore FAQ)")
+      for s in ("headrace", "mindspore")],
     Config("w2", "headrace", "MindDataset + headrace.torch", compare="MindDataset",
            note="torch tensors through headrace.torch.Loader (issue 15: adapter overhead)"),
     Config("w2", "torch", "OpenCV", compare="MindDataset", note="files, hand-written cv2 chain"),
     Config("w2", "torch", "Pillow", compare="MindDataset", note="files, PIL decode + resize"),
+    Config("w2", "grain", "threads", compare="MindDataset",
+           note="files, the torch runner's cv2 chain in ReadOptions(num_threads=w)"),
+    Config("w2", "grain", "mp_prefetch", compare="MindDataset",
+           note="files, cv2 chain batched in w worker processes"),
+    Config("w2", "dali", "decode + random_resized_crop", compare="MindDataset",
+           note="CPU pipeline (device_id=None), num_threads=w"),
+    Config("w2", "dali", "image_random_crop", compare="RandomCropDecodeResize",
+           note="CPU pipeline, fused decode of the crop window, num_threads=w"),
     Config("w2", "tf", "TFRecord", compare="MindDataset"),
     Config("w2", "tf", "decode_and_crop_jpeg", compare="RandomCropDecodeResize", note="fused"),
 ]

@@ -77,6 +77,60 @@ def test_tf_runner(data, tmp_path):
                    "--variant", "decode_and_crop_jpeg"))
 
 
+@pytest.mark.slow
+def test_grain_runner(data, tmp_path):
+    need("grain", "grain")
+    results = run(data, tmp_path, "-s", "grain", "--workers", "1", "-w", "w1,w2")
+    assert {(r["workload"], r["variant"]) for r in results} == {
+        (w, v) for w in ("w1", "w2") for v in ("threads", "mp_prefetch")}
+    assert_ran(results)
+    w2_rows = [r for r in results if r["workload"] == "w2"]
+    assert [r["batch_bytes"] for r in w2_rows] == [16 * 3 * 224 * 224 * 4 + 16 * 4] * 2
+
+
+@pytest.mark.slow
+def test_dali_runner(data, tmp_path):
+    need("dali", "nvidia.dali")
+    results = run(data, tmp_path, "-s", "dali", "--workers", "1", "-w", "w2")
+    assert sorted(r["variant"] for r in results) == ["decode + random_resized_crop",
+                                                     "image_random_crop"]
+    assert_ran(results)
+    # DALI fills every batch: the 16 images of one epoch come as one batch of 128.
+    assert [r["epochs"][0]["items"] for r in results] == [128, 128]
+
+
+def test_batch_bytes_counts_arrays_of_tuples_and_dicts():
+    import numpy as np
+
+    from benchmarks import harness
+    a, b = np.zeros((4, 3), np.float32), np.zeros(4, np.int64)
+    assert harness.batch_bytes((a, b)) == 48 + 32
+    assert harness.batch_bytes({"x": a, "y": b}) == 80
+    assert harness.batch_bytes(a) == 48
+    assert harness.batch_bytes(["not an array"]) == 0
+
+
+def test_memory_section_sets_pss_against_one_batch():
+    m = {"wall_s": 1, "peak_rss_mib": 300, "peak_pss_mib": 250, "max_procs": 1,
+         "load1_start": 0.5, "load1_end": 0.6, "machine_busy_cores": 1.0, "our_cores": 0.9,
+         "other_busy_cores": 0.1}
+    ep = [{"seconds": 1.0, "items": 100, "bytes": 0, "first_batch_s": 0.01}]
+    results = [
+        {"workload": "w2", "system": "headrace", "variant": "MindDataset", "workers": 2,
+         "status": "ok", "epochs": ep, "measured": m, "batch_bytes": 50 * 2**20},
+        {"workload": "w3", "system": "headrace", "variant": "read", "workers": 1,
+         "status": "ok", "epochs": ep, "measured": m, "batch_bytes": 2**20},
+        {"workload": "w2", "system": "torch", "variant": "OpenCV", "workers": 1,
+         "status": "failed", "epochs": [], "measured": m},
+    ]
+    report.add_summaries(results)
+    lines = report.memory(results).splitlines()
+    assert lines[0] == "### Memory"
+    assert lines[-1] == "| w2 | headrace | MindDataset | 2 | 50 | 300 | 250 | 5 |"
+    assert sum(line.startswith(("| w1 ", "| w2 ", "| w3 ")) for line in lines) == 1  # no W3, no failed
+    assert report.memory(results[1:]) == ""
+
+
 def test_report_ratios_and_unavailable_rows():
     m = {"wall_s": 1, "peak_rss_mib": 10, "peak_pss_mib": 8, "max_procs": 1, "load1_start": 0.5,
          "load1_end": 0.6, "machine_busy_cores": 1.0, "our_cores": 0.9, "other_busy_cores": 0.1}
