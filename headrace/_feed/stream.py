@@ -11,8 +11,14 @@ the next ``epoch()`` continues exactly after the last batch the saved loader del
 The loader state is a dict of fixed shape whose leaves are str and int only, so that
 ``torch.distributed.checkpoint`` and Orbax save it as they are::
 
-    {"format": "headrace.loader", "version": 1, "num_shards": n, "shard_id": i,
-     "epoch": e, "iterator": "<the iterator's get_state() as JSON, or 'null' before the first batch>"}
+    {"format": "headrace.loader", "version": 2, "num_shards": n, "shard_id": i,
+     "epoch": e, "iterator": "<the iterator's get_state() as JSON, or 'null' before the first batch>",
+     "resume": "<'null', or JSON {pass, start, shards}: the pass this loader resumed from another
+                rank count, the position it resumed from, and the rank count whose order it follows>"}
+
+A state restores into the same shard as it is; into another shard, or on another number of ranks,
+it restores as the position of the whole job (see ``_feed/elastic.py``). Version 1 states (without
+``resume``) still load.
 """
 from __future__ import annotations
 
@@ -20,11 +26,13 @@ import json
 import weakref
 from typing import Any, Callable
 
+from headrace._feed import elastic
+from headrace._feed.shard import reshard
 from headrace._util.device_queue import Feeder
 
 FORMAT = "headrace.loader"
-VERSION = 1
-STATE_KEYS = ("format", "version", "num_shards", "shard_id", "epoch", "iterator")
+VERSION = 2
+STATE_KEYS = ("format", "version", "num_shards", "shard_id", "epoch", "iterator", "resume")
 
 
 class _Resources:
@@ -60,10 +68,15 @@ class EpochReader:
         depth: batches the device queue holds ready.
         shard: ``(num_shards, shard_id)`` recorded in the state.
         name: the loader's name, used in thread names and error messages.
+        unsharded: the user's dataset before resharding (for restoring a state saved on another
+            number of ranks); default ``dataset``.
     """
 
     def __init__(self, dataset: Any, columns: list[str] | None, transfer: Callable[[Any], Any], depth: int,
-                 shard: tuple[int, int], name: str) -> None:
+                 shard: tuple[int, int], name: str, unsharded: Any = None) -> None:
+        self._sharded = dataset  # this rank's pipeline; _dataset is it, or it resuming a pass
+        self._unsharded = dataset if unsharded is None else unsharded
+        self._resume: dict | None = None  # {"pass", "start", "shards"} while _dataset resumes a pass
         self._dataset = dataset
         self._columns = columns
         self._transfer = transfer
@@ -168,34 +181,97 @@ class EpochReader:
             iterator = "null"
         epoch = json.loads(iterator)["epoch"] if iterator != "null" else self._next_epoch
         return {"format": FORMAT, "version": VERSION, "num_shards": self._shard[0], "shard_id": self._shard[1],
-                "epoch": epoch, "iterator": iterator}
+                "epoch": epoch, "iterator": iterator, "resume": json.dumps(self._resume)}
 
     def load_state(self, state: Any) -> None:
         """Validates ``state`` completely, then makes the next epoch() continue from it."""
         name = f"{self._name}.load_state_dict"
         st = check_loader_state(state, name)
-        if (st["num_shards"], st["shard_id"]) != self._shard:
-            raise ValueError(f"{name}: the state was saved by shard {st['shard_id']} of {st['num_shards']}, but this "
-                             f"loader reads shard {self._shard[1]} of {self._shard[0]}; a state restores only on "
-                             "the same number of ranks, into the same rank (changing the rank count is not "
-                             "supported yet).")
         if self._in_epoch:
             raise RuntimeError(f"{name}: called while an epoch is being read; call it before iterating.")
+        if (st["num_shards"], st["shard_id"]) == self._shard:
+            resume, epoch, iterator = st["resume"], st["epoch"], st["iterator"]
+        else:
+            resume, epoch, iterator = self._elsewhere(st, name)
+        dataset = self._sharded
+        if resume is not None:
+            order = elastic.global_order(self._unsharded, resume["shards"], name)
+            dataset = elastic.with_resumed_pass(dataset, order, resume["pass"], resume["start"], self._shard)
         fresh = None
-        if st["iterator"] is not None:
+        if iterator is not None:
             # checked on a new iterator first: a refused state leaves this loader as it was
-            fresh = self._dataset.create_tuple_iterator(columns=self._columns, num_epochs=-1, output_numpy=True)
+            fresh = dataset.create_tuple_iterator(columns=self._columns, num_epochs=-1, output_numpy=True)
             try:
-                fresh.set_state(st["iterator"])
+                fresh.set_state(iterator)
             except (TypeError, ValueError) as e:
                 fresh.stop()
                 e.add_note(f"in {name}: state['iterator'] does not fit this loader's pipeline.")
                 raise
         self._res.close()
+        self._dataset, self._resume = dataset, resume
         self._res.iterator = fresh
-        self._next_epoch = st["epoch"]
-        self._state = st["iterator"]
+        self._next_epoch = epoch
+        self._state = iterator
         self._abandoned = None
+
+    def _elsewhere(self, st: dict, name: str) -> tuple[dict | None, int, dict | None]:
+        """``(resume, epoch, iterator state)`` on this shard for a state saved by another shard or
+        rank count: the same global position, dealt over this loader's ranks (``_feed/elastic.py``)."""
+        if any(op.keeps_pass_state for op in self._open_probe()):
+            raise ValueError(f"{name}: the state was saved by shard {st['shard_id']} of {st['num_shards']}, but this "
+                             f"loader reads shard {self._shard[1]} of {self._shard[0]}, and its pipeline keeps a "
+                             "buffer of rows per rank (a shuffle buffer or another stream operation) that cannot "
+                             "move between ranks: restore on the same number of ranks, into the same rank.")
+        per, drop, source = elastic.source_rows_per_row(self._sharded, name)
+        it, epoch, old = st["iterator"], st["epoch"], st["resume"]
+        if it is not None:
+            self._check_saver(st, name)
+        shards = old["shards"] if old is not None and old["pass"] == epoch else st["num_shards"]
+        order = elastic.global_order(self._unsharded, shards, name)  # the order the saving job read
+        rows = len(source._source())
+        read = elastic.resumed_position(st, it["step"] if it is not None else 0, per, drop, rows)
+        if read >= rows:
+            epoch, resume = epoch + 1, None
+        else:
+            resume = {"pass": epoch, "start": read, "shards": shards} if read else None
+        if it is None:
+            return resume, epoch, None
+        probe = self._sharded
+        if resume is not None:
+            probe = elastic.with_resumed_pass(probe, order, epoch, read, self._shard)
+        fresh = probe.create_tuple_iterator(columns=self._columns, num_epochs=-1, output_numpy=True)
+        try:
+            state = fresh.get_state()
+        finally:
+            fresh.stop()
+        state.update(seed=it["seed"], seed_globals=it["seed_globals"], epoch=epoch, step=0)
+        return resume, epoch, state
+
+    def _check_saver(self, st: dict, name: str) -> None:
+        """ValueError unless the state's iterator comes from this pipeline read as the saving rank
+        read it (its shard, and the pass it resumed): the fingerprints of the two plans agree."""
+        shards, shard_id, old = st["num_shards"], st["shard_id"], st["resume"]
+        saver = reshard(self._unsharded, shards, shard_id, name)
+        if old is not None:
+            order = elastic.global_order(self._unsharded, old["shards"], name)
+            saver = elastic.with_resumed_pass(saver, order, old["pass"], old["start"], (shards, shard_id))
+        probe = saver.create_tuple_iterator(columns=self._columns, num_epochs=-1, output_numpy=True)
+        try:
+            fingerprint = probe.get_state()["fingerprint"]
+        finally:
+            probe.stop()
+        if st["iterator"].get("fingerprint") != fingerprint:
+            raise ValueError(f"{name}: the state was saved by shard {shard_id} of {shards} of another pipeline "
+                             "(its fingerprint differs from this pipeline read as that shard): the state comes from "
+                             "a different pipeline.")
+
+    def _open_probe(self) -> list:
+        """The ops of a (not started) run of this loader's pipeline."""
+        it = self._sharded.create_tuple_iterator(columns=self._columns, num_epochs=-1, output_numpy=True)
+        try:
+            return list(it._run.ctx.ops)
+        finally:
+            it.stop()
 
     def close(self) -> None:
         self._finalizer()
@@ -231,12 +307,13 @@ def check_loader_state(state: Any, name: str) -> dict:
     expected = f"a dict from state_dict() with the keys {list(STATE_KEYS)}"
     if not isinstance(state, dict):
         raise TypeError(f"{name}: state must be {expected}, but got {type(state).__name__}: {state!r:.80}.")
-    missing = [k for k in STATE_KEYS if k not in state]
-    extra = [k for k in state if k not in STATE_KEYS]
+    keys = STATE_KEYS if state.get("version") != 1 else STATE_KEYS[:-1]
+    missing = [k for k in keys if k not in state]
+    extra = [k for k in state if k not in keys]
     if missing or extra:
         raise ValueError(f"{name}: state must be {expected}; missing {missing}, unknown {extra}.")
-    if state["format"] != FORMAT or state["version"] != VERSION:
-        raise ValueError(f"{name}: state['format'] / state['version'] must be {FORMAT!r} / {VERSION}, but got "
+    if state["format"] != FORMAT or state["version"] not in (1, VERSION):
+        raise ValueError(f"{name}: state['format'] / state['version'] must be {FORMAT!r} / 1 or {VERSION}, but got "
                          f"{state['format']!r:.40} / {state['version']!r:.20}: not a headrace loader state.")
     for key in ("num_shards", "shard_id", "epoch"):
         v = state[key]
@@ -255,5 +332,28 @@ def check_loader_state(state: Any, name: str) -> dict:
     if iterator is not None and iterator.get("epoch") != state["epoch"]:
         raise ValueError(f"{name}: state['epoch'] is {state['epoch']} but the iterator state is in epoch "
                          f"{iterator.get('epoch')!r:.20}; the state is corrupted.")
+    if state["shard_id"] >= state["num_shards"]:
+        raise ValueError(f"{name}: state['shard_id'] is {state['shard_id']}, not below state['num_shards'] "
+                         f"({state['num_shards']}); the state is corrupted.")
     return {"num_shards": state["num_shards"], "shard_id": state["shard_id"], "epoch": state["epoch"],
-            "iterator": iterator}
+            "iterator": iterator, "resume": _check_resume(state.get("resume", "null"), name)}
+
+
+def _check_resume(text: Any, name: str) -> dict | None:
+    """``state['resume']`` decoded: None, or ``{"pass": int >= 0, "start": int > 0}``."""
+    bad = (f"{name}: state['resume'] must be the JSON of null or of {{'pass': int >= 0, 'start': int > 0, "
+           "'shards': int > 0}")
+    if not isinstance(text, str):
+        raise TypeError(f"{bad}, but got {type(text).__name__}.")
+    try:
+        resume = json.loads(text)
+    except ValueError:
+        raise ValueError(f"{bad}, but got {text!r:.60}; the state is corrupted.") from None
+    if resume is None:
+        return None
+    ok = (isinstance(resume, dict) and set(resume) == {"pass", "start", "shards"}
+          and all(type(resume[k]) is int for k in resume) and resume["pass"] >= 0 and resume["start"] > 0
+          and resume["shards"] > 0)
+    if not ok:
+        raise ValueError(f"{bad}, but got {text!r:.60}; the state is corrupted.")
+    return resume

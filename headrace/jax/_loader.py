@@ -75,6 +75,7 @@ class Loader:
         self._device_buffer = _check_buffer(device_buffer, "device_buffer")
         cpu_buffer = _check_buffer(cpu_buffer, "cpu_buffer")
         count, index = (jax.process_count(), jax.process_index()) if shard else (1, 0)
+        unsharded = dataset
         if count > 1:
             dataset = reshard(dataset, count, index, f"headrace.jax.Loader (JAX process {index} of {count})")
         self.dataset = dataset
@@ -83,7 +84,8 @@ class Loader:
         self._columns = columns if columns is not None else [
             c for c in dataset.get_col_names() if not c.startswith("_meta-")]
         self._as_dict = as_dict
-        self._reader = EpochReader(dataset, columns, _host, cpu_buffer, (count, index), "headrace.jax.Loader")
+        self._reader = EpochReader(dataset, columns, _host, cpu_buffer, (count, index), "headrace.jax.Loader",
+                                   unsharded)
 
     def _put(self, value: Any) -> Any:
         if isinstance(value, np.ndarray) and value.dtype.kind in _ARRAY_KINDS:

@@ -68,6 +68,7 @@ class Loader:
         if device is not None and not isinstance(device, (str, int)) and type(device).__name__ != "device":
             raise TypeError(f"device must be None, a str, an int or a torch.device, but got {device!r}.")
         world, rank = torch_shard() if shard else (1, 0)
+        unsharded = dataset
         if world > 1:
             dataset = reshard(dataset, world, rank, f"headrace.torch.Loader (torch.distributed rank {rank} of {world})")
         self.dataset = dataset
@@ -77,7 +78,7 @@ class Loader:
         self._as_dict = as_dict
         self._transfer = Transfer(device, pin_memory)
         self._reader = EpochReader(dataset, columns, self._transfer, queue_depth, (world, rank),
-                                   "headrace.torch.Loader")
+                                   "headrace.torch.Loader", unsharded)
 
     @property
     def device(self):
@@ -108,8 +109,13 @@ class Loader:
         return self._reader.state()
 
     def load_state_dict(self, state_dict):
-        """Continues after the batch where ``state_dict`` was taken (from a loader over a pipeline of
-        the same structure, on the same rank of as many ranks).
+        """Continues after the batch where ``state_dict`` was taken, by a loader over the same
+        pipeline. On the same rank of as many ranks it continues as that rank would have. From
+        another rank or another number of ranks (elastic resume; ``torch.distributed.checkpoint``
+        gives every rank one rank's state), it takes the state as the position of the whole job,
+        whose ranks step in lockstep: the rows of the epoch that no rank had received are dealt
+        out over this job's ranks, each delivered once, and later epochs are this job's own. That
+        needs a pipeline of a random-access source, map, project, rename and batch, read in full.
 
         Raises:
             TypeError / ValueError: the state is not a loader state, is corrupted, or comes from

@@ -150,8 +150,8 @@ def test_state_dict_resumes_after_every_delivered_batch(buffered):
 def test_state_dict_shape_is_fixed_and_plain():
     loader = Loader(numbers())
     fresh = loader.state_dict()
-    assert fresh == {"format": "headrace.loader", "version": 1, "num_shards": 1, "shard_id": 0, "epoch": 0,
-                     "iterator": "null"}
+    assert fresh == {"format": "headrace.loader", "version": 2, "num_shards": 1, "shard_id": 0, "epoch": 0,
+                     "iterator": "null", "resume": "null"}
     it = iter(loader)
     next(it)
     mid = loader.state_dict()
@@ -200,8 +200,8 @@ def test_load_state_dict_refuses_foreign_and_corrupted_states():
         other.load_state_dict({**good, "iterator": good["iterator"][:-5]})
     with pytest.raises(ValueError, match="state\\['epoch'\\] is 3 but the iterator state is in epoch 0"):
         other.load_state_dict({**good, "epoch": 3})
-    with pytest.raises(ValueError, match="saved by shard 1 of 2, but this loader reads shard 0 of 1"):
-        other.load_state_dict({**good, "num_shards": 2, "shard_id": 1})
+    with pytest.raises(ValueError, match="saved by shard 1 of 2 of another pipeline .* a different pipeline"):
+        loader.load_state_dict({**good, "num_shards": 2, "shard_id": 1})
     broken = json.loads(good["iterator"])
     broken["step"] = "two"
     with pytest.raises(TypeError, match=r"state\['step'\] must be an int"):

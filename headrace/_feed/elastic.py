@@ -1,0 +1,115 @@
+"""Restoring a loader state on another number of ranks (elastic resume).
+
+A loader state says how far its rank got: ``step`` batches into epoch ``epoch`` of shard
+``shard_id`` of ``num_shards``. Ranks of a data-parallel job take their steps in lockstep, so one
+rank's state gives the progress of all: every shard has read the same number ``c`` of its rows, and
+because shards are dealt round-robin from one global order, the rows read are the prefix
+``[start, start + num_shards * c)`` of that order (see ``_engine/samplers/resumed.py``). The new
+ranks read the rest of the epoch from that position, dealt over their own count, and the epochs
+after it as usual. The position is kept in the loader state (``resume``), so a resumed loader can
+itself be saved and resumed again, on any count.
+
+What it needs, checked with an error naming the reason:
+
+* a pipeline whose delivered rows map to source rows by a fixed factor: the source, then ``map``,
+  ``project``, ``rename`` and ``batch`` with an int batch size (no filter, repeat, take, skip,
+  shuffle buffer, zip or concat, whose row counts or buffers belong to one rank);
+* a random-access source read in full (no ``num_samples``, no sampler): MindSpore's rule for
+  ``num_shards`` / ``shard_id`` deals its shuffled (or plain) order round-robin;
+* the same seed setting as the saving job (the state carries it; the shard orders follow it).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from headrace._engine.samplers import DistributedPlan, RandomPlan, SequentialPlan
+from headrace._engine.samplers.resumed import ResumedPassPlan
+from headrace._feed.shard import _CACHES, _copy_with_child, reshard
+from headrace.dataset._datasets import BatchDataset, MapDataset, PaddedBatchDataset, ProjectDataset, RenameDataset
+from headrace.dataset._sources.base import MappableDataset
+
+_ONE_TO_ONE = (MapDataset, ProjectDataset, RenameDataset)
+
+
+def source_rows_per_row(dataset: Any, who: str) -> tuple[int, bool, Any]:
+    """``(source rows per delivered row, drop_remainder of the last batch, the source dataset)``.
+
+    Raises:
+        ValueError: an operation between the source and the output changes the row count in a way
+            the state cannot trace back (its name is in the message).
+    """
+    per, drop, node = 1, False, dataset
+    while node.children:
+        if type(node) in (BatchDataset, PaddedBatchDataset):
+            if isinstance(node.batch_size, bool) or not isinstance(node.batch_size, int):
+                raise ValueError(f"{who}: a state restores on another number of ranks only when every batch has a "
+                                 "fixed size; this pipeline's batch size is a function.")
+            per *= node.batch_size
+            drop = drop or bool(node.drop_remainder)
+        elif not isinstance(node, _ONE_TO_ONE) or len(node.children) != 1:
+            raise ValueError(f"{who}: a state restores on another number of ranks only for a pipeline of a source "
+                             f"followed by map, project, rename and batch; {type(node).__name__} changes which rows "
+                             "each rank reads. Restore on the same number of ranks, into the same rank.")
+        node = node.children[0]
+    if not isinstance(node, MappableDataset):
+        raise ValueError(f"{who}: a state restores on another number of ranks only for a random-access source, "
+                         f"not {type(node).__name__}.")
+    return per, drop, node
+
+
+def global_order(unsharded: Any, num_shards: int, who: str) -> Any:
+    """The plan whose (unsharded) indices are the global order of a pass read on ``num_shards``."""
+    plan = _source_of(reshard(unsharded, num_shards, 0, who))._sampler_plan
+    if isinstance(plan, DistributedPlan):
+        if plan.offset != -1 or plan.num_samples_limit or not plan.even_dist:
+            raise ValueError(f"{who}: the source's sampler (offset or num_samples) cannot be dealt out again.")
+        return dataclasses.replace(plan, num_shards=1, shard_id=0)
+    if isinstance(plan, SequentialPlan) and not plan.start_index and not plan.num_samples_limit:
+        return plan
+    if isinstance(plan, RandomPlan) and not plan.replacement and not plan.num_samples_limit:
+        return plan
+    raise ValueError(f"{who}: the source reads through {type(plan).__name__} with its own row choice "
+                     "(num_samples, a sampler); only a source read in full restores on another number of ranks.")
+
+
+def _source_of(dataset: Any) -> Any:
+    while dataset.children:
+        dataset = dataset.children[0]
+    return dataset
+
+
+def resumed_position(saved: dict, step: int, per: int, drop: bool, num_rows: int) -> int:
+    """Global positions of the saved epoch read by all ranks together (``num_rows``: the epoch is over).
+
+    ``saved``: the state's ``num_shards``, ``epoch`` and ``resume`` (``{"pass", "start", "shards"}`` or None).
+    """
+    n, k = num_rows, saved["num_shards"]
+    resume = saved["resume"]
+    start = resume["start"] if resume is not None and resume["pass"] == saved["epoch"] else 0
+    if start == 0:
+        size = -(-n // k)
+    else:
+        size = -(-(n - start) // k)
+    read = min(step * per, size)
+    if drop and step == size // per:
+        read = size   # the rows left after the last full batch were dropped, not unread
+    return min(start + k * read, n)
+
+
+def with_resumed_pass(dataset: Any, order: Any, epoch: int, start: int, shard: tuple[int, int]) -> Any:
+    """A copy of the (resharded) ``dataset`` whose pass ``epoch`` reads from global position ``start``."""
+    chain, node = [], dataset
+    while node.children:
+        chain.append(node)
+        node = node.children[0]
+    then = node._sampler_plan
+    if isinstance(then, ResumedPassPlan):
+        then = then.then
+    twin = object.__new__(type(node))
+    twin.__dict__.update((k, v) for k, v in node.__dict__.items() if k not in _CACHES)
+    twin._sampler_plan = ResumedPassPlan(order, then, epoch, start, shard[0], shard[1])
+    out = twin
+    for parent in reversed(chain):
+        out = _copy_with_child(parent, out)
+    return out

@@ -1,0 +1,250 @@
+"""Elastic resume (issue 15): a loader state saved with N ranks restores on M ranks; every row not
+delivered before the save is delivered exactly once across the new ranks, and later epochs are the
+M-rank epochs."""
+import collections
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import headrace.dataset as ds
+from headrace._engine.samplers import SequentialPlan
+from headrace._engine.samplers.resumed import ResumedPassPlan
+from headrace._feed.shard import reshard
+from headrace._feed.stream import EpochReader
+from headrace._util.types import SampleContext
+
+
+def pipeline(n, batch, shuffle, drop=False):
+    ds.config.set_seed(7)
+    return ds.NumpySlicesDataset({"id": np.arange(n)}, shuffle=shuffle).map(lambda x: x + 0).batch(
+        batch, drop_remainder=drop)
+
+
+def reader(data, shards, shard_id):
+    sharded = reshard(data, shards, shard_id, "test") if shards > 1 else data
+    return EpochReader(sharded, None, lambda row: row, 2, (shards, shard_id), "test", data)
+
+
+def read(r, batches=None):
+    """ids of the next ``batches`` batches of the reader's current epoch (all: None)."""
+    out = []
+    for i, row in enumerate(r.epoch()):
+        out.append(row[0].tolist())
+        if batches is not None and i + 1 == batches:
+            break
+    return out
+
+
+def flat(batches):
+    return [x for b in batches for x in b]
+
+
+def test_the_resumed_pass_deals_the_rest_of_the_order_and_pads_from_what_was_read():
+    plan = ResumedPassPlan(SequentialPlan(), SequentialPlan(), pass_index=1, start=4, num_shards=3, shard_id=2)
+    ctx = SampleContext(10, 1, 0)
+    assert plan.indices(ctx).tolist() == [6, 9]             # positions 6, 9 of 4..9
+    assert ResumedPassPlan(SequentialPlan(), SequentialPlan(), 1, 5, 3, 2).indices(ctx).tolist() == [7, 0]
+    assert plan.indices(SampleContext(10, 0, 0)).tolist() == list(range(10))   # other passes: `then`
+    with pytest.raises(ValueError, match="start must be above 0"):
+        ResumedPassPlan(SequentialPlan(), SequentialPlan(), 1, 0, 3, 2)
+
+
+def test_two_ranks_to_three_with_shuffle_delivers_every_row_once():
+    data = pipeline(23, 2, shuffle=True)
+    old = [reader(data, 2, r) for r in range(2)]
+    got_old = [read(r, 3) for r in old]                     # 3 batches each: 12 rows
+    state = old[1].state()
+    new = [reader(data, 3, r) for r in range(3)]
+    for r in new:
+        r.load_state(state)
+    rest = [read(r) for r in new]
+    before, after = flat(flat(got_old)), [flat(b) for b in rest]
+    assert len(set(before)) == 12
+    # 11 rows left, dealt over 3 ranks: 4 each, the 12th a pad repeating a row read before the save
+    assert [len(a) for a in after] == [4, 4, 4]
+    assert sorted(set(before) | set(flat(after))) == list(range(23))
+    assert sorted(flat(after))[:-1] != sorted(set(flat(after)))   # one repeat ...
+    assert set(after[2][-1:]) <= set(before)                       # ... the pad of the last rank
+    assert len(json.dumps(new[0].state())) < 1024     # small: a position, not a list of rows
+    saved = json.loads(new[0].state()["resume"])
+    assert saved == {"pass": 0, "start": 12, "shards": 2}
+    # the epoch after is the 3-rank epoch a fresh job reads
+    fresh = [reader(data, 3, r) for r in range(3)]
+    for r in fresh:
+        r.set_epoch(1)
+    assert [read(r) for r in new] == [read(r) for r in fresh]
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 40), old=st.integers(1, 4), new=st.integers(1, 4), batch=st.integers(1, 5),
+       shuffle=st.booleans(), frac=st.floats(0, 1), saver=st.integers(0, 3))
+def test_any_rank_count_to_any_other_reads_each_unread_row_once(n, old, new, batch, shuffle, frac, saver):
+    data = pipeline(n, batch, shuffle)
+    readers = [reader(data, old, r) for r in range(old)]
+    steps = len(read(reader(data, old, 0)))                 # batches per old rank in an epoch
+    s = int(frac * steps)
+    before = flat(flat(read(r, s) if s else [] for r in readers))
+    state = readers[saver % old].state()
+    after = []
+    for k in range(new):
+        r = reader(data, new, k)
+        r.load_state(state)
+        after.append(flat(read(r)))
+    if not before:   # nothing read: the new ranks read the epoch as a fresh job on their count does
+        fresh = [reader(data, new, k) for k in range(new)]
+        assert after == [flat(read(r)) for r in fresh]
+        return
+    unread = set(range(n)) - set(before)
+    counts = collections.Counter(x for part in after for x in part)
+    assert {x for x in counts if x in unread} == unread              # every unread row is read
+    assert all(counts[x] == 1 for x in unread)                       # once
+    if unread:
+        assert max(map(len, after)) - min(map(len, after)) == 0      # all ranks read as many rows
+        assert set(counts) - unread <= set(before)                   # pads repeat rows already read
+
+
+def test_a_saved_resumed_loader_resumes_again_on_yet_another_count():
+    data = pipeline(30, 1, shuffle=True)
+    two = [reader(data, 2, r) for r in range(2)]
+    before = flat(flat(read(r, 4) for r in two))            # 8 rows
+    three = [reader(data, 3, r) for r in range(3)]
+    for r in three:
+        r.load_state(two[0].state())
+    middle = flat(flat(read(r, 2) for r in three))          # 6 more
+    state = three[2].state()
+    assert json.loads(state["resume"]) == {"pass": 0, "start": 8, "shards": 2}
+    one = reader(data, 1, 0)
+    one.load_state(state)
+    rest = flat(read(one))
+    assert sorted(before + middle + rest) == list(range(30))
+    # the same shard restores the resumed pass as it was saved
+    again = reader(data, 3, 2)
+    again.load_state(state)
+    whole = reader(data, 3, 2)
+    whole.load_state(two[0].state())
+    assert flat(read(again)) == flat(read(whole))[2:]   # shard 2's remainder after its 2 batches
+
+
+def test_an_epoch_read_to_its_end_restores_as_the_next_epoch():
+    data = pipeline(10, 2, shuffle=False, drop=True)
+    old = [reader(data, 2, r) for r in range(2)]
+    for r in old:
+        read(r, 2)                                          # 2 of 5 rows each in batches of 2: all full ones
+    new = reader(data, 1, 0)
+    new.load_state(old[0].state())
+    assert new.state()["epoch"] == 1 and new.state()["resume"] == "null"
+
+
+def test_a_pipeline_with_a_shuffle_buffer_restores_only_into_its_own_shard():
+    ds.config.set_seed(7)
+    data = ds.NumpySlicesDataset({"id": np.arange(20)}, shuffle=False).shuffle(4).batch(2)
+    old = reader(data, 2, 0)
+    read(old, 1)
+    with pytest.raises(ValueError, match="keeps a buffer of rows per rank"):
+        reader(data, 3, 0).load_state(old.state())
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: ds.NumpySlicesDataset({"id": np.arange(20)}, shuffle=False).filter(lambda x: x % 2 == 0),
+     "FilterDataset changes which rows each rank reads"),
+    (lambda: ds.NumpySlicesDataset({"id": np.arange(20)}, shuffle=False).batch(lambda info: 2),
+     "batch size is a function"),
+])
+def test_pipelines_whose_rows_cannot_be_traced_back_are_refused_by_name(make, message):
+    data = make()
+    old = reader(data, 2, 0)
+    read(old, 1)
+    target = reader(data, 3, 1)
+    with pytest.raises(ValueError, match=message):
+        target.load_state(old.state())
+    assert target.state()["iterator"] == "null"             # a refused state changes nothing
+
+
+def test_version_1_states_still_load_and_bad_resume_fields_are_named():
+    data = pipeline(10, 2, shuffle=False)
+    r = reader(data, 1, 0)
+    read(r, 1)
+    state = r.state()
+    v1 = {k: v for k, v in state.items() if k != "resume"} | {"version": 1}
+    fresh = reader(data, 1, 0)
+    fresh.load_state(v1)
+    assert flat(read(fresh)) == list(range(2, 10))
+    for bad in ('{"pass": 0, "start": 3}', '{"pass": -1, "start": 3, "shards": 1}', "[1]", "{"):
+        with pytest.raises(ValueError, match=r"state\['resume'\] must be the JSON"):
+            reader(data, 1, 0).load_state({**state, "resume": bad})
+    with pytest.raises(ValueError, match=r"state\['shard_id'\] is 2, not below"):
+        reader(data, 1, 0).load_state({**state, "num_shards": 2, "shard_id": 2})
+
+
+def test_a_state_of_another_pipeline_is_refused_on_any_shard():
+    old = reader(pipeline(20, 3, shuffle=False), 2, 0)
+    read(old, 1)
+    target = reader(pipeline(20, 4, shuffle=False), 3, 1)
+    with pytest.raises(ValueError, match="saved by shard 0 of 2 of another pipeline"):
+        target.load_state(old.state())
+
+
+ELASTIC_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import numpy as np, torch.distributed as dist, torch.distributed.checkpoint as dcp
+    import headrace.dataset as ds
+    from headrace.torch import Loader
+    store, rank, world, ckpt, phase = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+    dist.init_process_group("gloo", init_method="file://" + store, rank=rank, world_size=world)
+    ds.config.set_seed(3)
+    loader = Loader(ds.NumpySlicesDataset({"x": np.arange(29)}, shuffle=True).batch(2))
+    if phase == "save":
+        it = iter(loader)
+        got = [next(it)[0].tolist() for _ in range(3)]
+        dcp.save({"data": loader}, checkpoint_id=ckpt)
+        it.close()
+    else:
+        dcp.load({"data": loader}, checkpoint_id=ckpt)
+        got = [b[0].tolist() for b in loader]
+    gathered = [None] * world
+    dist.all_gather_object(gathered, got)
+    if rank == 0:
+        print(json.dumps(gathered))
+    loader.close()
+    dist.destroy_process_group()
+""")
+
+
+def run_ranks(tmp_path, world, phase):
+    script = tmp_path / "elastic.py"
+    script.write_text(ELASTIC_SCRIPT)
+    store = tmp_path / f"store-{phase}"
+    env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    procs = [subprocess.Popen([sys.executable, str(script), str(store), str(r), str(world),
+                               str(tmp_path / "ckpt"), phase], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for r in range(world)]
+    try:
+        outs = [p.communicate(timeout=300) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert [p.returncode for p in procs] == [0] * world, [o[1][-2000:] for o in outs]
+    return [flat(batches) for batches in json.loads(outs[0][0])]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_torch_distributed_checkpoint_of_two_ranks_resumes_on_three(tmp_path):
+    pytest.importorskip("torch.distributed.checkpoint")
+    before = run_ranks(tmp_path, 2, "save")        # 2 ranks x 3 batches of 2: 12 of 29 rows
+    after = run_ranks(tmp_path, 3, "load")          # 17 left: 6, 6, 6 (one pad) on 3 ranks
+    read_before = set(flat(before))
+    assert len(read_before) == 12
+    assert [len(a) for a in after] == [6, 6, 6]
+    rest = flat(after)
+    unread = set(range(29)) - read_before
+    assert sorted(x for x in rest if x in unread) == sorted(unread)
+    assert len([x for x in rest if x not in unread]) == 1 and set(rest) - unread <= read_before
