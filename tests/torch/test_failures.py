@@ -5,6 +5,7 @@ the device queue is full; framework imports before worker processes neither hang
 Each scenario runs in a subprocess with a hard timeout and reports what it saw as JSON."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -177,6 +178,11 @@ def test_a_killed_worker_with_a_full_device_queue_reaches_the_loop():
     """)
     assert report["error"] == "PipelineError"
     assert "map operation: [PyFunc]" in report["text"] and "killed by signal 9 (SIGKILL)" in report["text"]
+    # the task it died on is named: sample 41 is in it
+    found = re.search(r"running samples? (.+?) of pass 0", report["text"])
+    assert found, report["text"]
+    spans = [[int(x) for x in part.split(" to ")] for part in found[1].split(" or ")]
+    assert any(s[0] <= 41 <= s[-1] for s in spans) and all(s[-1] - s[0] < 64 for s in spans), found[0]
     assert report["got"] <= 20
     assert (report["children"], report["segments"], report["threads"]) == ([], [], [])
 

@@ -177,6 +177,7 @@ class ProcessPool:
                             for w in range(num_workers)]
         self._free = [list(range(MAX_DEPTH)) for _ in range(num_workers)]  # slot indices per worker
         self._slot_of: dict[int, int] = {}
+        self._span_of: dict[int, tuple[int, int, int]] = {}  # seq -> (pass, first sample, rows)
         self.last_seconds = 0.0
         self._workers: list[_Worker] = []
         if not _atexit_done:
@@ -359,10 +360,13 @@ class ProcessPool:
             try:
                 worker.task.send_bytes(pickle.dumps((seq, k, head, name, spans), protocol=5))
             except (OSError, ValueError):
+                # The worker is gone, but results it sent before may still wait in its pipe: the
+                # task counts as sent, and reading reaches the first result it never sent, where
+                # _receive reports the death with the task it died on.
                 self._check()
-                raise self._died(worker) from None
             free.remove(k)
             self._slot_of[seq] = k
+            self._span_of[seq] = (p, start, len(items))
             self._submitted = seq + 1
 
     def _receive_dropped(self) -> bool:
@@ -378,13 +382,14 @@ class ProcessPool:
     def _take(self, seq: int) -> tuple | None:
         """Receives result ``seq`` (the oldest) and frees its slot; None if its task was dropped."""
         worker = self._workers[seq % self.num_workers]
-        msg = self._receive(worker)
+        msg = self._receive(worker, seq)
         with self._lock:
             self._received = seq + 1
             _, head, name, spans, shm_full = msg
             if shm_full:
                 _warn_shm_full()
             k = self._slot_of.pop(seq)
+            self._span_of.pop(seq, None)
             key = (worker.index, k)
             size = shm.payload_bytes(head, spans)
             self._avg_bytes = size if not self._avg_bytes else 0.8 * self._avg_bytes + 0.2 * size
@@ -399,7 +404,8 @@ class ProcessPool:
                 # A writer killed just after sending is gone from /proc before its exit status
                 # arrives (the fork server reports it): wait for that status, up to JOIN_TIMEOUT.
                 if worker.exitcode(JOIN_TIMEOUT) is not None:
-                    raise self._died(worker) from None
+                    # it died in a task after the last result it sent (whose data died with it)
+                    raise self._died(worker, self._last_sent(worker, seq) + self.num_workers) from None
                 self._broken = PipelineError(self.name, f"the shared memory of worker process {worker.pid} "
                                              f"(worker {worker.index}) could not be opened: {e}")
                 self._broken.add_note("ds.config.set_enable_shared_mem(False) sends the data through pipes.")
@@ -435,7 +441,7 @@ class ProcessPool:
         if self._closed:
             raise PoolClosed
 
-    def _receive(self, worker: "_Worker") -> tuple:
+    def _receive(self, worker: "_Worker", seq: int) -> tuple:
         wait = None  # made after the first empty poll (not per result: this is the hot path)
         while True:
             with self._lock:
@@ -445,7 +451,7 @@ class ProcessPool:
                     data = worker.result.recv_bytes() if ready else None
                 except (EOFError, OSError):
                     self._check()
-                    raise self._died(worker) from None
+                    raise self._died(worker, seq) from None
             if data is not None:
                 msg = pickle.loads(data)
                 if msg[0] == "ready":
@@ -465,7 +471,7 @@ class ProcessPool:
                 with self._lock:
                     if worker.readable(0):
                         continue  # it wrote something before exiting; read that first
-                    raise self._died(worker)
+                    raise self._died(worker, seq)
             if wait is None:
                 wait = watchdog.ProcessWait(self.name, worker, self._timeout, self._worker_timeout, POLL)
             self._stalled(wait.poll())
@@ -476,7 +482,8 @@ class ProcessPool:
             self.close()
             raise err
 
-    def _died(self, worker: "_Worker") -> PipelineError:
+    def _died(self, worker: "_Worker", seq: int | None = None) -> PipelineError:
+        """The error for a worker that is gone; ``seq``: the task whose result it never sent."""
         code = worker.exitcode(wait=1.0)
         hint = None
         if code is None:
@@ -493,12 +500,40 @@ class ProcessPool:
                         "num_parallel_workers, a smaller batch or a smaller prefetch.")
         else:
             how = f"exited with code {code}"
+        index, at = self._task_of(seq)
         err = PipelineError(self.name, f"worker process {worker.pid} (worker {worker.index}) {how} while "
-                            "the pipeline was running.")
+                            f"the pipeline was running{at}.", index=index)
         if hint:
             err.add_note(hint)
         self._broken = detached(err)  # type: ignore[assignment]
         return err
+
+    @staticmethod
+    def _last_sent(worker: "_Worker", seq: int) -> int:
+        """The task of the last result a dead worker sent (``seq`` or a later one still in its pipe)."""
+        try:
+            while worker.readable(0):
+                msg = pickle.loads(worker.result.recv_bytes())
+                if type(msg[0]) is int:
+                    seq = msg[0]
+        except (EOFError, OSError, pickle.UnpicklingError):
+            pass
+        return seq
+
+    def _task_of(self, seq: int | None) -> tuple[int | None, str]:
+        """``(sample index, text)`` naming what a dead worker was running: task ``seq``, the first
+        whose result it never sent, or its next one, since a worker holds the result of a quick task
+        back to send it with the next (process_wire.HOLD_SECONDS). The index is given when that
+        leaves one sample."""
+        spans = [self._span_of.get(s) for s in (seq, None if seq is None else seq + self.num_workers)]
+        spans = [sp for sp in spans if sp is not None]
+        if seq is None or seq in self._dropped or not spans:
+            return None, ""
+        p = spans[0][0]
+        names = [f"{first}" if rows == 1 else f"{first} to {first + rows - 1}" for _, first, rows in spans]
+        if len(spans) == 1 and spans[0][2] == 1:
+            return spans[0][1], f", running sample {names[0]} of pass {p}"
+        return None, f", running samples {' or '.join(names)} of pass {p}"
 
     # ---- shutdown (see NOTE [ worker shutdown ]) --------------------------------------------
     def close(self) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -78,6 +79,12 @@ def boom_at_5(x):
 
 def slow(x):
     time.sleep(0.02)
+    return x
+
+
+def die_at_7(x):
+    if int(x.flat[0]) == 7:
+        os.kill(os.getpid(), signal.SIGKILL)
     return x
 
 
@@ -518,3 +525,22 @@ def test_close_does_not_hang_on_a_sender_blocked_by_a_full_pipe(monkeypatch):
     t0 = time.monotonic()
     run.close()
     assert time.monotonic() - t0 < 8
+
+
+@pytest.mark.parametrize("batch", [1, 4])
+def test_a_killed_worker_names_the_samples_it_was_running(batch):
+    run = PipelineRun(pipeline(n=40, workers=2, procs=True, fn=die_at_7, batch=batch), 1, opts())
+    try:
+        with pytest.raises(RuntimeError) as e:
+            while True:
+                run.next_row()
+    finally:
+        run.close()
+    msg = str(e.value)
+    assert "was killed by signal 9 (SIGKILL)" in msg, msg
+    # worker 1 runs tasks 1, 3, 5, 7, ...: it died in the task holding sample 7, or the result of
+    # the task before it (quick: held back to travel with the next) is missing too
+    one = {1: ["7", "5 or 7", "7 or 9"], 4: ["4 to 7", "4 to 7 or 12 to 15"]}[batch]
+    said = re.search(r"running samples? (.+) of pass 0\.", msg)
+    assert said and said[1] in one, msg
+    assert e.value.index == (7 if said[1] == "7" else None)
