@@ -20,13 +20,13 @@ import platform
 import subprocess
 import sys
 
-from . import envs, harness, report, suite, w1, w2, w3, wtext
+from . import envs, harness, report, suite, w1, w2, w3, wfeed, wtext
 
 OUT = os.path.join(harness.ROOT, "benchmarks", "_out")
 DATA = os.path.join(harness.ROOT, "benchmarks", "_data")
-WORKLOADS = ["w1", "w2", "w3", "limits", "text"]
-QUICK = {"w1": 5_120, "w2": w2.QUICK_COUNT, "w3": 500, "text": 2_000}
-FULL = {"w1": w1.N, "w2": w2.COUNT, "w3": w3.ROWS, "text": wtext.N}
+WORKLOADS = ["w1", "w2", "w3", "limits", "text", "feed"]
+QUICK = {"w1": 5_120, "w2": w2.QUICK_COUNT, "w3": 500, "text": 2_000, "feed": wfeed.QUICK_STEPS}
+FULL = {"w1": w1.N, "w2": w2.COUNT, "w3": w3.ROWS, "text": wtext.N, "feed": wfeed.STEPS}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -44,6 +44,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--w2-images", type=int, default=None)
     p.add_argument("--w3-rows", type=int, default=None)
     p.add_argument("--text-reviews", type=int, default=None)
+    p.add_argument("--feed-steps", type=int, default=None)
     p.add_argument("--data", default=DATA, help="data root (generated once, reused)")
     p.add_argument("--out", default=OUT)
     p.add_argument("--timeout", type=float, default=1800, help="seconds per run")
@@ -64,7 +65,8 @@ def parse_args(argv=None) -> argparse.Namespace:
             p.error(f"unknown system {x!r}; pick from {list(suite.SYSTEMS)}")
     base = QUICK if a.quick else FULL
     a.sizes = {"w1": a.w1_rows or base["w1"], "w2": a.w2_images or base["w2"],
-               "w3": a.w3_rows or base["w3"], "text": a.text_reviews or base["text"]}
+               "w3": a.w3_rows or base["w3"], "text": a.text_reviews or base["text"],
+               "feed": a.feed_steps or base["feed"]}
     a.sizes["limits"] = a.sizes["w2"]
     if a.epochs is None:
         a.epochs = 1 if a.quick else 3

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import w1, w2
+from .. import w1, w2, wfeed
 from ..harness import Unavailable, import_or_unavailable, pin_opencv, runner_main, time_epochs
 
-VARIANTS = ("threads", "mp_prefetch")
+VARIANTS = ("threads", "mp_prefetch", "device_put")
 SEED = 1
 
 
@@ -72,10 +72,28 @@ def pipeline(grain, a, epoch: int):
     raise Unavailable(f"the Grain runner runs w1 and w2, not {a.workload}")
 
 
+def run_feed(grain, a) -> dict:
+    """The feed workload through Grain's JAX path: a 1-thread prefetch, then device_put."""
+    jax = import_or_unavailable("jax")
+    steps = a.items or wfeed.STEPS
+
+    def make_iter():
+        ds = grain.MapDataset.range(steps).map(wfeed.make_batch)
+        ds = ds.to_iter_dataset(grain.ReadOptions(num_threads=max(1, a.workers), prefetch_buffer_size=2))
+        return grain.experimental.device_put(ds, jax.devices("cpu")[0], cpu_buffer_size=2,
+                                             device_buffer_size=2)
+
+    res = wfeed.time_loops(make_iter, steps, a.epochs, a.warmup)
+    res["versions"] = {"grain": _version(), "jax": jax.__version__}
+    return res
+
+
 def run(a) -> dict:
     grain = import_or_unavailable("grain")
     from absl import flags   # grain reads absl flags (mp_prefetch); the runner has its own argv
     flags.FLAGS.mark_as_parsed()
+    if a.workload == "feed":
+        return run_feed(grain, a)
     if a.variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, not {a.variant!r}")
     epochs = iter(range(1 << 30))

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from .. import w1, w2, w3, wtext
+from .. import w1, w2, w3, wfeed, wtext
 from ..harness import Unavailable, import_or_unavailable, runner_main, time_calls, time_epochs
 
 
@@ -205,8 +205,24 @@ def run_text(a) -> dict:
     return time_epochs(make_iter, lambda b: (len(b[0]), 0), a.epochs, a.warmup, lambda b: wtext.check_batch(b[0]))
 
 
+def run_feed(a) -> dict:
+    if a.module != "headrace":
+        raise Unavailable("the feed workload runs headrace's framework loaders")
+    ds = api(a.module, "dataset")
+    steps = a.items or wfeed.STEPS
+    data = ds.GeneratorDataset(wfeed.Indices(steps), ["i"], shuffle=False)
+    data = data.map(wfeed.make_batch, input_columns=["i"], num_parallel_workers=max(1, a.workers))
+    if a.variant == "headrace.torch":
+        from headrace.torch import Loader
+    elif a.variant == "headrace.jax":
+        from headrace.jax import Loader  # type: ignore[no-redef]
+    else:
+        raise ValueError(f"unknown feed variant {a.variant!r}")
+    return wfeed.time_loops(lambda: Loader(data), steps, a.epochs, a.warmup)
+
+
 def run(a) -> dict:
-    fn = {"w1": run_w1, "w2": run_w2, "w3": run_w3, "text": run_text}[a.workload]
+    fn = {"w1": run_w1, "w2": run_w2, "w3": run_w3, "text": run_text, "feed": run_feed}[a.workload]
     res = fn(a)
     res["versions"] = versions(a.module)
     return res

@@ -10,7 +10,7 @@ import random
 
 import numpy as np
 
-from .. import w1, w2
+from .. import w1, w2, wfeed
 from ..harness import import_or_unavailable, pin_opencv, runner_main, time_epochs
 
 class W1Rows:
@@ -44,6 +44,19 @@ class W2Files:
         return self.chain(buf, random), label
 
 
+class FeedBatches:
+    """Map-style dataset whose item i is the feed workload's batch i (made in the worker)."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return wfeed.make_batch(i)
+
+
 def worker_init(_worker_id: int) -> None:
     pin_opencv()
 
@@ -60,8 +73,14 @@ def run(a) -> dict:
         chain = w2.chain_cv2 if a.variant == "OpenCV" else w2.chain_pil
         dataset, batch, shuffle = W2Files(files, chain), w2.BATCH, True
         check = lambda b: w2.check_batch(b[0].numpy(), b[1].numpy())  # noqa: E731
+    elif a.workload == "feed":
+        steps = a.items or wfeed.STEPS
+        loader = DataLoader(FeedBatches(steps), batch_size=None, num_workers=max(1, workers), prefetch_factor=2)
+        res = wfeed.time_loops(lambda: loader, steps, a.epochs, a.warmup)
+        res["versions"] = {"torch": torch.__version__, "numpy": np.__version__}
+        return res
     else:
-        raise ValueError(f"torch runs w1 and w2, not {a.workload}")
+        raise ValueError(f"torch runs w1, w2 and feed, not {a.workload}")
 
     def make_iter():
         return iter(DataLoader(dataset, batch_size=batch, shuffle=shuffle, num_workers=workers,

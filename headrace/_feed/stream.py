@@ -161,6 +161,11 @@ class EpochReader:
             if not finished:
                 self._abandoned = reading
 
+    def interrupt(self) -> None:
+        """Stops the device queue of the epoch being read, waking a thread waiting on it (its
+        ``get`` raises); the epoch counts as left early."""
+        self._res.stop_feeder()
+
     def mark(self, state: Any) -> None:
         """The training loop has received the batch (or the end) that carried ``state``."""
         self._state = state

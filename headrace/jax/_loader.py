@@ -1,7 +1,6 @@
 """``headrace.jax.Loader``: a headrace dataset as JAX arrays, with a CPU and a device buffer."""
 from __future__ import annotations
 
-import collections
 from typing import Any
 
 import jax
@@ -10,10 +9,10 @@ import numpy as np
 from headrace._feed.args import check_epoch, check_source
 from headrace._feed.shard import reshard
 from headrace._feed.stream import EpochReader
+from headrace._util.device_queue import Feeder
 
 MAX_BUFFER = 1024
 _ARRAY_KINDS = frozenset("biufc")
-_END = object()
 
 
 def _check_buffer(value: Any, name: str) -> int:
@@ -50,9 +49,10 @@ class Loader:
         as_dict (bool, optional): batches as {column: array} dicts. Default: False.
         sharding (jax.sharding.Sharding, optional): build global arrays with it. Default: None.
         device (jax.Device, optional): the device for the arrays (not with ``sharding``). Default: None.
-        cpu_buffer (int, optional): batches read ahead on the host, 1 to 1024. Default: 2.
-        device_buffer (int, optional): batches dispatched to the devices ahead, 1 to 1024
-            (1: none ahead). Default: 2.
+        cpu_buffer (int, optional): NumPy batches read ahead on the host by one thread, 1 to 1024.
+            Default: 2.
+        device_buffer (int, optional): batches another thread has dispatched to the devices ahead
+            of the loop, 1 to 1024. Default: 2.
         shard (bool, optional): read this process's shard when there are several. Default: True.
 
     Examples:
@@ -95,24 +95,34 @@ class Loader:
         return value
 
     def __iter__(self):
-        buffered: collections.deque = collections.deque()
-        reader, put, names, as_dict = self._reader, self._put, self._columns, self._as_dict
-        for kind, row, state in reader.epoch(mark=False):
+        # Two threads: the reader's (the CPU buffer: NumPy batches read ahead) and the device
+        # thread below, which dispatches each batch to the devices and holds ``device_buffer`` of
+        # them, so that the training loop pays neither the read nor the put.
+        reader, names, as_dict = self._reader, self._columns, self._as_dict
+        host = reader.epoch(mark=False)
+
+        def pull() -> tuple:
+            kind, row, state = next(host)
             if kind == "end":
-                buffered.append((_END, state))
-                break
-            arrays = [put(v) for v in row]  # dispatched: the copies run while earlier batches train
-            buffered.append((dict(zip(names, arrays)) if as_dict else arrays, state))
-            if len(buffered) >= self._device_buffer:
-                value, st = buffered.popleft()
-                reader.mark(st)
-                yield value
-        while buffered:
-            value, st = buffered.popleft()
-            reader.mark(st)
-            if value is _END:
-                return
-            yield value
+                raise StopIteration(state)
+            return row, state
+
+        device = Feeder(pull, self._put_row, self._device_buffer, "headrace.jax.Loader device buffer")
+        try:
+            while True:
+                kind, arrays, state = device.get()
+                reader.mark(state)
+                if kind == "end":
+                    return
+                yield dict(zip(names, arrays)) if as_dict else arrays
+        finally:
+            if not device.stop(timeout=0.5):  # its thread waits on the CPU buffer: stop that first
+                reader.interrupt()
+                device.stop()
+            host.close()
+
+    def _put_row(self, row: list) -> list:
+        return [self._put(v) for v in row]  # dispatched: the copies run while earlier batches train
 
     def __len__(self):
         """Batches per epoch (of this process's shard)."""

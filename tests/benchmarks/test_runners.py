@@ -14,7 +14,7 @@ from benchmarks import envs, report, suite, w1, w2
 
 from .test_data import synthetic_photos
 
-TINY = ["--w1-rows", "512", "--w2-images", "16", "--w3-rows", "12", "--epochs", "1",
+TINY = ["--w1-rows", "512", "--w2-images", "16", "--w3-rows", "12", "--feed-steps", "40", "--epochs", "1",
         "--warmup", "0", "--no-setup", "--timeout", "300"]
 
 
@@ -97,6 +97,19 @@ def test_dali_runner(data, tmp_path):
     assert_ran(results)
     # DALI fills every batch: the 16 images of one epoch come as one batch of 128.
     assert [r["epochs"][0]["items"] for r in results] == [128, 128]
+
+
+def test_feed_runner_measures_the_loops_waits(data, tmp_path):
+    pytest.importorskip("torch")
+    results = run(data, tmp_path, "-s", "headrace", "-w", "feed", "--variant", "headrace.torch")
+    assert_ran(results)
+    (r,) = results
+    (epoch,) = r["epochs"]
+    assert epoch["items"] == 40                              # --feed-steps 40
+    assert 0 <= epoch["wait_fraction"] < 1 and epoch["first_wait_s"] > 0
+    report.add_summaries(results)
+    md = report.feed_waits(results)
+    assert md.splitlines()[-1].startswith("| headrace | headrace.torch | ")
 
 
 def test_batch_bytes_counts_arrays_of_tuples_and_dicts():

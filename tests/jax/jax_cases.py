@@ -42,6 +42,33 @@ def test_batches_are_jax_arrays_and_text_stays_numpy():
     assert all(b[0].devices() == {device} for b in placed)
 
 
+def test_device_puts_run_on_the_device_thread_not_the_loop(monkeypatch):
+    import threading
+    threads = []
+    real = jax.device_put
+
+    def spy(x, device=None):
+        threads.append(threading.current_thread().name)
+        return real(x, device)
+
+    monkeypatch.setattr(jax, "device_put", spy)
+    got = [b[0].tolist() for b in Loader(numbers(), columns=["x"])]
+    assert got == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert threads == ["headrace.jax.Loader device buffer"] * 3
+
+
+def test_leaving_early_stops_both_threads():
+    import threading
+    loader = Loader(numbers(n=40, batch=2), columns=["x"], cpu_buffer=2, device_buffer=2)
+    for i, b in enumerate(loader):
+        if i == 1:
+            break
+    names = [t.name for t in threading.enumerate()]
+    assert not [n for n in names if "headrace.jax.Loader" in n], names
+    assert [b[0].tolist() for b in loader][:1] == [[0, 1]]   # reading again works: a fresh epoch
+    loader.close()
+
+
 @pytest.mark.parametrize("cpu_buffer, device_buffer", [(1, 1), (2, 3), (4, 8)])
 def test_state_counts_only_delivered_batches(cpu_buffer, device_buffer):
     ds.config.set_seed(9)
