@@ -238,3 +238,49 @@ def test_orbax_handler_saves_and_restores_the_loader(tmp_path):
         ckpt.restore(tmp_path / "step1", args=LoaderRestore(object()))
     loader.close()
     fresh.close()
+
+
+ELASTIC_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import jax
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(coordinator_address="127.0.0.1:" + sys.argv[2], num_processes=2,
+                               process_id=int(sys.argv[1]))
+    import numpy as np, headrace.dataset as ds
+    from headrace.jax import Loader
+    ds.config.set_seed(4)
+    loader = Loader(ds.NumpySlicesDataset({"x": np.arange(21)}, shuffle=True).batch(2))
+    it = iter(loader)
+    got = [next(it)[0].tolist() for _ in range(2)]
+    print(json.dumps({"got": got, "state": loader.state_dict()}))
+    it.close()
+    loader.close()
+    jax.distributed.shutdown()
+""")
+
+
+def test_a_state_of_two_jax_processes_restores_in_one(tmp_path):
+    script = tmp_path / "elastic.py"
+    script.write_text(ELASTIC_SCRIPT)
+    port = str(_free_port())
+    run_env = env() | {"JAX_PLATFORMS": "cpu"}
+    procs = [subprocess.Popen([sys.executable, str(script), str(i), port], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=run_env) for i in range(2)]
+    try:
+        outs = [p.communicate(timeout=240) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    reports = [json.loads(o[0].strip().splitlines()[-1]) for o in outs]
+    before = [x for r in reports for b in r["got"] for x in b]          # 2 processes x 2 batches of 2
+    assert len(set(before)) == 8
+    ds.config.set_seed(4)
+    one = Loader(ds.NumpySlicesDataset({"x": np.arange(21)}, shuffle=True).batch(2))
+    one.load_state_dict(reports[1]["state"])                           # either process's state
+    rest = [x for b in one for x in b[0].tolist()]
+    assert sorted(before + rest) == list(range(21))                    # the 13 others, once each
+    assert json.loads(one.state_dict()["resume"]) == {"pass": 0, "start": 8, "shards": 2}
+    one.close()
