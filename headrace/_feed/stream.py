@@ -90,6 +90,8 @@ class EpochReader:
         self._in_epoch = False  # an epoch() generator is running (not finished)
         self._abandoned: int | None = None  # the epoch last left before its end
         self._base: dict = {}  # the iterator's state when the epoch being read started
+        self._early: Feeder | None = None  # started by prestart() for epoch _early_epoch
+        self._early_epoch = 0
         self.stats = None
 
     # ---- epochs ---------------------------------------------------------------------------
@@ -102,17 +104,41 @@ class EpochReader:
                 it._run.start_at(self._next_epoch, 0)  # as an uninterrupted run would start this epoch
         return it
 
+    def prestart(self) -> None:
+        """Starts reading the epoch the next ``epoch()`` reads, so that its first batches are ready
+        when the training loop asks (a loader calls it when made, after ``set_epoch`` and
+        ``load_state``, and when an epoch ends). Does nothing while an epoch is read or after one
+        was left early (the next epoch() decides where to go on)."""
+        if self._in_epoch or self._res.feeder is not None or self._abandoned is not None:
+            return
+        it = self._open()
+        run = it._run
+        self._base = run.get_state()
+        self._early_epoch = run.epoch
+        self._res.feeder = self._early = Feeder(_puller(it, run), self._transfer, self._depth,
+                                                f"{self._name} device queue")
+        self.stats = self._early.stats
+
+    def _early_feeder(self) -> Feeder | None:
+        """The feeder prestart() started, while it is still this reader's and unread."""
+        early = self._early
+        return early if early is not None and early is self._res.feeder else None
+
     def set_epoch(self, epoch: int) -> None:
         if self._in_epoch:
             raise RuntimeError(f"{self._name}.set_epoch: called while an epoch is being read; call it before "
                                "iterating over the loader.")
+        if self._early_feeder() is not None and self._early_epoch == epoch and not self._base.get("step"):
+            return
         it = self._res.iterator
-        if it is not None and it._run.epoch == epoch and it._run.step == 0:
+        if it is not None and it._run.epoch == epoch and it._run.step == 0 and self._res.feeder is None:
+            self.prestart()
             return
         self._res.close()
         self._next_epoch = epoch
         self._state = None
         self._abandoned = None
+        self.prestart()
 
     def epoch(self, mark: bool = True):
         """A generator over the batches of one epoch (transferred values).
@@ -130,13 +156,17 @@ class EpochReader:
             self._res.close()
             self._state = None
         self._abandoned = None
-        it = self._open()
-        run = it._run
-        reading = run.epoch
-
-        self._base = run.get_state()
-        self._res.feeder = feeder = Feeder(_puller(it, run), self._transfer, self._depth,
-                                           f"{self._name} device queue")
+        feeder = self._early_feeder()
+        self._early = None
+        if feeder is not None:
+            reading = self._early_epoch
+        else:
+            it = self._open()
+            run = it._run
+            reading = run.epoch
+            self._base = run.get_state()
+            self._res.feeder = feeder = Feeder(_puller(it, run), self._transfer, self._depth,
+                                               f"{self._name} device queue")
         self.stats = feeder.stats
         self._in_epoch = True
         finished = False
@@ -160,6 +190,8 @@ class EpochReader:
                 self._res.stop_feeder()
             if not finished:
                 self._abandoned = reading
+            else:
+                self.prestart()  # the next epoch's first batches, while the loop does its epoch's end
 
     def interrupt(self) -> None:
         """Stops the device queue of the epoch being read, waking a thread waiting on it (its
@@ -178,13 +210,17 @@ class EpochReader:
 
     def state(self) -> dict:
         it = self._res.iterator
+        next_epoch = self._next_epoch
         if self._state is not None:
             iterator = json.dumps(self._full(self._state))
+        elif self._early_feeder() is not None:  # the run is ahead: the state is where it started
+            iterator = json.dumps(self._base) if self._base.get("step") else "null"
+            next_epoch = self._early_epoch
         elif it is not None and not self._in_epoch:
             iterator = json.dumps(it.get_state())
         else:
             iterator = "null"
-        epoch = json.loads(iterator)["epoch"] if iterator != "null" else self._next_epoch
+        epoch = json.loads(iterator)["epoch"] if iterator != "null" else next_epoch
         return {"format": FORMAT, "version": VERSION, "num_shards": self._shard[0], "shard_id": self._shard[1],
                 "epoch": epoch, "iterator": iterator, "resume": json.dumps(self._resume)}
 
@@ -218,6 +254,7 @@ class EpochReader:
         self._next_epoch = epoch
         self._state = iterator
         self._abandoned = None
+        self.prestart()
 
     def _elsewhere(self, st: dict, name: str) -> tuple[dict | None, int, dict | None]:
         """``(resume, epoch, iterator state)`` on this shard for a state saved by another shard or

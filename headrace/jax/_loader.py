@@ -86,6 +86,7 @@ class Loader:
         self._as_dict = as_dict
         self._reader = EpochReader(dataset, columns, _host, cpu_buffer, (count, index), "headrace.jax.Loader",
                                    unsharded)
+        self._reader.prestart()  # the first batches are read while the training loop is being set up
 
     def _put(self, value: Any) -> Any:
         if isinstance(value, np.ndarray) and value.dtype.kind in _ARRAY_KINDS:

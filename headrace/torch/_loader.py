@@ -79,6 +79,7 @@ class Loader:
         self._transfer = Transfer(device, pin_memory)
         self._reader = EpochReader(dataset, columns, self._transfer, queue_depth, (world, rank),
                                    "headrace.torch.Loader", unsharded)
+        self._reader.prestart()  # the first batches are read while the training loop is being set up
 
     @property
     def device(self):

@@ -1,5 +1,6 @@
 """headrace.torch.Loader: tensors, epochs, set_epoch, checkpoints, device placement, arguments."""
 import json
+import time
 import subprocess
 import sys
 import warnings
@@ -275,3 +276,33 @@ def test_dataset_must_be_a_headrace_dataset():
 def test_unknown_column_is_reported():
     with pytest.raises(ValueError, match="Invalid column"):
         list(Loader(numbers(), columns=["nope"]))
+
+
+def _wait_for(cond, what, seconds=60):
+    deadline = time.monotonic() + seconds
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+def test_a_loader_reads_its_first_batches_before_the_loop_asks():
+    seen = []
+
+    def note(x):
+        seen.append(int(x))
+        return x
+
+    data = ds.NumpySlicesDataset({"x": np.arange(12)}, shuffle=False).map(note, input_columns="x").batch(3)
+    loader = Loader(data, queue_depth=2)
+    _wait_for(lambda: loader.status()["have_sent"] >= 1, "a batch ready before iterating")
+    assert seen[:3] == [0, 1, 2]
+    assert loader.state_dict()["iterator"] == "null"         # the state counts batches received only
+    loader.set_epoch(0)                                       # the epoch being read ahead: kept
+    assert [b[0].tolist() for b in loader] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]]
+    assert seen[:12] == list(range(12))                       # each row read once, no restart
+    # at the end of an epoch the next one is read ahead as well
+    _wait_for(lambda: loader.status()["have_sent"] >= 1, "the next epoch's first batch")
+    assert json.loads(loader.state_dict()["iterator"])["epoch"] == 1
+    loader.set_epoch(5)                                       # another epoch: read ahead from its start
+    assert [b[0].tolist() for b in loader][0] == [0, 1, 2]
+    loader.close()
