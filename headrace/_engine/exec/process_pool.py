@@ -525,9 +525,10 @@ class ProcessPool:
         whose result it never sent, or its next one, since a worker holds the result of a quick task
         back to send it with the next (process_wire.HOLD_SECONDS). The index is given when that
         leaves one sample."""
-        spans = [self._span_of.get(s) for s in (seq, None if seq is None else seq + self.num_workers)]
-        spans = [sp for sp in spans if sp is not None]
-        if seq is None or seq in self._dropped or not spans:
+        if seq is None or seq in self._dropped:
+            return None, ""
+        spans = [sp for sp in (self._span_of.get(s) for s in (seq, seq + self.num_workers)) if sp is not None]
+        if not spans:
             return None, ""
         p = spans[0][0]
         names = [f"{first}" if rows == 1 else f"{first} to {first + rows - 1}" for _, first, rows in spans]
