@@ -117,7 +117,6 @@ class EpochReader:
         self._early_epoch = run.epoch
         self._res.feeder = self._early = Feeder(_puller(it, run), self._transfer, self._depth,
                                                 f"{self._name} device queue")
-        self.stats = self._early.stats
 
     def _early_feeder(self) -> Feeder | None:
         """The feeder prestart() started, while it is still this reader's and unread."""

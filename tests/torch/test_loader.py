@@ -294,14 +294,16 @@ def test_a_loader_reads_its_first_batches_before_the_loop_asks():
 
     data = ds.NumpySlicesDataset({"x": np.arange(12)}, shuffle=False).map(note, input_columns="x").batch(3)
     loader = Loader(data, queue_depth=2)
-    _wait_for(lambda: loader.status()["have_sent"] >= 1, "a batch ready before iterating")
+    _wait_for(lambda: len(seen) >= 3, "a batch read before iterating")
     assert seen[:3] == [0, 1, 2]
+    assert loader.status()["have_sent"] == 0                 # the status is that of epochs iterated
     assert loader.state_dict()["iterator"] == "null"         # the state counts batches received only
     loader.set_epoch(0)                                       # the epoch being read ahead: kept
     assert [b[0].tolist() for b in loader] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]]
     assert seen[:12] == list(range(12))                       # each row read once, no restart
     # at the end of an epoch the next one is read ahead as well
-    _wait_for(lambda: loader.status()["have_sent"] >= 1, "the next epoch's first batch")
+    _wait_for(lambda: len(seen) >= 15, "the next epoch's first batch")
+    assert loader.status()["have_sent"] == 4                 # still the epoch iterated last
     assert json.loads(loader.state_dict()["iterator"])["epoch"] == 1
     loader.set_epoch(5)                                       # another epoch: read ahead from its start
     assert [b[0].tolist() for b in loader][0] == [0, 1, 2]
