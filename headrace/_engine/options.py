@@ -30,6 +30,9 @@ class Options:
     # the decode limits: carried to worker processes, published to headrace._image.limits
     max_image_pixels: int | None = _image_limits.DEFAULT_MAX_IMAGE_PIXELS  # None: no limit
     strict_decode: bool = False                 # a JPEG whose data ends early: error, not warning
+    # every op in the thread that reads the pipeline: no worker threads or processes, no
+    # prefetch thread (the dataset layer's debug mode)
+    serial: bool = False
 
 
 _lock = threading.Lock()

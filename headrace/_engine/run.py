@@ -66,6 +66,8 @@ class PipelineRun:
         self.num_epochs = num_epochs
         self._plan = plan
         self._prefetch_size = self.options.prefetch_size if prefetch is None else prefetch
+        if self.options.serial:
+            self._prefetch_size = 0  # everything in the reading thread
         self._pools = PoolRegistry()
         self._prefetcher: Prefetcher | None = None
         self._failed: BaseException | None = None

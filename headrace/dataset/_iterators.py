@@ -10,6 +10,7 @@ from headrace._engine.run import PipelineRun
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_type
 from headrace.dataset._init_step import start_at_init_step
 from headrace.dataset._tensor import Tensor
+from headrace.dataset.core import config as _config
 
 __all__ = ["DictIterator", "ITERATORS_LIST", "Iterator", "IteratorReleasedError", "TupleIterator"]
 
@@ -107,6 +108,7 @@ class Iterator:
         self._objects = None
         # The run releases its workers and buffers on stop(), or by its own finalizer once it is
         # dropped with this iterator; nothing here (no finalizer, no __del__) holds it longer.
+        _config._debug_before_run()
         self._run = PipelineRun(dataset._plan, num_epochs)
         start_at_init_step(self._run, dataset, num_epochs)
         self._ref = weakref.ref(self, _forget)

@@ -185,37 +185,44 @@ def plan_stage(node: P.Node, options: Any) -> StagePlan | None:
     chain: list[P.Node] = []  # top first
     fmode: tuple[bool, int] | None = None  # (processes, workers) of the function members
     n = node
+    serial = getattr(options, "serial", False)
     if type(n) is P.BatchNode:
         chain.append(n)
         if n.per_batch_map is not None:
-            fmode = (bool(getattr(n, "processes", False)), n.num_workers)
+            fmode = _fmode(n, serial)
         n = n.children[0]
         if type(n) is P.FilterNode:
-            return _finish(chain, n, fmode)
+            return _finish(chain, n, fmode, serial)
     elif type(n) is P.FilterNode:
         chain.append(n)
-        fmode = (bool(getattr(n, "processes", False)), n.num_workers)
+        fmode = _fmode(n, serial)
         n = n.children[0]
-    while type(n) is P.MapNode:
-        m = (bool(n.processes), n.num_workers)
+    while type(n) is P.MapNode and getattr(n, "hooks", None) is None:
+        m = _fmode(n, serial)
         if fmode is not None and m != fmode:
             break
         fmode = m
         chain.append(n)
         n = n.children[0]
-    if type(n) is P.RandomAccessNode and _source_joins(n, fmode, options):
+    if type(n) is P.RandomAccessNode and (serial or _source_joins(n, fmode, options)):
         chain.append(n)
-        return _finish(chain, None, fmode)
+        return _finish(chain, None, fmode, serial)
     if not chain:
         return None
-    return _finish(chain, n, fmode)
+    return _finish(chain, n, fmode, serial)
 
 
-def _finish(chain: list[P.Node], parent: P.Node | None, fmode: tuple[bool, int] | None) -> StagePlan:
+def _fmode(n: P.Node, serial: bool) -> tuple[bool, int]:
+    """(processes, workers) of a function member; one worker of no kind in a serial run."""
+    return (False, 1) if serial else (bool(getattr(n, "processes", False)), n.num_workers)  # type: ignore[attr-defined]
+
+
+def _finish(chain: list[P.Node], parent: P.Node | None, fmode: tuple[bool, int] | None,
+            serial: bool = False) -> StagePlan:
     nodes = chain[::-1]
     if fmode is None:
         src = nodes[0] if type(nodes[0]) is P.RandomAccessNode else None
-        if src is None:
+        if src is None or serial:
             return StagePlan(nodes, parent, INLINE, 1)
         w = src.num_workers
         if w <= 1 or getattr(src, "processes", None) is not True:
