@@ -33,6 +33,7 @@ class Options:
     # every op in the thread that reads the pipeline: no worker threads or processes, no
     # prefetch thread (the dataset layer's debug mode)
     serial: bool = False
+    hooks: bool = True  # call maps' row hooks (False: runs that only peek at the rows, like size getters)
 
 
 _lock = threading.Lock()

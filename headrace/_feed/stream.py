@@ -21,6 +21,7 @@ import weakref
 from typing import Any, Callable
 
 from headrace._util.device_queue import Feeder
+from headrace.dataset.callback import TrainSync
 
 FORMAT = "headrace.loader"
 VERSION = 1
@@ -78,6 +79,10 @@ class EpochReader:
         self._abandoned: int | None = None  # the epoch last left before its end
         self._base: dict = {}  # the iterator's state when the epoch being read started
         self.stats = None
+        # The training side of the pipeline's WaitedDSCallbacks (None without any): a step ends
+        # when the loop asks for the next batch, an epoch when it reaches the end.
+        sync = TrainSync(dataset)
+        self.sync: TrainSync | None = sync if sync.callbacks else None
 
     # ---- epochs ---------------------------------------------------------------------------
     def _open(self) -> Any:
@@ -139,10 +144,18 @@ class EpochReader:
                 self._state = state
                 if kind == "end":
                     finished = True
+                    if self.sync is not None:
+                        self.sync.epoch_end()
                     return
                 yield value
+                if self.sync is not None:
+                    self.sync.step_end()  # the loop asks for the next batch: its step ended
         finally:
             self._in_epoch = False
+            if not finished and self.sync is not None:
+                # left early: the step and the epoch are over (this also wakes a read that waits)
+                self.sync.step_end()
+                self.sync.epoch_end()
             if self._res.feeder is feeder:
                 self._res.stop_feeder()
             if not finished:

@@ -15,6 +15,7 @@ from headrace._engine import options as _options
 from headrace._engine import plan as P
 from headrace.dataset._dataset_reading import DatasetReading
 from headrace.dataset.transforms._compose import compose_operations, op_display_name, run_chain
+from headrace.dataset.callback._callbacks import MapCallbacks, check_callbacks
 from headrace.dataset.debug import _state as _debug
 from headrace.dataset.debug._hooks import DebugHook, insert_hooks
 from headrace._util import checks
@@ -273,9 +274,9 @@ class MapDataset(Dataset):
         self.operations = ops
         self.input_columns = check_columns(input_columns, "input_columns")
         self.output_columns = check_columns(output_columns, "output_columns")
-        for name in ("cache", "callbacks"):
-            if kwargs.get(name) is not None:
-                raise ValueError(f"map({name}=...) is not supported by headrace yet; remove the argument.")
+        if kwargs.get("cache") is not None:
+            raise ValueError("map(cache=...) is not supported by headrace yet; remove the argument.")
+        self.callbacks = check_callbacks(kwargs.get("callbacks"))
         if kwargs.get("offload"):
             raise ValueError("map(offload=True) is not supported by headrace: operations run on the host.")
         self.python_multiprocessing = checks.check_bool(kwargs.get("python_multiprocessing", False),
@@ -290,8 +291,9 @@ class MapDataset(Dataset):
         in_idx = column_index(cols, self.input_columns, "input_columns") if self.input_columns else (0,)
         new_cols, layout, out_names = replace_layout(cols, in_idx, self.output_columns)
         fn, name = self._compose()
+        hooks = MapCallbacks(self.callbacks) if self.callbacks else None
         return P.MapNode((parent,), new_cols, fn, in_idx, out_names, layout, name,
-                         self._workers, self.python_multiprocessing)
+                         self._workers, self.python_multiprocessing, hooks)
 
 
     def _compose(self):

@@ -95,20 +95,26 @@ class Loader:
     def __iter__(self):
         buffered: collections.deque = collections.deque()
         reader, put, names, as_dict = self._reader, self._put, self._columns, self._as_dict
+        sync = reader.sync  # WaitedDSCallbacks: a batch is made only once the step before ended
+        depth = 1 if sync is not None else self._device_buffer
         for kind, row, state in reader.epoch(mark=False):
             if kind == "end":
                 buffered.append((_END, state))
                 break
             arrays = [put(v) for v in row]  # dispatched: the copies run while earlier batches train
             buffered.append((dict(zip(names, arrays)) if as_dict else arrays, state))
-            if len(buffered) >= self._device_buffer:
+            if len(buffered) >= depth:
                 value, st = buffered.popleft()
                 reader.mark(st)
                 yield value
+                if sync is not None:
+                    sync.step_end()
         while buffered:
             value, st = buffered.popleft()
             reader.mark(st)
             if value is _END:
+                if sync is not None:
+                    sync.epoch_end()
                 return
             yield value
 

@@ -197,7 +197,8 @@ def plan_stage(node: P.Node, options: Any) -> StagePlan | None:
         chain.append(n)
         fmode = _fmode(n, serial)
         n = n.children[0]
-    while type(n) is P.MapNode and getattr(n, "hooks", None) is None:
+    hooks = getattr(options, "hooks", True)
+    while type(n) is P.MapNode and (n.hooks is None or not hooks):  # a map with hooks stands alone
         m = _fmode(n, serial)
         if fmode is not None and m != fmode:
             break
@@ -278,6 +279,18 @@ def build_stage(sp: StagePlan, ctx: BuildContext, build: Callable[[P.Node, Build
         else:
             members.append(BatchIter(ctx, n, None))
     return StageIter(ctx, members, parent, sp.mode, sp.workers)
+
+
+def hooked_map_stage(node: P.MapNode, parent: OpIter) -> "StageIter":
+    """A map with row hooks, alone in a stage over ``parent`` (built already). Blocking hooks, or
+    a serial run, make it run one row at a time as rows are read (see ``ops/hooks.py``)."""
+    ctx = parent.ctx
+    if node.hooks.blocking or getattr(ctx.options, "serial", False):
+        mode, workers = INLINE, 1
+    else:
+        sp = _finish([node], None, _fmode(node, False))
+        mode, workers = sp.mode, sp.workers
+    return StageIter(ctx, [MapIter(ctx, node, None)], parent, mode, workers)
 
 
 # ---- the stage iterator -----------------------------------------------------------------------
