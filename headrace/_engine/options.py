@@ -33,6 +33,8 @@ class Options:
     # every op in the thread that reads the pipeline: no worker threads or processes, no
     # prefetch thread (the dataset layer's debug mode)
     serial: bool = False
+    # a row whose read or map fails: "raise" (the pipeline fails), "replace", "skip" (exec/error_rows.py)
+    error_policy: str = "raise"
     hooks: bool = True  # call maps' row hooks (False: runs that only peek at the rows, like size getters)
 
 

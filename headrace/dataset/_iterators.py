@@ -160,6 +160,25 @@ class Iterator:
         """
         self._run.set_state(state, seed_setting="ds.config.set_seed")
 
+    def error_samples(self):
+        """The rows this iterator replaced or skipped (``ds.config.set_error_samples_mode``), oldest
+        first, as dicts: ``op`` (the operation that failed), ``index`` (position in the epoch),
+        ``source_index`` (the source's row, or None), ``file`` (or None), ``error`` (the message's
+        last line), ``action`` ("replaced" or "skipped"), ``replaced_by`` (the position of the row put
+        in its place, or None), ``epoch`` (from 0; None until the epoch ends). Empty in RETURN mode.
+        The same rows are named in an ``ErrorSamplesWarning`` at the end of each epoch.
+
+        Examples:
+            >>> import headrace.dataset as ds
+            >>> ds.config.set_error_samples_mode(ds.config.ErrorSamplesMode.SKIP)
+            >>> d = ds.NumpySlicesDataset([1, 0, 2], shuffle=False).map(lambda x: 2 // x)
+            >>> it = d.create_tuple_iterator(output_numpy=True)
+            >>> [int(r[0]) for r in it], [(e["index"], e["action"]) for e in it.error_samples()]
+            ([2, 1], [(1, 'skipped')])
+            >>> ds.config.set_error_samples_mode(ds.config.ErrorSamplesMode.RETURN)
+        """
+        return [r.as_dict() for r in self._run.error_rows()]
+
     def stop(self):
         """Ends the run: workers stop and buffers are freed. Idempotent."""
         self._released = True

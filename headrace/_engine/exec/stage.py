@@ -38,6 +38,7 @@ from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.ops.batch import BatchIter
 from headrace._engine.ops.map import FilterIter, MapIter
 from headrace._engine.ops.source import RandomAccessIter
+from headrace._engine.exec.error_rows import run_guarded, sorter_for
 from headrace._engine.exec.ordered import InlinePool, ThreadPool, thread_name
 from headrace._util import rng
 from headrace._util.errors import PipelineError, format_traceback
@@ -60,7 +61,7 @@ class StageProgram:
     made before a failure, then the failure (a batch that fails yields no row).
     """
 
-    __slots__ = ("read", "maps", "filter", "batch", "name")
+    __slots__ = ("read", "maps", "filter", "batch", "name", "errors")
 
     def __init__(self, read: Any, maps: tuple, filt: Any, batch: Any, name: str = "stage") -> None:
         self.read = read
@@ -68,6 +69,7 @@ class StageProgram:
         self.filter = filt
         self.batch = batch
         self.name = name  # the stage's ops, for a failure that is no op's own
+        self.errors: str | None = None  # an error policy ("replace", "skip"): see exec/error_rows.py
 
     def parts(self) -> list[tuple[str, Any]]:
         """(op name, user object) pairs, for naming what cannot be sent to a worker."""
@@ -82,6 +84,8 @@ class StageProgram:
         return out
 
     def run(self, task: tuple) -> tuple[list, PipelineError | None]:
+        if self.errors is not None:
+            return run_guarded(self, task, self.errors)
         seed, p, start, items, num = task
         read, maps, filt, batch = self.read, self.maps, self.filter, self.batch
         out: list = []
@@ -348,6 +352,9 @@ class StageIter(OpIter):
         self._per_row = mode == INLINE and self.source is None and self.batch is None
         self._maps = maps
         self._filter_fn = self.filter.spec if self.filter else None
+        self._sorter = sorter_for(ctx, self.program)
+        if self._sorter is not None:
+            self._per_row = False  # failed rows are sorted out per task
         self._key = tuple(id(m.node) for m in members) + (mode, workers)  # type: ignore[attr-defined]
         self._registry = getattr(ctx, "pools", None) if mode == PROCESSES else None
         try:
@@ -409,6 +416,8 @@ class StageIter(OpIter):
         self._err = self._plan_err = None
         self._pos = self._plan_batch = self._cursor = self._cursor_batch = 0
         self._planned_all = False
+        if self._sorter is not None:
+            self._sorter.reset()
 
     def _drop_in_flight(self) -> None:
         self.pool.discard()
@@ -430,9 +439,14 @@ class StageIter(OpIter):
             if not self.pool.pending:
                 if self._plan_err is not None:
                     self._raise("_plan_err")
+                if self._sorter is not None and self._sorter.pending:
+                    self._out.extend(self._sorter.finish())
+                    continue
                 raise StopIteration
             rows, err = self.pool.get()
             start, count, num = self._meta.popleft()
+            if self._sorter is not None:
+                rows = self._sorter.take(rows, start, self.batch is not None, self.filter is None)
             if self.batch is None:
                 self._adapt_chunk(count)
             if self.batch is not None:  # the cursor counts rows; popping the batch adds its 1 back
@@ -543,6 +557,8 @@ class StageIter(OpIter):
 
     # ---- skipping (checkpoint restore, skip/take) -------------------------------------------
     def skip(self, n: int) -> int:
+        if self._sorter is not None:  # which rows fail decides what is delivered: make them again
+            return OpIter.skip(self, n)
         done = 0
         while done < n and self._out:
             self._out.popleft()
