@@ -349,7 +349,8 @@ class StageIter(OpIter):
         self.mode, self.workers = mode, workers
         self._chunk = 1  # rows per task (no batch): adapts to how long the ops take per row
         # Serial, over a parent, no batch: run the ops per row as it is asked for (no read-ahead).
-        self._per_row = mode == INLINE and self.source is None and self.batch is None
+        self._per_row = (mode == INLINE and self.source is None and self.batch is None
+                         and not getattr(ctx.options, "worker_timeout", 0))  # a timeout needs tasks
         self._maps = maps
         self._filter_fn = self.filter.spec if self.filter else None
         self._sorter = sorter_for(ctx, self.program)
@@ -393,13 +394,17 @@ class StageIter(OpIter):
         if self.mode == PROCESSES:
             from headrace._engine.exec.process_pool import ProcessPool  # noqa: PLC0415 - heavy, rarely needed
             return ProcessPool(self.program, self.workers, self.name, self.ctx.options)
+        o = self.ctx.options
+        watch = (self.name, float(getattr(o, "multiprocessing_timeout_interval", 300)),
+                 float(getattr(o, "worker_timeout", 0)))
         if self.mode == THREADS:
-            o = self.ctx.options
-            watch = (self.name, float(getattr(o, "multiprocessing_timeout_interval", 300)),
-                     float(getattr(o, "worker_timeout", 0)))
             return ThreadPool(self.program.run, self.workers, "headrace-stage",
                               capacity=self.workers * DEPTH[THREADS], watch=watch)
-        return InlinePool(self.program.run)
+        if getattr(o, "serial", False):
+            return InlinePool(self.program.run)  # debug mode: no thread at all
+        if watch[2]:  # a timeout: the task runs on a thread, so that the reader is free to raise
+            return ThreadPool(self.program.run, 1, "headrace-stage", capacity=1, watch=watch)
+        return InlinePool(self.program.run, watch=(self.name, watch[1], 0.0))
 
     def __str__(self) -> str:
         return f"Stage[{self.name}]({self.mode}, workers={self.workers})"

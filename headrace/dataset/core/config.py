@@ -188,7 +188,11 @@ def get_auto_num_workers():
 
 def set_multiprocessing_timeout_interval(interval):
     """Seconds a worker task (thread or process) may run before a ``WorkerStallWarning`` names
-    its op, column, sample index, pid and Python stack; repeated at 2x, 4x, ... (default 300)."""
+    its op, column, sample index, pid and Python stack; repeated at 2x, 4x, ... (default 300).
+
+    Tasks of a stage with one worker, run in the thread that reads the pipeline, are watched too
+    (a map over a streamed source with no batch after it, which runs row by row, is not). Debug
+    mode watches nothing. ``set_worker_timeout`` turns a call that long into an error."""
     if isinstance(interval, bool) or not isinstance(interval, int):
         raise TypeError("interval isn't of type int.")
     if not 0 < interval <= INT32_MAX:  # INT32_MAX itself is accepted (as in MindSpore)
