@@ -37,6 +37,17 @@ class PoolClosed(Exception):
     """The pool was closed while a caller was waiting on it."""
 
 
+class _InlineEntry:
+    """What the watchdog reads of a task run in the reading thread (see ``_Entry``)."""
+
+    __slots__ = ("started", "reports", "timed_out")
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.reports = 0
+        self.timed_out = None
+
+
 class InlinePool:
     """Runs each task in the calling thread, lazily: ``get()`` runs the oldest submitted task."""
 
@@ -50,7 +61,7 @@ class InlinePool:
         # watch: (op name, seconds before a stall warning, 0): the watchdog reports a task that
         # runs too long in the reading thread too (it cannot fail it: that thread is the one stuck)
         self.watch = watch
-        self._running: dict[int, _Entry] = {}
+        self._running: dict[int, _InlineEntry] = {}
         if watch is not None:
             from headrace._engine.exec import watchdog  # noqa: PLC0415 - watchdog imports stage
             watchdog.watch_thread_pool(self)
@@ -69,8 +80,7 @@ class InlinePool:
                 return self._run(self._tasks.popleft())
             finally:
                 self.last_seconds = _clock() - t
-        entry = _Entry(None)  # what the watchdog reads: when it started, reports made
-        entry.started = t
+        entry = _InlineEntry(t)
         ident = _get_ident()
         self._running[ident] = entry
         try:
