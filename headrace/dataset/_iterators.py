@@ -171,10 +171,10 @@ class Iterator:
         Examples:
             >>> import headrace.dataset as ds
             >>> ds.config.set_error_samples_mode(ds.config.ErrorSamplesMode.SKIP)
-            >>> d = ds.NumpySlicesDataset([1, 0, 2], shuffle=False).map(lambda x: 2 // x)
+            >>> d = ds.NumpySlicesDataset([1, 0, 2], shuffle=False).map(lambda x: 10 // int(x))
             >>> it = d.create_tuple_iterator(output_numpy=True)
             >>> [int(r[0]) for r in it], [(e["index"], e["action"]) for e in it.error_samples()]
-            ([2, 1], [(1, 'skipped')])
+            ([10, 5], [(1, 'skipped')])
             >>> ds.config.set_error_samples_mode(ds.config.ErrorSamplesMode.RETURN)
         """
         return [r.as_dict() for r in self._run.error_rows()]
