@@ -278,3 +278,33 @@ def test_torch_loader_is_the_training_side():
 def test_jax_loader_is_the_training_side():
     jax_mod = pytest.importorskip("headrace.jax")
     assert _loader_events(lambda d: jax_mod.Loader(d, device_buffer=3)) == LOADER_EVENTS
+
+
+def test_leaving_a_loader_epoch_early_releases_the_pipeline():
+    torch_mod = pytest.importorskip("headrace.torch")
+    ds.config.set_callback_timeout(20)  # a wait that is never released would fail, not hang
+    events = []
+
+    class W(WaitedDSCallback):
+        def sync_step_begin(self, train_run_context, ds_run_context):
+            events.append(("step", ds_run_context.cur_epoch_num, ds_run_context.cur_step_num))
+
+        def sync_epoch_begin(self, train_run_context, ds_run_context):
+            events.append(("epoch", ds_run_context.cur_epoch_num))
+
+    d = ds.NumpySlicesDataset(list(range(8)), shuffle=False).map(lambda x: x, callbacks=W(2)).batch(2)
+    loader = torch_mod.Loader(d, queue_depth=3)
+    got = []
+    try:
+        for e in range(3):
+            for i, b in enumerate(loader):
+                got.append(b[0].tolist())
+                if e == 0 and i == 1:
+                    break
+    finally:
+        loader.close()
+    assert got == [[0, 1], [2, 3]] + [[0, 1], [2, 3], [4, 5], [6, 7]] * 2
+    # the next epoch opens a new iterator: its steps count from its own start
+    after = events[events.index(("epoch", 2)):]
+    assert after == [("epoch", 2), ("step", 2, 3), ("step", 2, 5), ("step", 2, 7), ("epoch", 3),
+                     ("step", 3, 9), ("step", 3, 11), ("step", 3, 13), ("step", 3, 15)]
