@@ -19,7 +19,12 @@ __all__ = ["DSCallback", "DSRunContext", "WaitedDSCallback", "MapCallbacks", "Tr
 
 
 class DSRunContext:
-    """Where the pipeline is when a callback runs (MindSpore's ``ds_run_context``)."""
+    """Where the pipeline is when a callback runs (MindSpore's ``ds_run_context``).
+
+    Steps count the rows this iterator has put through the map: an iterator restored with
+    ``set_state`` (or a loader's next epoch after one left early) counts from where it started,
+    as a fresh MindSpore pipeline does (a ``WaitedDSCallback``'s first step does not wait).
+    """
 
     __slots__ = ("cur_epoch_num", "cur_step_num_in_epoch", "cur_step_num")
 
