@@ -13,11 +13,12 @@ from headrace._engine.ops.batch import BucketBatchIter
 from headrace._engine.ops.columns import SelectIter
 from headrace._engine.ops.combine import ConcatIter, ZipIter
 from headrace._engine.ops.flat_map import FlatMapIter
-from headrace._engine.ops.repeat import RepeatIter
+from headrace._engine.ops.hooks import build_hooked_map
+from headrace._engine.ops.repeat import FOREVER_STRIDE, RepeatIter
 from headrace._engine.ops.shuffle import ShuffleIter
 from headrace._engine.ops.slice import SkipIter, TakeIter
 from headrace._engine.ops.source import StreamIter
-from headrace._engine.exec.stage import build_stage, plan_stage
+from headrace._engine.exec.stage import build_stage, hooked_map_stage, plan_stage
 
 _UNARY: dict[type, Callable[..., OpIter]] = {
     P.BucketBatchNode: BucketBatchIter,
@@ -37,6 +38,17 @@ def plan_of(value: Any) -> P.Node:
 def build(node: Any, ctx: BuildContext) -> OpIter:
     node = plan_of(node)
     kind = type(node)
+    if kind is P.MapNode and node.hooks is not None and getattr(ctx.options, "hooks", True):
+        return build_hooked_map(node, ctx, build, hooked_map_stage)
+    if kind is P.RepeatNode:
+        # the passes of the ops below per epoch (a hooked map's epochs span them)
+        outer = getattr(ctx, "rounds", 1)
+        ctx.rounds = outer * (node.count if node.count is not None else FOREVER_STRIDE)  # type: ignore[attr-defined]
+        try:
+            parent = build(node.children[0], ctx)
+        finally:
+            ctx.rounds = outer  # type: ignore[attr-defined]
+        return RepeatIter(ctx, node, parent)
     if kind in (P.RandomAccessNode, P.MapNode, P.FilterNode, P.BatchNode):
         sp = plan_stage(node, ctx.options)
         if sp is not None:

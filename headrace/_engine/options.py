@@ -30,6 +30,12 @@ class Options:
     # the decode limits: carried to worker processes, published to headrace._image.limits
     max_image_pixels: int | None = _image_limits.DEFAULT_MAX_IMAGE_PIXELS  # None: no limit
     strict_decode: bool = False                 # a JPEG whose data ends early: error, not warning
+    # every op in the thread that reads the pipeline: no worker threads or processes, no
+    # prefetch thread (the dataset layer's debug mode)
+    serial: bool = False
+    # a row whose read or map fails: "raise" (the pipeline fails), "replace", "skip" (exec/error_rows.py)
+    error_policy: str = "raise"
+    hooks: bool = True  # call maps' row hooks (False: runs that only peek at the rows, like size getters)
 
 
 _lock = threading.Lock()

@@ -65,6 +65,7 @@ class MapNode(Node):
     name: str = "Map"
     num_workers: int = 1
     processes: bool = False
+    hooks: Any = None  # called around rows and epochs in the reading process (ops/hooks.py)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

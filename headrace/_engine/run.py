@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 import weakref
 from typing import Any
 
@@ -13,7 +14,8 @@ from headrace._engine.exec.prefetch import Prefetcher
 from headrace._engine.exec.stage import PoolRegistry
 from headrace._engine.state import STATE_VERSION, check_state, fingerprint, ops_by_path, upgrade_v1
 from headrace._util import rng
-from headrace._util.errors import EPOCHS_EXHAUSTED, PipelineError, detached
+from headrace._engine.exec.error_rows import error_summary
+from headrace._util.errors import EPOCHS_EXHAUSTED, ErrorSamplesWarning, PipelineError, detached
 from headrace._util.types import Row
 
 _clock = time.perf_counter
@@ -66,6 +68,8 @@ class PipelineRun:
         self.num_epochs = num_epochs
         self._plan = plan
         self._prefetch_size = self.options.prefetch_size if prefetch is None else prefetch
+        if self.options.serial:
+            self._prefetch_size = 0  # everything in the reading thread
         self._pools = PoolRegistry()
         self._prefetcher: Prefetcher | None = None
         self._failed: BaseException | None = None
@@ -80,12 +84,15 @@ class PipelineRun:
         self._heavy = False
         self._handed: float | None = None  # when the last row was handed over (no prefetch)
         self._res = _Resources(self._pools)
+        self._error_log: list = []  # rows that failed under an error policy (exec/error_rows.py)
+        self._reported = 0          # how many of them an epoch-end report has covered
         self._build()
         # A back-up for runs dropped without close(); it holds the resources, not the run.
         self._finalizer = weakref.finalize(self, self._res.close)
 
     def _build(self) -> None:
         self.ctx = RunContext(self.seed, self.options, self._pools, self.seed_globals)
+        self.ctx.error_log = self._error_log  # type: ignore[attr-defined]
         self.tree: OpIter = build(self._plan, self.ctx)
         self._res.tree = self.tree
         # Rows made by worker processes are made ahead already (each worker holds several tasks):
@@ -129,6 +136,8 @@ class PipelineRun:
                 self._handed = _clock()
         except StopIteration:
             self._end_pass()
+            if len(self._error_log) > self._reported:
+                self._report_errors()
             self.epoch += 1
             self.step = 0
             self._started = False
@@ -139,6 +148,18 @@ class PipelineRun:
             raise
         self.step += 1
         return row
+
+    def error_rows(self) -> list:
+        """The rows that failed and were replaced or skipped, oldest first (``ErrorRow``s)."""
+        return list(self._error_log)
+
+    def _report_errors(self) -> None:
+        """The epoch-end summary of the rows that failed in it (an ``ErrorSamplesWarning``)."""
+        new = self._error_log[self._reported:]
+        self._reported = len(self._error_log)
+        for r in new:
+            r.epoch = self.epoch
+        warnings.warn(error_summary(new, self.epoch), ErrorSamplesWarning, stacklevel=3)
 
     def _fail(self, e: BaseException) -> None:
         """Keeps a copy of ``e`` to raise again (see ``detached``: ``e`` itself will hold the

@@ -42,7 +42,7 @@ MAX_OPEN_EPOCH = 2**20
 MAX_COUNT = 2**53  # counters are exact in JSON (a double) up to here
 
 _FINGERPRINTS: "weakref.WeakKeyDictionary[P.Node, str]" = weakref.WeakKeyDictionary()
-_SKIP_FIELDS = {"children", "fn", "predicate", "num_workers", "processes", "labels", "source"}
+_SKIP_FIELDS = {"children", "fn", "predicate", "num_workers", "processes", "labels", "source", "hooks"}
 
 
 def fingerprint(plan: P.Node) -> str:

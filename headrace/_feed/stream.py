@@ -29,6 +29,7 @@ from typing import Any, Callable
 from headrace._feed import elastic
 from headrace._feed.shard import reshard
 from headrace._util.device_queue import Feeder
+from headrace.dataset.callback import TrainSync
 
 FORMAT = "headrace.loader"
 VERSION = 2
@@ -93,6 +94,10 @@ class EpochReader:
         self._early: Feeder | None = None  # started by prestart() for epoch _early_epoch
         self._early_epoch = 0
         self.stats = None
+        # The training side of the pipeline's WaitedDSCallbacks (None without any): a step ends
+        # when the loop asks for the next batch, an epoch when it reaches the end.
+        sync = TrainSync(dataset)
+        self.sync: TrainSync | None = sync if sync.callbacks else None
 
     # ---- epochs ---------------------------------------------------------------------------
     def _open(self) -> Any:
@@ -181,16 +186,26 @@ class EpochReader:
                 self._state = state
                 if kind == "end":
                     finished = True
+                    if self.sync is not None:
+                        self.sync.epoch_end()
                     return
                 yield value
+                if self.sync is not None:
+                    self.sync.step_end()  # the loop asks for the next batch: its step ended
         finally:
             self._in_epoch = False
+            if not finished and self.sync is not None:
+                # left early: the step and the epoch are over (this also wakes a read that waits)
+                self.sync.step_end()
+                self.sync.epoch_end()
             if self._res.feeder is feeder:
                 self._res.stop_feeder()
             if not finished:
                 self._abandoned = reading
-            else:
-                self.prestart()  # the next epoch's first batches, while the loop does its epoch's end
+            elif self.sync is None:
+                # the next epoch's first batches, while the loop does its epoch's end (not with a
+                # WaitedDSCallback: its epoch begins when the loop starts the next epoch)
+                self.prestart()
 
     def interrupt(self) -> None:
         """Stops the device queue of the epoch being read, waking a thread waiting on it (its

@@ -156,6 +156,11 @@ def not_an_array(op: str, exc: BaseException, value: object, *, columns: Sequenc
     return PipelineError(op, detail, columns=columns, index=index)
 
 
+class ErrorSamplesWarning(RuntimeWarning):
+    """Rows failed and were replaced or skipped in an epoch (``ds.config.set_error_samples_mode``):
+    issued once at the end of each such epoch, naming each row (op, position, source row, file)."""
+
+
 class WorkerStallWarning(RuntimeWarning):
     """A user function has run for a long time on one task (a sample, or a batch) without returning.
 

@@ -14,6 +14,7 @@ from headrace.dataset._datasets import (
     TakeDataset, ZipDataset, zip,  # noqa: A004 - MindSpore's ds.zip
 )
 from headrace.dataset._iterators import DictIterator, TupleIterator
+from headrace.dataset.callback import DSCallback, WaitedDSCallback
 from headrace.dataset._schema import Schema
 from headrace.dataset._serdes import compare, deserialize, serialize, show
 from headrace.dataset._sources.base import MappableDataset, SourceDataset
@@ -56,5 +57,6 @@ __all__ = [
     "RenameDataset", "RepeatDataset", "Sampler", "Schema", "SequentialSampler", "Shuffle", "ShuffleDataset",
     "SkipDataset", "SourceDataset", "SubsetRandomSampler", "SubsetSampler", "TFRecordDataset", "TakeDataset",
     "Tensor", "TextFileDataset", "TupleIterator", "VOCDataset", "WeightedRandomSampler", "ZipDataset",
+    "DSCallback", "WaitedDSCallback",
     "compare", "config", "core", "deserialize", "serialize", "show", "text", "transforms", "vision", "zip",
 ]

@@ -2,10 +2,12 @@
 shard flags, class indexing; saving it as MindRecord or JSON; its initial step. ``Dataset``
 (``_datasets.py``) adds the methods that build pipelines."""
 from __future__ import annotations
+import dataclasses
 from typing import Any
 import numpy as np
 from headrace._util.checks import check_int, check_type
 from headrace._engine.run import PipelineRun
+from headrace._engine import options as _options
 from headrace.dataset._init_step import check_init_step
 from headrace.dataset._iterators import DictIterator, TupleIterator
 from headrace.mindrecord._save import write_dataset
@@ -107,7 +109,7 @@ class DatasetReading:
             return size
         cached = self.__dict__.get("_counted_size")
         if cached is None:
-            run = PipelineRun(self._plan, num_epochs=1)
+            run = PipelineRun(self._plan, num_epochs=1, options=_peeking())
             try:
                 cached = 0
                 while True:
@@ -127,7 +129,7 @@ class DatasetReading:
     def _first_row(self):
         row = self.__dict__.get("_first")
         if row is None:
-            run = PipelineRun(self._plan, num_epochs=1)
+            run = PipelineRun(self._plan, num_epochs=1, options=_peeking())
             try:
                 row = run.next_row()
             except StopIteration:
@@ -186,3 +188,8 @@ class DatasetReading:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(columns={self.get_col_names()})"
+
+
+def _peeking() -> _options.Options:
+    """The settings of a run that only looks at rows (sizes, shapes, types): no map callbacks."""
+    return dataclasses.replace(_options.snapshot(), hooks=False)

@@ -14,7 +14,10 @@ from typing import Any, Sequence
 from headrace._engine import options as _options
 from headrace._engine import plan as P
 from headrace.dataset._dataset_reading import DatasetReading
-from headrace.dataset.transforms._compose import compose_operations
+from headrace.dataset.transforms._compose import compose_operations, op_display_name, run_chain
+from headrace.dataset.callback._callbacks import MapCallbacks, check_callbacks
+from headrace.dataset.debug import _state as _debug
+from headrace.dataset.debug._hooks import DebugHook, insert_hooks
 from headrace._util import checks
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_range, check_type
 from headrace._util.types import BatchInfo
@@ -37,6 +40,8 @@ def warm_up_process_workers(*objects: Any) -> None:
     """Starts the process that forks worker processes now (see NOTE [ worker shutdown ] in the
     engine's exec/process_pool.py), with the modules of ``objects`` (the op's functions or source)
     imported there, so that both overlap building the pipeline and what the script does before it runs."""
+    if _debug.enabled:
+        return  # debug mode starts no worker process
     if _options.snapshot().multiprocessing_start_method == "fork":
         from headrace._engine.exec import forkserver  # noqa: PLC0415 - its import registers an exit hook
 
@@ -73,8 +78,10 @@ class Dataset(DatasetReading):
     @property
     def _plan(self) -> P.Node:
         plan = self.__dict__.get("_plan_node")
-        if plan is None:
+        if plan is None or self.__dict__.get("_plan_gen", 0) != _debug.generation:
+            # made again after set_debug_mode (a map in debug mode calls its hooks)
             plan = self.__dict__["_plan_node"] = self._make_plan()
+            self.__dict__["_plan_gen"] = _debug.generation
         return plan
 
     def _make_plan(self) -> P.Node:
@@ -267,9 +274,9 @@ class MapDataset(Dataset):
         self.operations = ops
         self.input_columns = check_columns(input_columns, "input_columns")
         self.output_columns = check_columns(output_columns, "output_columns")
-        for name in ("cache", "callbacks"):
-            if kwargs.get(name) is not None:
-                raise ValueError(f"map({name}=...) is not supported by headrace yet; remove the argument.")
+        if kwargs.get("cache") is not None:
+            raise ValueError("map(cache=...) is not supported by headrace yet; remove the argument.")
+        self.callbacks = check_callbacks(kwargs.get("callbacks"))
         if kwargs.get("offload"):
             raise ValueError("map(offload=True) is not supported by headrace: operations run on the host.")
         self.python_multiprocessing = checks.check_bool(kwargs.get("python_multiprocessing", False),
@@ -283,9 +290,22 @@ class MapDataset(Dataset):
         cols = parent.columns
         in_idx = column_index(cols, self.input_columns, "input_columns") if self.input_columns else (0,)
         new_cols, layout, out_names = replace_layout(cols, in_idx, self.output_columns)
-        fn, name = compose_operations(self.operations)
+        fn, name = self._compose()
+        hooks = MapCallbacks(self.callbacks) if self.callbacks else None
         return P.MapNode((parent,), new_cols, fn, in_idx, out_names, layout, name,
-                         self._workers, self.python_multiprocessing)
+                         self._workers, self.python_multiprocessing, hooks)
+
+
+    def _compose(self):
+        """The map's operations as one callable, with the debug hooks between them in debug mode."""
+        ops = self.operations
+        if not _debug.enabled:
+            if any(isinstance(op, DebugHook) for op in ops):
+                raise ValueError("It is not allowed to inject DebugHook object in non-debug mode.")
+            return compose_operations(ops)
+        ops = insert_hooks(ops, _debug.hooks)  # unfused: a hook sees every operation's output
+        name = "map operation: [" + ", ".join(op_display_name(op) for op in self.operations) + "]"
+        return run_chain(tuple(ops), [op_display_name(op) for op in ops]), name
 
 
 class BatchDataset(Dataset):

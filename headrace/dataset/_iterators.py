@@ -10,6 +10,7 @@ from headrace._engine.run import PipelineRun
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_type
 from headrace.dataset._init_step import start_at_init_step
 from headrace.dataset._tensor import Tensor
+from headrace.dataset.core import config as _config
 
 __all__ = ["DictIterator", "ITERATORS_LIST", "Iterator", "IteratorReleasedError", "TupleIterator"]
 
@@ -107,6 +108,7 @@ class Iterator:
         self._objects = None
         # The run releases its workers and buffers on stop(), or by its own finalizer once it is
         # dropped with this iterator; nothing here (no finalizer, no __del__) holds it longer.
+        _config._debug_before_run()
         self._run = PipelineRun(dataset._plan, num_epochs)
         start_at_init_step(self._run, dataset, num_epochs)
         self._ref = weakref.ref(self, _forget)
@@ -157,6 +159,25 @@ class Iterator:
             TypeError: if a field has the wrong type.
         """
         self._run.set_state(state, seed_setting="ds.config.set_seed")
+
+    def error_samples(self):
+        """The rows this iterator replaced or skipped (``ds.config.set_error_samples_mode``), oldest
+        first, as dicts: ``op`` (the operation that failed), ``index`` (position in the epoch),
+        ``source_index`` (the source's row, or None), ``file`` (or None), ``error`` (the message's
+        last line), ``action`` ("replaced" or "skipped"), ``replaced_by`` (the position of the row put
+        in its place, or None), ``epoch`` (from 0; None until the epoch ends). Empty in RETURN mode.
+        The same rows are named in an ``ErrorSamplesWarning`` at the end of each epoch.
+
+        Examples:
+            >>> import headrace.dataset as ds
+            >>> ds.config.set_error_samples_mode(ds.config.ErrorSamplesMode.SKIP)
+            >>> d = ds.NumpySlicesDataset([1, 0, 2], shuffle=False).map(lambda x: 10 // int(x))
+            >>> it = d.create_tuple_iterator(output_numpy=True)
+            >>> [int(r[0]) for r in it], [(e["index"], e["action"]) for e in it.error_samples()]
+            ([10, 5], [(1, 'skipped')])
+            >>> ds.config.set_error_samples_mode(ds.config.ErrorSamplesMode.RETURN)
+        """
+        return [r.as_dict() for r in self._run.error_rows()]
 
     def stop(self):
         """Ends the run: workers stop and buffers are freed. Idempotent."""

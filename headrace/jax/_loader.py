@@ -100,6 +100,8 @@ class Loader:
         # thread below, which dispatches each batch to the devices and holds ``device_buffer`` of
         # them, so that the training loop pays neither the read nor the put.
         reader, names, as_dict = self._reader, self._columns, self._as_dict
+        sync = reader.sync  # WaitedDSCallbacks: a batch is made only once the step before ended
+        depth = 1 if sync is not None else self._device_buffer
         host = reader.epoch(mark=False)
 
         def pull() -> tuple:
@@ -108,14 +110,18 @@ class Loader:
                 raise StopIteration(state)
             return row, state
 
-        device = Feeder(pull, self._put_row, self._device_buffer, "headrace.jax.Loader device buffer")
+        device = Feeder(pull, self._put_row, depth, "headrace.jax.Loader device buffer")
         try:
             while True:
                 kind, arrays, state = device.get()
                 reader.mark(state)
                 if kind == "end":
+                    if sync is not None:
+                        sync.epoch_end()
                     return
                 yield dict(zip(names, arrays)) if as_dict else arrays
+                if sync is not None:
+                    sync.step_end()  # the loop asks for the next batch: its step ended
         finally:
             if not device.stop(timeout=0.5):  # its thread waits on the CPU buffer: stop that first
                 reader.interrupt()

@@ -102,3 +102,21 @@ def test_batch_argument_errors(call, exc, text):
 def test_per_batch_map_with_workers_keeps_order(mode):
     d = ten().batch(3, per_batch_map=lambda x, info: ([v + info.get_batch_num() * 100 for v in x],), **mode)
     assert rows(d) == [[[0, 1, 2]], [[103, 104, 105]], [[206, 207, 208]], [[309]]]
+
+
+@pytest.mark.parametrize("procs", [False, True])
+def test_batch_info_epoch_counts_epochs_not_repeats(procs):
+    """MindSpore 2.10: under repeat(3), every repeat of epoch e says get_epoch_num() == e and
+    get_batch_num() starts again at 0 (checked in the oracle)."""
+    seen = []
+
+    def pbm(col, info):
+        return ([np.full_like(c, info.get_epoch_num() * 10 + info.get_batch_num()) for c in col],)
+
+    d = ds.NumpySlicesDataset(list(range(4)), column_names=["n"], shuffle=False)
+    d = d.batch(2, per_batch_map=pbm, num_parallel_workers=2 if procs else 1, python_multiprocessing=procs)
+    d = d.repeat(3)
+    it = d.create_tuple_iterator(num_epochs=2, output_numpy=True)
+    for _ in range(2):
+        seen.append([int(r[0][0]) for r in it])
+    assert seen == [[0, 1] * 3, [10, 11] * 3]

@@ -37,15 +37,34 @@ class PoolClosed(Exception):
     """The pool was closed while a caller was waiting on it."""
 
 
+class _InlineEntry:
+    """What the watchdog reads of a task run in the reading thread (see ``_Entry``)."""
+
+    __slots__ = ("started", "reports", "timed_out")
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.reports = 0
+        self.timed_out = None
+
+
 class InlinePool:
     """Runs each task in the calling thread, lazily: ``get()`` runs the oldest submitted task."""
 
-    def __init__(self, run: Callable[[Any], Any], capacity: int = 1) -> None:
+    def __init__(self, run: Callable[[Any], Any], capacity: int = 1,
+                 watch: tuple[str, float, float] | None = None) -> None:
         self._run = run
         self._tasks: collections.deque = collections.deque()
         self.capacity = capacity
         self.num_workers = 1
         self.last_seconds = 0.0
+        # watch: (op name, seconds before a stall warning, 0): the watchdog reports a task that
+        # runs too long in the reading thread too (it cannot fail it: that thread is the one stuck)
+        self.watch = watch
+        self._running: dict[int, _InlineEntry] = {}
+        if watch is not None:
+            from headrace._engine.exec import watchdog  # noqa: PLC0415 - watchdog imports stage
+            watchdog.watch_thread_pool(self)
 
     @property
     def pending(self) -> int:
@@ -56,9 +75,18 @@ class InlinePool:
 
     def get(self) -> Any:
         t = _clock()
+        if self.watch is None:
+            try:
+                return self._run(self._tasks.popleft())
+            finally:
+                self.last_seconds = _clock() - t
+        entry = _InlineEntry(t)
+        ident = _get_ident()
+        self._running[ident] = entry
         try:
             return self._run(self._tasks.popleft())
         finally:
+            del self._running[ident]
             self.last_seconds = _clock() - t
 
     def discard(self) -> None:
@@ -66,6 +94,9 @@ class InlinePool:
 
     def close(self) -> None:
         self._tasks.clear()
+        if self.watch is not None:
+            from headrace._engine.exec import watchdog  # noqa: PLC0415
+            watchdog.unwatch_thread_pool(self)
 
 
 class _Entry:

@@ -38,6 +38,7 @@ from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.ops.batch import BatchIter
 from headrace._engine.ops.map import FilterIter, MapIter
 from headrace._engine.ops.source import RandomAccessIter
+from headrace._engine.exec.error_rows import run_guarded, sorter_for
 from headrace._engine.exec.ordered import InlinePool, ThreadPool, thread_name
 from headrace._util import rng
 from headrace._util.errors import PipelineError, format_traceback
@@ -60,7 +61,7 @@ class StageProgram:
     made before a failure, then the failure (a batch that fails yields no row).
     """
 
-    __slots__ = ("read", "maps", "filter", "batch", "name")
+    __slots__ = ("read", "maps", "filter", "batch", "name", "errors")
 
     def __init__(self, read: Any, maps: tuple, filt: Any, batch: Any, name: str = "stage") -> None:
         self.read = read
@@ -68,6 +69,7 @@ class StageProgram:
         self.filter = filt
         self.batch = batch
         self.name = name  # the stage's ops, for a failure that is no op's own
+        self.errors: str | None = None  # an error policy ("replace", "skip"): see exec/error_rows.py
 
     def parts(self) -> list[tuple[str, Any]]:
         """(op name, user object) pairs, for naming what cannot be sent to a worker."""
@@ -82,6 +84,8 @@ class StageProgram:
         return out
 
     def run(self, task: tuple) -> tuple[list, PipelineError | None]:
+        if self.errors is not None:
+            return run_guarded(self, task, self.errors)
         seed, p, start, items, num = task
         read, maps, filt, batch = self.read, self.maps, self.filter, self.batch
         out: list = []
@@ -185,37 +189,45 @@ def plan_stage(node: P.Node, options: Any) -> StagePlan | None:
     chain: list[P.Node] = []  # top first
     fmode: tuple[bool, int] | None = None  # (processes, workers) of the function members
     n = node
+    serial = getattr(options, "serial", False)
     if type(n) is P.BatchNode:
         chain.append(n)
         if n.per_batch_map is not None:
-            fmode = (bool(getattr(n, "processes", False)), n.num_workers)
+            fmode = _fmode(n, serial)
         n = n.children[0]
         if type(n) is P.FilterNode:
-            return _finish(chain, n, fmode)
+            return _finish(chain, n, fmode, serial)
     elif type(n) is P.FilterNode:
         chain.append(n)
-        fmode = (bool(getattr(n, "processes", False)), n.num_workers)
+        fmode = _fmode(n, serial)
         n = n.children[0]
-    while type(n) is P.MapNode:
-        m = (bool(n.processes), n.num_workers)
+    hooks = getattr(options, "hooks", True)
+    while type(n) is P.MapNode and (n.hooks is None or not hooks):  # a map with hooks stands alone
+        m = _fmode(n, serial)
         if fmode is not None and m != fmode:
             break
         fmode = m
         chain.append(n)
         n = n.children[0]
-    if type(n) is P.RandomAccessNode and _source_joins(n, fmode, options):
+    if type(n) is P.RandomAccessNode and (serial or _source_joins(n, fmode, options)):
         chain.append(n)
-        return _finish(chain, None, fmode)
+        return _finish(chain, None, fmode, serial)
     if not chain:
         return None
-    return _finish(chain, n, fmode)
+    return _finish(chain, n, fmode, serial)
 
 
-def _finish(chain: list[P.Node], parent: P.Node | None, fmode: tuple[bool, int] | None) -> StagePlan:
+def _fmode(n: P.Node, serial: bool) -> tuple[bool, int]:
+    """(processes, workers) of a function member; one worker of no kind in a serial run."""
+    return (False, 1) if serial else (bool(getattr(n, "processes", False)), n.num_workers)  # type: ignore[attr-defined]
+
+
+def _finish(chain: list[P.Node], parent: P.Node | None, fmode: tuple[bool, int] | None,
+            serial: bool = False) -> StagePlan:
     nodes = chain[::-1]
     if fmode is None:
         src = nodes[0] if type(nodes[0]) is P.RandomAccessNode else None
-        if src is None:
+        if src is None or serial:
             return StagePlan(nodes, parent, INLINE, 1)
         w = src.num_workers
         if w <= 1 or getattr(src, "processes", None) is not True:
@@ -273,6 +285,18 @@ def build_stage(sp: StagePlan, ctx: BuildContext, build: Callable[[P.Node, Build
     return StageIter(ctx, members, parent, sp.mode, sp.workers)
 
 
+def hooked_map_stage(node: P.MapNode, parent: OpIter) -> "StageIter":
+    """A map with row hooks, alone in a stage over ``parent`` (built already). Blocking hooks, or
+    a serial run, make it run one row at a time as rows are read (see ``ops/hooks.py``)."""
+    ctx = parent.ctx
+    if node.hooks.blocking or getattr(ctx.options, "serial", False):
+        mode, workers = INLINE, 1
+    else:
+        sp = _finish([node], None, _fmode(node, False))
+        mode, workers = sp.mode, sp.workers
+    return StageIter(ctx, [MapIter(ctx, node, None)], parent, mode, workers)
+
+
 # ---- the stage iterator -----------------------------------------------------------------------
 
 class PoolRegistry:
@@ -325,9 +349,13 @@ class StageIter(OpIter):
         self.mode, self.workers = mode, workers
         self._chunk = 1  # rows per task (no batch): adapts to how long the ops take per row
         # Serial, over a parent, no batch: run the ops per row as it is asked for (no read-ahead).
-        self._per_row = mode == INLINE and self.source is None and self.batch is None
+        self._per_row = (mode == INLINE and self.source is None and self.batch is None
+                         and not getattr(ctx.options, "worker_timeout", 0))  # a timeout needs tasks
         self._maps = maps
         self._filter_fn = self.filter.spec if self.filter else None
+        self._sorter = sorter_for(ctx, self.program)
+        if self._sorter is not None:
+            self._per_row = False  # failed rows are sorted out per task
         self._key = tuple(id(m.node) for m in members) + (mode, workers)  # type: ignore[attr-defined]
         self._registry = getattr(ctx, "pools", None) if mode == PROCESSES else None
         try:
@@ -366,13 +394,17 @@ class StageIter(OpIter):
         if self.mode == PROCESSES:
             from headrace._engine.exec.process_pool import ProcessPool  # noqa: PLC0415 - heavy, rarely needed
             return ProcessPool(self.program, self.workers, self.name, self.ctx.options)
+        o = self.ctx.options
+        watch = (self.name, float(getattr(o, "multiprocessing_timeout_interval", 300)),
+                 float(getattr(o, "worker_timeout", 0)))
         if self.mode == THREADS:
-            o = self.ctx.options
-            watch = (self.name, float(getattr(o, "multiprocessing_timeout_interval", 300)),
-                     float(getattr(o, "worker_timeout", 0)))
             return ThreadPool(self.program.run, self.workers, "headrace-stage",
                               capacity=self.workers * DEPTH[THREADS], watch=watch)
-        return InlinePool(self.program.run)
+        if getattr(o, "serial", False):
+            return InlinePool(self.program.run)  # debug mode: no thread at all
+        if watch[2]:  # a timeout: the task runs on a thread, so that the reader is free to raise
+            return ThreadPool(self.program.run, 1, "headrace-stage", capacity=1, watch=watch)
+        return InlinePool(self.program.run, watch=(self.name, watch[1], 0.0))
 
     def __str__(self) -> str:
         return f"Stage[{self.name}]({self.mode}, workers={self.workers})"
@@ -389,6 +421,8 @@ class StageIter(OpIter):
         self._err = self._plan_err = None
         self._pos = self._plan_batch = self._cursor = self._cursor_batch = 0
         self._planned_all = False
+        if self._sorter is not None:
+            self._sorter.reset()
 
     def _drop_in_flight(self) -> None:
         self.pool.discard()
@@ -410,9 +444,14 @@ class StageIter(OpIter):
             if not self.pool.pending:
                 if self._plan_err is not None:
                     self._raise("_plan_err")
+                if self._sorter is not None and self._sorter.pending:
+                    self._out.extend(self._sorter.finish())
+                    continue
                 raise StopIteration
             rows, err = self.pool.get()
             start, count, num = self._meta.popleft()
+            if self._sorter is not None:
+                rows = self._sorter.take(rows, start, self.batch is not None, self.filter is None)
             if self.batch is None:
                 self._adapt_chunk(count)
             if self.batch is not None:  # the cursor counts rows; popping the batch adds its 1 back
@@ -523,6 +562,8 @@ class StageIter(OpIter):
 
     # ---- skipping (checkpoint restore, skip/take) -------------------------------------------
     def skip(self, n: int) -> int:
+        if self._sorter is not None:  # which rows fail decides what is delivered: make them again
+            return OpIter.skip(self, n)
         done = 0
         while done < n and self._out:
             self._out.popleft()

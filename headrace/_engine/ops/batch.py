@@ -147,7 +147,7 @@ class BatchFn:
     Picklable; runs wherever the batch's stage runs (caller, thread or worker process).
     """
 
-    __slots__ = ("cols", "out_cols", "pbm", "input_idx", "assemble", "out_count", "pad", "op_id", "globals")
+    __slots__ = ("cols", "out_cols", "pbm", "input_idx", "assemble", "out_count", "pad", "op_id", "globals", "rounds")
 
     def __init__(self, node: Any, op_id: int, globals_: Any = None) -> None:
         self.globals = globals_  # rng.GlobalSeeds for a per_batch_map in a seeded run
@@ -159,6 +159,7 @@ class BatchFn:
         self.out_count = node.out_count
         self.pad = node.pad_info or {}
         self.op_id = op_id
+        self.rounds = 1  # passes per epoch (the repeats above): BatchInfo's epoch is pass // rounds
 
     def __call__(self, rows: list[Row], seed: int, pass_index: int, num: int) -> Row:
         try:
@@ -181,7 +182,7 @@ class BatchFn:
         else:
             token = g.enter(seed, pass_index, num)
         try:
-            out = self.pbm(*ins, BatchInfo(num, pass_index))
+            out = self.pbm(*ins, BatchInfo(num, pass_index // self.rounds))
         except Exception as e:
             raise user_error("batch operation: [per_batch_map]", e, columns=names, index=num) from e
         finally:
@@ -271,6 +272,7 @@ class BatchIter(OpIter):
         super().__init__(ctx, (parent,) if parent is not None else ())
         self.node = node
         self.spec = BatchFn(node, self.op_id, global_seeds(ctx, node.per_batch_map, self.op_id))
+        self.spec.rounds = getattr(ctx, "rounds", 1)
         self._batch_num = 0
         self._done = False
 
@@ -284,7 +286,7 @@ class BatchIter(OpIter):
         if isinstance(bs, int):
             return bs
         try:
-            size = bs(BatchInfo(num, self.pass_index))
+            size = bs(BatchInfo(num, self.pass_index // self.spec.rounds))
         except Exception as e:
             raise user_error("batch operation: [batch_size]", e, index=num) from e
         if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)) or size < 1:

@@ -1,4 +1,5 @@
-"""Mirror of ``mindspore.dataset.callback``. headrace has none of its names yet; each arrives here when it
-works (no placeholders), so ``from headrace.dataset.callback import X`` fails clearly until then."""
+"""Mirror of ``mindspore.dataset.callback``: callbacks a map calls as its rows and epochs go by
+(``map(callbacks=...)``), and the training side of ``WaitedDSCallback`` (``TrainSync``)."""
+from headrace.dataset.callback._callbacks import DSCallback, DSRunContext, TrainSync, WaitedDSCallback
 
-__all__: list[str] = []
+__all__ = ["DSCallback", "DSRunContext", "TrainSync", "WaitedDSCallback"]

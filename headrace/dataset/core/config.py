@@ -17,6 +17,8 @@ import numpy as np
 from headrace._engine import options as _options
 from headrace._util import rng as _rng
 from headrace._util.checks import INT32_MAX, UINT32_MAX, check_int, max_workers, too_many_workers
+from headrace.dataset.debug import _state as _debug
+from headrace.dataset.debug._hooks import DebugHook, PrintMetaDataHook
 
 __all__ = [
     "ErrorSamplesMode", "get_auto_num_workers", "get_auto_offload", "get_autotune_interval",
@@ -46,8 +48,6 @@ class _MindSporeSettings:
     monitor_sampling_interval: int = 1000
     callback_timeout: int = 60
     auto_num_workers: bool = False
-    error_samples_mode: int = 0
-    debug_mode: bool = False
     enable_watchdog: bool = True
     enable_autotune: bool = False
     autotune_interval: int = 0
@@ -74,6 +74,7 @@ def _reset() -> None:
     global _ms
     _ms = _MindSporeSettings()
     _options.reset()
+    _debug.reset()
 
 
 class ErrorSamplesMode(enum.IntEnum):
@@ -187,7 +188,11 @@ def get_auto_num_workers():
 
 def set_multiprocessing_timeout_interval(interval):
     """Seconds a worker task (thread or process) may run before a ``WorkerStallWarning`` names
-    its op, column, sample index, pid and Python stack; repeated at 2x, 4x, ... (default 300)."""
+    its op, column, sample index, pid and Python stack; repeated at 2x, 4x, ... (default 300).
+
+    Tasks of a stage with one worker, run in the thread that reads the pipeline, are watched too
+    (a map over a streamed source with no batch after it, which runs row by row, is not). Debug
+    mode watches nothing. ``set_worker_timeout`` turns a call that long into an error."""
     if isinstance(interval, bool) or not isinstance(interval, int):
         raise TypeError("interval isn't of type int.")
     if not 0 < interval <= INT32_MAX:  # INT32_MAX itself is accepted (as in MindSpore)
@@ -249,22 +254,95 @@ def get_multiprocessing_start_method():
     return _options.snapshot().multiprocessing_start_method
 
 
+_POLICIES = ("raise", "replace", "skip")  # the engine's error policy per ErrorSamplesMode
+
+
 def set_error_samples_mode(error_samples_mode):
+    """What a row whose source read or map operation fails does to iterators created from now on.
+
+    * ``ErrorSamplesMode.RETURN`` (default): the pipeline raises the error.
+    * ``ErrorSamplesMode.REPLACE``: another row takes its place, so every epoch keeps its number of
+      rows: the next row that did not fail (the previous one at the end of an epoch). When a batch
+      follows the map directly (it is then made in the same stage), the replacement comes from the
+      same batch. The choice depends only on which rows fail: the same with any number of workers
+      and after ``set_state``. An epoch in which no row can be read raises "All data is garbage
+      and cannot be replaced.".
+    * ``ErrorSamplesMode.SKIP``: the row is left out. When a batch follows the map directly the
+      batch is one row short (a batch all of whose rows fail is replaced by the next batch), so
+      every shard of a sharded pipeline keeps its number of batches.
+
+    Every replaced or skipped row is named (op, position in the epoch, source row, file, error)
+    in an ``ErrorSamplesWarning`` at the end of its epoch, and by the iterator's
+    ``error_samples()``. Errors of ``per_batch_map``, ``batch`` itself and streamed sources
+    (``GeneratorDataset`` over an iterable) still raise. Ignored in debug mode. With RETURN nothing
+    in the pipeline's per-row path changes; REPLACE and SKIP run rows through a guarded loop and
+    re-read an epoch up to a restored checkpoint's position (``set_state``).
+
+    Args:
+        error_samples_mode (ErrorSamplesMode): RETURN, REPLACE or SKIP.
+    """
     if not isinstance(error_samples_mode, ErrorSamplesMode):
         raise TypeError("error_samples_mode isn't of type ErrorSamplesMode.")
-    _set(error_samples_mode=int(error_samples_mode))
+    _options.update(error_policy=_POLICIES[int(error_samples_mode)])
 
 
 def get_error_samples_mode():
-    return ErrorSamplesMode(_ms.error_samples_mode)
+    """The mode of ``set_error_samples_mode``."""
+    return ErrorSamplesMode(_POLICIES.index(_options.snapshot().error_policy))
 
 
 def set_debug_mode(debug_mode_flag, debug_hook_list=None):
-    _set(debug_mode=_bool(debug_mode_flag, "debug_mode_flag"))
+    """Debug mode: every iterator created from now on runs its pipeline in the thread that reads it.
+
+    In debug mode no worker thread, worker process or prefetch thread is started, so a breakpoint
+    in a source's ``__getitem__``, a map's function or a hook stops the program where ``pdb``
+    can see it. ``num_parallel_workers``, ``python_multiprocessing`` (map, batch, sources),
+    ``set_enable_autotune`` and ``set_error_samples_mode`` are ignored (one warning when the mode
+    is turned on). An iterator created while no seed is set sets seed 1 (``set_seed(1)``), so
+    debug runs repeat. Rows are the same as outside debug mode under the same seed.
+
+    Each map calls copies of the hooks in ``debug_hook_list`` before its first operation and after
+    each operation with the data (``DebugHook.compute``); a ``DebugHook`` may also be written into
+    a map's operations by hand (an error outside debug mode).
+
+    Args:
+        debug_mode_flag (bool): Whether debug mode is on.
+        debug_hook_list (list[DebugHook], optional): The hooks. Default: None, which means
+            ``[debug.PrintMetaDataHook()]`` (prints each column's dtype and shape around every
+            operation). An empty list keeps the hooks of the previous call.
+
+    Raises:
+        TypeError: If `debug_mode_flag` is not a bool, `debug_hook_list` not a list, or one of its
+            items not a ``DebugHook``.
+    """
+    if not isinstance(debug_mode_flag, bool):
+        raise TypeError("debug_mode_flag isn't of type boolean.")
+    if debug_hook_list is None:
+        debug_hook_list = [PrintMetaDataHook()]
+    if not isinstance(debug_hook_list, list):
+        raise TypeError("debug_hook_list is not a list.")
+    for hook in debug_hook_list:
+        if not isinstance(hook, DebugHook):
+            raise TypeError("All items in debug_hook_list must be of type DebugHook.")
+    if debug_mode_flag and not _debug.enabled:
+        warnings.warn("Dataset pipeline debug mode is enabled: pipelines run in a single thread, the one that "
+                      "reads them; num_parallel_workers, python_multiprocessing, autotune and the error samples "
+                      "mode are ignored, and seed 1 is used while no seed is set. Performance will be impacted.",
+                      stacklevel=2)
+    _debug.configure(debug_mode_flag, debug_hook_list or _debug.hooks)
+    _options.update(serial=debug_mode_flag)
 
 
 def get_debug_mode():
-    return _ms.debug_mode
+    """Whether debug mode is on (``set_debug_mode``)."""
+    return _debug.enabled
+
+
+def _debug_before_run() -> None:
+    """Called when an iterator is created: in debug mode, seed 1 when no seed is set."""
+    if _debug.enabled and _options.snapshot().seed is None:
+        warnings.warn("Debug mode is enabled. Set seed to ensure deterministic results. Seed value: 1.", stacklevel=3)
+        set_seed(1)
 
 
 def set_enable_watchdog(enable):

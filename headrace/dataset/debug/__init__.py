@@ -1,4 +1,4 @@
-"""Mirror of ``mindspore.dataset.debug``. headrace has none of its names yet; each arrives here when it
-works (no placeholders), so ``from headrace.dataset.debug import X`` fails clearly until then."""
+"""Mirror of ``mindspore.dataset.debug``: the hooks of debug mode (``ds.config.set_debug_mode``)."""
+from headrace.dataset.debug._hooks import DebugHook, PrintDataHook, PrintMetaDataHook
 
-__all__: list[str] = []
+__all__ = ["DebugHook", "PrintDataHook", "PrintMetaDataHook"]
