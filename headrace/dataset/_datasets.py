@@ -18,7 +18,7 @@ from headrace.dataset.transforms._compose import compose_operations
 from headrace._util import checks
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_range, check_type
 from headrace._util.types import BatchInfo
-from headrace.dataset import _concat_sampling
+from headrace.dataset import _cache_plan, _concat_sampling
 from headrace.dataset._split import split_dataset
 from headrace.dataset.samplers import DistributedSampler, RandomSampler
 from headrace.dataset._columns import _check_pad_info, column_index, replace_layout
@@ -267,9 +267,9 @@ class MapDataset(Dataset):
         self.operations = ops
         self.input_columns = check_columns(input_columns, "input_columns")
         self.output_columns = check_columns(output_columns, "output_columns")
-        for name in ("cache", "callbacks"):
-            if kwargs.get(name) is not None:
-                raise ValueError(f"map({name}=...) is not supported by headrace yet; remove the argument.")
+        if kwargs.get("callbacks") is not None:
+            raise ValueError("map(callbacks=...) is not supported by headrace yet; remove the argument.")
+        self.cache = _cache_plan.check_cache(kwargs.get("cache"))
         if kwargs.get("offload"):
             raise ValueError("map(offload=True) is not supported by headrace: operations run on the host.")
         self.python_multiprocessing = checks.check_bool(kwargs.get("python_multiprocessing", False),
@@ -284,8 +284,11 @@ class MapDataset(Dataset):
         in_idx = column_index(cols, self.input_columns, "input_columns") if self.input_columns else (0,)
         new_cols, layout, out_names = replace_layout(cols, in_idx, self.output_columns)
         fn, name = compose_operations(self.operations)
-        return P.MapNode((parent,), new_cols, fn, in_idx, out_names, layout, name,
+        node = P.MapNode((parent,), new_cols, fn, in_idx, out_names, layout, name,
                          self._workers, self.python_multiprocessing)
+        if self.__dict__.get("cache") is not None:
+            return _cache_plan.cache_map(self, node)
+        return node
 
 
 class BatchDataset(Dataset):

@@ -1,0 +1,535 @@
+"""A row cache shared by every process on a host, through files they map: no daemon.
+
+Layout. A cache lives under two roots: the memory tier (``$HEADRACE_CACHE_SHM``, default
+``/dev/shm/headrace-cache-<uid>``, a tmpfs whose pages every process maps) and the spill tier
+(``$HEADRACE_CACHE_SPILL``, default ``<tmp>/headrace-cache-<uid>``, on disk). Under each root a
+session is a folder ``s<id>`` and a cached pipeline prefix is a folder named by its key (a
+fingerprint of the source, of every operation and parameter up to the cache point, and of the
+shard; see ``headrace/_util/fingerprint.py``), so a changed input can only miss, never be served
+stale. The session folder in the memory tier holds ``session.json`` (its settings).
+
+Chunks. Rows are appended to chunk files. A writer fills ``w-<pid>-<start>-<seq>.tmp`` (pid and
+start time of the writing process) with row records, then an index (row id, offset, length per
+row) and a trailer (row count, magic), and renames it to ``r-<pid>-<start>-<seq>.chunk``: the
+rename is the commit. A reader maps only ``r-*.chunk`` files, whose index is complete by
+construction, so a process killed during fill (even by SIGKILL) leaves nothing that is served: its
+``.tmp`` is removed by the next process that opens the cache once its pid is gone (a pid with a
+different start time is another process). Committed chunks survive, so the next run resumes the
+fill. A chunk is committed when it reaches ``CHUNK_BYTES``, when ``CHUNK_SECONDS`` passed since its
+first row, and when the process exits (``flush_all``; worker processes call it on their way out).
+
+Row record: a 4-byte header length, a pickled header ((dtype, shape) per column, or ``None`` for a
+column stored pickled), then each column's bytes, each part 8-byte aligned. Readers copy the
+arrays out of the mapping (the mapping stays read-only and shared; the copy is the caller's).
+
+Filling. One process at a time fills a key: it holds ``fill.lock`` (pid, start time, token). A
+lock whose pid is gone is stale and is taken over. Worker processes of the holder carry its token
+and write too (each its own chunks). Any other process reads what is committed and computes its
+misses without storing them (no duplicate copies), picking up chunks as they are committed.
+
+Capacity. The memory tier of a session holds at most ``mem_cap`` bytes (and never more than the
+free space of its file system less a margin); past it a cache with ``spilling`` writes chunks to
+the spill tier, and one without stops storing. Eviction: when full, what is stored stays and the
+rest streams (computed every epoch): under a fresh random order each epoch an LRU would replace
+rows just before they are needed again, keeping the hit rate near size/total at best, while a
+fixed set keeps exactly that hit rate with no churn.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import mmap
+import os
+import pickle
+import secrets
+import shutil
+import tempfile
+import threading
+import time
+import weakref
+from typing import Any
+
+import numpy as np
+
+CHUNK_BYTES = 8 << 20
+CHUNK_SECONDS = 1.0
+MAGIC = b"HRCACHE1"
+_TRAILER = 16            # row count (8 bytes) + MAGIC
+_FREE_MARGIN = 64 << 20  # never fill a file system closer than this to full
+_ALIGN = 8
+
+
+# ---- places ----------------------------------------------------------------------------------
+def memory_root() -> str:
+    """Root of the memory tier (a tmpfs when there is one)."""
+    env = os.environ.get("HEADRACE_CACHE_SHM")
+    if env:
+        return env
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+    return os.path.join(base, f"headrace-cache-{os.getuid()}")
+
+
+def spill_root(spill_dir: str | None = None) -> str:
+    """Root of the spill tier: ``spill_dir``, else ``$HEADRACE_CACHE_SPILL``, else the temp dir."""
+    base = spill_dir or os.environ.get("HEADRACE_CACHE_SPILL") or tempfile.gettempdir()
+    return os.path.join(base, f"headrace-cache-{os.getuid()}")
+
+
+def session_dir(root: str, session: int) -> str:
+    return os.path.join(root, f"s{session}")
+
+
+# ---- processes ---------------------------------------------------------------------------------
+def process_start(pid: int) -> int | None:
+    """Start time (clock ticks since boot) of a live process; None when gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    if fields[0] in (b"Z", b"X"):
+        return None
+    return int(fields[19])
+
+
+def is_alive(pid: int, start: int | None) -> bool:
+    """Whether process ``pid`` runs and is the one that started at ``start`` (not a reused pid)."""
+    now = process_start(pid)
+    return now is not None and (start is None or start == now)
+
+
+_ME: tuple[int, int] | None = None
+
+
+def me() -> tuple[int, int]:
+    """(pid, start time) of this process (recomputed after a fork)."""
+    global _ME
+    if _ME is None or _ME[0] != os.getpid():
+        pid = os.getpid()
+        _ME = (pid, process_start(pid) or 0)
+    return _ME
+
+
+def owner_of(name: str) -> tuple[int, int] | None:
+    """(pid, start) from a chunk file name ``x-<pid>-<start>-<seq>.ext``."""
+    parts = name.split(".", 1)[0].split("-")
+    if len(parts) != 4:
+        return None
+    try:
+        return int(parts[1]), int(parts[2])
+    except ValueError:
+        return None
+
+
+# ---- row records ---------------------------------------------------------------------------------
+def _pad(n: int) -> int:
+    return -n % _ALIGN
+
+
+def encode_row(row: tuple) -> tuple[list[Any], int]:
+    """The buffers of one row record and its length."""
+    spec: list[Any] = []
+    bodies: list[Any] = []
+    for value in row:
+        a = value if isinstance(value, np.ndarray) else None
+        if a is None or a.dtype.hasobject:
+            blob = pickle.dumps(value, protocol=5)
+            spec.append(("P", len(blob)))
+            bodies.append(blob)
+        else:
+            a = np.ascontiguousarray(a)
+            spec.append((a.dtype.str, a.shape))
+            bodies.append(memoryview(a).cast("B"))
+    head = pickle.dumps(tuple(spec), protocol=5)
+    parts: list[Any] = [len(head).to_bytes(4, "little"), head, b"\0" * _pad(4 + len(head))]
+    total = 4 + len(head) + _pad(4 + len(head))
+    for body in bodies:
+        n = len(body)
+        parts.append(body)
+        parts.append(b"\0" * _pad(n))
+        total += n + _pad(n)
+    return parts, total
+
+
+def decode_row(buf: Any, off: int) -> tuple:
+    """The row whose record starts at ``off`` of ``buf`` (arrays copied out)."""
+    hlen = int.from_bytes(buf[off:off + 4], "little")
+    spec = pickle.loads(buf[off + 4:off + 4 + hlen])
+    pos = off + 4 + hlen
+    pos += _pad(pos - off)
+    out = []
+    for kind, shape in spec:
+        if kind == "P":
+            out.append(pickle.loads(buf[pos:pos + shape]))
+            n = shape
+        else:
+            dt = np.dtype(kind)
+            count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+            n = count * dt.itemsize
+            out.append(np.frombuffer(buf, dt, count, pos).reshape(shape).copy())
+        pos += n + _pad(n)
+    return tuple(out)
+
+
+# ---- the store -------------------------------------------------------------------------------
+_LIVE: "weakref.WeakSet[CacheStore]" = weakref.WeakSet()
+atexit.register(lambda: flush_all())
+
+
+def flush_all() -> None:
+    """Commits the open chunk of every store of this process (at exit, in workers too)."""
+    for store in list(_LIVE):
+        store.flush(blocking=False)
+
+
+class _Chunk:
+    __slots__ = ("file", "path", "final", "index", "ids", "size", "limit", "opened", "tier")
+
+    def __init__(self, folder: str, seq: int, limit: int, tier: str) -> None:
+        pid, start = me()
+        self.path = os.path.join(folder, f"w-{pid}-{start}-{seq}.tmp")
+        self.final = os.path.join(folder, f"r-{pid}-{start}-{seq}.chunk")
+        self.file = open(self.path, "wb")  # noqa: SIM115 - closed on commit
+        self.index: list[tuple[int, int, int]] = []
+        self.ids: set[int] = set()
+        self.size = 0
+        self.limit = limit
+        self.opened = time.monotonic()
+        self.tier = tier
+
+
+class CacheStore:
+    """The rows of one cache key: ``get(i)`` a committed row or None, ``put(i, row)`` to store one.
+
+    Safe from several threads; picklable into worker processes (which then write their own chunks
+    under the same fill lock).
+    """
+
+    def __init__(self, key: str, num_rows: int, *, session: int, mem_cap: int, spilling: bool,
+                 spill_dir: str | None = None, meta: dict | None = None) -> None:
+        self.key, self.num_rows, self.session = key, int(num_rows), int(session)
+        self.mem_cap, self.spilling, self.spill_dir = int(mem_cap), bool(spilling), spill_dir
+        self.meta = dict(meta or {})
+        self.token = secrets.token_hex(8)
+        self._init_local()
+
+    # -- process-local state (rebuilt after unpickling) --
+    def _init_local(self) -> None:
+        self.mem_dir = os.path.join(session_dir(memory_root(), self.session), self.key)
+        self.spill_path = os.path.join(session_dir(spill_root(self.spill_dir), self.session), self.key)
+        self._lock = threading.Lock()
+        self._wlock = threading.Lock()
+        self._chunk_of = np.full(self.num_rows, -1, np.int32)
+        self._off = np.zeros(self.num_rows, np.int64)
+        self._maps: list[Any] = []
+        self._tiers: list[str] = []
+        self._bytes: list[int] = []
+        self._loaded: set[str] = set()
+        self._stamps: tuple = ()
+        self._writer: _Chunk | None = None
+        self._seq = 0
+        self._present = 0
+        self._full = False
+        self._may_fill: bool | None = None
+        self._next_claim = 0.0
+        self.hits = 0
+        self.misses = 0
+        self._opened = False
+        _LIVE.add(self)
+
+    def __getstate__(self) -> dict:
+        self.claim()  # the process handing the store to its workers fills (if it may)
+        keep = ("key", "num_rows", "session", "mem_cap", "spilling", "spill_dir", "meta", "token")
+        return {k: self.__dict__[k] for k in keep}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._init_local()
+
+    # -- opening --
+    def _open(self) -> None:
+        if self._opened:
+            return
+        os.makedirs(self.mem_dir, exist_ok=True)
+        meta_path = os.path.join(self.mem_dir, "meta.json")
+        if not os.path.exists(meta_path):
+            _write_json(meta_path, dict(self.meta, rows=self.num_rows, created=time.time()))
+        for folder in (self.mem_dir, self.spill_path):
+            remove_stale(folder)
+        self._opened = True
+
+    # -- reading --
+    def get(self, index: int) -> tuple | None:
+        if not self._opened:
+            self._open()
+            self.refresh()
+        c = self._chunk_of[index]
+        if c < 0:
+            w = self._writer
+            if w is not None and index in w.ids:  # our own pending row: commit it now to read it
+                self.flush()
+            if self.refresh():
+                c = self._chunk_of[index]
+        if c < 0:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return decode_row(self._maps[c], int(self._off[index]))
+
+    def _dir_stamps(self) -> tuple:
+        out = []
+        for folder in (self.mem_dir, self.spill_path):
+            try:
+                out.append(os.stat(folder).st_mtime_ns)
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def refresh(self) -> bool:
+        """Maps chunks committed since the last look; True when any was added."""
+        stamps = self._dir_stamps()
+        if stamps == self._stamps:
+            return False
+        with self._lock:
+            self._stamps = stamps
+            added = False
+            for folder, tier in ((self.mem_dir, "memory"), (self.spill_path, "disk")):
+                try:
+                    names = sorted(os.listdir(folder))
+                except OSError:
+                    continue
+                for name in names:
+                    if name.endswith(".chunk") and name not in self._loaded:
+                        added |= self._load(os.path.join(folder, name), tier)
+                        self._loaded.add(name)
+            return added
+
+    def _load(self, path: str, tier: str) -> bool:
+        try:
+            with open(path, "rb") as f:
+                mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # removed meanwhile (destroyed session), or empty
+            return False
+        n = int.from_bytes(mm[-_TRAILER:-8], "little")
+        if mm[-8:] != MAGIC or n * 24 + _TRAILER > len(mm):
+            return False
+        table = np.frombuffer(mm, np.int64, n * 3, len(mm) - _TRAILER - n * 24).reshape(n, 3).copy()
+        ids = table[:, 0]
+        ok = (ids >= 0) & (ids < self.num_rows)
+        c = len(self._maps)
+        self._maps.append(mm)
+        self._tiers.append(tier)
+        self._bytes.append(int(table[:, 2].sum()))
+        self._present += int(np.count_nonzero(self._chunk_of[ids[ok]] < 0))
+        self._off[ids[ok]] = table[ok, 1]
+        self._chunk_of[ids[ok]] = c
+        return True
+
+    # -- writing --
+    def claim(self) -> bool:
+        """Takes the fill lock for this process (or finds it held by our token); False when
+        another live process fills this key."""
+        if self._may_fill is not None and (self._may_fill or time.monotonic() < self._next_claim):
+            return self._may_fill
+        self._open()
+        self._may_fill = claim_lock(os.path.join(self.mem_dir, "fill.lock"), self.token)
+        self._next_claim = time.monotonic() + 1.0
+        return self._may_fill
+
+    def put(self, index: int, row: tuple) -> None:
+        if self._full or not self.claim():
+            return
+        parts, n = encode_row(row)
+        if not self._wlock.acquire(timeout=30):
+            return
+        done = False
+        try:
+            w = self._writer
+            if w is not None and w.index and (w.size + n > w.limit or time.monotonic() - w.opened > CHUNK_SECONDS):
+                self._commit()
+                w = None
+            if w is None:
+                w = self._writer = self._new_chunk(n)
+                if w is None:
+                    return
+            w.file.writelines(parts)
+            w.index.append((index, w.size, n))
+            w.ids.add(index)
+            w.size += n
+            if self._present + len(w.ids) >= self.num_rows:
+                self._commit()  # the last rows: commit at once
+                done = True
+        finally:
+            self._wlock.release()
+        if done:
+            self._release_if_complete()
+
+    def _new_chunk(self, need: int) -> _Chunk | None:
+        used = tier_usage(session_dir(memory_root(), self.session))
+        room = min(self.mem_cap - used, _free(self.mem_dir) - _FREE_MARGIN)
+        self._seq += 1
+        if room >= need:
+            return _Chunk(self.mem_dir, self._seq, min(CHUNK_BYTES, room), "memory")
+        if self.spilling:
+            os.makedirs(self.spill_path, exist_ok=True)
+            room = _free(self.spill_path) - _FREE_MARGIN
+            if room >= need:
+                return _Chunk(self.spill_path, self._seq, min(CHUNK_BYTES, room), "disk")
+        self._full = True  # keep what is stored; the rest streams
+        return None
+
+    def _commit(self) -> None:
+        w, self._writer = self._writer, None
+        if w is None:
+            return
+        try:
+            table = np.asarray(w.index, np.int64).reshape(-1, 3)
+            w.file.write(table.tobytes())
+            w.file.write(len(w.index).to_bytes(8, "little") + MAGIC)
+            w.file.close()
+            os.rename(w.path, w.final)
+        except OSError:  # the session was destroyed meanwhile, or the disk is full
+            w.file.close()
+            _unlink(w.path)
+
+    def flush(self, blocking: bool = True) -> None:
+        """Commits the open chunk (``blocking=False``: only when no thread is writing)."""
+        if not self._wlock.acquire(blocking, 30 if blocking else -1):
+            return
+        try:
+            self._commit()
+        finally:
+            self._wlock.release()
+        self._release_if_complete()
+
+    def _release_if_complete(self) -> None:
+        if self._may_fill:
+            self.refresh()
+            if self.cached_rows() >= self.num_rows:
+                release_lock(os.path.join(self.mem_dir, "fill.lock"), self.token)
+                self._may_fill = None
+
+    # -- statistics --
+    def cached_rows(self) -> int:
+        return self._present
+
+    def stat(self) -> dict:
+        """Rows in memory and on disk, average row bytes, hits and misses of this process."""
+        if not self._opened:
+            self._open()
+        self.refresh()
+        present = self._chunk_of[self._chunk_of >= 0]
+        tiers = np.asarray([t == "memory" for t in self._tiers], bool)
+        mem = int(np.count_nonzero(tiers[present])) if len(present) else 0
+        total_bytes = sum(self._bytes)
+        rows = len(present)
+        return {"num_mem_cached": mem, "num_disk_cached": len(present) - mem,
+                "avg_cache_sz": total_bytes // rows if rows else 0, "hits": self.hits, "misses": self.misses}
+
+
+# ---- files, locks, usage ------------------------------------------------------------------------
+def _write_json(path: str, obj: dict) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f)
+    os.replace(tmp, path)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _free(folder: str) -> int:
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return 0
+    return st.f_bavail * st.f_frsize
+
+
+def tier_usage(folder: str) -> int:
+    """Bytes of every chunk (committed or being written) under ``folder``."""
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            if name.endswith((".chunk", ".tmp")):
+                try:
+                    total += os.stat(os.path.join(root, name)).st_size
+                except OSError:
+                    pass
+    return total
+
+
+def remove_stale(folder: str) -> list[str]:
+    """Removes the ``.tmp`` chunks and the fill lock of dead processes in ``folder``; returns the
+    removed names."""
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        owner = owner_of(name) if name.endswith(".tmp") else None
+        if owner is not None and not is_alive(*owner):
+            _unlink(os.path.join(folder, name))
+            removed.append(name)
+    lock = os.path.join(folder, "fill.lock")
+    holder = read_lock(lock)
+    if holder is not None and not is_alive(holder[0], holder[1]):
+        _unlink(lock)
+        removed.append("fill.lock")
+    return removed
+
+
+def read_lock(path: str) -> tuple[int, int, str] | None:
+    try:
+        with open(path) as f:
+            pid, start, token = f.read().split()
+        return int(pid), int(start), token
+    except (OSError, ValueError):
+        return None
+
+
+def claim_lock(path: str, token: str) -> bool:
+    """Creates the lock (pid, start, token) or finds it ours; takes over a dead holder's lock."""
+    for _ in range(3):
+        holder = read_lock(path)
+        if holder is not None:
+            if holder[2] == token:
+                return True
+            if is_alive(holder[0], holder[1]):
+                return False
+            # Stale: move it aside under a unique name first, so two takers cannot both succeed.
+            aside = f"{path}.stale-{os.getpid()}"
+            try:
+                os.rename(path, aside)
+                _unlink(aside)
+            except OSError:
+                continue
+        pid, start = me()
+        tmp = f"{path}.{pid}.{token}"
+        try:
+            with open(tmp, "w") as f:
+                f.write(f"{pid} {start} {token}")
+            os.link(tmp, path)  # atomic, and only when nobody holds it: the lock appears whole
+            return True
+        except FileExistsError:
+            continue  # someone took it between our read and our link: read again
+        except OSError:
+            return False
+        finally:
+            _unlink(tmp)
+    return False
+
+
+def release_lock(path: str, token: str) -> None:
+    holder = read_lock(path)
+    if holder is not None and holder[2] == token:
+        _unlink(path)
+
+
+def destroy(folder: str) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
