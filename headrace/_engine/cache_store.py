@@ -137,9 +137,9 @@ def encode_row(row: tuple) -> tuple[list[Any], int]:
             spec.append(("P", len(blob)))
             bodies.append(blob)
         else:
-            a = np.ascontiguousarray(a)
             spec.append((a.dtype.str, a.shape))
-            bodies.append(memoryview(a).cast("B"))
+            a = a if a.flags.c_contiguous else np.ascontiguousarray(a)  # (which makes a 0-d array 1-d)
+            bodies.append(memoryview(a).cast("B") if a.ndim else a.tobytes())
     head = pickle.dumps(tuple(spec), protocol=5)
     parts: list[Any] = [len(head).to_bytes(4, "little"), head, b"\0" * _pad(4 + len(head))]
     total = 4 + len(head) + _pad(4 + len(head))
@@ -250,13 +250,16 @@ class CacheStore:
     def _open(self) -> None:
         if self._opened:
             return
-        os.makedirs(self.mem_dir, exist_ok=True)
-        meta_path = os.path.join(self.mem_dir, "meta.json")
-        if not os.path.exists(meta_path):
-            _write_json(meta_path, dict(self.meta, rows=self.num_rows, created=time.time()))
-        for folder in (self.mem_dir, self.spill_path):
-            remove_stale(folder)
-        self._opened = True
+        with self._lock:
+            if self._opened:
+                return
+            os.makedirs(self.mem_dir, exist_ok=True)
+            meta_path = os.path.join(self.mem_dir, "meta.json")
+            if not os.path.exists(meta_path):
+                write_json(meta_path, dict(self.meta, rows=self.num_rows, created=time.time()))
+            for folder in (self.mem_dir, self.spill_path):
+                remove_stale(folder)
+            self._opened = True
 
     # -- reading --
     def get(self, index: int) -> tuple | None:
@@ -428,8 +431,8 @@ class CacheStore:
 
 
 # ---- files, locks, usage ------------------------------------------------------------------------
-def _write_json(path: str, obj: dict) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
+def write_json(path: str, obj: dict) -> None:
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     with open(tmp, "w") as f:
         json.dump(obj, f)
     os.replace(tmp, path)

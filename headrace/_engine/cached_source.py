@@ -26,18 +26,25 @@ class CachedSource:
         self.store = store
         self.column_names = list(column_names)
         self.processes = getattr(inner, "processes", None)
+        self.folded_ops = len(self.steps)  # the source op reserves their ids: random ops above keep theirs
 
     def __len__(self) -> int:
         return len(self.inner)
 
     def read(self, index: int) -> Row:
-        row = self.store.get(index)
+        try:
+            row = self.store.get(index)
+        except OSError:  # the cache's files went away (a destroyed session): compute the row
+            row = None
         if row is not None:
             return row
         row = self.inner.read(index)
         for step in self.steps:
             row = step.apply(row, index)
-        self.store.put(index, row)
+        try:
+            self.store.put(index, row)
+        except OSError:  # a full or removed cache never fails the pipeline: the row streams
+            pass
         return row
 
     def file_of(self, index: int) -> Any:

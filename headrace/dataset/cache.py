@@ -200,5 +200,5 @@ def ensure_session(session: int, **settings: Any) -> dict:
         meta = dict(meta or {}, session=session, **settings)
         path = session_file(session)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        cache_store._write_json(path, meta)
+        cache_store.write_json(path, meta)
     return meta
