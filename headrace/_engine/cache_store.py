@@ -394,6 +394,12 @@ class CacheStore:
         except OSError:  # the session was destroyed meanwhile, or the disk is full
             w.file.close()
             _unlink(w.path)
+            return
+        with self._lock:  # serve our own rows at once
+            name = os.path.basename(w.final)
+            if name not in self._loaded:
+                self._load(w.final, w.tier)
+                self._loaded.add(name)
 
     def flush(self, blocking: bool = True) -> None:
         """Commits the open chunk (``blocking=False``: only when no thread is writing)."""
