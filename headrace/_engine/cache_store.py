@@ -409,7 +409,18 @@ class CacheStore:
             self._commit()
         finally:
             self._wlock.release()
+        self._save_counts()
         self._release_if_complete()
+
+    def _save_counts(self) -> None:
+        """Records this process's hits and misses next to the rows (``cache_admin --list_sessions``)."""
+        if self._opened and self.hits + self.misses:
+            pid, start = me()
+            try:
+                write_json(os.path.join(self.mem_dir, f"counts-{pid}-{start}-{self.token}.json"),
+                           {"hits": self.hits, "misses": self.misses})
+            except OSError:  # the session is gone
+                pass
 
     def _release_if_complete(self) -> None:
         if self._may_fill:

@@ -8,7 +8,8 @@ running the same pipeline read it. No server, session or swap is needed; ``headr
 
 Parameters keep MindSpore's meaning where one host gives them one: ``session_id`` names the
 session (None: the default session 0, which needs no ``cache_admin -g``), ``size`` caps the
-session's memory in MB (0: half of the host's RAM, bounded by the free space of /dev/shm),
+session's memory in MB (0: half of the host's RAM or the ratio ``cache_admin --start -m`` set,
+bounded by the free space of /dev/shm),
 ``spilling`` lets the rows past the cap go to the spill directory on disk. ``hostname`` must name
 this host; ``port``, ``num_connections`` and ``prefetch_size`` are checked and otherwise unused
 (there are no connections).
@@ -19,7 +20,7 @@ import os
 import socket
 from typing import Any
 
-from headrace._engine import cache_store
+from headrace._engine import cache_sessions, cache_store
 from headrace._util import checks
 
 __all__ = ["CacheStat", "DatasetCache"]
@@ -27,6 +28,7 @@ __all__ = ["CacheStat", "DatasetCache"]
 UINT64_MAX = 2**64 - 1
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 DEFAULT_SESSION = 0
+DEFAULT_RATIO = 0.5
 
 
 def _check_interval(value: Any, lo: int, hi: int, name: str) -> None:
@@ -115,19 +117,20 @@ class DatasetCache:
         return DEFAULT_SESSION if self.session_id is None else self.session_id
 
     def memory_cap(self) -> int:
-        """The session's memory cap in bytes."""
+        """The session's memory cap in bytes: ``size`` MB, else the host's RAM times the ratio
+        ``cache_admin --start -m`` set (default 0.5)."""
         if self.size:
             return self.size << 20
-        return _ram_bytes() // 2
+        ratio = float(cache_sessions.settings().get("memory_cap_ratio") or DEFAULT_RATIO)
+        return int(_ram_bytes() * ratio)
 
     def spill_dir(self) -> str | None:
-        """The spill directory ``cache_admin --start -s`` set for the session, if any."""
-        meta = read_session(self.session)
-        return meta.get("spill_dir") if meta else None
+        """The spill directory ``cache_admin --start -s`` set, if any."""
+        return cache_sessions.settings().get("spill_dir")
 
     def new_store(self, key: str, num_rows: int, meta: dict) -> cache_store.CacheStore:
         """The store of one cached pipeline prefix (kept for ``get_stat``)."""
-        ensure_session(self.session)
+        cache_sessions.ensure_session(self.session)
         store = cache_store.CacheStore(key, num_rows, session=self.session, mem_cap=self.memory_cap(),
                                        spilling=self.spilling, spill_dir=self.spill_dir(), meta=meta)
         self._stores.append(store)
@@ -176,29 +179,3 @@ def _ram_bytes() -> int:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
         return 8 << 30
-
-
-def session_file(session: int) -> str:
-    return os.path.join(cache_store.session_dir(cache_store.memory_root(), session), "session.json")
-
-
-def read_session(session: int) -> dict | None:
-    """The settings of ``session`` (None when it does not exist)."""
-    import json  # noqa: PLC0415 - only sessions need it
-
-    try:
-        with open(session_file(session)) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
-def ensure_session(session: int, **settings: Any) -> dict:
-    """Creates ``session`` (with ``settings``) unless it exists; returns its settings."""
-    meta = read_session(session)
-    if meta is None or settings:
-        meta = dict(meta or {}, session=session, **settings)
-        path = session_file(session)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        cache_store.write_json(path, meta)
-    return meta
