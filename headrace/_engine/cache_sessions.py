@@ -122,7 +122,7 @@ def clean_stale() -> list[str]:
 def key_rows(session: int) -> list[dict]:
     """Per cached pipeline prefix of ``session``: key, rows in memory and on disk, average row
     bytes, hits and misses recorded by the processes that read it."""
-    out = []
+    out: list[dict] = []
     mem_sdir = cache_store.session_dir(cache_store.memory_root(), session)
     try:
         keys = sorted(k for k in os.listdir(mem_sdir) if os.path.isdir(os.path.join(mem_sdir, k)))
@@ -148,7 +148,7 @@ def key_rows(session: int) -> list[dict]:
 
 def chunk_summaries(folder: str) -> list[tuple[int, int]]:
     """(rows, row bytes) of each committed chunk in ``folder``."""
-    out = []
+    out: list[tuple[int, int]] = []
     try:
         names = os.listdir(folder)
     except OSError:

@@ -225,7 +225,7 @@ class CacheStore:
         self._tiers: list[str] = []
         self._bytes: list[int] = []
         self._loaded: set[str] = set()
-        self._stamps: tuple = ()
+        self._stamps: tuple[int | None, ...] = ()
         self._writer: _Chunk | None = None
         self._seq = 0
         self._present = 0
@@ -279,8 +279,8 @@ class CacheStore:
         self.hits += 1
         return decode_row(self._maps[c], int(self._off[index]))
 
-    def _dir_stamps(self) -> tuple:
-        out = []
+    def _dir_stamps(self) -> tuple[int | None, ...]:
+        out: list[int | None] = []
         for folder in (self.mem_dir, self.spill_path):
             try:
                 out.append(os.stat(folder).st_mtime_ns)
@@ -486,7 +486,7 @@ def tier_usage(folder: str) -> int:
 def remove_stale(folder: str) -> list[str]:
     """Removes the ``.tmp`` chunks and the fill lock of dead processes in ``folder``; returns the
     removed names."""
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(folder)
     except OSError:

@@ -58,5 +58,6 @@ __all__ = [
     "RenameDataset", "RepeatDataset", "Sampler", "Schema", "SequentialSampler", "Shuffle", "ShuffleDataset",
     "SkipDataset", "SourceDataset", "SubsetRandomSampler", "SubsetSampler", "TFRecordDataset", "TakeDataset",
     "Tensor", "TextFileDataset", "TupleIterator", "VOCDataset", "WeightedRandomSampler", "ZipDataset",
-    "DatasetCache", "auto_cache", "compare", "config", "core", "deserialize", "serialize", "show", "text", "transforms", "vision", "zip",
+    "DatasetCache", "auto_cache",
+    "compare", "config", "core", "deserialize", "serialize", "show", "text", "transforms", "vision", "zip",
 ]

@@ -158,8 +158,8 @@ def test_sharded_sampler_shuffle_and_num_samples_over_cache(tmp_path):
     cache = ds.DatasetCache()
     ds.config.set_seed(5)
     for shard in range(3):
-        make = lambda c: ds.ImageFolderDataset(str(tmp_path / "img"), num_shards=3, shard_id=shard, shuffle=True,
-                                               cache=c)
+        def make(c, shard=shard):
+            return ds.ImageFolderDataset(str(tmp_path / "img"), num_shards=3, shard_id=shard, shuffle=True, cache=c)
         want = rows(make(None))
         assert [r[1].item() for r in rows(make(cache))] == [r[1].item() for r in want]
         got = rows(make(cache))
@@ -204,7 +204,8 @@ def test_auto_cache_on_source_when_first_op_is_random(tmp_path):
 def test_changed_file_is_a_new_key(tmp_path):
     write_images(tmp_path / "img", 3)
     cache = ds.DatasetCache()
-    make = lambda: ds.ImageFolderDataset(str(tmp_path / "img"), shuffle=False, cache=cache)
+    def make():
+        return ds.ImageFolderDataset(str(tmp_path / "img"), shuffle=False, cache=cache)
     before = rows(make())
     target = tmp_path / "img" / "c0" / "0000.jpg"
     import cv2

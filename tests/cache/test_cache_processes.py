@@ -7,9 +7,6 @@ import sys
 import textwrap
 
 import numpy as np
-import pytest
-
-import headrace.dataset as ds
 from headrace._engine import cache_store
 from tests.cache.conftest import chunk_files
 

@@ -74,7 +74,7 @@ class RandomAccessIter(OpIter):
     def __init__(self, ctx: BuildContext, node: Any) -> None:
         super().__init__(ctx)
         for _ in range(getattr(node.source, "folded_ops", 0)):
-            ctx.register(_Reserved())  # ops folded into the source keep their ids (their RNG keys)
+            ctx.register(_Reserved())  # type: ignore[arg-type]  # ops folded into the source keep their ids (their RNG keys)
         self.node = node
         self.name = node.name
         self._source = node.source
