@@ -193,8 +193,18 @@ def run_text(a) -> dict:
     return time_epochs(make_iter, lambda b: (len(b[0]), 0), a.epochs, a.warmup, lambda b: wtext.check_batch(b[0]))
 
 
+def run_cache_workload(a) -> dict:
+    ds, vision, mr = api(a.module, "dataset", "dataset.vision", "mindrecord")
+    need(ds, "DatasetCache", "MindDataset")
+    from .. import wcache
+
+    path = mindrecord_file(a, mr.FileWriter, w2.manifest(w2.w2_dir(a.data, a.items or w2.COUNT)))
+    return wcache.run_cache(a, ds, vision, path, time_epochs,
+                            lambda b: w2.check_batch(np.asarray(b[0]), np.asarray(b[1])))
+
+
 def run(a) -> dict:
-    fn = {"w1": run_w1, "w2": run_w2, "w3": run_w3, "text": run_text}[a.workload]
+    fn = {"w1": run_w1, "w2": run_w2, "w3": run_w3, "text": run_text, "cache": run_cache_workload}[a.workload]
     res = fn(a)
     res["versions"] = versions(a.module)
     return res

@@ -57,6 +57,7 @@ MAGIC = b"HRCACHE1"
 _TRAILER = 16            # row count (8 bytes) + MAGIC
 _FREE_MARGIN = 64 << 20  # never fill a file system closer than this to full
 _ALIGN = 8
+_TICK_NS = 50_000_000    # a folder mtime this much older than our last scan was seen by it
 
 
 # ---- places ----------------------------------------------------------------------------------
@@ -226,6 +227,7 @@ class CacheStore:
         self._bytes: list[int] = []
         self._loaded: set[str] = set()
         self._stamps: tuple[int | None, ...] = ()
+        self._scanned = 0
         self._writer: _Chunk | None = None
         self._seq = 0
         self._present = 0
@@ -291,10 +293,13 @@ class CacheStore:
     def refresh(self) -> bool:
         """Maps chunks committed since the last look; True when any was added."""
         stamps = self._dir_stamps()
-        if stamps == self._stamps:
+        # A folder's mtime moves in coarse ticks (a few ms): two commits within one tick leave it
+        # unchanged, so an unchanged stamp proves nothing until the tick has passed before our scan.
+        if stamps == self._stamps and all(s is None or s < self._scanned - _TICK_NS for s in stamps):
             return False
         with self._lock:
             self._stamps = stamps
+            self._scanned = time.time_ns()
             added = False
             for folder, tier in ((self.mem_dir, "memory"), (self.spill_path, "disk")):
                 try:

@@ -129,7 +129,11 @@ class DatasetCache:
         return cache_sessions.settings().get("spill_dir")
 
     def new_store(self, key: str, num_rows: int, meta: dict) -> cache_store.CacheStore:
-        """The store of one cached pipeline prefix (kept for ``get_stat``)."""
+        """The store of one cached pipeline prefix (one per key: pipelines built again, e.g. each
+        epoch, share it and its mappings; ``get_stat`` counts each key once)."""
+        for store in self._stores:
+            if store.key == key and store.num_rows == num_rows:
+                return store
         cache_sessions.ensure_session(self.session)
         store = cache_store.CacheStore(key, num_rows, session=self.session, mem_cap=self.memory_cap(),
                                        spilling=self.spilling, spill_dir=self.spill_dir(), meta=meta)
