@@ -57,6 +57,7 @@ MAGIC = b"HRCACHE1"
 _TRAILER = 16            # row count (8 bytes) + MAGIC
 _FREE_MARGIN = 64 << 20  # never fill a file system closer than this to full
 _ALIGN = 8
+REFRESH_FILLING = 0.5
 _TICK_NS = 50_000_000    # a folder mtime this much older than our last scan was seen by it
 
 
@@ -178,9 +179,32 @@ atexit.register(lambda: flush_all())
 
 
 def flush_all() -> None:
-    """Commits the open chunk of every store of this process (at exit, in workers too)."""
+    """Commits the open chunk of every store of this process (at an epoch's end, at exit, in
+    workers on their way out)."""
     for store in list(_LIVE):
         store.flush(blocking=False)
+
+
+_FLUSHER: list[int] = []  # the pid whose flusher thread runs
+
+
+def _start_flusher() -> None:
+    """A daemon thread per process committing chunks left open longer than CHUNK_SECONDS (a
+    worker process of a pool kept across epochs stops writing without exiting)."""
+    if _FLUSHER and _FLUSHER[0] == os.getpid():
+        return
+    _FLUSHER[:] = [os.getpid()]
+
+    def loop() -> None:
+        while True:
+            time.sleep(CHUNK_SECONDS / 2)
+            now = time.monotonic()
+            for store in list(_LIVE):
+                w = store._writer
+                if w is not None and now - w.opened > CHUNK_SECONDS:
+                    store.flush(blocking=False)
+
+    threading.Thread(target=loop, name="headrace-cache-flush", daemon=True).start()
 
 
 class _Chunk:
@@ -220,6 +244,7 @@ class CacheStore:
         self.spill_path = os.path.join(session_dir(spill_root(self.spill_dir), self.session), self.key)
         self._lock = threading.Lock()
         self._wlock = threading.Lock()
+        self._claim_lock = threading.Lock()
         self._chunk_of = np.full(self.num_rows, -1, np.int32)
         self._off = np.zeros(self.num_rows, np.int64)
         self._maps: list[Any] = []
@@ -228,6 +253,7 @@ class CacheStore:
         self._loaded: set[str] = set()
         self._stamps: tuple[int | None, ...] = ()
         self._scanned = 0
+        self._next_look = 0.0
         self._writer: _Chunk | None = None
         self._seq = 0
         self._present = 0
@@ -273,8 +299,14 @@ class CacheStore:
             w = self._writer
             if w is not None and index in w.ids:  # our own pending row: commit it now to read it
                 self.flush()
-            if self.refresh():
                 c = self._chunk_of[index]
+            # While this process fills, nobody else commits rows (but its own worker processes):
+            # look for new chunks at most every REFRESH_FILLING seconds instead of at every miss.
+            now = time.monotonic()
+            if c < 0 and (not self._may_fill or now >= self._next_look):
+                self._next_look = now + REFRESH_FILLING
+                if self.refresh():
+                    c = self._chunk_of[index]
         if c < 0:
             self.misses += 1
             return None
@@ -340,9 +372,11 @@ class CacheStore:
         if self._may_fill is not None and (self._may_fill or time.monotonic() < self._next_claim):
             return self._may_fill
         self._open()
-        self._may_fill = claim_lock(os.path.join(self.mem_dir, "fill.lock"), self.token)
-        self._next_claim = time.monotonic() + 1.0
-        return self._may_fill
+        with self._claim_lock:  # one thread of this process asks; the others take its answer
+            if self._may_fill is None or (not self._may_fill and time.monotonic() >= self._next_claim):
+                self._may_fill = claim_lock(os.path.join(self.mem_dir, "fill.lock"), self.token)
+                self._next_claim = time.monotonic() + 1.0
+        return bool(self._may_fill)
 
     def put(self, index: int, row: tuple) -> None:
         if self._full or not self.claim():
@@ -373,6 +407,7 @@ class CacheStore:
             self._release_if_complete()
 
     def _new_chunk(self, need: int) -> _Chunk | None:
+        _start_flusher()
         used = tier_usage(session_dir(memory_root(), self.session))
         room = min(self.mem_cap - used, _free(self.mem_dir) - _FREE_MARGIN)
         self._seq += 1
@@ -432,7 +467,7 @@ class CacheStore:
             self.refresh()
             if self.cached_rows() >= self.num_rows:
                 release_lock(os.path.join(self.mem_dir, "fill.lock"), self.token)
-                self._may_fill = None
+                self._may_fill, self._full = False, True  # complete: nothing more to store
 
     # -- statistics --
     def cached_rows(self) -> int:
@@ -535,7 +570,7 @@ def claim_lock(path: str, token: str) -> bool:
             except OSError:
                 continue
         pid, start = me()
-        tmp = f"{path}.{pid}.{token}"
+        tmp = f"{path}.{pid}.{threading.get_ident()}.{token}"
         try:
             with open(tmp, "w") as f:
                 f.write(f"{pid} {start} {token}")
