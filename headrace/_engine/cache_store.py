@@ -41,6 +41,7 @@ import json
 import mmap
 import os
 import pickle
+import queue
 import secrets
 import shutil
 import tempfile
@@ -53,6 +54,7 @@ import numpy as np
 
 CHUNK_BYTES = 8 << 20
 CHUNK_SECONDS = 1.0
+WRITE_QUEUE = 8          # rows waiting for a process's writer thread
 MAGIC = b"HRCACHE1"
 _TRAILER = 16            # row count (8 bytes) + MAGIC
 _FREE_MARGIN = 64 << 20  # never fill a file system closer than this to full
@@ -175,14 +177,42 @@ def decode_row(buf: Any, off: int) -> tuple:
 
 # ---- the store -------------------------------------------------------------------------------
 _LIVE: "weakref.WeakSet[CacheStore]" = weakref.WeakSet()
-atexit.register(lambda: flush_all())
+atexit.register(lambda: flush_all(wait=True))
 
 
-def flush_all() -> None:
-    """Commits the open chunk of every store of this process (at an epoch's end, at exit, in
-    workers on their way out)."""
+def flush_all(wait: bool = False) -> None:
+    """Commits the open chunk of every store of this process (at an epoch's end and at exit with
+    ``wait``: the queued rows first; in workers on their way out, without waiting)."""
     for store in list(_LIVE):
-        store.flush(blocking=False)
+        store.flush(blocking=wait)
+
+
+def _stop_writer(q: "queue.Queue[tuple[int, tuple] | None]") -> None:
+    try:
+        q.put_nowait(None)
+    except queue.Full:  # the thread is busy; it finds the store gone and idles (a daemon)
+        pass
+
+
+def _write_loop(ref: "weakref.ref[CacheStore]", q: "queue.Queue[tuple[int, tuple] | None]") -> None:
+    """A store's writer thread: writes the queued rows until the store is gone."""
+    while True:
+        item = q.get()
+        if item is None:
+            q.task_done()
+            return
+        index, row = item
+        store = ref()
+        try:
+            if store is not None:
+                store.write(index, row)
+        except OSError:  # a full disk or a destroyed session: the row streams
+            pass
+        finally:
+            if store is not None:
+                store._queued.discard(index)
+            del store, row
+            q.task_done()
 
 
 _FLUSHER: list[int] = []  # the pid whose flusher thread runs
@@ -245,6 +275,9 @@ class CacheStore:
         self._lock = threading.Lock()
         self._wlock = threading.Lock()
         self._claim_lock = threading.Lock()
+        self._queue: queue.Queue[tuple[int, tuple] | None] | None = None
+        self._queue_pid = 0
+        self._queued: set[int] = set()
         self._chunk_of = np.full(self.num_rows, -1, np.int32)
         self._off = np.zeros(self.num_rows, np.int64)
         self._maps: list[Any] = []
@@ -297,7 +330,7 @@ class CacheStore:
         c = self._chunk_of[index]
         if c < 0:
             w = self._writer
-            if w is not None and index in w.ids:  # our own pending row: commit it now to read it
+            if index in self._queued or (w is not None and index in w.ids):  # ours, not committed yet
                 self.flush()
                 c = self._chunk_of[index]
             # While this process fills, nobody else commits rows (but its own worker processes):
@@ -379,8 +412,34 @@ class CacheStore:
         return bool(self._may_fill)
 
     def put(self, index: int, row: tuple) -> None:
+        """Queues a copy of ``row`` for this process's writer thread (the copy: the pipeline may
+        change its row in place; the thread: the write overlaps the next rows' work)."""
         if self._full or not self.claim():
             return
+        q = self._queue
+        if q is None or self._queue_pid != os.getpid():
+            q = self._start_writer()
+        copy = tuple(v.copy() if type(v) is np.ndarray else v for v in row)
+        self._queued.add(index)
+        q.put((index, copy))
+
+    def _start_writer(self) -> "queue.Queue[tuple[int, tuple] | None]":
+        with self._claim_lock:
+            if self._queue is None or self._queue_pid != os.getpid():
+                q: queue.Queue[tuple[int, tuple] | None] = queue.Queue(WRITE_QUEUE)
+                threading.Thread(target=_write_loop, args=(weakref.ref(self), q), name="headrace-cache-write",
+                                 daemon=True).start()
+                self._queue, self._queue_pid = q, os.getpid()
+                weakref.finalize(self, _stop_writer, q).atexit = False  # at exit flush_all drains it
+        return q if self._queue is None else self._queue
+
+    def _drain(self) -> None:
+        q = self._queue
+        if q is not None and self._queue_pid == os.getpid():
+            q.join()
+
+    def write(self, index: int, row: tuple) -> None:
+        """Appends ``row`` to this process's open chunk (the writer thread's work)."""
         parts, n = encode_row(row)
         if not self._wlock.acquire(timeout=30):
             return
@@ -442,7 +501,10 @@ class CacheStore:
                 self._loaded.add(name)
 
     def flush(self, blocking: bool = True) -> None:
-        """Commits the open chunk (``blocking=False``: only when no thread is writing)."""
+        """Writes the queued rows and commits the open chunk (``blocking=False``: commits what is
+        written, and only when no thread is writing)."""
+        if blocking:
+            self._drain()
         if not self._wlock.acquire(blocking, 30 if blocking else -1):
             return
         try:

@@ -132,7 +132,7 @@ class PipelineRun:
             self._end_pass()
             cache = sys.modules.get("headrace._engine.cache_store")
             if cache is not None:  # rows cached in this process are committed at each epoch's end
-                cache.flush_all()
+                cache.flush_all(wait=True)
             self.epoch += 1
             self.step = 0
             self._started = False
