@@ -7,8 +7,9 @@ processes building the same pipeline get the same key:
 * None, bools, numbers, strings, bytes: their type and value;
 * lists, tuples, dicts (sorted by the encoding of their keys), sets: element by element;
 * NumPy arrays and scalars: dtype, shape and bytes;
-* functions: module, qualified name, byte code, constants, names, defaults and closure values
-  (so editing a lambda's body changes the key); builtins and classes: module and qualified name;
+* functions: module, qualified name, byte code, constants, names, defaults, closure values and
+  the module-level values the code reads (so editing a lambda's body or a constant it uses
+  changes the key); builtins and classes: module and qualified name;
 * other objects: their class and their attributes (``__dict__`` and ``__slots__``), recursively,
   leaving out attributes whose name starts with ``_cache`` (memo fields), or their pickle when
   they have no attributes.
@@ -112,6 +113,21 @@ def _feed_function(h: Any, fn: Any, depth: int, seen: set[int]) -> None:
         except ValueError:  # an empty cell
             contents = None
         _feed(h, contents, depth + 1, seen)
+    # The module-level values the code reads (constants, helper functions): editing one changes
+    # what the function computes. Modules and classes count by name only.
+    g = getattr(fn, "__globals__", {})
+    for name in sorted(_global_names(fn.__code__)):
+        if name in g and not isinstance(g[name], types.ModuleType):
+            _tag(h, "global", name.encode())
+            _feed(h, g[name], depth + 1, seen)
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
 
 
 def _feed_code(h: Any, code: types.CodeType, depth: int, seen: set[int]) -> None:

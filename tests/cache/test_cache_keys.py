@@ -108,3 +108,27 @@ def test_mindrecord_rewrite_and_index_change_the_key(tmp_path):
     rows = [int(r[1]) for r in ds.MindDataset(path, shuffle=False).map(
         lambda b: b, input_columns="b", cache=ds.DatasetCache()).create_tuple_iterator(output_numpy=True)]
     assert rows == list(range(5, 15))
+
+
+SCALE = 2
+
+
+def _scaled(x):
+    return x * SCALE
+
+
+def test_a_module_constant_the_function_reads_is_part_of_the_key():
+    global SCALE
+
+    def key():
+        d = ds.NumpySlicesDataset([1, 2], ["x"], shuffle=False).map(_scaled, cache=ds.DatasetCache())
+        return d._plan.source.store.key
+
+    before = key()
+    assert key() == before
+    SCALE = 3
+    try:
+        assert key() != before
+    finally:
+        SCALE = 2
+    assert key() == before
