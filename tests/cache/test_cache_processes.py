@@ -15,15 +15,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # A child: N rows of 1 KB (row i filled with i % 251) through a slow deterministic map, cached in
 # chunks of ~4 rows; it prints each row id as it finishes and a JSON summary at the end.
 CHILD = textwrap.dedent("""
-    import json, sys, time
+    import json, os, sys, time
     import numpy as np
     import headrace.dataset as ds
     from headrace._engine import cache_store
     cache_store.CHUNK_BYTES = 4 * 1100
-    n, delay, workers = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+    n, workers = int(sys.argv[1]), int(sys.argv[3])
+    os.environ["HR_TEST_DELAY"] = sys.argv[2]  # read by the function at run time: not part of its key
     data = np.repeat((np.arange(n) % 251).astype(np.uint8)[:, None], 1024, axis=1)
     def slow(x):
-        time.sleep(delay)
+        time.sleep(float(os.environ["HR_TEST_DELAY"]))
         return x + np.uint8(1)
     cache = ds.DatasetCache(session_id=9, size=int(sys.argv[4]) if len(sys.argv) > 4 else 0,
                             spilling=len(sys.argv) > 5)
