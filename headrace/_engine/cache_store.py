@@ -37,14 +37,10 @@ fixed set keeps exactly that hit rate with no churn.
 from __future__ import annotations
 
 import atexit
-import json
 import mmap
 import os
-import pickle
 import queue
 import secrets
-import shutil
-import tempfile
 import threading
 import time
 import weakref
@@ -52,127 +48,25 @@ from typing import Any
 
 import numpy as np
 
+from headrace._engine.cache_files import (
+    MAGIC, claim_lock, decode_row, destroy, encode_row, free_bytes, is_alive, me, memory_root, owner_of,
+    process_start, read_lock, release_lock, remove_stale, session_dir, spill_root, tier_usage, unlink_quiet,
+    write_json,
+)
+
+__all__ = [  # the store, and the file helpers its users reach through it
+    "CHUNK_BYTES", "CHUNK_SECONDS", "CacheStore", "MAGIC", "claim_lock", "decode_row", "destroy", "encode_row",
+    "flush_all", "is_alive", "me", "memory_root", "owner_of", "process_start", "read_lock", "release_lock",
+    "remove_stale", "session_dir", "spill_root", "tier_usage", "write_json",
+]
+
 CHUNK_BYTES = 8 << 20
 CHUNK_SECONDS = 1.0
 WRITE_QUEUE = 8          # rows waiting for a process's writer thread
-MAGIC = b"HRCACHE1"
 _TRAILER = 16            # row count (8 bytes) + MAGIC
 _FREE_MARGIN = 64 << 20  # never fill a file system closer than this to full
-_ALIGN = 8
 REFRESH_FILLING = 0.5
 _TICK_NS = 50_000_000    # a folder mtime this much older than our last scan was seen by it
-
-
-# ---- places ----------------------------------------------------------------------------------
-def memory_root() -> str:
-    """Root of the memory tier (a tmpfs when there is one)."""
-    env = os.environ.get("HEADRACE_CACHE_SHM")
-    if env:
-        return env
-    base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
-    return os.path.join(base, f"headrace-cache-{os.getuid()}")
-
-
-def spill_root(spill_dir: str | None = None) -> str:
-    """Root of the spill tier: ``spill_dir``, else ``$HEADRACE_CACHE_SPILL``, else the temp dir."""
-    base = spill_dir or os.environ.get("HEADRACE_CACHE_SPILL") or tempfile.gettempdir()
-    return os.path.join(base, f"headrace-cache-{os.getuid()}")
-
-
-def session_dir(root: str, session: int) -> str:
-    return os.path.join(root, f"s{session}")
-
-
-# ---- processes ---------------------------------------------------------------------------------
-def process_start(pid: int) -> int | None:
-    """Start time (clock ticks since boot) of a live process; None when gone or a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-    except OSError:
-        return None
-    if fields[0] in (b"Z", b"X"):
-        return None
-    return int(fields[19])
-
-
-def is_alive(pid: int, start: int | None) -> bool:
-    """Whether process ``pid`` runs and is the one that started at ``start`` (not a reused pid)."""
-    now = process_start(pid)
-    return now is not None and (start is None or start == now)
-
-
-_ME: tuple[int, int] | None = None
-
-
-def me() -> tuple[int, int]:
-    """(pid, start time) of this process (recomputed after a fork)."""
-    global _ME
-    if _ME is None or _ME[0] != os.getpid():
-        pid = os.getpid()
-        _ME = (pid, process_start(pid) or 0)
-    return _ME
-
-
-def owner_of(name: str) -> tuple[int, int] | None:
-    """(pid, start) from a chunk file name ``x-<pid>-<start>-<seq>.ext``."""
-    parts = name.split(".", 1)[0].split("-")
-    if len(parts) != 4:
-        return None
-    try:
-        return int(parts[1]), int(parts[2])
-    except ValueError:
-        return None
-
-
-# ---- row records ---------------------------------------------------------------------------------
-def _pad(n: int) -> int:
-    return -n % _ALIGN
-
-
-def encode_row(row: tuple) -> tuple[list[Any], int]:
-    """The buffers of one row record and its length."""
-    spec: list[Any] = []
-    bodies: list[Any] = []
-    for value in row:
-        a = value if isinstance(value, np.ndarray) else None
-        if a is None or a.dtype.hasobject:
-            blob = pickle.dumps(value, protocol=5)
-            spec.append(("P", len(blob)))
-            bodies.append(blob)
-        else:
-            spec.append((a.dtype.str, a.shape))
-            a = a if a.flags.c_contiguous else np.ascontiguousarray(a)  # (which makes a 0-d array 1-d)
-            bodies.append(memoryview(a).cast("B") if a.ndim else a.tobytes())
-    head = pickle.dumps(tuple(spec), protocol=5)
-    parts: list[Any] = [len(head).to_bytes(4, "little"), head, b"\0" * _pad(4 + len(head))]
-    total = 4 + len(head) + _pad(4 + len(head))
-    for body in bodies:
-        n = len(body)
-        parts.append(body)
-        parts.append(b"\0" * _pad(n))
-        total += n + _pad(n)
-    return parts, total
-
-
-def decode_row(buf: Any, off: int) -> tuple:
-    """The row whose record starts at ``off`` of ``buf`` (arrays copied out)."""
-    hlen = int.from_bytes(buf[off:off + 4], "little")
-    spec = pickle.loads(buf[off + 4:off + 4 + hlen])
-    pos = off + 4 + hlen
-    pos += _pad(pos - off)
-    out = []
-    for kind, shape in spec:
-        if kind == "P":
-            out.append(pickle.loads(buf[pos:pos + shape]))
-            n = shape
-        else:
-            dt = np.dtype(kind)
-            count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-            n = count * dt.itemsize
-            out.append(np.frombuffer(buf, dt, count, pos).reshape(shape).copy())
-        pos += n + _pad(n)
-    return tuple(out)
 
 
 # ---- the store -------------------------------------------------------------------------------
@@ -468,13 +362,13 @@ class CacheStore:
     def _new_chunk(self, need: int) -> _Chunk | None:
         _start_flusher()
         used = tier_usage(session_dir(memory_root(), self.session))
-        room = min(self.mem_cap - used, _free(self.mem_dir) - _FREE_MARGIN)
+        room = min(self.mem_cap - used, free_bytes(self.mem_dir) - _FREE_MARGIN)
         self._seq += 1
         if room >= need:
             return _Chunk(self.mem_dir, self._seq, min(CHUNK_BYTES, room), "memory")
         if self.spilling:
             os.makedirs(self.spill_path, exist_ok=True)
-            room = _free(self.spill_path) - _FREE_MARGIN
+            room = free_bytes(self.spill_path) - _FREE_MARGIN
             if room >= need:
                 return _Chunk(self.spill_path, self._seq, min(CHUNK_BYTES, room), "disk")
         self._full = True  # keep what is stored; the rest streams
@@ -492,7 +386,7 @@ class CacheStore:
             os.rename(w.path, w.final)
         except OSError:  # the session was destroyed meanwhile, or the disk is full
             w.file.close()
-            _unlink(w.path)
+            unlink_quiet(w.path)
             return
         with self._lock:  # serve our own rows at once
             name = os.path.basename(w.final)
@@ -547,111 +441,3 @@ class CacheStore:
         rows = len(present)
         return {"num_mem_cached": mem, "num_disk_cached": len(present) - mem,
                 "avg_cache_sz": total_bytes // rows if rows else 0, "hits": self.hits, "misses": self.misses}
-
-
-# ---- files, locks, usage ------------------------------------------------------------------------
-def write_json(path: str, obj: dict) -> None:
-    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(obj, f)
-    os.replace(tmp, path)
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def _free(folder: str) -> int:
-    try:
-        st = os.statvfs(folder)
-    except OSError:
-        return 0
-    return st.f_bavail * st.f_frsize
-
-
-def tier_usage(folder: str) -> int:
-    """Bytes of every chunk (committed or being written) under ``folder``."""
-    total = 0
-    for root, _dirs, files in os.walk(folder):
-        for name in files:
-            if name.endswith((".chunk", ".tmp")):
-                try:
-                    total += os.stat(os.path.join(root, name)).st_size
-                except OSError:
-                    pass
-    return total
-
-
-def remove_stale(folder: str) -> list[str]:
-    """Removes the ``.tmp`` chunks and the fill lock of dead processes in ``folder``; returns the
-    removed names."""
-    removed: list[str] = []
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return removed
-    for name in names:
-        owner = owner_of(name) if name.endswith(".tmp") else None
-        if owner is not None and not is_alive(*owner):
-            _unlink(os.path.join(folder, name))
-            removed.append(name)
-    lock = os.path.join(folder, "fill.lock")
-    holder = read_lock(lock)
-    if holder is not None and not is_alive(holder[0], holder[1]):
-        _unlink(lock)
-        removed.append("fill.lock")
-    return removed
-
-
-def read_lock(path: str) -> tuple[int, int, str] | None:
-    try:
-        with open(path) as f:
-            pid, start, token = f.read().split()
-        return int(pid), int(start), token
-    except (OSError, ValueError):
-        return None
-
-
-def claim_lock(path: str, token: str) -> bool:
-    """Creates the lock (pid, start, token) or finds it ours; takes over a dead holder's lock."""
-    for _ in range(3):
-        holder = read_lock(path)
-        if holder is not None:
-            if holder[2] == token:
-                return True
-            if is_alive(holder[0], holder[1]):
-                return False
-            # Stale: move it aside under a unique name first, so two takers cannot both succeed.
-            aside = f"{path}.stale-{os.getpid()}"
-            try:
-                os.rename(path, aside)
-                _unlink(aside)
-            except OSError:
-                continue
-        pid, start = me()
-        tmp = f"{path}.{pid}.{threading.get_ident()}.{token}"
-        try:
-            with open(tmp, "w") as f:
-                f.write(f"{pid} {start} {token}")
-            os.link(tmp, path)  # atomic, and only when nobody holds it: the lock appears whole
-            return True
-        except FileExistsError:
-            continue  # someone took it between our read and our link: read again
-        except OSError:
-            return False
-        finally:
-            _unlink(tmp)
-    return False
-
-
-def release_lock(path: str, token: str) -> None:
-    holder = read_lock(path)
-    if holder is not None and holder[2] == token:
-        _unlink(path)
-
-
-def destroy(folder: str) -> None:
-    shutil.rmtree(folder, ignore_errors=True)
