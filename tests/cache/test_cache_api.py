@@ -214,3 +214,11 @@ def test_changed_file_is_a_new_key(tmp_path):
     assert not np.array_equal(before[0][0], after[0][0])
     assert np.array_equal(after[0][0], np.fromfile(str(target), np.uint8))
     assert len([n for n in os.listdir(tmp_path / "shm" / "s0") if n != "session.json"]) == 2  # two keys
+
+
+def test_mindspore_import_paths():
+    from headrace.dataset.engine import DatasetCache as engine_cache
+    from headrace.dataset.engine.cache_client import DatasetCache as client_cache
+
+    assert engine_cache is client_cache is ds.DatasetCache
+    assert "DatasetCache" in ds.__all__ and "auto_cache" in ds.__all__
