@@ -24,9 +24,10 @@ from . import envs, harness, report, suite, w1, w2, w3, wfeed, wtext
 
 OUT = os.path.join(harness.ROOT, "benchmarks", "_out")
 DATA = os.path.join(harness.ROOT, "benchmarks", "_data")
-WORKLOADS = ["w1", "w2", "w3", "limits", "text", "feed"]
-QUICK = {"w1": 5_120, "w2": w2.QUICK_COUNT, "w3": 500, "text": 2_000, "feed": wfeed.QUICK_STEPS}
-FULL = {"w1": w1.N, "w2": w2.COUNT, "w3": w3.ROWS, "text": wtext.N, "feed": wfeed.STEPS}
+WORKLOADS = ["w1", "w2", "w3", "limits", "text", "cache", "feed"]
+QUICK = {"w1": 5_120, "w2": w2.QUICK_COUNT, "w3": 500, "text": 2_000, "cache": w2.QUICK_COUNT,
+         "feed": wfeed.QUICK_STEPS}
+FULL = {"w1": w1.N, "w2": w2.COUNT, "w3": w3.ROWS, "text": wtext.N, "cache": w2.COUNT, "feed": wfeed.STEPS}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -68,9 +69,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                "w3": a.w3_rows or base["w3"], "text": a.text_reviews or base["text"],
                "feed": a.feed_steps or base["feed"]}
     a.sizes["limits"] = a.sizes["w2"]
+    a.sizes["cache"] = a.sizes["w2"]
     if a.epochs is None:
         a.epochs = 1 if a.quick else 3
-    a.full = (not a.quick and a.sizes == {**FULL, "limits": FULL["w2"]} and a.epochs >= 3
+    a.full = (not a.quick and a.sizes == {**FULL, "limits": FULL["w2"], "cache": FULL["w2"]} and a.epochs >= 3
               and a.workloads == WORKLOADS and a.systems == list(suite.SYSTEMS) and not a.variant
               and a.workers == [1, 2])
     return a
@@ -102,7 +104,7 @@ def setup(a) -> dict:
         return {"setup": "skipped (--no-setup)"}
     if "mindspore" in a.systems:
         status["mindspore venv"] = envs.setup_oracle()
-    if {"torch", "tf", "grain", "dali"} & set(a.systems) or {"w2", "limits"} & set(a.workloads):
+    if {"torch", "tf", "grain", "dali"} & set(a.systems) or {"w2", "limits", "cache"} & set(a.workloads):
         status.update(envs.setup_bench_venv())
     return status
 
@@ -113,7 +115,7 @@ def generate(a) -> dict:
         w1.generate(a.data)
     if "text" in a.workloads:
         wtext.generate(a.data, a.sizes["text"])
-    if not {"w2", "limits"} & set(a.workloads):
+    if not {"w2", "limits", "cache"} & set(a.workloads):
         return {}
     count = a.sizes["w2"]
     meta = os.path.join(w2.w2_dir(a.data, count), "meta.json")

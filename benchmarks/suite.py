@@ -3,7 +3,7 @@ at, and the interpreter + runner module that runs each system."""
 from __future__ import annotations
 
 import os
-from . import harness, limits, w1, w2, w3, wfeed, wtext
+from . import harness, limits, w1, w2, w3, wcache, wfeed, wtext
 from .config import Config
 
 __all__ = ["BENCH_PY", "BENCH_VENV", "Config", "ORACLE_PY", "SYSTEMS", "UNITS", "configs"]
@@ -24,8 +24,9 @@ SYSTEMS = {
     "hf": ("benchmarks.peers.hftok", "main", []),
 }
 UNITS = {"w1": "rows/s", "w2": "images/s", "w3": "MB/s", "limits": "images/s", "text": "reviews/s",
-         "feed": "steps/s"}
+         "cache": "images/s", "feed": "steps/s"}
 
 
 def configs() -> list[Config]:
-    return [*w1.CONFIGS, *w2.CONFIGS, *w3.CONFIGS, *limits.CONFIGS, *wtext.CONFIGS, *wfeed.CONFIGS]
+    return [*w1.CONFIGS, *w2.CONFIGS, *w3.CONFIGS, *limits.CONFIGS, *wtext.CONFIGS, *wcache.CONFIGS,
+            *wfeed.CONFIGS]

@@ -221,8 +221,19 @@ def run_feed(a) -> dict:
     return wfeed.time_loops(lambda: Loader(data), steps, a.epochs, a.warmup)
 
 
+def run_cache_workload(a) -> dict:
+    ds, vision, mr = api(a.module, "dataset", "dataset.vision", "mindrecord")
+    need(ds, "DatasetCache", "MindDataset")
+    from .. import wcache
+
+    path = mindrecord_file(a, mr.FileWriter, w2.manifest(w2.w2_dir(a.data, a.items or w2.COUNT)))
+    return wcache.run_cache(a, ds, vision, path, time_epochs,
+                            lambda b: w2.check_batch(np.asarray(b[0]), np.asarray(b[1])))
+
+
 def run(a) -> dict:
-    fn = {"w1": run_w1, "w2": run_w2, "w3": run_w3, "text": run_text, "feed": run_feed}[a.workload]
+    fn = {"w1": run_w1, "w2": run_w2, "w3": run_w3, "text": run_text, "cache": run_cache_workload,
+          "feed": run_feed}[a.workload]
     res = fn(a)
     res["versions"] = versions(a.module)
     return res

@@ -1,6 +1,7 @@
 """One iterator's run of a plan: epochs, the step counter, checkpoints, prefetch, shutdown."""
 from __future__ import annotations
 
+import sys
 import threading
 import time
 import warnings
@@ -138,6 +139,9 @@ class PipelineRun:
             self._end_pass()
             if len(self._error_log) > self._reported:
                 self._report_errors()
+            cache = sys.modules.get("headrace._engine.cache_store")
+            if cache is not None:  # rows cached in this process are committed at each epoch's end
+                cache.flush_all(wait=True)
             self.epoch += 1
             self.step = 0
             self._started = False

@@ -1,4 +1,4 @@
-"""The ``headrace`` command: ``demo``, ``mindrecord`` (info, reindex, verify), ``convert``."""
+"""The ``headrace`` command: ``demo``, ``mindrecord`` (info, reindex, verify), ``convert``, ``cache``."""
 from __future__ import annotations
 
 import argparse
@@ -11,6 +11,7 @@ COMMANDS = {
     "demo": ("headrace.cli.demo", "build a small image dataset as MindRecord and train-read it, with throughput"),
     "mindrecord": ("headrace.cli.mindrecord", "inspect or verify MindRecord files, or rebuild their .db index"),
     "convert": ("headrace.cli.convert", "convert CIFAR/MNIST/ImageNet folders/CSV/TFRecord to MindRecord"),
+    "cache": ("headrace.cli.cache", "manage the host's dataset cache (MindSpore's cache_admin flags)"),
 }
 
 

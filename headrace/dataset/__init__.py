@@ -13,6 +13,7 @@ from headrace.dataset._datasets import (
     MapDataset, PaddedBatchDataset, ProjectDataset, RenameDataset, RepeatDataset, ShuffleDataset, SkipDataset,
     TakeDataset, ZipDataset, zip,  # noqa: A004 - MindSpore's ds.zip
 )
+from headrace.dataset._cache_plan import auto_cache
 from headrace.dataset._iterators import DictIterator, TupleIterator
 from headrace.dataset.callback import DSCallback, WaitedDSCallback
 from headrace.dataset._schema import Schema
@@ -37,6 +38,7 @@ from headrace.dataset._sources.text_parsed import (
 from headrace.dataset._sources.tfrecord import TFRecordDataset
 from headrace.dataset._sources.vision_folders import CelebADataset, ImageFolderDataset, ManifestDataset
 from headrace.dataset._tensor import Tensor
+from headrace.dataset.cache import DatasetCache
 from headrace.dataset.core import config
 from headrace.dataset.samplers import (
     BuiltinSampler, DistributedSampler, IterSampler, PKSampler, RandomSampler, Sampler, SequentialSampler,
@@ -58,5 +60,6 @@ __all__ = [
     "SkipDataset", "SourceDataset", "SubsetRandomSampler", "SubsetSampler", "TFRecordDataset", "TakeDataset",
     "Tensor", "TextFileDataset", "TupleIterator", "VOCDataset", "WeightedRandomSampler", "ZipDataset",
     "DSCallback", "WaitedDSCallback",
+    "DatasetCache", "auto_cache",
     "compare", "config", "core", "deserialize", "serialize", "show", "text", "transforms", "vision", "zip",
 ]

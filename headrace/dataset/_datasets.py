@@ -21,7 +21,7 @@ from headrace.dataset.debug._hooks import DebugHook, insert_hooks
 from headrace._util import checks
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_range, check_type
 from headrace._util.types import BatchInfo
-from headrace.dataset import _concat_sampling
+from headrace.dataset import _cache_plan, _concat_sampling
 from headrace.dataset._split import split_dataset
 from headrace.dataset.samplers import DistributedSampler, RandomSampler
 from headrace.dataset._columns import _check_pad_info, column_index, replace_layout
@@ -274,9 +274,8 @@ class MapDataset(Dataset):
         self.operations = ops
         self.input_columns = check_columns(input_columns, "input_columns")
         self.output_columns = check_columns(output_columns, "output_columns")
-        if kwargs.get("cache") is not None:
-            raise ValueError("map(cache=...) is not supported by headrace yet; remove the argument.")
         self.callbacks = check_callbacks(kwargs.get("callbacks"))
+        self.cache = _cache_plan.check_cache(kwargs.get("cache"))
         if kwargs.get("offload"):
             raise ValueError("map(offload=True) is not supported by headrace: operations run on the host.")
         self.python_multiprocessing = checks.check_bool(kwargs.get("python_multiprocessing", False),
@@ -292,9 +291,11 @@ class MapDataset(Dataset):
         new_cols, layout, out_names = replace_layout(cols, in_idx, self.output_columns)
         fn, name = self._compose()
         hooks = MapCallbacks(self.callbacks) if self.callbacks else None
-        return P.MapNode((parent,), new_cols, fn, in_idx, out_names, layout, name,
+        node = P.MapNode((parent,), new_cols, fn, in_idx, out_names, layout, name,
                          self._workers, self.python_multiprocessing, hooks)
-
+        if self.__dict__.get("cache") is not None:
+            return _cache_plan.cache_map(self, node)
+        return node
 
     def _compose(self):
         """The map's operations as one callable, with the debug hooks between them in debug mode."""

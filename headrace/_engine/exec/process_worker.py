@@ -75,6 +75,9 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         # The main process does the same after a close; after its death nobody else would.
         # (Mappings are left to os._exit: the main thread may still be writing into one.)
         shm.unlink_prefix(cfg["prefix"])
+        cache = sys.modules.get("headrace._engine.cache_store")
+        if cache is not None:  # commit the rows this worker cached (see its docstring)
+            cache.flush_all()
         _flush_stdio()
         if _signal:  # die of the signal itself: whoever waits for us sees "killed by SIGTERM"
             signal.signal(_signal[0], signal.SIG_DFL)

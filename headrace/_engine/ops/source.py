@@ -60,6 +60,10 @@ class ReadFn:
         self.__init__(*state)  # type: ignore[misc]  # rebuilt from its own arguments
 
 
+class _Reserved:
+    """Stands for an op folded into a source (a cached map) when ids are handed out."""
+
+
 class RandomAccessIter(OpIter):
     """Reads the source at the sampler's indices for the pass.
 
@@ -69,6 +73,8 @@ class RandomAccessIter(OpIter):
 
     def __init__(self, ctx: BuildContext, node: Any) -> None:
         super().__init__(ctx)
+        for _ in range(getattr(node.source, "folded_ops", 0)):
+            ctx.register(_Reserved())  # type: ignore[arg-type]  # ops folded into the source keep their ids (their RNG keys)
         self.node = node
         self.name = node.name
         self._source = node.source

@@ -19,6 +19,7 @@ from headrace._engine import plan as P
 from headrace._engine import options as _options
 from headrace._util import checks, rng
 from headrace._util.types import RandomAccessSource, SampleContext
+from headrace.dataset import _cache_plan
 from headrace.dataset._datasets import Dataset, resolve_workers
 from headrace.dataset._sampler_args import select_sampler
 from headrace.dataset.samplers import BuiltinSampler, is_shuffle
@@ -56,6 +57,7 @@ class MappableDataset(SourceDataset):
         self.num_shards, self.shard_id = checks.check_shard(num_shards, shard_id)
         self._sampler_plan = select_sampler(num_samples, shuffle, sampler, num_shards, shard_id)
         self._workers = resolve_workers(num_parallel_workers) if num_parallel_workers is not None else self._default_workers()
+        self.cache = _cache_plan.check_cache(cache)
 
     def _default_workers(self) -> int:
         return resolve_workers(None)
@@ -74,8 +76,11 @@ class MappableDataset(SourceDataset):
 
     def _make_plan(self) -> P.Node:
         src = self._source()
-        return P.RandomAccessNode((), tuple(src.column_names), src, self._sampler_plan,
+        node = P.RandomAccessNode((), tuple(src.column_names), src, self._sampler_plan,
                                   self._source_name(), self._workers, self._detached_labels(), self._processes())
+        if self.__dict__.get("cache") is not None:
+            return _cache_plan.cache_source(self, node)
+        return node
 
     def _detached_labels(self):
         """``_labels`` of a shallow twin of this dataset that does not cache the plan: the plan

@@ -146,7 +146,7 @@ class VOCDataset(FileSourceDataset):
         sampler (Sampler, optional): Which rows to read. Default: None.
         num_shards (int, optional): Split the rows into this many shards. Default: None.
         shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Not used by headrace. Default: None.
+        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
         extra_metadata (bool, optional): Add the ``_meta-filename`` column. Default: False.
         decrypt (callable, optional): ``decrypt(path) -> bytes`` reads an encrypted image. Default: None.
 
@@ -417,7 +417,7 @@ class CocoDataset(FileSourceDataset):
         sampler (Sampler, optional): Which rows to read. Default: None.
         num_shards (int, optional): Split the rows into this many shards. Default: None.
         shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Not used by headrace. Default: None.
+        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
         extra_metadata (bool, optional): Add the ``_meta-filename`` column. Default: False.
         decrypt (callable, optional): ``decrypt(path) -> bytes`` reads an encrypted image. Default: None.
 

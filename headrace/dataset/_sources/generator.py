@@ -186,6 +186,10 @@ class GeneratorDataset(MappableDataset):
         max_rowsize (int, optional): kept for compatibility. Default: None.
         batch_sampler (Iterable[list[int]], optional): index lists, each giving one batch. Default: None.
         collate_fn (Callable, optional): ``collate_fn(*column_lists)`` makes a batch. Default: None.
+        deterministic_source (bool, optional, headrace only): the source returns the same row for an
+            index every time, so a ``map(..., cache=...)`` over this dataset may cache its rows
+            (keyed by the source's type and attributes). Default: False (MindSpore refuses a
+            GeneratorDataset under a cache).
 
     Examples:
         >>> import numpy as np, headrace.dataset as ds
@@ -196,7 +200,8 @@ class GeneratorDataset(MappableDataset):
 
     def __init__(self, source, column_names=None, column_types=None, schema=None, num_samples=None,
                  num_parallel_workers=1, shuffle=None, sampler=None, num_shards=None, shard_id=None,
-                 python_multiprocessing=True, max_rowsize=None, batch_sampler=None, collate_fn=None):
+                 python_multiprocessing=True, max_rowsize=None, batch_sampler=None, collate_fn=None, *,
+                 deterministic_source=False):
         if not (_is_random_access(source) or _is_iterable(source) or callable(source)):
             raise TypeError("Input `source` function of GeneratorDataset should be callable, iterable or random "
                             "accessible, commonly it should implement one of the method like yield, __getitem__ "
@@ -211,6 +216,7 @@ class GeneratorDataset(MappableDataset):
         self.source = source
         self.column_names = names
         self.python_multiprocessing = checks.check_bool(python_multiprocessing, "python_multiprocessing")
+        self.deterministic_source = checks.check_bool(deterministic_source, "deterministic_source")
         self.max_rowsize = max_rowsize
         self.random_access = _is_random_access(source) and hasattr(source, "__len__")
         if batch_sampler is not None:

@@ -299,7 +299,7 @@ class MindDataset(MappableDataset):
             Default: ``None``.
         num_padded (int, optional): Number of padded rows. Default: ``None``.
         num_samples (int, optional): Rows to read. Default: ``None`` (all).
-        cache (DatasetCache, optional): Not supported; must be None. Default: ``None``.
+        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: ``None``.
         verify (bool, optional): headrace only (keyword). Verify the files in full when the
             dataset first reads them: every record decoded and checked, each ``.db`` checked against
             its data file (``headrace.mindrecord.verify``). The format has no checksum, so a changed
@@ -346,8 +346,6 @@ class MindDataset(MappableDataset):
             checks.check_num_parallel_workers(num_parallel_workers)
         _type_check(columns_list, (list,), "columns_list")
         _type_check(padded_sample, (dict,), "padded_sample")
-        if cache is not None:
-            raise ValueError("cache is not supported by headrace; pass cache=None.")
         check_sampler_shuffle_shard_options(sampler, shuffle, num_shards, shard_id, num_samples)
         if padded_sample is not None:
             if num_padded is None:
@@ -387,7 +385,7 @@ class MindDataset(MappableDataset):
         elif sampler is None and is_shuffle(shuffle, "FILES"):
             base_shuffle = False
         super().__init__(num_samples=num_samples, num_parallel_workers=num_parallel_workers, shuffle=base_shuffle,
-                         sampler=sampler, num_shards=num_shards, shard_id=shard_id, cache=None)
+                         sampler=sampler, num_shards=num_shards, shard_id=shard_id, cache=cache)
         self.shuffle_flag = shuffle
         self.dataset_files = dataset_files
         self.columns_list = columns_list

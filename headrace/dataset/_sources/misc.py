@@ -68,7 +68,7 @@ class RandomDataset(MappableDataset):
         columns_list (list[str], optional): Columns of the schema to produce. Default: None, all.
         num_samples (int, optional): Rows to read. Default: None, all.
         num_parallel_workers (int, optional): Worker threads. Default: None, the configured number.
-        cache (DatasetCache, optional): Not used by headrace. Default: None.
+        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
         shuffle (bool, optional): Shuffle the rows. Default: None, no.
         num_shards (int, optional): Split the rows into this many shards. Default: None.
         shard_id (int, optional): The shard to read. Default: None.
@@ -183,7 +183,7 @@ class FakeImageDataset(MappableDataset):
         sampler (Sampler, optional): Which rows to read. Default: None.
         num_shards (int, optional): Split the rows into this many shards. Default: None.
         shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Not used by headrace. Default: None.
+        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
 
     Examples:
         >>> import headrace.dataset as ds

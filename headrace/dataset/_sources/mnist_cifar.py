@@ -155,7 +155,7 @@ class MnistDataset(FileSourceDataset):
         sampler (Sampler, optional): Which rows to read. Default: None.
         num_shards (int, optional): Split the rows into this many shards. Default: None.
         shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Not used by headrace. Default: None.
+        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
 
     Raises:
         ValueError: If ``dataset_dir`` is not a folder or ``usage`` is not valid.
@@ -307,7 +307,7 @@ class Cifar10Dataset(FileSourceDataset):
         sampler (Sampler, optional): Which rows to read. Default: None.
         num_shards (int, optional): Split the rows into this many shards. Default: None.
         shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Not used by headrace. Default: None.
+        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
 
     Raises:
         ValueError: If ``dataset_dir`` is not a folder or ``usage`` is not valid.

@@ -208,7 +208,7 @@ class TextFileDataset(RowFilesDataset):
             rows, ``Shuffle.FILES`` the file order only, False none. Default: ``Shuffle.GLOBAL``.
         num_shards (int, optional): Split the rows into this many shards. Default: None.
         shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Not used by headrace. Default: None.
+        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
 
     Raises:
         ValueError: If a pattern matches no file.
@@ -449,7 +449,7 @@ class CSVDataset(RowFilesDataset):
             rows, ``Shuffle.FILES`` the file order only, False none. Default: ``Shuffle.GLOBAL``.
         num_shards (int, optional): Split the rows into this many shards. Default: None.
         shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Not used by headrace. Default: None.
+        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
 
     Raises:
         TypeError, ValueError: For bad arguments; ValueError if a pattern matches no file.

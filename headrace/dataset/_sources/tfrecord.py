@@ -188,7 +188,7 @@ class TFRecordDataset(RowFilesDataset):
         shard_id (int, optional): The shard to read. Default: None.
         shard_equal_rows (bool, optional): Shard by rows, every shard the same size (True), or by
             files (False; needs at least ``num_shards`` files). Default: False.
-        cache (DatasetCache, optional): Not used by headrace. Default: None.
+        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
         compression_type (str, optional): "", "GZIP" or "ZLIB". Default: None, uncompressed.
 
     Raises:

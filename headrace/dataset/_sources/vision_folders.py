@@ -99,7 +99,7 @@ class ImageFolderDataset(FileSourceDataset):
         decode (bool, optional): Decode the images. Default: False.
         num_shards (int, optional): Split the rows into this many shards. Default: None.
         shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Not used by headrace. Default: None.
+        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
         decrypt (callable, optional): ``decrypt(path) -> bytes`` reads an encrypted file. Default: None.
 
     Raises:
@@ -228,7 +228,7 @@ class ManifestDataset(FileSourceDataset):
         decode (bool, optional): Decode the images. Default: False.
         num_shards (int, optional): Split the rows into this many shards. Default: None.
         shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Not used by headrace. Default: None.
+        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
 
     Raises:
         ValueError: If the file does not exist or ``usage`` is not valid.
@@ -353,7 +353,7 @@ class CelebADataset(FileSourceDataset):
         num_samples (int, optional): Rows to read. Default: None, all.
         num_shards (int, optional): Split the rows into this many shards. Default: None.
         shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Not used by headrace. Default: None.
+        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
         decrypt (callable, optional): ``decrypt(path) -> bytes`` reads an encrypted image. Default: None.
 
     Raises:

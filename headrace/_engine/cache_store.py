@@ -1,0 +1,443 @@
+"""A row cache shared by every process on a host, through files they map: no daemon.
+
+Layout. A cache lives under two roots: the memory tier (``$HEADRACE_CACHE_SHM``, default
+``/dev/shm/headrace-cache-<uid>``, a tmpfs whose pages every process maps) and the spill tier
+(``$HEADRACE_CACHE_SPILL``, default ``<tmp>/headrace-cache-<uid>``, on disk). Under each root a
+session is a folder ``s<id>`` and a cached pipeline prefix is a folder named by its key (a
+fingerprint of the source, of every operation and parameter up to the cache point, and of the
+shard; see ``headrace/_util/fingerprint.py``), so a changed input can only miss, never be served
+stale. The session folder in the memory tier holds ``session.json`` (its settings).
+
+Chunks. Rows are appended to chunk files. A writer fills ``w-<pid>-<start>-<seq>.tmp`` (pid and
+start time of the writing process) with row records, then an index (row id, offset, length per
+row) and a trailer (row count, magic), and renames it to ``r-<pid>-<start>-<seq>.chunk``: the
+rename is the commit. A reader maps only ``r-*.chunk`` files, whose index is complete by
+construction, so a process killed during fill (even by SIGKILL) leaves nothing that is served: its
+``.tmp`` is removed by the next process that opens the cache once its pid is gone (a pid with a
+different start time is another process). Committed chunks survive, so the next run resumes the
+fill. A chunk is committed when it reaches ``CHUNK_BYTES``, when ``CHUNK_SECONDS`` passed since its
+first row, and when the process exits (``flush_all``; worker processes call it on their way out).
+
+Row record: a 4-byte header length, a pickled header ((dtype, shape) per column, or ``None`` for a
+column stored pickled), then each column's bytes, each part 8-byte aligned. Readers copy the
+arrays out of the mapping (the mapping stays read-only and shared; the copy is the caller's).
+
+Filling. One process at a time fills a key: it holds ``fill.lock`` (pid, start time, token). A
+lock whose pid is gone is stale and is taken over. Worker processes of the holder carry its token
+and write too (each its own chunks). Any other process reads what is committed and computes its
+misses without storing them (no duplicate copies), picking up chunks as they are committed.
+
+Capacity. The memory tier of a session holds at most ``mem_cap`` bytes (and never more than the
+free space of its file system less a margin); past it a cache with ``spilling`` writes chunks to
+the spill tier, and one without stops storing. Eviction: when full, what is stored stays and the
+rest streams (computed every epoch): under a fresh random order each epoch an LRU would replace
+rows just before they are needed again, keeping the hit rate near size/total at best, while a
+fixed set keeps exactly that hit rate with no churn.
+"""
+from __future__ import annotations
+
+import atexit
+import mmap
+import os
+import queue
+import secrets
+import threading
+import time
+import weakref
+from typing import Any
+
+import numpy as np
+
+from headrace._engine.cache_files import (
+    MAGIC, claim_lock, decode_row, destroy, encode_row, free_bytes, is_alive, me, memory_root, owner_of,
+    process_start, read_lock, release_lock, remove_stale, session_dir, spill_root, tier_usage, unlink_quiet,
+    write_json,
+)
+
+__all__ = [  # the store, and the file helpers its users reach through it
+    "CHUNK_BYTES", "CHUNK_SECONDS", "CacheStore", "MAGIC", "claim_lock", "decode_row", "destroy", "encode_row",
+    "flush_all", "is_alive", "me", "memory_root", "owner_of", "process_start", "read_lock", "release_lock",
+    "remove_stale", "session_dir", "spill_root", "tier_usage", "write_json",
+]
+
+CHUNK_BYTES = 8 << 20
+CHUNK_SECONDS = 1.0
+WRITE_QUEUE = 8          # rows waiting for a process's writer thread
+_TRAILER = 16            # row count (8 bytes) + MAGIC
+_FREE_MARGIN = 64 << 20  # never fill a file system closer than this to full
+REFRESH_FILLING = 0.5
+_TICK_NS = 50_000_000    # a folder mtime this much older than our last scan was seen by it
+
+
+# ---- the store -------------------------------------------------------------------------------
+_LIVE: "weakref.WeakSet[CacheStore]" = weakref.WeakSet()
+atexit.register(lambda: flush_all(wait=True))
+
+
+def flush_all(wait: bool = False) -> None:
+    """Commits the open chunk of every store of this process (at an epoch's end and at exit with
+    ``wait``: the queued rows first; in workers on their way out, without waiting)."""
+    for store in list(_LIVE):
+        store.flush(blocking=wait)
+
+
+def _stop_writer(q: "queue.Queue[tuple[int, tuple] | None]") -> None:
+    try:
+        q.put_nowait(None)
+    except queue.Full:  # the thread is busy; it finds the store gone and idles (a daemon)
+        pass
+
+
+def _write_loop(ref: "weakref.ref[CacheStore]", q: "queue.Queue[tuple[int, tuple] | None]") -> None:
+    """A store's writer thread: writes the queued rows until the store is gone."""
+    while True:
+        item = q.get()
+        if item is None:
+            q.task_done()
+            return
+        index, row = item
+        store = ref()
+        try:
+            if store is not None:
+                store.write(index, row)
+        except OSError:  # a full disk or a destroyed session: the row streams
+            pass
+        finally:
+            if store is not None:
+                store._queued.discard(index)
+            del store, row
+            q.task_done()
+
+
+_FLUSHER: list[int] = []  # the pid whose flusher thread runs
+
+
+def _start_flusher() -> None:
+    """A daemon thread per process committing chunks left open longer than CHUNK_SECONDS (a
+    worker process of a pool kept across epochs stops writing without exiting)."""
+    if _FLUSHER and _FLUSHER[0] == os.getpid():
+        return
+    _FLUSHER[:] = [os.getpid()]
+
+    def loop() -> None:
+        while True:
+            time.sleep(CHUNK_SECONDS / 2)
+            now = time.monotonic()
+            for store in list(_LIVE):
+                w = store._writer
+                if w is not None and now - w.opened > CHUNK_SECONDS:
+                    store.flush(blocking=False)
+
+    threading.Thread(target=loop, name="headrace-cache-flush", daemon=True).start()
+
+
+class _Chunk:
+    __slots__ = ("file", "path", "final", "index", "ids", "size", "limit", "opened", "tier")
+
+    def __init__(self, folder: str, seq: int, limit: int, tier: str) -> None:
+        pid, start = me()
+        self.path = os.path.join(folder, f"w-{pid}-{start}-{seq}.tmp")
+        self.final = os.path.join(folder, f"r-{pid}-{start}-{seq}.chunk")
+        self.file = open(self.path, "wb")  # noqa: SIM115 - closed on commit
+        self.index: list[tuple[int, int, int]] = []
+        self.ids: set[int] = set()
+        self.size = 0
+        self.limit = limit
+        self.opened = time.monotonic()
+        self.tier = tier
+
+
+class CacheStore:
+    """The rows of one cache key: ``get(i)`` a committed row or None, ``put(i, row)`` to store one.
+
+    Safe from several threads; picklable into worker processes (which then write their own chunks
+    under the same fill lock).
+    """
+
+    def __init__(self, key: str, num_rows: int, *, session: int, mem_cap: int, spilling: bool,
+                 spill_dir: str | None = None, meta: dict | None = None) -> None:
+        self.key, self.num_rows, self.session = key, int(num_rows), int(session)
+        self.mem_cap, self.spilling, self.spill_dir = int(mem_cap), bool(spilling), spill_dir
+        self.meta = dict(meta or {})
+        self.token = secrets.token_hex(8)
+        self._init_local()
+
+    # -- process-local state (rebuilt after unpickling) --
+    def _init_local(self) -> None:
+        self.mem_dir = os.path.join(session_dir(memory_root(), self.session), self.key)
+        self.spill_path = os.path.join(session_dir(spill_root(self.spill_dir), self.session), self.key)
+        self._lock = threading.Lock()
+        self._wlock = threading.Lock()
+        self._claim_lock = threading.Lock()
+        self._queue: queue.Queue[tuple[int, tuple] | None] | None = None
+        self._queue_pid = 0
+        self._queued: set[int] = set()
+        self._chunk_of = np.full(self.num_rows, -1, np.int32)
+        self._off = np.zeros(self.num_rows, np.int64)
+        self._maps: list[Any] = []
+        self._tiers: list[str] = []
+        self._bytes: list[int] = []
+        self._loaded: set[str] = set()
+        self._stamps: tuple[int | None, ...] = ()
+        self._scanned = 0
+        self._next_look = 0.0
+        self._writer: _Chunk | None = None
+        self._seq = 0
+        self._present = 0
+        self._full = False
+        self._may_fill: bool | None = None
+        self._next_claim = 0.0
+        self.hits = 0
+        self.misses = 0
+        self._opened = False
+        _LIVE.add(self)
+
+    def __getstate__(self) -> dict:
+        self.claim()  # the process handing the store to its workers fills (if it may)
+        keep = ("key", "num_rows", "session", "mem_cap", "spilling", "spill_dir", "meta", "token")
+        return {k: self.__dict__[k] for k in keep}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._init_local()
+
+    # -- opening --
+    def _open(self) -> None:
+        if self._opened:
+            return
+        with self._lock:
+            if self._opened:
+                return
+            os.makedirs(self.mem_dir, exist_ok=True)
+            meta_path = os.path.join(self.mem_dir, "meta.json")
+            if not os.path.exists(meta_path):
+                write_json(meta_path, dict(self.meta, rows=self.num_rows, created=time.time()))
+            for folder in (self.mem_dir, self.spill_path):
+                remove_stale(folder)
+            self._opened = True
+
+    # -- reading --
+    def get(self, index: int) -> tuple | None:
+        if not self._opened:
+            self._open()
+            self.refresh()
+        c = self._chunk_of[index]
+        if c < 0:
+            w = self._writer
+            if index in self._queued or (w is not None and index in w.ids):  # ours, not committed yet
+                self.flush()
+                c = self._chunk_of[index]
+            # While this process fills, nobody else commits rows (but its own worker processes):
+            # look for new chunks at most every REFRESH_FILLING seconds instead of at every miss.
+            now = time.monotonic()
+            if c < 0 and (not self._may_fill or now >= self._next_look):
+                self._next_look = now + REFRESH_FILLING
+                if self.refresh():
+                    c = self._chunk_of[index]
+        if c < 0:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return decode_row(self._maps[c], int(self._off[index]))
+
+    def _dir_stamps(self) -> tuple[int | None, ...]:
+        out: list[int | None] = []
+        for folder in (self.mem_dir, self.spill_path):
+            try:
+                out.append(os.stat(folder).st_mtime_ns)
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def refresh(self) -> bool:
+        """Maps chunks committed since the last look; True when any was added."""
+        stamps = self._dir_stamps()
+        # A folder's mtime moves in coarse ticks (a few ms): two commits within one tick leave it
+        # unchanged, so an unchanged stamp proves nothing until the tick has passed before our scan.
+        if stamps == self._stamps and all(s is None or s < self._scanned - _TICK_NS for s in stamps):
+            return False
+        with self._lock:
+            self._stamps = stamps
+            self._scanned = time.time_ns()
+            added = False
+            for folder, tier in ((self.mem_dir, "memory"), (self.spill_path, "disk")):
+                try:
+                    names = sorted(os.listdir(folder))
+                except OSError:
+                    continue
+                for name in names:
+                    if name.endswith(".chunk") and name not in self._loaded:
+                        added |= self._load(os.path.join(folder, name), tier)
+                        self._loaded.add(name)
+            return added
+
+    def _load(self, path: str, tier: str) -> bool:
+        try:
+            with open(path, "rb") as f:
+                mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # removed meanwhile (destroyed session), or empty
+            return False
+        n = int.from_bytes(mm[-_TRAILER:-8], "little")
+        if mm[-8:] != MAGIC or n * 24 + _TRAILER > len(mm):
+            return False
+        table = np.frombuffer(mm, np.int64, n * 3, len(mm) - _TRAILER - n * 24).reshape(n, 3).copy()
+        ids = table[:, 0]
+        ok = (ids >= 0) & (ids < self.num_rows)
+        c = len(self._maps)
+        self._maps.append(mm)
+        self._tiers.append(tier)
+        self._bytes.append(int(table[:, 2].sum()))
+        self._present += int(np.count_nonzero(self._chunk_of[ids[ok]] < 0))
+        self._off[ids[ok]] = table[ok, 1]
+        self._chunk_of[ids[ok]] = c
+        return True
+
+    # -- writing --
+    def claim(self) -> bool:
+        """Takes the fill lock for this process (or finds it held by our token); False when
+        another live process fills this key."""
+        if self._may_fill is not None and (self._may_fill or time.monotonic() < self._next_claim):
+            return self._may_fill
+        self._open()
+        with self._claim_lock:  # one thread of this process asks; the others take its answer
+            if self._may_fill is None or (not self._may_fill and time.monotonic() >= self._next_claim):
+                self._may_fill = claim_lock(os.path.join(self.mem_dir, "fill.lock"), self.token)
+                self._next_claim = time.monotonic() + 1.0
+        return bool(self._may_fill)
+
+    def put(self, index: int, row: tuple) -> None:
+        """Queues a copy of ``row`` for this process's writer thread (the copy: the pipeline may
+        change its row in place; the thread: the write overlaps the next rows' work)."""
+        if self._full or not self.claim():
+            return
+        q = self._queue
+        if q is None or self._queue_pid != os.getpid():
+            q = self._start_writer()
+        copy = tuple(v.copy() if type(v) is np.ndarray else v for v in row)
+        self._queued.add(index)
+        q.put((index, copy))
+
+    def _start_writer(self) -> "queue.Queue[tuple[int, tuple] | None]":
+        with self._claim_lock:
+            if self._queue is None or self._queue_pid != os.getpid():
+                q: queue.Queue[tuple[int, tuple] | None] = queue.Queue(WRITE_QUEUE)
+                threading.Thread(target=_write_loop, args=(weakref.ref(self), q), name="headrace-cache-write",
+                                 daemon=True).start()
+                self._queue, self._queue_pid = q, os.getpid()
+                weakref.finalize(self, _stop_writer, q).atexit = False  # at exit flush_all drains it
+        return q if self._queue is None else self._queue
+
+    def _drain(self) -> None:
+        q = self._queue
+        if q is not None and self._queue_pid == os.getpid():
+            q.join()
+
+    def write(self, index: int, row: tuple) -> None:
+        """Appends ``row`` to this process's open chunk (the writer thread's work)."""
+        parts, n = encode_row(row)
+        if not self._wlock.acquire(timeout=30):
+            return
+        done = False
+        try:
+            w = self._writer
+            if w is not None and w.index and (w.size + n > w.limit or time.monotonic() - w.opened > CHUNK_SECONDS):
+                self._commit()
+                w = None
+            if w is None:
+                w = self._writer = self._new_chunk(n)
+                if w is None:
+                    return
+            w.file.writelines(parts)
+            w.index.append((index, w.size, n))
+            w.ids.add(index)
+            w.size += n
+            if self._present + len(w.ids) >= self.num_rows:
+                self._commit()  # the last rows: commit at once
+                done = True
+        finally:
+            self._wlock.release()
+        if done:
+            self._release_if_complete()
+
+    def _new_chunk(self, need: int) -> _Chunk | None:
+        _start_flusher()
+        used = tier_usage(session_dir(memory_root(), self.session))
+        room = min(self.mem_cap - used, free_bytes(self.mem_dir) - _FREE_MARGIN)
+        self._seq += 1
+        if room >= need:
+            return _Chunk(self.mem_dir, self._seq, min(CHUNK_BYTES, room), "memory")
+        if self.spilling:
+            os.makedirs(self.spill_path, exist_ok=True)
+            room = free_bytes(self.spill_path) - _FREE_MARGIN
+            if room >= need:
+                return _Chunk(self.spill_path, self._seq, min(CHUNK_BYTES, room), "disk")
+        self._full = True  # keep what is stored; the rest streams
+        return None
+
+    def _commit(self) -> None:
+        w, self._writer = self._writer, None
+        if w is None:
+            return
+        try:
+            table = np.asarray(w.index, np.int64).reshape(-1, 3)
+            w.file.write(table.tobytes())
+            w.file.write(len(w.index).to_bytes(8, "little") + MAGIC)
+            w.file.close()
+            os.rename(w.path, w.final)
+        except OSError:  # the session was destroyed meanwhile, or the disk is full
+            w.file.close()
+            unlink_quiet(w.path)
+            return
+        with self._lock:  # serve our own rows at once
+            name = os.path.basename(w.final)
+            if name not in self._loaded:
+                self._load(w.final, w.tier)
+                self._loaded.add(name)
+
+    def flush(self, blocking: bool = True) -> None:
+        """Writes the queued rows and commits the open chunk (``blocking=False``: commits what is
+        written, and only when no thread is writing)."""
+        if blocking:
+            self._drain()
+        if not self._wlock.acquire(blocking, 30 if blocking else -1):
+            return
+        try:
+            self._commit()
+        finally:
+            self._wlock.release()
+        self._save_counts()
+        self._release_if_complete()
+
+    def _save_counts(self) -> None:
+        """Records this process's hits and misses next to the rows (``cache_admin --list_sessions``)."""
+        if self._opened and self.hits + self.misses:
+            pid, start = me()
+            try:
+                write_json(os.path.join(self.mem_dir, f"counts-{pid}-{start}-{self.token}.json"),
+                           {"hits": self.hits, "misses": self.misses})
+            except OSError:  # the session is gone
+                pass
+
+    def _release_if_complete(self) -> None:
+        if self._may_fill:
+            self.refresh()
+            if self.cached_rows() >= self.num_rows:
+                release_lock(os.path.join(self.mem_dir, "fill.lock"), self.token)
+                self._may_fill, self._full = False, True  # complete: nothing more to store
+
+    # -- statistics --
+    def cached_rows(self) -> int:
+        return self._present
+
+    def stat(self) -> dict:
+        """Rows in memory and on disk, average row bytes, hits and misses of this process."""
+        if not self._opened:
+            self._open()
+        self.refresh()
+        present = self._chunk_of[self._chunk_of >= 0]
+        tiers = np.asarray([t == "memory" for t in self._tiers], bool)
+        mem = int(np.count_nonzero(tiers[present])) if len(present) else 0
+        total_bytes = sum(self._bytes)
+        rows = len(present)
+        return {"num_mem_cached": mem, "num_disk_cached": len(present) - mem,
+                "avg_cache_sz": total_bytes // rows if rows else 0, "hits": self.hits, "misses": self.misses}
