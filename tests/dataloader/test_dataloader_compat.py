@@ -151,8 +151,9 @@ def test_workers_end_with_the_epoch_and_with_close():
     from tests.conftest import descendants
 
     def workers():
-        server = forkserver.current()
-        return descendants(os.getpid()) - ({server.pid} if server is not None and not server.dead else set())
+        server = forkserver.current()  # the fork server and its idle spares are not workers
+        ours = {server.pid} | server.spares if server is not None and not server.dead else set()
+        return descendants(os.getpid()) - ours
 
     before = workers()
     assert [b.tolist() for b in hdl.DataLoader(list(range(4)), batch_size=2, num_workers=2)] == [[0, 1], [2, 3]]
