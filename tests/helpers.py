@@ -75,3 +75,21 @@ EXECUTION_MODES = [
 def parametrize_execution(fn):
     """Runs a test once per execution mode; the test receives ``mode`` (kwargs for map/filter/batch)."""
     return pytest.mark.parametrize("mode", EXECUTION_MODES)(fn)
+
+
+def run_together(argvs, env, timeout=300):
+    """Runs one process per argv at the same time (ranks of a job); returns their stdouts once all
+    exited 0, killing every one still running when the wait ends (a hang fails, it never blocks)."""
+    import subprocess
+
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+             for argv in argvs]
+    try:
+        outs = [p.communicate(timeout=timeout) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert [p.returncode for p in procs] == [0] * len(procs), [o[1][-2000:] for o in outs]
+    return [o[0] for o in outs]

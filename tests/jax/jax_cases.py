@@ -17,7 +17,7 @@ jax = pytest.importorskip("jax")
 
 import headrace.dataset as ds
 from headrace.jax import Loader
-from tests.helpers import rows
+from tests.helpers import rows, run_together
 
 
 def numbers(n=10, shuffle=False, batch=4):
@@ -192,17 +192,8 @@ def test_two_jax_processes_read_their_shards_into_global_arrays(tmp_path):
     script.write_text(PROCESS_SCRIPT)
     port = str(_free_port())
     run_env = env() | {"JAX_PLATFORMS": "cpu"}
-    procs = [subprocess.Popen([sys.executable, str(script), str(i), port], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=run_env) for i in range(2)]
-    try:
-        outs = [p.communicate(timeout=240) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
-    r0, r1 = (json.loads(o[0].strip().splitlines()[-1]) for o in outs)
+    outs = run_together([[sys.executable, str(script), str(i), port] for i in range(2)], run_env, timeout=240)
+    r0, r1 = (json.loads(o.strip().splitlines()[-1]) for o in outs)
     assert r0["shard"] == [2, 0] and r1["shard"] == [2, 1] and r0["len"] == r1["len"] == 3
     local0 = [v for b in r0["out"] for s in b["local"] for v in s]
     local1 = [v for b in r1["out"] for s in b["local"] for v in s]
@@ -264,17 +255,8 @@ def test_a_state_of_two_jax_processes_restores_in_one(tmp_path):
     script.write_text(ELASTIC_SCRIPT)
     port = str(_free_port())
     run_env = env() | {"JAX_PLATFORMS": "cpu"}
-    procs = [subprocess.Popen([sys.executable, str(script), str(i), port], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=run_env) for i in range(2)]
-    try:
-        outs = [p.communicate(timeout=240) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
-    reports = [json.loads(o[0].strip().splitlines()[-1]) for o in outs]
+    outs = run_together([[sys.executable, str(script), str(i), port] for i in range(2)], run_env, timeout=240)
+    reports = [json.loads(o.strip().splitlines()[-1]) for o in outs]
     before = [x for r in reports for b in r["got"] for x in b]          # 2 processes x 2 batches of 2
     assert len(set(before)) == 8
     ds.config.set_seed(4)

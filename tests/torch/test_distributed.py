@@ -1,7 +1,6 @@
 """Sharding by torch.distributed rank (2 processes over gloo) and by DataLoader worker."""
 import json
 import os
-import subprocess
 import sys
 import textwrap
 
@@ -13,6 +12,7 @@ torch = pytest.importorskip("torch")
 import headrace.dataset as ds
 from headrace._feed.shard import reshard
 from headrace.torch import as_iterable_dataset
+from tests.helpers import run_together
 
 RANK_SCRIPT = textwrap.dedent("""
     import json, os, sys
@@ -38,17 +38,8 @@ def test_each_rank_reads_its_shard_under_torch_distributed(tmp_path):
     script.write_text(RANK_SCRIPT)
     store = tmp_path / "store"
     env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    procs = [subprocess.Popen([sys.executable, str(script), str(store), str(r)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env) for r in range(2)]
-    try:
-        outs = [p.communicate(timeout=240) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
-    r0, r1 = json.loads(outs[0][0])
+    outs = run_together([[sys.executable, str(script), str(store), str(r)] for r in range(2)], env, timeout=240)
+    r0, r1 = json.loads(outs[0])
     assert r0["shard"] == [2, 0] and r1["shard"] == [2, 1]
     assert r0["len"] == r1["len"] == 3  # ceil(11 / 2) = 6 rows each, in batches of 2
     for epoch in range(2):

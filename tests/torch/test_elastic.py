@@ -4,7 +4,6 @@ M-rank epochs."""
 import collections
 import json
 import os
-import subprocess
 import sys
 import textwrap
 
@@ -19,6 +18,7 @@ from headrace._engine.samplers.resumed import ResumedPassPlan
 from headrace._feed.shard import reshard
 from headrace._feed.stream import EpochReader
 from headrace._util.types import SampleContext
+from tests.helpers import run_together
 
 
 def pipeline(n, batch, shuffle, drop=False):
@@ -222,18 +222,9 @@ def run_ranks(tmp_path, world, phase):
     script.write_text(ELASTIC_SCRIPT)
     store = tmp_path / f"store-{phase}"
     env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    procs = [subprocess.Popen([sys.executable, str(script), str(store), str(r), str(world),
-                               str(tmp_path / "ckpt"), phase], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env) for r in range(world)]
-    try:
-        outs = [p.communicate(timeout=300) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    assert [p.returncode for p in procs] == [0] * world, [o[1][-2000:] for o in outs]
-    return [flat(batches) for batches in json.loads(outs[0][0])]
+    outs = run_together([[sys.executable, str(script), str(store), str(r), str(world), str(tmp_path / "ckpt"),
+                          phase] for r in range(world)], env)
+    return [flat(batches) for batches in json.loads(outs[0])]
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
