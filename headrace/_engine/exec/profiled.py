@@ -1,0 +1,113 @@
+"""The worker side of profiling: a stage program that also reports when and how long it ran.
+
+:class:`ProfiledProgram` wraps a ``stage.StageProgram`` while a profiler records the run (it is
+never built otherwise, so an unprofiled stage runs exactly the code it always ran). Its ``run``
+returns the program's ``(rows, error)`` plus a third item, the task's timing::
+
+    (start, end, cpu_seconds, worker, op_seconds)
+
+``start`` / ``end`` are ``time.perf_counter()`` readings (CLOCK_MONOTONIC on Linux: one clock
+for every process of the machine, so a worker process's readings line up with the main
+process's), ``cpu_seconds`` the running thread's CPU time over the task, ``worker`` is
+``(pid, thread id)``. Timing costs four clock readings per task (a task is a batch, or a chunk of
+rows). The split of a task's time between the stage's ops needs a reading per op per row, so only
+one task in ``every`` runs the timed loop (:func:`run_timed`) and reports ``op_seconds`` (one
+float per member: source, maps, filter, batch, in that order); the others report None.
+The timed loop runs the ops row by row in the same order as ``StageProgram.run`` and keys each op's
+randomness the same way, so its rows are the same rows.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+from headrace._util.errors import PipelineError, format_traceback
+
+_clock = time.perf_counter
+_cpu = time.thread_time
+_ident = threading.get_ident
+
+
+class ProfiledProgram:
+    """``program`` with per-task timing; picklable like the program it wraps."""
+
+    __slots__ = ("program", "every", "count")
+
+    def __init__(self, program: Any, every: int) -> None:
+        self.program = program
+        self.every = max(1, int(every))
+        self.count = 0
+
+    def parts(self) -> list[tuple[str, Any]]:
+        return self.program.parts()
+
+    @property
+    def name(self) -> str:
+        return self.program.name
+
+    def run(self, task: tuple) -> tuple[list, PipelineError | None, tuple]:
+        t0 = _clock()
+        c0 = _cpu()
+        n = self.count  # threads share this counter: a lost update only moves which task is timed
+        self.count = n + 1
+        if n % self.every == 0:
+            rows, err, ops = run_timed(self.program, task)
+        else:
+            rows, err = self.program.run(task)
+            ops = None
+        return rows, err, (t0, _clock(), _cpu() - c0, (os.getpid(), _ident()), ops)
+
+
+def run_timed(program: Any, task: tuple) -> tuple[list, PipelineError | None, list[float]]:
+    """``program.run(task)`` with the seconds spent in each member op (see the module doc)."""
+    seed, p, start, items, num = task
+    read, maps, filt, batch = program.read, program.maps, program.filter, program.batch
+    n_ops = (read is not None) + len(maps) + (filt is not None) + (batch is not None)
+    acc = [0.0] * n_ops
+    first_map = 1 if read is not None else 0
+    at_filter = first_map + len(maps)
+    out: list = []
+    if type(items) is not list and type(items) is not range:
+        items = items.tolist()
+    clock = _clock
+    try:
+        pos = start
+        keyed = read is not None and read.globals is not None
+        for item in items:
+            t = clock()
+            if read is not None:
+                row = read.keyed(item, seed, p, pos) if keyed else read(item)
+                t2 = clock()
+                acc[0] += t2 - t
+                t = t2
+            else:
+                row = item
+            k = first_map
+            for m in maps:
+                row = m(row, seed, p, pos)
+                t2 = clock()
+                acc[k] += t2 - t
+                t = t2
+                k += 1
+            if filt is None:
+                out.append(row)
+            else:
+                keep = filt(row, seed, p, pos)
+                acc[at_filter] += clock() - t
+                if keep:
+                    out.append(row)
+            pos += 1
+        if batch is not None:
+            t = clock()
+            made = [batch(out, seed, p, num)]
+            acc[-1] += clock() - t
+            return made, None, acc
+    except PipelineError as e:
+        return ([] if batch is not None else out), e, acc
+    except Exception as e:  # noqa: BLE001 - reported as StageProgram.run reports it
+        err = PipelineError(program.name, f"{type(e).__name__}: {e}", python_stack=format_traceback(e))
+        err.__cause__ = e
+        return ([] if batch is not None else out), err, acc
+    return out, None, acc
