@@ -39,7 +39,8 @@ def start(every: int = 8) -> "Recorder":
     global _active
     with _lock:
         if _active is not None:
-            raise RuntimeError("a profiler is already recording; profiles cannot be nested.")
+            raise RuntimeError("a profiler is already recording: profiles cannot be nested (a script run by "
+                               "`headrace profile` is profiled already).")
         _active = Recorder(every)
         return _active
 
@@ -164,15 +165,17 @@ def _real(op: Any) -> Any:
 class OpRecord:
     """The time callers spent in one op iterator's ``__next__``."""
 
-    __slots__ = ("calls", "seconds", "spans")
+    __slots__ = ("calls", "rows", "seconds", "spans")
 
     def __init__(self) -> None:
         self.calls = 0
+        self.rows = 0
         self.seconds = 0.0
         self.spans: list[tuple[float, float]] = []
 
-    def add(self, t0: float, t1: float) -> None:
+    def add(self, t0: float, t1: float, rows: int) -> None:
         self.calls += 1
+        self.rows += rows
         self.seconds += t1 - t0
         if len(self.spans) < MAX_EVENTS:
             self.spans.append((t0, t1))
@@ -193,9 +196,12 @@ class TimedIter:
     def __next__(self) -> Any:
         t = _clock()
         try:
-            return self.op.__next__()
-        finally:
-            self.rec.add(t, _clock())
+            row = self.op.__next__()
+        except BaseException:  # the end of a pass, or a failure: time spent, no row
+            self.rec.add(t, _clock(), 0)
+            raise
+        self.rec.add(t, _clock(), 1)
+        return row
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.op, name)
@@ -222,7 +228,7 @@ class StageRecord:
         self.op_seconds: list[float] = []  # summed over the timed tasks
         self.timed_busy = 0.0              # the timed tasks' own seconds
         self.timed_tasks = 0
-        self.op_spans: list[tuple[float, float, list[float]]] = []  # timed tasks: start, end, per op
+        self.op_spans: list[tuple] = []  # timed tasks: (start, end, seconds per op, worker)
 
     def task(self, got: tuple, submitted: float, asked: float, taken: float, capacity: int,
              items: int) -> None:
@@ -247,4 +253,4 @@ class StageRecord:
             self.timed_busy += t1 - t0
             self.timed_tasks += 1
             if len(self.op_spans) < MAX_EVENTS:
-                self.op_spans.append((t0, t1, list(ops)))
+                self.op_spans.append((t0, t1, list(ops), worker))

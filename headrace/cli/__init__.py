@@ -1,4 +1,4 @@
-"""The ``headrace`` command: ``demo``, ``mindrecord`` (info, reindex, verify), ``convert``."""
+"""The ``headrace`` command: ``demo``, ``mindrecord`` (info, reindex, verify), ``convert``, ``profile``."""
 from __future__ import annotations
 
 import argparse
@@ -11,6 +11,8 @@ COMMANDS = {
     "demo": ("headrace.cli.demo", "build a small image dataset as MindRecord and train-read it, with throughput"),
     "mindrecord": ("headrace.cli.mindrecord", "inspect or verify MindRecord files, or rebuild their .db index"),
     "convert": ("headrace.cli.convert", "convert CIFAR/MNIST/ImageNet folders/CSV/TFRecord to MindRecord"),
+    "profile": ("headrace.cli.profile", "run a script under the pipeline profiler: per-op table, bottleneck "
+                "verdict, JSON, trace, chart"),
 }
 
 

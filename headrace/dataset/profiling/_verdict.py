@@ -1,0 +1,101 @@
+"""The bottleneck verdict: which op limits a run, why, and what to change.
+
+The reasoning, on one run's metrics (``_metrics.run_metrics``):
+
+1. The consumer. Between rows (after the first), if the consumer waited for data less than
+   ``CONSUMER_WAIT_PCT`` of the time, the pipeline keeps up and the consumer is the bottleneck.
+2. Otherwise the busiest op is the bottleneck: the highest worker utilisation (busy seconds over
+   workers x the run's wall time; an op that runs in the caller's thread has one "worker"). Ops
+   fused into one stage share its workers' time in proportion to their measured seconds.
+3. Why, from its stage's CPU time: threads busy but together using about one core hold the GIL
+   (-> processes); busy but using little CPU wait on something (I/O, sleep, a lock: -> more
+   workers, even beyond the cores); otherwise it computes (-> more workers while cores are
+   free, else a cheaper op). A stage whose tasks waited for a free worker most of the time has
+   its input queue full, which confirms it.
+4. If even the busiest op is far from busy, no op is saturated: the main thread that orders
+   and hands over rows is the limit.
+"""
+from __future__ import annotations
+
+CONSUMER_WAIT_PCT = 30.0   # below: the consumer is the bottleneck
+SATURATED_PCT = 40.0       # below: no op is saturated
+WAITING_CPU_PCT = 30.0     # CPU over busy time below this: the op waits rather than computes
+INPUT_FULL_PCT = 50.0
+
+
+def verdict(run: dict) -> dict:
+    """``{"bottleneck": label or "consumer" or None, "op": id or None, "cause": code, "text": str}``;
+    cause is one of consumer, gil, waiting, cpu, cores, caller, unsaturated, too_short."""
+    ops = run["ops"]
+    c = run["consumer"]
+    if run["rows"] < 3 or not ops:
+        return _v(None, None, "too_short", f"The run delivered {run['rows']} rows: too few to judge a bottleneck.")
+    if c["steady_wait_pct"] < CONSUMER_WAIT_PCT:
+        top = ops[0]
+        q = top.get("output_queue")
+        full = f"; the pipeline's output queue was {q['utilization_pct']:.0f}% full" if q else ""
+        return _v("consumer", None, "consumer",
+                  f"The consumer is the bottleneck: between rows it waited for data only "
+                  f"{c['steady_wait_pct']:.0f}% of the time{full}. Make the consumer (the training step "
+                  f"or the loop body) faster; the pipeline would keep up with fewer workers.")
+    best = max(ops, key=lambda o: o["worker_utilization_pct"])
+    u = best["worker_utilization_pct"]
+    stages = {s["id"]: s for s in run["stages"]}
+    if u < SATURATED_PCT:
+        return _v(None, None, "unsaturated",
+                  f"No op is saturated: the busiest, {best['label']}, was {u:.0f}% busy while the consumer "
+                  f"waited {c['steady_wait_pct']:.0f}% of the time. The main thread that orders and hands "
+                  f"over rows is the limit: use larger batches, fewer ops after the batch, or a prefetch.")
+    st = stages.get(best["stage"]) if best["stage"] is not None else None
+    if st is None:
+        return _caller(best, c)
+    return _in_stage(best, st, run)
+
+
+def _v(bottleneck: str | None, op: int | None, cause: str, text: str) -> dict:
+    return {"bottleneck": bottleneck, "op": op, "cause": cause, "text": text}
+
+
+def _caller(op: dict, c: dict) -> dict:
+    what = "a streaming source reads in one thread: use a random-access source (read by index in "\
+        "workers) or a faster reader" if op["type"] == "source" else \
+        "make it cheaper, or move the work into a map, which runs on workers"
+    return _v(op["label"], op["id"], "caller",
+              f"{op['label']} is the bottleneck: it runs in the pipeline's main thread and was busy "
+              f"{op['worker_utilization_pct']:.0f}% of the run while the consumer waited "
+              f"{c['steady_wait_pct']:.0f}% of the time; {what}.")
+
+
+def _in_stage(op: dict, st: dict, run: dict) -> dict:
+    w, mode = st["workers"], st["mode"]
+    u = op["worker_utilization_pct"]
+    cores = run["cores"]
+    used = sum(s["cpu_cores_used"] for s in run["stages"])
+    if mode == "inline":
+        workers = "1 worker (the main thread)"
+    else:
+        noun = ("thread", "threads") if mode == "threads" else ("process", "processes")
+        workers = f"{w} worker {noun[w != 1]}"
+    share = f" ({op['share_of_stage_pct']:.0f}% of its stage's time)" if len(st["ops"]) > 1 else ""
+    iq = st.get("input_queue")
+    full = f", input queue full {iq['nonempty_pct']:.0f}% of the time" if iq and iq["nonempty_pct"] >= INPUT_FULL_PCT else ""
+    head = f"{op['label']} is the bottleneck: {u:.0f}% busy with {workers}{share}{full}"
+    setting = "the source's num_parallel_workers" if op["type"] == "source" else "its num_parallel_workers"
+    cpb = st["cpu_per_busy_pct"]
+    if mode == "threads" and w >= 2 and 0.5 <= st["cpu_cores_used"] <= 1.3 and st["worker_utilization_pct"] >= 60 \
+            and cpb <= 100.0 / w * 1.5:
+        return _v(op["label"], op["id"], "gil",
+                  f"{head}; its threads together used {st['cpu_cores_used']:.1f} CPU core: the function holds "
+                  f"Python's GIL, so threads cannot run it in parallel. Run it in worker processes "
+                  f"(python_multiprocessing=True).")
+    if cpb < WAITING_CPU_PCT:
+        return _v(op["label"], op["id"], "waiting",
+                  f"{head}; it mostly waits (CPU {cpb:.0f}% of its busy time: I/O, sleep or a lock) rather "
+                  f"than computes. Raise {setting} (now {w}): waiting work gains from more workers than cores.")
+    if used >= 0.85 * cores:
+        return _v(op["label"], op["id"], "cores",
+                  f"{head}; the pipeline already uses {used:.1f} of the machine's {cores} cores. More workers "
+                  f"will not help: make {op['label']} cheaper (smaller images, a fused or native op) or add cores.")
+    return _v(op["label"], op["id"], "cpu",
+              f"{head}; it computes (CPU {cpb:.0f}% of its busy time) and {cores - used:.1f} of {cores} cores "
+              f"are idle. Raise {setting} (now {w}).")
