@@ -12,7 +12,7 @@ What is recorded, per run (one iterator), in ``time.perf_counter()`` seconds:
 * per op iterator (a stage, or an op that runs alone: shuffle, zip, a streaming source, ...): the
   time its caller spent inside its ``__next__`` (calls, seconds, the first ``MAX_EVENTS`` spans);
 * per stage task: submitted, asked for, taken (main process), started, ended, CPU seconds,
-  worker, rows out, the pool's capacity, and, for one task in ``every``, seconds per member op
+  worker, rows out, the pool's capacity, and, for a task every ``interval`` seconds, seconds per member op
   (see ``exec/profiled.py``).
 """
 from __future__ import annotations
@@ -34,14 +34,15 @@ def active() -> "Recorder | None":
     return _active
 
 
-def start(every: int = 8) -> "Recorder":
-    """Makes a new recorder active; runs created from now on report to it."""
+def start(interval: float = 0.05) -> "Recorder":
+    """Makes a new recorder active; runs created from now on report to it. ``interval``: seconds
+    between tasks that time their ops one by one (see ``exec/profiled.py``)."""
     global _active
     with _lock:
         if _active is not None:
             raise RuntimeError("a profiler is already recording: profiles cannot be nested (a script run by "
                                "`headrace profile` is profiled already).")
-        _active = Recorder(every)
+        _active = Recorder(interval)
         return _active
 
 
@@ -56,10 +57,10 @@ def stop(rec: "Recorder") -> None:
 
 
 class Recorder:
-    def __init__(self, every: int) -> None:
-        if not isinstance(every, int) or isinstance(every, bool) or every < 1:
-            raise ValueError(f"every must be an int >= 1, got {every!r}.")
-        self.every = every
+    def __init__(self, interval: float) -> None:
+        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval >= 0:
+            raise ValueError(f"interval must be a number of seconds >= 0, got {interval!r}.")
+        self.interval = float(interval)
         self.started = _clock()
         self.ended: float | None = None
         self.cores = os.cpu_count() or 1
@@ -78,7 +79,7 @@ class RunRecord:
 
     def __init__(self, recorder: Recorder, index: int) -> None:
         self.recorder = recorder
-        self.every = recorder.every
+        self.interval = recorder.interval
         self.index = index
         self.created = _clock()
         self.closed: float | None = None

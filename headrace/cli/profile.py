@@ -1,6 +1,6 @@
 """``headrace profile``: run a script (or a saved pipeline) under the pipeline profiler.
 
-    headrace profile [-o DIR] [--sample-every N] train.py [ARGS...]
+    headrace profile [-o DIR] [--op-sample-seconds S] train.py [ARGS...]
     headrace profile [-o DIR] -m package.module [ARGS...]
     headrace profile [-o DIR] [--epochs N] pipeline.json     # a pipeline saved by ds.serialize
 
@@ -22,8 +22,8 @@ from typing import Sequence
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="headrace profile", description=__doc__.split("\n\n")[0])
     p.add_argument("-o", "--output", default="headrace-profile", help="folder for the profile's files")
-    p.add_argument("--sample-every", type=int, default=8,
-                   help="one task in N times each of its ops (default 8)")
+    p.add_argument("--op-sample-seconds", type=float, default=0.05,
+                   help="seconds between tasks (per worker) that time each of their ops (default 0.05)")
     p.add_argument("--epochs", type=int, default=1, help="epochs to read a saved pipeline (.json) for")
     p.add_argument("-m", dest="module", help="run a module as a script (as python -m)")
     p.add_argument("target", nargs="?", help="the script, or a pipeline saved by ds.serialize (.json)")
@@ -40,8 +40,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         opts.target = None
     if opts.module is None and opts.target is None:
         parser.error("give a script, a saved pipeline (.json) or -m MODULE")
-    if opts.sample_every < 1:
-        parser.error(f"--sample-every must be >= 1, got {opts.sample_every}")
+    if not 0 <= opts.op_sample_seconds <= 3600:
+        parser.error(f"--op-sample-seconds must be in [0, 3600], got {opts.op_sample_seconds}")
     if opts.epochs < 1:
         parser.error(f"--epochs must be >= 1, got {opts.epochs}")
     if opts.target is not None and not os.path.isfile(opts.target):
@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import headrace.dataset as ds  # noqa: PLC0415 - after the arguments are checked
 
     code = 0
-    prof = ds.profile(sample_every=opts.sample_every)
+    prof = ds.profile(op_sample_seconds=opts.op_sample_seconds)
     with prof:
         try:
             if opts.module is not None:
@@ -60,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _run_script(opts.target, opts.args)
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        except BaseException:
+        except BaseException:  # noqa: BLE001 - the script's failure: report it, still write the profile
             code = 1
             import traceback  # noqa: PLC0415
             traceback.print_exc()

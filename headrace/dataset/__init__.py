@@ -37,7 +37,7 @@ from headrace.dataset._sources.tfrecord import TFRecordDataset
 from headrace.dataset._sources.vision_folders import CelebADataset, ImageFolderDataset, ManifestDataset
 from headrace.dataset._tensor import Tensor
 from headrace.dataset.core import config
-from headrace.dataset.profiling import profile  # headrace's own (not in __all__: not a MindSpore name)
+from headrace.dataset.profiling import profile as profile  # headrace's own (not in __all__: not a MindSpore name)
 from headrace.dataset.samplers import (
     BuiltinSampler, DistributedSampler, IterSampler, PKSampler, RandomSampler, Sampler, SequentialSampler,
     Shuffle, SubsetRandomSampler, SubsetSampler, WeightedRandomSampler,

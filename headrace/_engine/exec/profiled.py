@@ -10,9 +10,13 @@ returns the program's ``(rows, error)`` plus a third item, the task's timing::
 for every process of the machine, so a worker process's readings line up with the main
 process's), ``cpu_seconds`` the running thread's CPU time over the task, ``worker`` is
 ``(pid, thread id)``. Timing costs four clock readings per task (a task is a batch, or a chunk of
-rows). The split of a task's time between the stage's ops needs a reading per op per row, so only
-one task in ``every`` runs the timed loop (:func:`run_timed`) and reports ``op_seconds`` (one
-float per member: source, maps, filter, batch, in that order); the others report None.
+rows). The split of a task's time between the stage's ops needs a reading per op per row and runs
+the ops through their general path (W1's trivial map: 1.6x the time of its fast loop), so a task
+runs the timed loop (:func:`run_timed`) and reports ``op_seconds`` (one float per member: source,
+maps, filter, batch, in that order) only when ``interval`` seconds have passed since the last
+timed task of this program (per worker process; shared by a stage's threads); the others report
+None. Cheap tasks are then timed rarely (W1: about one task in 100), costly ones, where a clock
+reading per row is nothing, nearly all.
 The timed loop runs the ops row by row in the same order as ``StageProgram.run`` and keys each op's
 randomness the same way, so its rows are the same rows.
 """
@@ -33,12 +37,12 @@ _ident = threading.get_ident
 class ProfiledProgram:
     """``program`` with per-task timing; picklable like the program it wraps."""
 
-    __slots__ = ("program", "every", "count")
+    __slots__ = ("program", "interval", "next_timed")
 
-    def __init__(self, program: Any, every: int) -> None:
+    def __init__(self, program: Any, interval: float) -> None:
         self.program = program
-        self.every = max(1, int(every))
-        self.count = 0
+        self.interval = float(interval)
+        self.next_timed = 0.0
 
     def parts(self) -> list[tuple[str, Any]]:
         return self.program.parts()
@@ -50,14 +54,16 @@ class ProfiledProgram:
     def run(self, task: tuple) -> tuple[list, PipelineError | None, tuple]:
         t0 = _clock()
         c0 = _cpu()
-        n = self.count  # threads share this counter: a lost update only moves which task is timed
-        self.count = n + 1
-        if n % self.every == 0:
+        if t0 >= self.next_timed:  # threads share this: a race only times one more task
+            self.next_timed = t0 + 3600.0
             rows, err, ops = run_timed(self.program, task)
+            t1 = _clock()
+            self.next_timed = t1 + self.interval
         else:
             rows, err = self.program.run(task)
             ops = None
-        return rows, err, (t0, _clock(), _cpu() - c0, (os.getpid(), _ident()), ops)
+            t1 = _clock()
+        return rows, err, (t0, t1, _cpu() - c0, (os.getpid(), _ident()), ops)
 
 
 def run_timed(program: Any, task: tuple) -> tuple[list, PipelineError | None, list[float]]:

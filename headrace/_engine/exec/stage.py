@@ -330,7 +330,7 @@ class StageIter(OpIter):
         self._prof = prof.stage(self) if prof is not None else None
         self._submits: collections.deque[float] = collections.deque()
         if prof is not None:
-            self.program = ProfiledProgram(self.program, prof.every)  # type: ignore[assignment]
+            self.program = ProfiledProgram(self.program, prof.interval)  # type: ignore[assignment]
         self._chunk = 1  # rows per task (no batch): adapts to how long the ops take per row
         # Serial, over a parent, no batch: run the ops per row as it is asked for (no read-ahead).
         self._per_row = mode == INLINE and self.source is None and self.batch is None

@@ -21,8 +21,9 @@ plus what its analyser lacks (CPU time per op, time to the first row, the consum
 
 Every iterator created inside the block is recorded (one "run" each); iterators created before
 it are not. Recording costs a few clock readings per task (a batch or a chunk of rows) and per
-row handed to the consumer; one task in ``sample_every`` also times each op per row, to split a
-stage's time between its fused ops. Outside a block nothing is recorded and no code of the
+row handed to the consumer; a task every ``op_sample_seconds`` (per worker) also times each op
+per row, to split a stage's time between its fused ops (cheap tasks are so timed rarely, costly
+ones nearly all: see ``headrace/_engine/exec/profiled.py``). Outside a block nothing is recorded and no code of the
 profiler runs.
 
 The JSON document (``Profile.to_dict()``, ``profile.json``) is laid out as ``SCHEMA`` says.
@@ -53,7 +54,7 @@ SCHEMA: dict = {
     "schema": "str: 'headrace.profile/1'",
     "wall_seconds": "float: how long the profile recorded",
     "cores": "int: CPUs of the machine",
-    "sample_every": "int: one task in this many timed its ops one by one",
+    "op_sample_seconds": "float: seconds between tasks (per worker) that timed their ops one by one",
     "main_run": "int | None: index of the run the verdict is about (most rows; None without runs)",
     "verdict": "str: the main run's bottleneck verdict, one paragraph",
     "runs": [{
@@ -123,20 +124,21 @@ class Profile:
     """A profiling session; see the module doc. ``output_dir``: where ``__exit__`` writes the
     files (None: nothing is written; call :meth:`write`)."""
 
-    def __init__(self, output_dir: str | os.PathLike | None = None, sample_every: int = 8) -> None:
+    def __init__(self, output_dir: str | os.PathLike | None = None, op_sample_seconds: float = 0.05) -> None:
         if output_dir is not None and not isinstance(output_dir, (str, os.PathLike)):
             raise TypeError(f"output_dir must be a str, a path or None, got {type(output_dir).__name__}.")
-        if not isinstance(sample_every, int) or isinstance(sample_every, bool) or sample_every < 1:
-            raise ValueError(f"sample_every must be an int >= 1, got {sample_every!r}.")
+        if isinstance(op_sample_seconds, bool) or not isinstance(op_sample_seconds, (int, float)) \
+                or not 0 <= op_sample_seconds <= 3600:
+            raise ValueError(f"op_sample_seconds must be a number of seconds in [0, 3600], got {op_sample_seconds!r}.")
         self.output_dir = None if output_dir is None else os.fspath(output_dir)
-        self.sample_every = sample_every
+        self.op_sample_seconds = float(op_sample_seconds)
         self._rec: _eprofile.Recorder | None = None
         self._doc: dict | None = None
 
     def __enter__(self) -> "Profile":
         if self._rec is not None:
             raise RuntimeError("this Profile has already been used; make a new one.")
-        self._rec = _eprofile.start(self.sample_every)
+        self._rec = _eprofile.start(self.op_sample_seconds)
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -162,7 +164,7 @@ class Profile:
             r["verdict"] = _verdict(r)
         main = max(range(len(runs)), key=lambda i: (runs[i]["rows"], runs[i]["wall_seconds"])) if runs else None
         doc = {"schema": SCHEMA_ID, "wall_seconds": round(end - rec.started, 6), "cores": rec.cores,
-               "sample_every": rec.every, "main_run": main,
+               "op_sample_seconds": rec.interval, "main_run": main,
                "verdict": runs[main]["verdict"]["text"] if main is not None else "No pipeline ran while profiling.",
                "runs": runs}
         if rec.ended is not None:
@@ -208,7 +210,8 @@ class Profile:
         if i is None:
             return doc["verdict"]
         r = doc["runs"][i]
-        head = f"{'op':<44} {'mode':<9} {'wk':>2} {'rows/s':>10} {'busy%':>6} {'wall s':>8} {'cpu s':>8} {'outq%':>6} {'empty%':>6}"
+        head = (f"{'op':<44} {'mode':<9} {'wk':>2} {'rows/s':>10} {'busy%':>6} {'wall s':>8} {'cpu s':>8} "
+                f"{'outq%':>6} {'empty%':>6}")
         lines = [head, "-" * len(head)]
         for o in r["ops"]:
             q = o["output_queue"]
@@ -225,6 +228,6 @@ class Profile:
         return "\n".join(lines)
 
 
-def profile(output_dir: str | os.PathLike | None = None, *, sample_every: int = 8) -> Profile:
+def profile(output_dir: str | os.PathLike | None = None, *, op_sample_seconds: float = 0.05) -> Profile:
     """A :class:`Profile` to use as ``with headrace.dataset.profile(dir) as p: ...``."""
-    return Profile(output_dir, sample_every)
+    return Profile(output_dir, op_sample_seconds)
