@@ -219,17 +219,23 @@ class StageRecord:
         self.mode = ""
         self.workers = 1
         self.members: list[int] = []
-        # (submitted, asked, taken, started, ended, cpu, rows out, worker, capacity, rows in)
+        # (submitted, asked, taken, started, ended, cpu (-1.0: not measured), rows out, worker, capacity, rows in)
         self.tasks: list[tuple] = []
         self.count = 0
         self.busy = 0.0
-        self.cpu = 0.0
+        self.cpu_measured = 0.0  # CPU seconds of the tasks that measured theirs...
+        self.cpu_busy = 0.0      # ...and their wall seconds
         self.rows = 0
         self.items = 0                     # rows in (source indices or rows pulled from the parent)
         self.op_seconds: list[float] = []  # summed over the timed tasks
         self.timed_busy = 0.0              # the timed tasks' own seconds
         self.timed_tasks = 0
         self.op_spans: list[tuple] = []  # timed tasks: (start, end, seconds per op, worker)
+
+    @property
+    def cpu(self) -> float:
+        """CPU seconds of all tasks, from those that measured theirs (in proportion to wall time)."""
+        return self.cpu_measured * self.busy / self.cpu_busy if self.cpu_busy > 0 else 0.0
 
     def task(self, got: tuple, submitted: float, asked: float, taken: float, capacity: int,
              items: int) -> None:
@@ -242,7 +248,9 @@ class StageRecord:
             return
         t0, t1, cpu, worker, ops = stats
         self.busy += t1 - t0
-        self.cpu += cpu
+        if cpu >= 0.0:
+            self.cpu_measured += cpu
+            self.cpu_busy += t1 - t0
         if len(self.tasks) < MAX_EVENTS:
             self.tasks.append((submitted, asked, taken, t0, t1, cpu, n, worker, capacity, items))
         if ops is not None:

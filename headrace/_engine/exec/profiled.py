@@ -8,9 +8,10 @@ returns the program's ``(rows, error)`` plus a third item, the task's timing::
 
 ``start`` / ``end`` are ``time.perf_counter()`` readings (CLOCK_MONOTONIC on Linux: one clock
 for every process of the machine, so a worker process's readings line up with the main
-process's), ``cpu_seconds`` the running thread's CPU time over the task, ``worker`` is
-``(pid, thread id)``. Timing costs four clock readings per task (a task is a batch, or a chunk of
-rows). The split of a task's time between the stage's ops needs a reading per op per row and runs
+process's), ``cpu_seconds`` the running thread's CPU time over the task (measured on one task in
+``CPU_EVERY``, and on every task that times its ops; -1.0 on the others: a thread's CPU clock is a
+system call, 1.4 us a reading here), ``worker`` is ``(pid, thread id)``. A task costs two or
+four clock readings (a task is a batch, or a chunk of rows). The split of a task's time between the stage's ops needs a reading per op per row and runs
 the ops through their general path (W1's trivial map: 1.6x the time of its fast loop), so a task
 runs the timed loop (:func:`run_timed`) and reports ``op_seconds`` (one float per member: source,
 maps, filter, batch, in that order) only when ``interval`` seconds have passed since the last
@@ -32,17 +33,21 @@ from headrace._util.errors import PipelineError, format_traceback
 _clock = time.perf_counter
 _cpu = time.thread_time
 _ident = threading.get_ident
+CPU_EVERY = 4
+_pid = [os.getpid()]  # this process's pid without a system call per task
+os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))
 
 
 class ProfiledProgram:
     """``program`` with per-task timing; picklable like the program it wraps."""
 
-    __slots__ = ("program", "interval", "next_timed")
+    __slots__ = ("program", "interval", "next_timed", "count")
 
     def __init__(self, program: Any, interval: float) -> None:
         self.program = program
         self.interval = float(interval)
         self.next_timed = 0.0
+        self.count = 0
 
     def parts(self) -> list[tuple[str, Any]]:
         return self.program.parts()
@@ -53,17 +58,27 @@ class ProfiledProgram:
 
     def run(self, task: tuple) -> tuple[list, PipelineError | None, tuple]:
         t0 = _clock()
-        c0 = _cpu()
-        if t0 >= self.next_timed:  # threads share this: a race only times one more task
+        n = self.count  # threads share these two: a race only measures one more task
+        self.count = n + 1
+        if t0 >= self.next_timed:
             self.next_timed = t0 + 3600.0
+            c0 = _cpu()
             rows, err, ops = run_timed(self.program, task)
             t1 = _clock()
+            cpu = _cpu() - c0
             self.next_timed = t1 + self.interval
+        elif n % CPU_EVERY == 0:
+            c0 = _cpu()
+            rows, err = self.program.run(task)
+            t1 = _clock()
+            cpu = _cpu() - c0
+            ops = None
         else:
             rows, err = self.program.run(task)
-            ops = None
             t1 = _clock()
-        return rows, err, (t0, t1, _cpu() - c0, (os.getpid(), _ident()), ops)
+            cpu = -1.0
+            ops = None
+        return rows, err, (t0, t1, cpu, (_pid[0], _ident()), ops)
 
 
 def run_timed(program: Any, task: tuple) -> tuple[list, PipelineError | None, list[float]]:
