@@ -11,7 +11,8 @@ for every process of the machine, so a worker process's readings line up with th
 process's), ``cpu_seconds`` the running thread's CPU time over the task (measured on one task in
 ``CPU_EVERY``, and on every task that times its ops; -1.0 on the others: a thread's CPU clock is a
 system call, 1.4 us a reading here), ``worker`` is ``(pid, thread id)``. A task costs two or
-four clock readings (a task is a batch, or a chunk of rows). The split of a task's time between the stage's ops needs a reading per op per row and runs
+four clock readings (a task is a batch, or a chunk of rows). The split of a task's time between the
+stage's ops needs a reading per op per row and runs
 the ops through their general path (W1's trivial map: 1.6x the time of its fast loop), so a task
 runs the timed loop (:func:`run_timed`) and reports ``op_seconds`` (one float per member: source,
 maps, filter, batch, in that order) only when ``interval`` seconds have passed since the last

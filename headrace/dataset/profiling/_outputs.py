@@ -72,7 +72,8 @@ def _stage_events(ev: list[dict], rec: Any, st: Any, labels: dict, origin: float
                            "args": {"name": f"headrace worker (pid {wpid})"}})
             _track(ev, wpid, tid, f"{st.mode} worker")
         ev.append({"ph": "X", "name": name, "cat": "task", "pid": wpid, "tid": tid, "ts": _us(t[3], origin),
-                   "dur": _us(t[4], t[3]), "args": {"rows_in": t[9], "rows_out": t[6], "cpu_ms": round(t[5] * 1e3, 3) if t[5] >= 0 else None}})
+                   "dur": _us(t[4], t[3]),
+                   "args": {"rows_in": t[9], "rows_out": t[6], "cpu_ms": round(t[5] * 1e3, 3) if t[5] >= 0 else None}})
     for t0, t1, ops, (wpid, tid) in st.op_spans:
         total = sum(ops) or 1.0
         at = t0
