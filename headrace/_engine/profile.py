@@ -135,12 +135,19 @@ class RunRecord:
                 for m in members:
                     self.nodes[m.op_id] = {"name": m.name, "kind": type(m).__name__, "mode": op.mode,
                                            "workers": op.workers, "children": below, "stage": op.op_id,
-                                           "functions": _functions(getattr(getattr(m, "spec", None), "fn", None))}
+                                           "functions": _functions(_fn_of(m))}
                     below = [m.op_id]
             else:
                 self.nodes[op.op_id] = {"name": op.name, "kind": type(op).__name__, "mode": "caller",
                                         "workers": 1, "children": children, "stage": None, "functions": []}
             todo.extend(op.parents)
+
+
+def _fn_of(op: Any) -> Any:
+    """The user-facing callable of a stage member: a map's function, a filter's predicate."""
+    spec = getattr(op, "spec", None)
+    fn = getattr(spec, "fn", None)
+    return fn if fn is not None else getattr(spec, "pred", None)
 
 
 def _functions(fn: Any) -> list[str]:
@@ -230,6 +237,8 @@ class StageRecord:
         self.op_seconds: list[float] = []  # summed over the timed tasks
         self.timed_busy = 0.0              # the timed tasks' own seconds
         self.timed_tasks = 0
+        self.demand = 0.0       # tasks that read it: seconds on a CPU or queued for one (exec/profiled.py)
+        self.demand_busy = 0.0  # ...and their wall seconds
         self.op_spans: list[tuple] = []  # timed tasks: (start, end, seconds per op, worker)
 
     @property
@@ -246,8 +255,11 @@ class StageRecord:
         self.items += items
         if stats is None:  # the worker could not report (a result it could not send)
             return
-        t0, t1, cpu, worker, ops = stats
+        t0, t1, cpu, worker, ops, demand = stats
         self.busy += t1 - t0
+        if demand >= 0.0:
+            self.demand += demand
+            self.demand_busy += t1 - t0
         if cpu >= 0.0:
             self.cpu_measured += cpu
             self.cpu_busy += t1 - t0

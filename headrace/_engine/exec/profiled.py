@@ -4,7 +4,7 @@
 never built otherwise, so an unprofiled stage runs exactly the code it always ran). Its ``run``
 returns the program's ``(rows, error)`` plus a third item, the task's timing::
 
-    (start, end, cpu_seconds, worker, op_seconds)
+    (start, end, cpu_seconds, worker, op_seconds, demand_seconds)
 
 ``start`` / ``end`` are ``time.perf_counter()`` readings (CLOCK_MONOTONIC on Linux: one clock
 for every process of the machine, so a worker process's readings line up with the main
@@ -18,7 +18,12 @@ runs the timed loop (:func:`run_timed`) and reports ``op_seconds`` (one float pe
 maps, filter, batch, in that order) only when ``interval`` seconds have passed since the last
 timed task of this program (per worker process; shared by a stage's threads); the others report
 None. Cheap tasks are then timed rarely (W1: about one task in 100), costly ones, where a clock
-reading per row is nothing, nearly all.
+reading per row is nothing, nearly all. A timed task also reports ``demand_seconds``: the thread's
+time on a CPU plus its time waiting in the run queue for one (so do tasks every
+``SCHED_INTERVAL`` seconds between them, with their CPU time) (``/proc/thread-self/schedstat``;
+-1.0 where missing), which tells a thread that computes on a crowded machine (high demand, low
+CPU) from one that sleeps or waits for I/O or a lock such as the GIL (both low); others report
+-1.0.
 The timed loop runs the ops row by row in the same order as ``StageProgram.run`` and keys each op's
 randomness the same way, so its rows are the same rows.
 """
@@ -35,6 +40,7 @@ _clock = time.perf_counter
 _cpu = time.thread_time
 _ident = threading.get_ident
 CPU_EVERY = 4
+SCHED_INTERVAL = 0.01  # seconds between tasks (per program) that read the scheduler's counters
 _pid = [os.getpid()]  # this process's pid without a system call per task
 os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))
 
@@ -42,12 +48,13 @@ os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))
 class ProfiledProgram:
     """``program`` with per-task timing; picklable like the program it wraps."""
 
-    __slots__ = ("program", "interval", "next_timed", "count")
+    __slots__ = ("program", "interval", "next_timed", "next_sched", "count")
 
     def __init__(self, program: Any, interval: float) -> None:
         self.program = program
         self.interval = float(interval)
         self.next_timed = 0.0
+        self.next_sched = 0.0
         self.count = 0
 
     def parts(self) -> list[tuple[str, Any]]:
@@ -61,13 +68,27 @@ class ProfiledProgram:
         t0 = _clock()
         n = self.count  # threads share these two: a race only measures one more task
         self.count = n + 1
-        if t0 >= self.next_timed:
-            self.next_timed = t0 + 3600.0
+        demand = -1.0
+        timed = t0 >= self.next_timed
+        if timed or t0 >= self.next_sched:
+            if timed:
+                self.next_timed = t0 + 3600.0
+            self.next_sched = t0 + 3600.0
+            s0 = _sched()
             c0 = _cpu()
-            rows, err, ops = run_timed(self.program, task)
+            if timed:
+                rows, err, ops = run_timed(self.program, task)
+            else:
+                rows, err = self.program.run(task)
+                ops = None
             t1 = _clock()
             cpu = _cpu() - c0
-            self.next_timed = t1 + self.interval
+            s1 = _sched()
+            if s0 >= 0.0 and s1 >= 0.0:
+                demand = s1 - s0
+            self.next_sched = t1 + SCHED_INTERVAL
+            if timed:
+                self.next_timed = t1 + self.interval
         elif n % CPU_EVERY == 0:
             c0 = _cpu()
             rows, err = self.program.run(task)
@@ -79,7 +100,17 @@ class ProfiledProgram:
             t1 = _clock()
             cpu = -1.0
             ops = None
-        return rows, err, (t0, t1, cpu, (_pid[0], _ident()), ops)
+        return rows, err, (t0, t1, cpu, (_pid[0], _ident()), ops, demand)
+
+
+def _sched() -> float:
+    """Seconds this thread has run on a CPU plus waited in the run queue for one; -1.0 if unknown."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as f:
+            on_cpu, queued = f.read().split()[:2]
+        return (int(on_cpu) + int(queued)) * 1e-9
+    except (OSError, ValueError):
+        return -1.0
 
 
 def run_timed(program: Any, task: tuple) -> tuple[list, PipelineError | None, list[float]]:

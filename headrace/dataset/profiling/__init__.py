@@ -87,7 +87,8 @@ SCHEMA: dict = {
                             "without the ops it reads from)",
             "cpu_seconds": "float | None: CPU seconds (None for caller ops)",
             "rows_per_second": "float: rows / the run's wall_seconds",
-            "worker_utilization_pct": "float: wall_seconds / (workers x busy_window_seconds)",
+            "worker_utilization_pct": "float: wall_seconds / (workers (or its stage's workers_seen, if more) "
+                                      "x busy_window_seconds)",
             "share_of_stage_pct": "float | None: its part of its stage's time",
             "output_queue": dict(_QUEUE, **{"": "None unless the op tops a stage"}),
         }],
@@ -96,6 +97,8 @@ SCHEMA: dict = {
             "ops": "list[int]: its ops, source side first",
             "mode": "str: inline, threads or processes",
             "workers": "int",
+            "workers_seen": "int: threads or processes that ran its tasks (a thread stage's reader may run "
+                            "one itself: utilisations are over max(workers, workers_seen))",
             "tasks": "int: tasks run",
             "rows_in": "int: source indices or rows pulled from the op below",
             "rows_out": "int",
@@ -104,6 +107,10 @@ SCHEMA: dict = {
             "worker_utilization_pct": "float: busy / (workers x busy_window_seconds)",
             "cpu_cores_used": "float: cpu_seconds / busy_window_seconds",
             "cpu_per_busy_pct": "float: cpu_seconds / busy_seconds",
+            "cpu_demand_pct": "float | None: of the timed tasks' time, the part their threads ran on a CPU "
+                              "or waited for one (None where the system does not say)",
+            "cpu_demand_cores": "float | None: cores the stage kept busy or wanted: cpu_demand_pct x busy "
+                                "/ busy_window_seconds",
             "result_not_ready_pct": "float: tasks whose result was not ready when the stage asked",
             "input_queue": {"average_size": "float: tasks waiting for a worker, time-weighted",
                             "nonempty_pct": "float: percent of the time some task waited for a worker",

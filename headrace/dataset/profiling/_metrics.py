@@ -151,10 +151,12 @@ def _stage(st: Any, start: float, end: float, wall: float) -> dict:
     avg_out, empty_out = queue_stats(out_spans, start, end)
     avg_in, empty_in = queue_stats(in_spans, start, end)
     waited = sum(1 for t in tasks if t[4] > t[1])          # not ready when asked for
-    workers = max(1, st.workers)
+    seen = len({t[7] for t in tasks})
+    workers = max(1, st.workers, seen)
     return {
         "mode": st.mode,
         "workers": st.workers,
+        "workers_seen": seen,
         "tasks": st.count,
         "rows_in": st.items,
         "rows_out": st.rows,
@@ -163,6 +165,9 @@ def _stage(st: Any, start: float, end: float, wall: float) -> dict:
         "worker_utilization_pct": _pct(st.busy, workers * wall),
         "cpu_cores_used": round(st.cpu / wall, 3) if wall > 0 else 0.0,
         "cpu_per_busy_pct": _pct(st.cpu, st.busy),
+        "cpu_demand_pct": _pct(st.demand, st.demand_busy) if st.demand_busy > 0 else None,
+        "cpu_demand_cores": round(st.demand / st.demand_busy * st.busy / wall, 3)
+        if st.demand_busy > 0 and wall > 0 else None,
         "result_not_ready_pct": _pct(waited, len(tasks)),
         "input_queue": None if st.mode == "inline" else {
             "average_size": round(avg_in, 2),
@@ -193,7 +198,7 @@ def _op(run: Any, oid: int, labels: dict[int, str], stages: dict[int, dict], wal
         rows = st.rows if (kind in ("batch", "filter") or i == len(members) - 1) else st.items
         out.update(rows=rows, wall_seconds=_r(busy), cpu_seconds=_r(cpu),
                    rows_per_second=round(rows / run_wall, 2) if run_wall > 0 else 0.0,
-                   worker_utilization_pct=_pct(busy, max(1, st.workers) * wall),
+                   worker_utilization_pct=_pct(busy, max(1, st.workers, stages[sid]["workers_seen"]) * wall),
                    share_of_stage_pct=round(100.0 * share, 1),
                    output_queue=stages[sid]["output_queue"] if oid == sid else None)
     else:

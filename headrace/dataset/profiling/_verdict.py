@@ -7,8 +7,9 @@ The reasoning, on one run's metrics (``_metrics.run_metrics``):
 2. Otherwise the busiest op is the bottleneck: the highest worker utilisation (busy seconds over
    workers x the run's wall time; an op that runs in the caller's thread has one "worker"). Ops
    fused into one stage share its workers' time in proportion to their measured seconds.
-3. Why, from its stage's CPU time: threads busy but together using about one core hold the GIL
-   (-> processes); busy but using little CPU wait on something (I/O, sleep, a lock: -> more
+3. Why, from the part of its tasks' time their threads ran on a CPU or waited for one (the CPU
+   "demand"; plain CPU time where the system does not say): busy threads that together keep about
+   one core busy hold the GIL (-> processes); busy but using little CPU wait on something (I/O, sleep, a lock: -> more
    workers, even beyond the cores); otherwise it computes (-> more workers while cores are
    free, else a cheaper op). A stage whose tasks waited for a free worker most of the time has
    its input queue full, which confirms it.
@@ -19,8 +20,9 @@ from __future__ import annotations
 
 CONSUMER_WAIT_PCT = 30.0   # below: the consumer is the bottleneck
 SATURATED_PCT = 40.0       # below: no op is saturated
-WAITING_CPU_PCT = 30.0     # CPU over busy time below this: the op waits rather than computes
+WAITING_CPU_PCT = 30.0     # CPU demand over busy time below this: the op waits rather than computes
 INPUT_FULL_PCT = 50.0
+GIL_CORES = (0.5, 1.6)     # busy threads that together keep about one core busy hold the GIL
 
 
 def verdict(run: dict) -> dict:
@@ -82,15 +84,20 @@ def _in_stage(op: dict, st: dict, run: dict) -> dict:
     head = f"{op['label']} is the bottleneck: {u:.0f}% busy with {workers}{share}{full}"
     setting = "the source's num_parallel_workers" if op["type"] == "source" else "its num_parallel_workers"
     cpb = st["cpu_per_busy_pct"]
-    if mode == "threads" and w >= 2 and 0.5 <= st["cpu_cores_used"] <= 1.3 and st["worker_utilization_pct"] >= 60 \
-            and cpb <= 100.0 / w * 1.5:
+    # Time on a CPU or queued for one: on a crowded machine a computing thread gets little CPU but
+    # is queued, while a sleeping (or GIL-waiting) one is neither.
+    demand = st["cpu_demand_pct"] if st["cpu_demand_pct"] is not None else cpb
+    cores_wanted = st["cpu_demand_cores"] if st["cpu_demand_cores"] is not None else st["cpu_cores_used"]
+    if (mode == "threads" and w >= 2 and st["worker_utilization_pct"] >= SATURATED_PCT
+            and GIL_CORES[0] <= cores_wanted <= GIL_CORES[1]):
         return _v(op["label"], op["id"], "gil",
-                  f"{head}; its threads together used {st['cpu_cores_used']:.1f} CPU core: the function holds "
-                  f"Python's GIL, so threads cannot run it in parallel. Run it in worker processes "
-                  f"(python_multiprocessing=True).")
-    if cpb < WAITING_CPU_PCT:
+                  f"{head}; its threads together kept only {cores_wanted:.1f} CPU core busy (running or queued "
+                  f"for a CPU): the function holds Python's GIL, so threads cannot run it in parallel. "
+                  f"Run it in worker processes (python_multiprocessing=True).")
+    if demand < WAITING_CPU_PCT:
         return _v(op["label"], op["id"], "waiting",
-                  f"{head}; it mostly waits (CPU {cpb:.0f}% of its busy time: I/O, sleep or a lock) rather "
+                  f"{head}; it mostly waits (it ran on a CPU or waited for one {demand:.0f}% of its busy time: "
+                  f"I/O, sleep or a lock) rather "
                   f"than computes. Raise {setting} (now {w}): waiting work gains from more workers than cores.")
     if used >= 0.85 * cores:
         return _v(op["label"], op["id"], "cores",
