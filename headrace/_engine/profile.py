@@ -236,9 +236,11 @@ class StageRecord:
         self.items = 0                     # rows in (source indices or rows pulled from the parent)
         self.op_seconds: list[float] = []  # summed over the timed tasks
         self.timed_busy = 0.0              # the timed tasks' own seconds
+        self.op_cpu: list[float] = []      # CPU seconds per member op, summed over the tasks that measured it
         self.timed_tasks = 0
-        self.demand = 0.0       # tasks that read it: seconds on a CPU or queued for one (exec/profiled.py)
-        self.demand_busy = 0.0  # ...and their wall seconds
+        self.switches = 0        # timed tasks: times their threads blocked (see exec/profiled.py)
+        self.switch_busy = 0.0   # ...and their wall seconds
+        self.switch_cpu = 0.0    # ...and their CPU seconds
         self.op_spans: list[tuple] = []  # timed tasks: (start, end, seconds per op, worker)
 
     @property
@@ -255,11 +257,17 @@ class StageRecord:
         self.items += items
         if stats is None:  # the worker could not report (a result it could not send)
             return
-        t0, t1, cpu, worker, ops, demand = stats
+        t0, t1, cpu, worker, ops, switches, op_cpu = stats
+        if op_cpu is not None:
+            if len(self.op_cpu) != len(op_cpu):
+                self.op_cpu = [0.0] * len(op_cpu)
+            for i, s in enumerate(op_cpu):
+                self.op_cpu[i] += s
         self.busy += t1 - t0
-        if demand >= 0.0:
-            self.demand += demand
-            self.demand_busy += t1 - t0
+        if switches >= 0:
+            self.switches += switches
+            self.switch_busy += t1 - t0
+            self.switch_cpu += cpu
         if cpu >= 0.0:
             self.cpu_measured += cpu
             self.cpu_busy += t1 - t0

@@ -4,7 +4,7 @@
 never built otherwise, so an unprofiled stage runs exactly the code it always ran). Its ``run``
 returns the program's ``(rows, error)`` plus a third item, the task's timing::
 
-    (start, end, cpu_seconds, worker, op_seconds, demand_seconds)
+    (start, end, cpu_seconds, worker, op_seconds, switches, op_cpu_seconds)
 
 ``start`` / ``end`` are ``time.perf_counter()`` readings (CLOCK_MONOTONIC on Linux: one clock
 for every process of the machine, so a worker process's readings line up with the main
@@ -18,12 +18,16 @@ runs the timed loop (:func:`run_timed`) and reports ``op_seconds`` (one float pe
 maps, filter, batch, in that order) only when ``interval`` seconds have passed since the last
 timed task of this program (per worker process; shared by a stage's threads); the others report
 None. Cheap tasks are then timed rarely (W1: about one task in 100), costly ones, where a clock
-reading per row is nothing, nearly all. A timed task also reports ``demand_seconds``: the thread's
-time on a CPU plus its time waiting in the run queue for one (so do tasks every
-``SCHED_INTERVAL`` seconds between them, with their CPU time) (``/proc/thread-self/schedstat``;
--1.0 where missing), which tells a thread that computes on a crowded machine (high demand, low
-CPU) from one that sleeps or waits for I/O or a lock such as the GIL (both low); others report
--1.0.
+reading per row is nothing, nearly all. A timed task, and a task expected to take over
+``WATCH_TASK_S`` (from the rows' cost in the last timed one), also reports ``switches``: how many times
+its thread blocked (voluntary context switches, ``/proc/thread-self/status``: 50 us a reading
+here; -1 where missing or not timed). Threads that compute but take turns on the GIL block about
+every switch interval (5 ms: measured 95-112 a second each), threads computing in native code
+that releases it rarely (14 a second), sleeping ones at every sleep but with almost no CPU time.
+Where the last timed task's rows took over ``CPU_PER_OP_ROW_S`` each, a timed task also reads the
+thread's CPU clock per op per row (``op_cpu_seconds``; None otherwise): with threads, an op's wall
+time includes waits for the GIL held by another thread (a cheap op looked 10x costlier with 2
+threads than with 1), its CPU time does not.
 The timed loop runs the ops row by row in the same order as ``StageProgram.run`` and keys each op's
 randomness the same way, so its rows are the same rows.
 """
@@ -40,7 +44,8 @@ _clock = time.perf_counter
 _cpu = time.thread_time
 _ident = threading.get_ident
 CPU_EVERY = 4
-SCHED_INTERVAL = 0.01  # seconds between tasks (per program) that read the scheduler's counters
+WATCH_TASK_S = 0.01      # tasks expected to take longer read the thread's blocks (see the module doc)
+CPU_PER_OP_ROW_S = 50e-6  # rows costlier than this (in the last timed task) get CPU time per op too
 _pid = [os.getpid()]  # this process's pid without a system call per task
 os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))
 
@@ -48,14 +53,14 @@ os.register_at_fork(after_in_child=lambda: _pid.__setitem__(0, os.getpid()))
 class ProfiledProgram:
     """``program`` with per-task timing; picklable like the program it wraps."""
 
-    __slots__ = ("program", "interval", "next_timed", "next_sched", "count")
+    __slots__ = ("program", "interval", "next_timed", "count", "row_seconds")
 
     def __init__(self, program: Any, interval: float) -> None:
         self.program = program
         self.interval = float(interval)
         self.next_timed = 0.0
-        self.next_sched = 0.0
         self.count = 0
+        self.row_seconds = 0.0  # per row, in the last timed task
 
     def parts(self) -> list[tuple[str, Any]]:
         return self.program.parts()
@@ -68,99 +73,113 @@ class ProfiledProgram:
         t0 = _clock()
         n = self.count  # threads share these two: a race only measures one more task
         self.count = n + 1
-        demand = -1.0
+        switches = -1
         timed = t0 >= self.next_timed
-        if timed or t0 >= self.next_sched:
+        # the thread's blocks are read on timed tasks and on tasks long enough for two readings
+        # of 50 us each to be under 1% of them
+        watch = timed or self.row_seconds * len(task[3]) >= WATCH_TASK_S
+        if timed or watch or n % CPU_EVERY == 0:
             if timed:
                 self.next_timed = t0 + 3600.0
-            self.next_sched = t0 + 3600.0
-            s0 = _sched()
+            s0 = _switches() if watch else -1
             c0 = _cpu()
             if timed:
-                rows, err, ops = run_timed(self.program, task)
+                rows, err, ops, op_cpu = run_timed(self.program, task, self.row_seconds > CPU_PER_OP_ROW_S)
             else:
                 rows, err = self.program.run(task)
-                ops = None
+                ops = op_cpu = None
             t1 = _clock()
             cpu = _cpu() - c0
-            s1 = _sched()
-            if s0 >= 0.0 and s1 >= 0.0:
-                demand = s1 - s0
-            self.next_sched = t1 + SCHED_INTERVAL
+            if s0 >= 0:
+                s1 = _switches()
+                if s1 >= 0:
+                    switches = s1 - s0
             if timed:
                 self.next_timed = t1 + self.interval
-        elif n % CPU_EVERY == 0:
-            c0 = _cpu()
-            rows, err = self.program.run(task)
-            t1 = _clock()
-            cpu = _cpu() - c0
-            ops = None
+                self.row_seconds = (t1 - t0) / max(1, len(task[3]))
         else:
             rows, err = self.program.run(task)
             t1 = _clock()
             cpu = -1.0
-            ops = None
-        return rows, err, (t0, t1, cpu, (_pid[0], _ident()), ops, demand)
+            ops = op_cpu = None
+        return rows, err, (t0, t1, cpu, (_pid[0], _ident()), ops, switches, op_cpu)
 
 
-def _sched() -> float:
-    """Seconds this thread has run on a CPU plus waited in the run queue for one; -1.0 if unknown."""
+def _switches() -> int:
+    """This thread's voluntary context switches so far; -1 if unknown."""
     try:
-        with open("/proc/thread-self/schedstat", "rb") as f:
-            on_cpu, queued = f.read().split()[:2]
-        return (int(on_cpu) + int(queued)) * 1e-9
+        with open("/proc/thread-self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"voluntary_ctxt_switches"):
+                    return int(line.split()[1])
     except (OSError, ValueError):
-        return -1.0
+        pass
+    return -1
 
 
-def run_timed(program: Any, task: tuple) -> tuple[list, PipelineError | None, list[float]]:
-    """``program.run(task)`` with the seconds spent in each member op (see the module doc)."""
+def run_timed(program: Any, task: tuple, cpu: bool = False) -> tuple[list, PipelineError | None, list[float],
+                                                                      list[float] | None]:
+    """``program.run(task)`` with the seconds spent in each member op (see the module doc), and,
+    when ``cpu``, the thread's CPU seconds in each (a system call per op per row: for costly rows)."""
     seed, p, start, items, num = task
     read, maps, filt, batch = program.read, program.maps, program.filter, program.batch
     n_ops = (read is not None) + len(maps) + (filt is not None) + (batch is not None)
     acc = [0.0] * n_ops
+    cacc = [0.0] * n_ops if cpu else None
     first_map = 1 if read is not None else 0
     at_filter = first_map + len(maps)
     out: list = []
     if type(items) is not list and type(items) is not range:
         items = items.tolist()
-    clock = _clock
+    clock, cclock = _clock, _cpu
+    c = 0.0
+
+    def done(k: int, t: float) -> float:  # closes op k's span begun at t; returns now
+        nonlocal c
+        t2 = clock()
+        acc[k] += t2 - t
+        if cacc is not None:
+            c2 = cclock()
+            cacc[k] += c2 - c
+            c = c2
+        return t2
+
     try:
         pos = start
         keyed = read is not None and read.globals is not None
         for item in items:
             t = clock()
+            if cacc is not None:
+                c = cclock()
             if read is not None:
                 row = read.keyed(item, seed, p, pos) if keyed else read(item)
-                t2 = clock()
-                acc[0] += t2 - t
-                t = t2
+                t = done(0, t)
             else:
                 row = item
             k = first_map
             for m in maps:
                 row = m(row, seed, p, pos)
-                t2 = clock()
-                acc[k] += t2 - t
-                t = t2
+                t = done(k, t)
                 k += 1
             if filt is None:
                 out.append(row)
             else:
                 keep = filt(row, seed, p, pos)
-                acc[at_filter] += clock() - t
+                done(at_filter, t)
                 if keep:
                     out.append(row)
             pos += 1
         if batch is not None:
             t = clock()
+            if cacc is not None:
+                c = cclock()
             made = [batch(out, seed, p, num)]
-            acc[-1] += clock() - t
-            return made, None, acc
+            done(n_ops - 1, t)
+            return made, None, acc, cacc
     except PipelineError as e:
-        return ([] if batch is not None else out), e, acc
+        return ([] if batch is not None else out), e, acc, cacc
     except Exception as e:  # noqa: BLE001 - reported as StageProgram.run reports it
         err = PipelineError(program.name, f"{type(e).__name__}: {e}", python_stack=format_traceback(e))
         err.__cause__ = e
-        return ([] if batch is not None else out), err, acc
-    return out, None, acc
+        return ([] if batch is not None else out), err, acc, cacc
+    return out, None, acc, cacc

@@ -90,6 +90,8 @@ SCHEMA: dict = {
             "worker_utilization_pct": "float: wall_seconds / (workers (or its stage's workers_seen, if more) "
                                       "x busy_window_seconds)",
             "share_of_stage_pct": "float | None: its part of its stage's time",
+            "cpu_share_of_stage_pct": "float | None: its part of its stage's CPU time, where rows were costly "
+                                      "enough to read the CPU clock per op (then cpu_seconds follows it)",
             "output_queue": dict(_QUEUE, **{"": "None unless the op tops a stage"}),
         }],
         "stages": [{
@@ -107,10 +109,10 @@ SCHEMA: dict = {
             "worker_utilization_pct": "float: busy / (workers x busy_window_seconds)",
             "cpu_cores_used": "float: cpu_seconds / busy_window_seconds",
             "cpu_per_busy_pct": "float: cpu_seconds / busy_seconds",
-            "cpu_demand_pct": "float | None: of the timed tasks' time, the part their threads ran on a CPU "
-                              "or waited for one (None where the system does not say)",
-            "cpu_demand_cores": "float | None: cores the stage kept busy or wanted: cpu_demand_pct x busy "
-                                "/ busy_window_seconds",
+            "blocks_per_second": "float | None: in the timed tasks, how often a worker thread blocked (a "
+                                 "sleep, I/O, a lock, the GIL) per second of task time (None where the "
+                                 "system does not say)",
+            "blocks_per_cpu_second": "float | None: the same per CPU second of those tasks",
             "result_not_ready_pct": "float: tasks whose result was not ready when the stage asked",
             "input_queue": {"average_size": "float: tasks waiting for a worker, time-weighted",
                             "nonempty_pct": "float: percent of the time some task waited for a worker",

@@ -165,9 +165,8 @@ def _stage(st: Any, start: float, end: float, wall: float) -> dict:
         "worker_utilization_pct": _pct(st.busy, workers * wall),
         "cpu_cores_used": round(st.cpu / wall, 3) if wall > 0 else 0.0,
         "cpu_per_busy_pct": _pct(st.cpu, st.busy),
-        "cpu_demand_pct": _pct(st.demand, st.demand_busy) if st.demand_busy > 0 else None,
-        "cpu_demand_cores": round(st.demand / st.demand_busy * st.busy / wall, 3)
-        if st.demand_busy > 0 and wall > 0 else None,
+        "blocks_per_second": round(st.switches / st.switch_busy, 1) if st.switch_busy > 0 else None,
+        "blocks_per_cpu_second": round(st.switches / st.switch_cpu, 1) if st.switch_cpu > 0 else None,
         "result_not_ready_pct": _pct(waited, len(tasks)),
         "input_queue": None if st.mode == "inline" else {
             "average_size": round(avg_in, 2),
@@ -193,13 +192,15 @@ def _op(run: Any, oid: int, labels: dict[int, str], stages: dict[int, dict], wal
         members = st.members
         i = members.index(oid)
         share = _share(st, i, len(members))
-        busy, cpu = st.busy * share, st.cpu * share
+        cshare = st.op_cpu[i] / sum(st.op_cpu) if len(st.op_cpu) == len(members) and sum(st.op_cpu) > 0 else None
+        busy, cpu = st.busy * share, st.cpu * (share if cshare is None else cshare)
         kind = out["type"]
         rows = st.rows if (kind in ("batch", "filter") or i == len(members) - 1) else st.items
         out.update(rows=rows, wall_seconds=_r(busy), cpu_seconds=_r(cpu),
                    rows_per_second=round(rows / run_wall, 2) if run_wall > 0 else 0.0,
                    worker_utilization_pct=_pct(busy, max(1, st.workers, stages[sid]["workers_seen"]) * wall),
                    share_of_stage_pct=round(100.0 * share, 1),
+                   cpu_share_of_stage_pct=None if cshare is None else round(100.0 * cshare, 1),
                    output_queue=stages[sid]["output_queue"] if oid == sid else None)
     else:
         rec = run.callers.get(oid)
@@ -209,7 +210,8 @@ def _op(run: Any, oid: int, labels: dict[int, str], stages: dict[int, dict], wal
         rows = rec.rows if rec is not None else 0
         out.update(rows=rows, wall_seconds=_r(own), cpu_seconds=None,
                    rows_per_second=round(rows / run_wall, 2) if run_wall > 0 else 0.0,
-                   worker_utilization_pct=_pct(own, wall), share_of_stage_pct=None, output_queue=None)
+                   worker_utilization_pct=_pct(own, wall), share_of_stage_pct=None, cpu_share_of_stage_pct=None,
+                   output_queue=None)
     return out
 
 

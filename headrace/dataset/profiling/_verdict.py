@@ -7,12 +7,12 @@ The reasoning, on one run's metrics (``_metrics.run_metrics``):
 2. Otherwise the busiest op is the bottleneck: the highest worker utilisation (busy seconds over
    workers x the run's wall time; an op that runs in the caller's thread has one "worker"). Ops
    fused into one stage share its workers' time in proportion to their measured seconds.
-3. Why, from the part of its tasks' time their threads ran on a CPU or waited for one (the CPU
-   "demand"; plain CPU time where the system does not say): busy threads that together keep about
-   one core busy hold the GIL (-> processes); busy but using little CPU wait on something (I/O, sleep, a lock: -> more
-   workers, even beyond the cores); otherwise it computes (-> more workers while cores are
-   free, else a cheaper op). A stage whose tasks waited for a free worker most of the time has
-   its input queue full, which confirms it.
+3. Why, from its stage's CPU time and how often its threads blocked: busy threads that compute
+   yet block about every GIL switch interval take turns on the GIL (-> processes); busy but
+   using almost no CPU wait on something (I/O, sleep, a lock: -> more workers, even beyond the
+   cores); otherwise it computes (-> more workers while cores are free, else a cheaper op). A
+   stage whose tasks waited for a free worker most of the time has its input queue full, which
+   confirms it.
 4. If even the busiest op is far from busy, no op is saturated: the main thread that orders
    and hands over rows is the limit.
 """
@@ -20,9 +20,13 @@ from __future__ import annotations
 
 CONSUMER_WAIT_PCT = 30.0   # below: the consumer is the bottleneck
 SATURATED_PCT = 40.0       # below: no op is saturated
-WAITING_CPU_PCT = 30.0     # CPU demand over busy time below this: the op waits rather than computes
+WAITING_CPU_PCT = 10.0     # CPU over busy time below this: the op waits rather than computes
 INPUT_FULL_PCT = 50.0
-GIL_CORES = (0.5, 1.6)     # busy threads that together keep about one core busy hold the GIL
+GIL_MIN_CPU_PCT = 8.0      # without block counts: threads on the GIL still compute (sleeping ones: 0-3%)
+# ...and block about every switch interval: per second of task time (measured 64-173; native code
+# releasing the GIL: 9-14; a crowded machine lowers it) or per CPU second (232-676; native: 86-228)
+GIL_BLOCKS = (50.0, 300.0)
+SLEEPER_BLOCKS = 3000.0    # per CPU second: threads that sleep or wait for I/O (measured 9,500-17,000)
 
 
 def verdict(run: dict) -> dict:
@@ -84,21 +88,21 @@ def _in_stage(op: dict, st: dict, run: dict) -> dict:
     head = f"{op['label']} is the bottleneck: {u:.0f}% busy with {workers}{share}{full}"
     setting = "the source's num_parallel_workers" if op["type"] == "source" else "its num_parallel_workers"
     cpb = st["cpu_per_busy_pct"]
-    # Time on a CPU or queued for one: on a crowded machine a computing thread gets little CPU but
-    # is queued, while a sleeping (or GIL-waiting) one is neither.
-    demand = st["cpu_demand_pct"] if st["cpu_demand_pct"] is not None else cpb
-    cores_wanted = st["cpu_demand_cores"] if st["cpu_demand_cores"] is not None else st["cpu_cores_used"]
-    if (mode == "threads" and w >= 2 and st["worker_utilization_pct"] >= SATURATED_PCT
-            and GIL_CORES[0] <= cores_wanted <= GIL_CORES[1]):
+    blocks, per_cpu = st["blocks_per_second"], st["blocks_per_cpu_second"]
+    if blocks is not None and per_cpu is not None:
+        gil_like = (blocks >= GIL_BLOCKS[0] or per_cpu >= GIL_BLOCKS[1]) and per_cpu < SLEEPER_BLOCKS
+    else:
+        gil_like = cpb >= GIL_MIN_CPU_PCT and st["cpu_cores_used"] <= 1.3
+    if mode == "threads" and w >= 2 and st["worker_utilization_pct"] >= SATURATED_PCT and gil_like:
+        seen = "" if blocks is None else f" and blocked {blocks:.0f} times a second"
         return _v(op["label"], op["id"], "gil",
-                  f"{head}; its threads together kept only {cores_wanted:.1f} CPU core busy (running or queued "
-                  f"for a CPU): the function holds Python's GIL, so threads cannot run it in parallel. "
-                  f"Run it in worker processes (python_multiprocessing=True).")
-    if demand < WAITING_CPU_PCT:
+                  f"{head}; its threads computed only {cpb:.0f}% of their busy time{seen}: they take turns on "
+                  f"Python's GIL, so threads cannot run the function in parallel. Run it in worker processes "
+                  f"(python_multiprocessing=True).")
+    if cpb < WAITING_CPU_PCT or (per_cpu is not None and per_cpu >= SLEEPER_BLOCKS):
         return _v(op["label"], op["id"], "waiting",
-                  f"{head}; it mostly waits (it ran on a CPU or waited for one {demand:.0f}% of its busy time: "
-                  f"I/O, sleep or a lock) rather "
-                  f"than computes. Raise {setting} (now {w}): waiting work gains from more workers than cores.")
+                  f"{head}; it mostly waits (CPU {cpb:.0f}% of its busy time: I/O, sleep or a lock) rather than "
+                  f"computes. Raise {setting} (now {w}): waiting work gains from more workers than cores.")
     if used >= 0.85 * cores:
         return _v(op["label"], op["id"], "cores",
                   f"{head}; the pipeline already uses {used:.1f} of the machine's {cores} cores. More workers "
