@@ -89,17 +89,22 @@ def _in_stage(op: dict, st: dict, run: dict) -> dict:
     setting = "the source's num_parallel_workers" if op["type"] == "source" else "its num_parallel_workers"
     cpb = st["cpu_per_busy_pct"]
     blocks, per_cpu = st["blocks_per_second"], st["blocks_per_cpu_second"]
+    sleeper = per_cpu >= SLEEPER_BLOCKS if per_cpu is not None else cpb < WAITING_CPU_PCT
     if blocks is not None and per_cpu is not None:
-        gil_like = (blocks >= GIL_BLOCKS[0] or per_cpu >= GIL_BLOCKS[1]) and per_cpu < SLEEPER_BLOCKS
+        turns = blocks >= GIL_BLOCKS[0] or per_cpu >= GIL_BLOCKS[1]
     else:
-        gil_like = cpb >= GIL_MIN_CPU_PCT and st["cpu_cores_used"] <= 1.3
-    if mode == "threads" and w >= 2 and st["worker_utilization_pct"] >= SATURATED_PCT and gil_like:
+        turns = cpb >= GIL_MIN_CPU_PCT and st["cpu_cores_used"] <= 1.3
+    # Busy threads that compute well under their share of a core while cores are idle are not
+    # limited by the CPU: by the GIL (or another lock), like threads seen taking turns.
+    starved = cpb <= 130.0 / w and used < 0.85 * cores
+    if mode == "threads" and w >= 2 and st["worker_utilization_pct"] >= SATURATED_PCT and not sleeper \
+            and (turns or starved):
         seen = "" if blocks is None else f" and blocked {blocks:.0f} times a second"
         return _v(op["label"], op["id"], "gil",
                   f"{head}; its threads computed only {cpb:.0f}% of their busy time{seen}: they take turns on "
                   f"Python's GIL, so threads cannot run the function in parallel. Run it in worker processes "
                   f"(python_multiprocessing=True).")
-    if cpb < WAITING_CPU_PCT or (per_cpu is not None and per_cpu >= SLEEPER_BLOCKS):
+    if sleeper or cpb < WAITING_CPU_PCT:
         return _v(op["label"], op["id"], "waiting",
                   f"{head}; it mostly waits (CPU {cpb:.0f}% of its busy time: I/O, sleep or a lock) rather than "
                   f"computes. Raise {setting} (now {w}): waiting work gains from more workers than cores.")
