@@ -100,7 +100,7 @@ SCHEMA: dict = {
             "mode": "str: inline, threads or processes",
             "workers": "int",
             "workers_seen": "int: threads or processes that ran its tasks (a thread stage's reader may run "
-                            "one itself: utilisations are over max(workers, workers_seen))",
+                            "one itself: a thread stage's utilisations are over max(workers, workers_seen))",
             "tasks": "int: tasks run",
             "rows_in": "int: source indices or rows pulled from the op below",
             "rows_out": "int",

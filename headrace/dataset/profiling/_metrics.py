@@ -152,7 +152,7 @@ def _stage(st: Any, start: float, end: float, wall: float) -> dict:
     avg_in, empty_in = queue_stats(in_spans, start, end)
     waited = sum(1 for t in tasks if t[4] > t[1])          # not ready when asked for
     seen = len({t[7] for t in tasks})
-    workers = max(1, st.workers, seen)
+    workers = _slots(st.mode, st.workers, seen)
     return {
         "mode": st.mode,
         "workers": st.workers,
@@ -198,7 +198,7 @@ def _op(run: Any, oid: int, labels: dict[int, str], stages: dict[int, dict], wal
         rows = st.rows if (kind in ("batch", "filter") or i == len(members) - 1) else st.items
         out.update(rows=rows, wall_seconds=_r(busy), cpu_seconds=_r(cpu),
                    rows_per_second=round(rows / run_wall, 2) if run_wall > 0 else 0.0,
-                   worker_utilization_pct=_pct(busy, max(1, st.workers, stages[sid]["workers_seen"]) * wall),
+                   worker_utilization_pct=_pct(busy, _slots(st.mode, st.workers, stages[sid]["workers_seen"]) * wall),
                    share_of_stage_pct=round(100.0 * share, 1),
                    cpu_share_of_stage_pct=None if cshare is None else round(100.0 * cshare, 1),
                    output_queue=stages[sid]["output_queue"] if oid == sid else None)
@@ -213,6 +213,13 @@ def _op(run: Any, oid: int, labels: dict[int, str], stages: dict[int, dict], wal
                    worker_utilization_pct=_pct(own, wall), share_of_stage_pct=None, cpu_share_of_stage_pct=None,
                    output_queue=None)
     return out
+
+
+def _slots(mode: str, workers: int, seen: int) -> int:
+    """How many tasks of a stage can run at once: its workers, and in a thread stage also the
+    reader, which runs a task itself when no worker has started it (an inline stage's tasks run
+    in whichever thread reads it, one at a time)."""
+    return max(1, workers, seen) if mode == "threads" else max(1, workers)
 
 
 def _share(st: Any, i: int, n: int) -> float:

@@ -6,7 +6,8 @@ The reasoning, on one run's metrics (``_metrics.run_metrics``):
    ``CONSUMER_WAIT_PCT`` of the time, the pipeline keeps up and the consumer is the bottleneck.
 2. Otherwise the busiest op is the bottleneck: the highest worker utilisation (busy seconds over
    workers x the run's wall time; an op that runs in the caller's thread has one "worker"). Ops
-   fused into one stage share its workers' time in proportion to their measured seconds.
+   fused into one stage share its workers, so a stage's utilisation counts, and within the
+   busiest stage the op that takes most of its time is named.
 3. Why, from its stage's CPU time and how often its threads blocked: busy threads that compute
    yet block about every GIL switch interval take turns on the GIL (-> processes); busy but
    using almost no CPU wait on something (I/O, sleep, a lock: -> more workers, even beyond the
@@ -44,9 +45,15 @@ def verdict(run: dict) -> dict:
                   f"The consumer is the bottleneck: between rows it waited for data only "
                   f"{c['steady_wait_pct']:.0f}% of the time{full}. Make the consumer (the training step "
                   f"or the loop body) faster; the pipeline would keep up with fewer workers.")
-    best = max(ops, key=lambda o: o["worker_utilization_pct"])
-    u = best["worker_utilization_pct"]
     stages = {s["id"]: s for s in run["stages"]}
+
+    def busy(o: dict) -> tuple[float, float]:
+        # Fused ops share their stage's workers: the stage saturates, and its costliest op is named.
+        st = stages.get(o["stage"]) if o["stage"] is not None else None
+        return (st["worker_utilization_pct"] if st is not None else o["worker_utilization_pct"], o["wall_seconds"])
+
+    best = max(ops, key=busy)
+    u = busy(best)[0]
     if u < SATURATED_PCT:
         return _v(None, None, "unsaturated",
                   f"No op is saturated: the busiest, {best['label']}, was {u:.0f}% busy while the consumer "
@@ -74,7 +81,7 @@ def _caller(op: dict, c: dict) -> dict:
 
 def _in_stage(op: dict, st: dict, run: dict) -> dict:
     w, mode = st["workers"], st["mode"]
-    u = op["worker_utilization_pct"]
+    u = st["worker_utilization_pct"]
     cores = run["cores"]
     used = sum(s["cpu_cores_used"] for s in run["stages"])
     if mode == "inline":
@@ -82,10 +89,11 @@ def _in_stage(op: dict, st: dict, run: dict) -> dict:
     else:
         noun = ("thread", "threads") if mode == "threads" else ("process", "processes")
         workers = f"{w} worker {noun[w != 1]}"
-    share = f" ({op['share_of_stage_pct']:.0f}% of its stage's time)" if len(st["ops"]) > 1 else ""
+    share = f", {op['share_of_stage_pct']:.0f}% of its stage's time" if len(st["ops"]) > 1 else ""
     iq = st.get("input_queue")
     full = f", input queue full {iq['nonempty_pct']:.0f}% of the time" if iq and iq["nonempty_pct"] >= INPUT_FULL_PCT else ""
-    head = f"{op['label']} is the bottleneck: {u:.0f}% busy with {workers}{share}{full}"
+    what = "its stage is" if len(st["ops"]) > 1 else "it is"
+    head = f"{op['label']} is the bottleneck: {what} {u:.0f}% busy with {workers}{share}{full}"
     setting = "the source's num_parallel_workers" if op["type"] == "source" else "its num_parallel_workers"
     cpb = st["cpu_per_busy_pct"]
     blocks, per_cpu = st["blocks_per_second"], st["blocks_per_cpu_second"]
