@@ -269,3 +269,19 @@ def test_cli_profile_saved_pipeline(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "o" / "profile.json").read_text())
     assert doc["runs"][0]["rows"] == 8
+
+
+def test_row_by_row_stage_gets_its_callers_time():
+    # 1 worker over a shuffle, no batch: the map runs row by row in its reader's thread (no tasks)
+    d = ds.NumpySlicesDataset({"a": np.arange(40)}, shuffle=False).shuffle(8)
+    d = d.map(slow, input_columns="a", num_parallel_workers=1)
+    with ds.profile() as p:
+        rows = sorted(int(r[0]) for r in d.create_tuple_iterator(num_epochs=1, output_numpy=True))
+    assert rows == list(range(40))
+    (run,) = p.to_dict()["runs"]
+    m = run["ops"][0]
+    assert (m["label"], m["mode"], m["rows"], run["ops"][1]["label"]) == ("map[slow]", "inline", 40,
+                                                                          "Shuffle(buffer_size=8)")
+    st = [s for s in run["stages"] if s["id"] == m["id"]][0]
+    assert st["tasks"] == 0 and st["busy_seconds"] == m["wall_seconds"] >= 40 * 0.004
+    assert run["verdict"]["bottleneck"] == "map[slow]"

@@ -87,7 +87,8 @@ def run_metrics(run: Any, origin: float, fallback_end: float) -> dict:
         [rec.spans[0][0] for rec in run.callers.values() if rec.spans]
     busy_start = max(start, min(firsts)) if firsts else start
     busy_wall = end - busy_start
-    stages = {sid: _stage(run.stages[sid], busy_start, end, busy_wall) for sid in run.stages if _in_tree(run, sid)}
+    stages = {sid: _stage(run.stages[sid], busy_start, end, busy_wall, _row_by_row(run, sid))
+              for sid in run.stages if _in_tree(run, sid)}
     ops = [_op(run, oid, labels, stages, busy_wall, wall) for oid in order]
     parents = {c: o["id"] for o in ops for c in o["children"]}
     for o in ops:
@@ -143,7 +144,17 @@ def _labels(run: Any, order: list[int]) -> dict[int, str]:
     return {oid: (v if counts[v] == 1 else f"{v}#{oid}") for oid, v in raw.items()}
 
 
-def _stage(st: Any, start: float, end: float, wall: float) -> dict:
+def _row_by_row(run: Any, sid: int) -> float:
+    """A stage that ran its ops row by row in its reader's thread (1 worker, over a parent op, no
+    batch: no tasks): its own time as its caller saw it, without the op it reads from."""
+    if run.stages[sid].count or sid not in run.callers:
+        return 0.0
+    bottom = run.nodes[run.stages[sid].members[0]]
+    below = sum(run.callers[c].seconds for c in bottom["children"] if c in run.callers)
+    return max(0.0, run.callers[sid].seconds - below)
+
+
+def _stage(st: Any, start: float, end: float, wall: float, row_by_row: float = 0.0) -> dict:
     tasks = st.tasks
     out_spans = [(t[4], t[2]) for t in tasks]            # ended -> taken
     in_spans = [(t[0], t[3]) for t in tasks]             # submitted -> started
@@ -160,9 +171,9 @@ def _stage(st: Any, start: float, end: float, wall: float) -> dict:
         "tasks": st.count,
         "rows_in": st.items,
         "rows_out": st.rows,
-        "busy_seconds": _r(st.busy),
+        "busy_seconds": _r(st.busy + row_by_row),
         "cpu_seconds": _r(st.cpu),
-        "worker_utilization_pct": _pct(st.busy, workers * wall),
+        "worker_utilization_pct": _pct(st.busy + row_by_row, workers * wall),
         "cpu_cores_used": round(st.cpu / wall, 3) if wall > 0 else 0.0,
         "cpu_per_busy_pct": _pct(st.cpu, st.busy),
         "blocks_per_second": round(st.switches / st.switch_busy, 1) if st.switch_busy > 0 else None,
@@ -193,9 +204,12 @@ def _op(run: Any, oid: int, labels: dict[int, str], stages: dict[int, dict], wal
         i = members.index(oid)
         share = _share(st, i, len(members))
         cshare = st.op_cpu[i] / sum(st.op_cpu) if len(st.op_cpu) == len(members) and sum(st.op_cpu) > 0 else None
-        busy, cpu = st.busy * share, st.cpu * (share if cshare is None else cshare)
+        busy = stages[sid]["busy_seconds"] * share
+        cpu = st.cpu * (share if cshare is None else cshare)
         kind = out["type"]
         rows = st.rows if (kind in ("batch", "filter") or i == len(members) - 1) else st.items
+        if st.count == 0 and sid in run.callers:  # ran row by row: its caller counted the rows
+            rows = run.callers[sid].rows
         out.update(rows=rows, wall_seconds=_r(busy), cpu_seconds=_r(cpu),
                    rows_per_second=round(rows / run_wall, 2) if run_wall > 0 else 0.0,
                    worker_utilization_pct=_pct(busy, _slots(st.mode, st.workers, stages[sid]["workers_seen"]) * wall),
