@@ -74,6 +74,8 @@ class ProfiledProgram:
         n = self.count  # threads share these two: a race only measures one more task
         self.count = n + 1
         switches = -1
+        ops: list[float] | None
+        op_cpu: list[float] | None
         timed = t0 >= self.next_timed
         # the thread's blocks are read on timed tasks and on tasks long enough for two readings
         # of 50 us each to be under 1% of them
