@@ -31,13 +31,29 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+_VALUED = {"-o", "--output", "--op-sample-seconds", "--epochs"}  # options followed by a value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
+    # As with python -m: everything after "-m NAME" belongs to the module.
+    module_args: list[str] | None = None
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "-m" and i + 1 < len(argv):
+            argv, module_args = argv[:i + 2], argv[i + 2:]
+            break
+        if a in _VALUED:
+            i += 2
+        elif a.startswith("-") and a != "--":
+            i += 1
+        else:
+            break  # the script: what follows is its own
     opts = parser.parse_args(argv)
-    if opts.module is not None and opts.target is not None:
-        opts.args = [opts.target, *opts.args]
-        opts.target = None
+    if module_args is not None:
+        opts.args = module_args
     if opts.module is None and opts.target is None:
         parser.error("give a script, a saved pipeline (.json) or -m MODULE")
     if not 0 <= opts.op_sample_seconds <= 3600:

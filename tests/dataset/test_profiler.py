@@ -259,6 +259,20 @@ def test_cli_profile_script(tmp_path):
     assert r.returncode == 2 and "no such file: " in r.stderr
 
 
+def test_cli_profile_module(tmp_path):
+    (tmp_path / "trainmod.py").write_text(
+        "import sys\nimport numpy as np\nimport headrace.dataset as ds\n"
+        "d = ds.NumpySlicesDataset({'a': np.arange(12)}, shuffle=False).batch(4)\n"
+        "print('rows', sum(1 for _ in d.create_tuple_iterator(num_epochs=1)), sys.argv[1:])\n")
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-m", "headrace", "profile", "-o", str(tmp_path / "o"), "-m", "trainmod",
+                        "--module", "x", "-o", "y"], capture_output=True, text=True, timeout=120, env=env,
+                       cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "rows 3 ['--module', 'x', '-o', 'y']" in r.stdout
+    assert json.loads((tmp_path / "o" / "profile.json").read_text())["runs"][0]["rows"] == 3
+
+
 def test_cli_profile_saved_pipeline(tmp_path):
     (tmp_path / "t.txt").write_text("".join(f"line {i}\n" for i in range(12)))
     d = ds.TextFileDataset(str(tmp_path / "t.txt"), shuffle=False).batch(3)
