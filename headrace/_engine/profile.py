@@ -34,7 +34,7 @@ def active() -> "Recorder | None":
     return _active
 
 
-def start(interval: float = 0.05) -> "Recorder":
+def start(interval: float = 0.2) -> "Recorder":
     """Makes a new recorder active; runs created from now on report to it. ``interval``: seconds
     between tasks that time their ops one by one (see ``exec/profiled.py``)."""
     global _active
@@ -93,9 +93,13 @@ class RunRecord:
         self.stages: dict[int, StageRecord] = {}
         self.nodes: dict[int, dict] = {}  # op id -> {name, kind, mode, workers, children, stage}
         self.top: int | None = None
+        self.top_rec: OpRecord | None = None  # the top op's record, kept by the consumer's timing
 
     # ---- the consumer -------------------------------------------------------------------------
     def consumer(self, called: float, returned: float, got_row: bool) -> None:
+        top = self.top_rec
+        if top is not None:
+            top.add(called, returned, 1 if got_row else 0)
         if got_row:
             self.rows += 1
             if self.first_row is None:
@@ -122,9 +126,16 @@ class RunRecord:
         rec.members = [m.op_id for m in stage.members]
         return rec
 
-    def describe(self, tree: Any) -> None:
-        """Notes the tree's ops: names, kinds, modes, worker counts, which feeds which."""
-        self.top = _real(tree).op_id
+    def describe(self, tree: Any) -> Any:
+        """Notes the tree's ops: names, kinds, modes, worker counts, which feeds which; returns the
+        tree, without the top op's timer when the top is a stage that runs tasks (its tasks are
+        timed; the consumer's timing, ``consumer``, stands for its caller's: one call less per row).
+        Other tops keep theirs: with a prefetch thread, the consumer's wait is not their time."""
+        top = _real(tree)
+        self.top = top.op_id
+        if type(tree) is TimedIter and getattr(top, "members", None) is not None and not top._per_row:
+            self.top_rec = tree.rec
+            tree = top
         todo = [tree]
         while todo:
             op = _real(todo.pop())
@@ -141,6 +152,7 @@ class RunRecord:
                 self.nodes[op.op_id] = {"name": op.name, "kind": type(op).__name__, "mode": "caller",
                                         "workers": 1, "children": children, "stage": None, "functions": []}
             todo.extend(op.parents)
+        return tree
 
 
 def _fn_of(op: Any) -> Any:

@@ -99,7 +99,7 @@ class PipelineRun:
         self.ctx = RunContext(self.seed, self.options, self._pools, self.seed_globals, self._profile)
         self.tree: OpIter = build(self._plan, self.ctx)
         if self._profile is not None:
-            self._profile.describe(self.tree)
+            self.tree = self._profile.describe(self.tree)
         self._res.tree = self.tree
         # Rows made by worker processes are made ahead already (each worker holds several tasks):
         # the time to make one here is mostly waiting, which a prefetch thread would only move.

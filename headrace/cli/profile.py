@@ -22,8 +22,8 @@ from typing import Sequence
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="headrace profile", description=__doc__.split("\n\n")[0])
     p.add_argument("-o", "--output", default="headrace-profile", help="folder for the profile's files")
-    p.add_argument("--op-sample-seconds", type=float, default=0.05,
-                   help="seconds between tasks (per worker) that time each of their ops (default 0.05)")
+    p.add_argument("--op-sample-seconds", type=float, default=0.2,
+                   help="seconds between tasks (per worker) that time each of their ops (default 0.2)")
     p.add_argument("--epochs", type=int, default=1, help="epochs to read a saved pipeline (.json) for")
     p.add_argument("-m", dest="module", help="run a module as a script (as python -m)")
     p.add_argument("target", nargs="?", help="the script, or a pipeline saved by ds.serialize (.json)")

@@ -17,7 +17,7 @@ the ops through their general path (W1's trivial map: 1.6x the time of its fast 
 runs the timed loop (:func:`run_timed`) and reports ``op_seconds`` (one float per member: source,
 maps, filter, batch, in that order) only when ``interval`` seconds have passed since the last
 timed task of this program (per worker process; shared by a stage's threads); the others report
-None. Cheap tasks are then timed rarely (W1: about one task in 100), costly ones, where a clock
+None. Cheap tasks are then timed rarely (W1, 0.2 s: about one task in 350), costly ones, where a clock
 reading per row is nothing, nearly all. A timed task, and a task expected to take over
 ``WATCH_TASK_S`` (from the rows' cost in the last timed one), also reports ``switches``: how many times
 its thread blocked (voluntary context switches, ``/proc/thread-self/status``: 50 us a reading
@@ -128,55 +128,51 @@ def run_timed(program: Any, task: tuple, cpu: bool = False) -> tuple[list, Pipel
     n_ops = (read is not None) + len(maps) + (filt is not None) + (batch is not None)
     acc = [0.0] * n_ops
     cacc = [0.0] * n_ops if cpu else None
-    first_map = 1 if read is not None else 0
-    at_filter = first_map + len(maps)
     out: list = []
     if type(items) is not list and type(items) is not range:
         items = items.tolist()
+    k0 = 1 if read is not None else 0  # the first map's index
     clock, cclock = _clock, _cpu
-    c = 0.0
-
-    def done(k: int, t: float) -> float:  # closes op k's span begun at t; returns now
-        nonlocal c
-        t2 = clock()
-        acc[k] += t2 - t
-        if cacc is not None:
-            c2 = cclock()
-            cacc[k] += c2 - c
-            c = c2
-        return t2
-
     try:
         pos = start
-        keyed = read is not None and read.globals is not None
         for item in items:
             t = clock()
-            if cacc is not None:
-                c = cclock()
+            c = cclock() if cacc is not None else 0.0
+            row = item
             if read is not None:
-                row = read.keyed(item, seed, p, pos) if keyed else read(item)
-                t = done(0, t)
-            else:
-                row = item
-            k = first_map
+                row = read.keyed(item, seed, p, pos) if read.globals is not None else read(item)
+                t2 = clock()
+                acc[0] += t2 - t
+                t = t2
+                if cacc is not None:
+                    c2 = cclock()
+                    cacc[0] += c2 - c
+                    c = c2
+            k = k0
             for m in maps:
                 row = m(row, seed, p, pos)
-                t = done(k, t)
+                t2 = clock()
+                acc[k] += t2 - t
+                t = t2
+                if cacc is not None:
+                    c2 = cclock()
+                    cacc[k] += c2 - c
+                    c = c2
                 k += 1
-            if filt is None:
+            if filt is None or filt(row, seed, p, pos):
                 out.append(row)
-            else:
-                keep = filt(row, seed, p, pos)
-                done(at_filter, t)
-                if keep:
-                    out.append(row)
+            if filt is not None:
+                acc[k] += clock() - t
+                if cacc is not None:
+                    cacc[k] += cclock() - c
             pos += 1
         if batch is not None:
             t = clock()
-            if cacc is not None:
-                c = cclock()
+            c = cclock() if cacc is not None else 0.0
             made = [batch(out, seed, p, num)]
-            done(n_ops - 1, t)
+            acc[-1] += clock() - t
+            if cacc is not None:
+                cacc[-1] += cclock() - c
             return made, None, acc, cacc
     except PipelineError as e:
         return ([] if batch is not None else out), e, acc, cacc

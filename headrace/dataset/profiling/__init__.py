@@ -133,7 +133,7 @@ class Profile:
     """A profiling session; see the module doc. ``output_dir``: where ``__exit__`` writes the
     files (None: nothing is written; call :meth:`write`)."""
 
-    def __init__(self, output_dir: str | os.PathLike | None = None, op_sample_seconds: float = 0.05) -> None:
+    def __init__(self, output_dir: str | os.PathLike | None = None, op_sample_seconds: float = 0.2) -> None:
         if output_dir is not None and not isinstance(output_dir, (str, os.PathLike)):
             raise TypeError(f"output_dir must be a str, a path or None, got {type(output_dir).__name__}.")
         if isinstance(op_sample_seconds, bool) or not isinstance(op_sample_seconds, (int, float)) \
@@ -237,6 +237,6 @@ class Profile:
         return "\n".join(lines)
 
 
-def profile(output_dir: str | os.PathLike | None = None, *, op_sample_seconds: float = 0.05) -> Profile:
+def profile(output_dir: str | os.PathLike | None = None, *, op_sample_seconds: float = 0.2) -> Profile:
     """A :class:`Profile` to use as ``with headrace.dataset.profile(dir) as p: ...``."""
     return Profile(output_dir, op_sample_seconds)
