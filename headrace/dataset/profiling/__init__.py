@@ -87,8 +87,7 @@ SCHEMA: dict = {
                             "without the ops it reads from)",
             "cpu_seconds": "float | None: CPU seconds (None for caller ops)",
             "rows_per_second": "float: rows / the run's wall_seconds",
-            "worker_utilization_pct": "float: wall_seconds / (workers (or its stage's workers_seen, if more) "
-                                      "x busy_window_seconds)",
+            "worker_utilization_pct": "float: wall_seconds / (workers x busy_window_seconds), at most 100",
             "share_of_stage_pct": "float | None: its part of its stage's time",
             "cpu_share_of_stage_pct": "float | None: its part of its stage's CPU time, where rows were costly "
                                       "enough to read the CPU clock per op (then cpu_seconds follows it)",
@@ -100,13 +99,13 @@ SCHEMA: dict = {
             "mode": "str: inline, threads or processes",
             "workers": "int",
             "workers_seen": "int: threads or processes that ran its tasks (a thread stage's reader may run "
-                            "one itself: a thread stage's utilisations are over max(workers, workers_seen))",
+                            "one itself)",
             "tasks": "int: tasks run",
             "rows_in": "int: source indices or rows pulled from the op below",
             "rows_out": "int",
             "busy_seconds": "float: summed over its workers",
             "cpu_seconds": "float: summed over its workers",
-            "worker_utilization_pct": "float: busy / (workers x busy_window_seconds)",
+            "worker_utilization_pct": "float: busy / (workers x busy_window_seconds), at most 100",
             "cpu_cores_used": "float: cpu_seconds / busy_window_seconds",
             "cpu_per_busy_pct": "float: cpu_seconds / busy_seconds",
             "blocks_per_second": "float | None: in the timed tasks, how often a worker thread blocked (a "

@@ -173,7 +173,7 @@ def _stage(st: Any, start: float, end: float, wall: float, row_by_row: float = 0
         "rows_out": st.rows,
         "busy_seconds": _r(st.busy + row_by_row),
         "cpu_seconds": _r(st.cpu),
-        "worker_utilization_pct": _pct(st.busy + row_by_row, workers * wall),
+        "worker_utilization_pct": _util(st.busy + row_by_row, workers, wall),
         "cpu_cores_used": round(st.cpu / wall, 3) if wall > 0 else 0.0,
         "cpu_per_busy_pct": _pct(st.cpu, st.busy),
         "blocks_per_second": round(st.switches / st.switch_busy, 1) if st.switch_busy > 0 else None,
@@ -212,7 +212,7 @@ def _op(run: Any, oid: int, labels: dict[int, str], stages: dict[int, dict], wal
             rows = run.callers[sid].rows
         out.update(rows=rows, wall_seconds=_r(busy), cpu_seconds=_r(cpu),
                    rows_per_second=round(rows / run_wall, 2) if run_wall > 0 else 0.0,
-                   worker_utilization_pct=_pct(busy, _slots(st.mode, st.workers, stages[sid]["workers_seen"]) * wall),
+                   worker_utilization_pct=_util(busy, _slots(st.mode, st.workers, stages[sid]["workers_seen"]), wall),
                    share_of_stage_pct=round(100.0 * share, 1),
                    cpu_share_of_stage_pct=None if cshare is None else round(100.0 * cshare, 1),
                    output_queue=stages[sid]["output_queue"] if oid == sid else None)
@@ -224,16 +224,20 @@ def _op(run: Any, oid: int, labels: dict[int, str], stages: dict[int, dict], wal
         rows = rec.rows if rec is not None else 0
         out.update(rows=rows, wall_seconds=_r(own), cpu_seconds=None,
                    rows_per_second=round(rows / run_wall, 2) if run_wall > 0 else 0.0,
-                   worker_utilization_pct=_pct(own, wall), share_of_stage_pct=None, cpu_share_of_stage_pct=None,
+                   worker_utilization_pct=_util(own, 1, wall), share_of_stage_pct=None, cpu_share_of_stage_pct=None,
                    output_queue=None)
     return out
 
 
 def _slots(mode: str, workers: int, seen: int) -> int:
-    """How many tasks of a stage can run at once: its workers, and in a thread stage also the
-    reader, which runs a task itself when no worker has started it (an inline stage's tasks run
-    in whichever thread reads it, one at a time)."""
-    return max(1, workers, seen) if mode == "threads" else max(1, workers)
+    """The workers utilisations are over: the stage's own (an inline stage's tasks run one at a
+    time in whichever thread reads it; a thread stage's reader may run a task itself when no
+    worker has started it, which can take the sum past 100%: ``_util`` caps it)."""
+    return max(1, workers)
+
+
+def _util(busy: float, slots: int, wall: float) -> float:
+    return min(100.0, _pct(busy, slots * wall))
 
 
 def _share(st: Any, i: int, n: int) -> float:
