@@ -36,6 +36,32 @@ def plan_of(value: Any) -> P.Node:
 
 
 def build(node: Any, ctx: BuildContext) -> OpIter:
+    prof = getattr(ctx, "profile", None)
+    if prof is None:
+        return _build(node, ctx)
+    # A profiled run: every op iterator of the tree is timed (the sub-pipelines a flat_map builds
+    # per row are not: they would add records without end).
+    return prof.wrap(_build(node, ctx, _build_unprofiled))
+
+
+class _Unprofiled:
+    """A build context seen without its profile (for what flat_map builds per row)."""
+
+    profile = None
+
+    def __init__(self, ctx: BuildContext) -> None:
+        self._ctx = ctx
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+
+def _build_unprofiled(node: Any, ctx: BuildContext) -> OpIter:
+    return _build(node, _Unprofiled(ctx) if getattr(ctx, "profile", None) is not None else ctx)  # type: ignore[arg-type]
+
+
+def _build(node: Any, ctx: BuildContext, flat: Callable[[Any, BuildContext], OpIter] | None = None) -> OpIter:
+    build_ = build
     node = plan_of(node)
     kind = type(node)
     if kind is P.MapNode and node.hooks is not None and getattr(ctx.options, "hooks", True):
@@ -52,14 +78,14 @@ def build(node: Any, ctx: BuildContext) -> OpIter:
     if kind in (P.RandomAccessNode, P.MapNode, P.FilterNode, P.BatchNode):
         sp = plan_stage(node, ctx.options)
         if sp is not None:
-            return build_stage(sp, ctx, build)
+            return build_stage(sp, ctx, build_)
     if kind is P.StreamNode:
         return StreamIter(ctx, node)
     if kind is P.ZipNode:
-        return ZipIter(ctx, tuple(build(c, ctx) for c in node.children))
+        return ZipIter(ctx, tuple(build_(c, ctx) for c in node.children))
     if kind is P.ConcatNode:
-        return ConcatIter(ctx, node, tuple(build(c, ctx) for c in node.children))
+        return ConcatIter(ctx, node, tuple(build_(c, ctx) for c in node.children))
     if kind is P.FlatMapNode:
-        return FlatMapIter(ctx, node, build(node.children[0], ctx), build)
-    parent = build(node.children[0], ctx)
+        return FlatMapIter(ctx, node, build_(node.children[0], ctx), flat or build)
+    parent = build_(node.children[0], ctx)
     return _UNARY[kind](ctx, node, parent)

@@ -9,6 +9,7 @@ import weakref
 from typing import Any
 
 from headrace._engine import options as _options
+from headrace._engine import profile as _profile
 from headrace._engine.build import build
 from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.exec.prefetch import Prefetcher
@@ -34,9 +35,11 @@ MIN_AWAY_S = 50e-6  # ...and at least this long: loop bookkeeping is not work wo
 class RunContext(BuildContext):
     """The build context of a run: also carries the run's process pools across rebuilds."""
 
-    def __init__(self, seed: int, options: Any, pools: PoolRegistry, seed_globals: bool) -> None:
+    def __init__(self, seed: int, options: Any, pools: PoolRegistry, seed_globals: bool,
+                 profile: Any = None) -> None:
         super().__init__(seed, options, seed_globals)
         self.pools = pools
+        self.profile = profile  # the run's profiler record (engine/profile.py), or None
 
 
 class PipelineRun:
@@ -59,6 +62,12 @@ class PipelineRun:
     only the resources, closes them. Keep it so: an object that keeps an exception raised through
     its own frames, or a cycle between ops, would hold everything until a garbage collection.
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "PipelineRun":
+        # While a profiler records, runs are ProfiledRuns (the unprofiled next_row stays as it is).
+        if cls is PipelineRun and _profile.active() is not None:
+            cls = ProfiledRun
+        return object.__new__(cls)
 
     def __init__(self, plan: Any, num_epochs: int = -1, options: _options.Options | None = None,
                  prefetch: int | None = None) -> None:
@@ -87,14 +96,18 @@ class PipelineRun:
         self._res = _Resources(self._pools)
         self._error_log: list = []  # rows that failed under an error policy (exec/error_rows.py)
         self._reported = 0          # how many of them an epoch-end report has covered
+        rec = _profile.active() if type(self) is ProfiledRun else None
+        self._profile = rec.new_run() if rec is not None else None
         self._build()
         # A back-up for runs dropped without close(); it holds the resources, not the run.
         self._finalizer = weakref.finalize(self, self._res.close)
 
     def _build(self) -> None:
-        self.ctx = RunContext(self.seed, self.options, self._pools, self.seed_globals)
+        self.ctx = RunContext(self.seed, self.options, self._pools, self.seed_globals, self._profile)
         self.ctx.error_log = self._error_log  # type: ignore[attr-defined]
         self.tree: OpIter = build(self._plan, self.ctx)
+        if self._profile is not None:
+            self.tree = self._profile.describe(self.tree)
         self._res.tree = self.tree
         # Rows made by worker processes are made ahead already (each worker holds several tasks):
         # the time to make one here is mostly waiting, which a prefetch thread would only move.
@@ -237,7 +250,26 @@ class PipelineRun:
                 return
             self._closed = True
         self._prefetcher = None
+        if self._profile is not None:
+            self._profile.closed = _clock()
         self._finalizer()
+
+
+class ProfiledRun(PipelineRun):
+    """A run made while a profiler records: the consumer's waits and times away are recorded."""
+
+    def next_row(self) -> Row:
+        prof = self._profile
+        if prof is None:  # the recording ended between __new__ and __init__
+            return PipelineRun.next_row(self)
+        t = _clock()
+        got = False
+        try:
+            row = PipelineRun.next_row(self)
+            got = True
+            return row
+        finally:
+            prof.consumer(t, _clock(), got)
 
 
 class _Resources:

@@ -1,4 +1,4 @@
-"""The ``headrace`` command: ``demo``, ``mindrecord`` (info, reindex, verify), ``convert``, ``cache``."""
+"""The ``headrace`` command: ``demo``, ``mindrecord`` (info, reindex, verify), ``convert``, ``cache``, ``profile``."""
 from __future__ import annotations
 
 import argparse
@@ -12,6 +12,8 @@ COMMANDS = {
     "mindrecord": ("headrace.cli.mindrecord", "inspect or verify MindRecord files, or rebuild their .db index"),
     "convert": ("headrace.cli.convert", "convert CIFAR/MNIST/ImageNet folders/CSV/TFRecord to MindRecord"),
     "cache": ("headrace.cli.cache", "manage the host's dataset cache (MindSpore's cache_admin flags)"),
+    "profile": ("headrace.cli.profile", "run a script under the pipeline profiler: per-op table, bottleneck "
+                "verdict, JSON, trace, chart"),
 }
 
 

@@ -40,6 +40,7 @@ from headrace.dataset._sources.vision_folders import CelebADataset, ImageFolderD
 from headrace.dataset._tensor import Tensor
 from headrace.dataset.cache import DatasetCache
 from headrace.dataset.core import config
+from headrace.dataset.profiling import profile as profile  # headrace's own (not in __all__: not a MindSpore name)
 from headrace.dataset.samplers import (
     BuiltinSampler, DistributedSampler, IterSampler, PKSampler, RandomSampler, Sampler, SequentialSampler,
     Shuffle, SubsetRandomSampler, SubsetSampler, WeightedRandomSampler,

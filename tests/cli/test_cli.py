@@ -11,8 +11,10 @@ def test_demo_runs_and_reports_throughput(tmp_path):
     assert "3 steps/epoch" in out
     assert "throughput:" in out and "images/s" in out and "time to first batch:" in out
     assert "batch shape (8, 3, 32, 32) float32" in out
-    for op in ("Decode", "RandomResizedCrop", "Normalize", "HWC2CHW"):
-        assert op in out
+    for op in ("Decode", "RandomResizedCrop", "RandomHorizontalFlip", "Normalize", "HWC2CHW", "batch", "MindDataset"):
+        assert f"\n  {op:<28} " in out  # a row of the profiler's per-op table
+    assert "per-op time over one profiled epoch" in out and "CPU s  CPU % wall %  us/image" in out
+    assert " is the bottleneck: " in out or "No op is saturated" in out
     assert (tmp_path / "demo_24.mindrecord").exists() and (tmp_path / "demo_24.mindrecord.db").exists()
 
 

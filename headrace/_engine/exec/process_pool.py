@@ -423,12 +423,15 @@ class ProcessPool:
             got = self._take(seq)
             if got is None:
                 continue
-            (err, cause, self.last_seconds), rows = got
+            head, rows = got
+            err, cause, self.last_seconds = head[0], head[1], head[2]
             worker = self._workers[seq % self.num_workers]
             if err is not None:
                 if cause is not None:
                     err.__cause__ = cause
                 err.add_note(f"in worker {worker.index} (pid {worker.pid}) of {self.name}")
+            if len(head) > 3 and head[3] is not None:  # a profiled program's timing
+                return rows, err, head[3]
             return rows, err
 
     def discard(self) -> None:

@@ -208,10 +208,13 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
                     (seed, p, start, num), items = head
             else:
                 (seed, p, start, num), items = shm.unpack_rows(head, seg, spans, reader, k)
-            rows, err = program.run((seed, p, start, items, num))
+            got = program.run((seed, p, start, items, num))
+            rows, err = got[0], got[1]
+            stats = got[2] if len(got) > 2 else None  # a profiled program's timing (exec/profiled.py)
         except BaseException as e:  # noqa: BLE001 - a failure of the engine itself, reported in order
             rows, err = [], PipelineError(name, f"the worker failed: {type(e).__name__}: {e}",
                                           python_stack=format_traceback(e))
+            stats = None
         took = perf_counter() - t
         if not cv2_limited and "cv2" in sys.modules:
             cv2_limited = True
@@ -220,7 +223,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         if full:
             full.clear()
         try:
-            head, seg, spans = shm.pack_rows((err, cause, took), rows, slots[k] if slots else None,
+            head, seg, spans = shm.pack_rows((err, cause, took, stats), rows, slots[k] if slots else None,
                                              on_full=on_full)
             msg = dumps((seq, head, seg, spans, bool(full)), protocol=5)
         except Exception as e:  # noqa: BLE001 - e.g. a function returned something unpicklable

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import os
+import time
 import weakref
 from typing import Any, Callable
 
@@ -40,6 +41,7 @@ from headrace._engine.ops.map import FilterIter, MapIter
 from headrace._engine.ops.source import RandomAccessIter
 from headrace._engine.exec.error_rows import run_guarded, sorter_for
 from headrace._engine.exec.ordered import InlinePool, ThreadPool, thread_name
+from headrace._engine.exec.profiled import ProfiledProgram
 from headrace._util import rng
 from headrace._util.errors import PipelineError, format_traceback
 from headrace._util.types import Row
@@ -347,6 +349,12 @@ class StageIter(OpIter):
                                     self.filter.spec if self.filter else None,
                                     self.batch.spec if self.batch else None, self.name)
         self.mode, self.workers = mode, workers
+        # A profiled run (engine/profile.py): tasks report their timing; None otherwise.
+        prof = getattr(ctx, "profile", None)
+        self._prof = prof.stage(self) if prof is not None else None
+        self._submits: collections.deque[float] = collections.deque()
+        if prof is not None:
+            self.program = ProfiledProgram(self.program, prof.interval)  # type: ignore[assignment]
         self._chunk = 1  # rows per task (no batch): adapts to how long the ops take per row
         # Serial, over a parent, no batch: run the ops per row as it is asked for (no read-ahead).
         self._per_row = (mode == INLINE and self.source is None and self.batch is None
@@ -427,6 +435,7 @@ class StageIter(OpIter):
     def _drop_in_flight(self) -> None:
         self.pool.discard()
         self._meta.clear()
+        self._submits.clear()
 
     def __next__(self) -> Row:
         if self._out:
@@ -448,7 +457,15 @@ class StageIter(OpIter):
                     self._out.extend(self._sorter.finish())
                     continue
                 raise StopIteration
-            rows, err = self.pool.get()
+            prof = self._prof
+            if prof is None:
+                rows, err = self.pool.get()
+            else:
+                asked = time.perf_counter()
+                got = self.pool.get()
+                prof.task(got, self._submits.popleft(), asked, time.perf_counter(), self.pool.capacity,
+                          self._meta[0][1])
+                rows, err = got[0], got[1]
             start, count, num = self._meta.popleft()
             if self._sorter is not None:
                 rows = self._sorter.take(rows, start, self.batch is not None, self.filter is None)
@@ -513,6 +530,8 @@ class StageIter(OpIter):
             task, meta = planned
             pool.submit(task)
             self._meta.append(meta)
+            if self._prof is not None:
+                self._submits.append(time.perf_counter())
 
     def _plan_next(self) -> tuple[tuple, tuple[int, int, int]] | None:
         seed, p = self.ctx.seed, self.pass_index

@@ -353,8 +353,28 @@ def get_enable_watchdog():
     return _ms.enable_watchdog
 
 
+AUTOTUNE_MISSING = (
+    "headrace has no dataset autotune: nothing would tune num_parallel_workers per op, thread or process "
+    "mode and prefetch depth while the pipeline runs, nor write the tuned configuration. Profile the pipeline "
+    "instead (`headrace profile train.py`, or `with headrace.dataset.profile(): ...`) and set what its "
+    "bottleneck verdict names (num_parallel_workers, python_multiprocessing).")
+
+
 def set_enable_autotune(enable, filepath_prefix=None):
-    _set(enable_autotune=_bool(enable))
+    """MindSpore's switch for dataset autotune. headrace has none, so ``True`` is refused with
+    NotImplementedError (rather than accepted and ignored); ``False`` is the state it is in.
+    The arguments are checked as MindSpore checks them first."""
+    if not isinstance(enable, bool):
+        raise TypeError("enable must be of type bool.")
+    if filepath_prefix is not None and not isinstance(filepath_prefix, str):
+        raise TypeError(f"json_filepath must be a str value but was: {filepath_prefix}.")
+    if enable and filepath_prefix == "":
+        raise RuntimeError("The value of json_filepath cannot be the empty string.")
+    if enable:
+        raise NotImplementedError(f"ds.config.set_enable_autotune(True): {AUTOTUNE_MISSING}")
+    if filepath_prefix is not None:
+        warnings.warn("The value of json_filepath is ignored when enable is False.", UserWarning, stacklevel=2)
+    _set(enable_autotune=False)
 
 
 def get_enable_autotune():

@@ -1,0 +1,29 @@
+"""A small version of the bottleneck family (benchmarks/bottleneck.py): the profiler's verdict
+names the injected bottleneck (and, for the GIL-bound function, the cause). The slowness is
+sleep-based (or a pure-Python loop for the GIL) and large, so no timing is asserted."""
+import pytest
+
+from benchmarks import bottleneck
+
+CASES = {c.name: c for c in bottleneck.cases()}
+SMALL = ["slow map 3 of 4, 1 thread(s)", "slow map 2 of 4, 2 thread(s)", "slow random-access source, 2 worker(s)",
+         "slow streaming source", "GIL-bound map 1 of 3 on 2 threads", "slow consumer, 2 thread(s)",
+         "slow filter", "slow map after a shuffle"]
+
+
+def test_family_has_twenty_cases_with_distinct_names():
+    assert len(CASES) == 20 == len(bottleneck.cases())
+    assert {c.expect for c in CASES.values()} == {
+        "map[slow_at_1]", "map[slow_at_2]", "map[slow_at_3]", "map[slow_at_4]", "GeneratorDataset",
+        "map[gil_bound]", "consumer", "filter[slow_pred]", "map[heavy_numpy]"}
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_verdict_names_the_injected_bottleneck(name):
+    case = CASES[name]
+    r = bottleneck.run_case(case, 96)
+    assert r["got"] == case.expect, r["text"]
+    if case.cause is not None:
+        assert r["cause"] == case.cause, r["text"]
+    if case.expect != "consumer":
+        assert r["text"].startswith(f"{case.expect} is the bottleneck: ")
