@@ -274,6 +274,7 @@ class MapDataset(Dataset):
             raise ValueError("map(offload=True) is not supported by headrace: operations run on the host.")
         self.python_multiprocessing = checks.check_bool(kwargs.get("python_multiprocessing", False),
                                                         "python_multiprocessing")
+        checks.check_max_rowsize(kwargs.get("max_rowsize"))
         self._workers = resolve_workers(num_parallel_workers)
         if self.python_multiprocessing:
             warm_up_process_workers(*(ops if isinstance(ops, (list, tuple)) else [ops]))
@@ -297,10 +298,12 @@ class BatchDataset(Dataset):
         if unknown:
             raise TypeError(f"BatchDataset.__init__() got an unexpected keyword argument '{sorted(unknown)[0]}'")
         super().__init__([input_dataset], num_parallel_workers)
-        if isinstance(batch_size, bool) or not (isinstance(batch_size, int) or callable(batch_size)):
+        if not (isinstance(batch_size, int) or callable(batch_size)):
             raise TypeError("batch_size should either be an int or a callable.")
-        if isinstance(batch_size, int):
-            check_range(batch_size, (1, INT32_MAX), "batch_size")
+        if isinstance(batch_size, int):  # True counts as 1, as in MindSpore
+            batch_size = int(batch_size)
+            if batch_size != -1 or type(self) is not BatchDataset:  # -1 (batch sampler's) fails when run
+                check_range(batch_size, (1, INT32_MAX), "batch_size")
         check_type(drop_remainder, bool, "drop_remainder")
         self.batch_size = batch_size
         self.drop_remainder = drop_remainder
@@ -309,9 +312,10 @@ class BatchDataset(Dataset):
             raise TypeError("per_batch_map should be a callable.")
         self.input_columns = check_columns(kwargs.get("input_columns"), "input_columns")
         self.output_columns = check_columns(kwargs.get("output_columns"), "output_columns")
-        if self.per_batch_map is None and (self.input_columns or self.output_columns):
-            raise ValueError("input_columns and output_columns can only be used with per_batch_map.")
+        if self.per_batch_map is None and self.input_columns:
+            raise ValueError("input_columns can be specified only when per_batch_map is set.")
         self._workers = resolve_workers(num_parallel_workers)
+        checks.check_max_rowsize(kwargs.get("max_rowsize"))
         self.python_multiprocessing = checks.check_bool(kwargs.get("python_multiprocessing", False),
                                                         "python_multiprocessing")
         if self.python_multiprocessing and self.per_batch_map is not None:
@@ -322,6 +326,8 @@ class BatchDataset(Dataset):
         return self.batch_size if isinstance(self.batch_size, int) else -1
 
     def _make_plan(self):
+        if self.batch_size == -1:
+            raise RuntimeError("Batch size cannot be -1 without using batch sampler.")
         parent = self.children[0]._plan
         cols = parent.columns
         kw: dict[str, Any] = {}

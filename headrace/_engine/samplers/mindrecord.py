@@ -19,7 +19,7 @@ from headrace._util import mtshuffle
 from headrace._util.mtshuffle import minstd_shuffle
 from headrace._util.types import SampleContext
 
-__all__ = ["MindFilePlan", "MindPartialPlan", "MindShufflePlan", "MindSubsetRandomPlan", "shard_by_block",
+__all__ = ["MindFilePlan", "MindShufflePlan", "MindSubsetRandomPlan", "shard_by_block",
            "shard_positions"]
 
 #: MindSpore's switch for contiguous shards of MindRecord rows (read when a pass is planned).
