@@ -37,6 +37,7 @@ from headrace.dataset._sources.tfrecord import TFRecordDataset
 from headrace.dataset._sources.vision_folders import CelebADataset, ImageFolderDataset, ManifestDataset
 from headrace.dataset._tensor import Tensor
 from headrace.dataset.core import config
+
 from headrace.dataset.samplers import (
     BuiltinSampler, DistributedSampler, IterSampler, PKSampler, RandomSampler, Sampler, SequentialSampler,
     Shuffle, SubsetRandomSampler, SubsetSampler, WeightedRandomSampler,
@@ -58,3 +59,6 @@ __all__ = [
     "Tensor", "TextFileDataset", "TupleIterator", "VOCDataset", "WeightedRandomSampler", "ZipDataset",
     "compare", "config", "core", "deserialize", "serialize", "show", "text", "transforms", "vision", "zip",
 ]
+
+# As in MindSpore, ``ds.transforms.vision`` is the vision package (set here: transforms never imports vision).
+transforms.vision = vision  # type: ignore[attr-defined]

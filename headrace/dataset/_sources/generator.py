@@ -7,6 +7,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from headrace._engine import plan as P
+from headrace._engine.samplers import UserPlan
 from headrace._util import checks
 from headrace._util.arrays import to_array
 from headrace._util.errors import PipelineError
@@ -200,7 +201,16 @@ def _is_random_access(obj: Any) -> bool:
     return hasattr(obj, "__getitem__") and not isinstance(obj, (str, bytes, dict))
 
 
-class GeneratorDataset(MappableDataset):
+class _CountedUserSampling:
+    """MindSpore's generator sources check that a user sampler yields the ``num_samples`` (or
+    ``len``) it declares; a shorter pass is an error there, as here."""
+
+    def _select_plan(self, num_samples, shuffle, sampler, num_shards, shard_id):
+        plan = super()._select_plan(num_samples, shuffle, sampler, num_shards, shard_id)  # type: ignore[misc]
+        return plan.with_count_check() if isinstance(plan, UserPlan) else plan
+
+
+class GeneratorDataset(_CountedUserSampling, MappableDataset):
     """Rows from a Python source: an object with ``__getitem__``/``__len__`` (read by index,
     shuffled by default), an iterable, or a generator function (read in order).
 
@@ -363,7 +373,7 @@ class SlicesSource:
         return tuple([to_array(c[index]) if type(c) is list else np.asarray(c[index]) for c in self._columns])
 
 
-class NumpySlicesDataset(MappableDataset):
+class NumpySlicesDataset(_CountedUserSampling, MappableDataset):
     """Rows sliced from in-memory data: a list (one column), a tuple of columns, a dict of columns,
     or an array (sliced along its first axis).
 
