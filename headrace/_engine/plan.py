@@ -114,6 +114,7 @@ class BucketBatchNode(Node):
 class ShuffleNode(Node):
     buffer_size: int
     seed: int | None  # the config seed captured when the node was made (None: unseeded)
+    reshuffle: bool = True  # False: every pass draws the same order (the stream restarts from the seed)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

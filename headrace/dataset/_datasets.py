@@ -406,10 +406,12 @@ class ShuffleDataset(Dataset):
         check_range(buffer_size, (2, INT32_MAX), "buffer_size")
         self.buffer_size = buffer_size
         self._seed = _options.snapshot().seed
+        self.reshuffle_each_epoch = True  # MindSpore's attribute: False draws the same order every epoch
 
     def _make_plan(self):
         parent = self.children[0]._plan
-        return P.ShuffleNode((parent,), parent.columns, self.buffer_size, self._seed)
+        return P.ShuffleNode((parent,), parent.columns, self.buffer_size, self._seed,
+                             reshuffle=bool(self.reshuffle_each_epoch))
 
     def is_shuffled(self):
         return True

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import copy
+import itertools
+import threading
+import types
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -193,6 +196,29 @@ class _NeedsLen:
         raise RuntimeError(_NEEDS_LEN)
 
 
+class ReplayedGenerator:
+    """A generator object read again from its start on every pass: what it yielded is kept (as
+    MindSpore does; a generator object can be read only once). Safe to read from several threads."""
+
+    def __init__(self, gen: Any) -> None:
+        self._master = gen
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> Iterator[Any]:
+        with self._lock:
+            self._master, mine = itertools.tee(self._master)
+        return self._read(mine)
+
+    def _read(self, it: Iterator[Any]) -> Iterator[Any]:
+        while True:
+            with self._lock:
+                try:
+                    value = next(it)
+                except StopIteration:
+                    return
+            yield value
+
+
 def _is_iterable(obj: Any) -> bool:
     return hasattr(obj, "__iter__") or hasattr(obj, "__next__")
 
@@ -240,6 +266,10 @@ class GeneratorDataset(_CountedUserSampling, MappableDataset):
     def __init__(self, source, column_names=None, column_types=None, schema=None, num_samples=None,
                  num_parallel_workers=1, shuffle=None, sampler=None, num_shards=None, shard_id=None,
                  python_multiprocessing=True, max_rowsize=None, batch_sampler=None, collate_fn=None):
+        if isinstance(source, zip):  # as MindSpore: read once into a list, then read by index
+            source = list(source)
+        elif isinstance(source, types.GeneratorType):  # as MindSpore: kept, so every pass reads it all
+            source = ReplayedGenerator(source)
         if not (_is_random_access(source) or _is_iterable(source) or callable(source)):
             raise TypeError("Input `source` function of GeneratorDataset should be callable, iterable or random "
                             "accessible, commonly it should implement one of the method like yield, __getitem__ "
@@ -280,6 +310,7 @@ class GeneratorDataset(_CountedUserSampling, MappableDataset):
         self._dtypes = _dtype_list(column_types, len(names))
         super().__init__(num_samples, num_parallel_workers, shuffle if self.random_access else False,
                          sampler if self.random_access else None, num_shards, shard_id)
+        self.reads_by_index = self.random_access and batch_sampler is None
         if self.python_multiprocessing and self.random_access and self._workers > 1:
             warm_up_process_workers(self.source)
 
