@@ -406,12 +406,23 @@ class ShuffleDataset(Dataset):
         check_range(buffer_size, (2, INT32_MAX), "buffer_size")
         self.buffer_size = buffer_size
         self._seed = _options.snapshot().seed
-        self.reshuffle_each_epoch = True  # MindSpore's attribute: False draws the same order every epoch
+        self._reshuffle = True
+
+    @property
+    def reshuffle_each_epoch(self) -> bool:
+        """MindSpore's attribute: False draws the same order every epoch (set it before building on
+        this dataset: datasets already built on top keep the value they were built with)."""
+        return self._reshuffle
+
+    @reshuffle_each_epoch.setter
+    def reshuffle_each_epoch(self, value: bool) -> None:
+        check_type(value, bool, "reshuffle_each_epoch")
+        self._reshuffle = value
+        self.__dict__.pop("_plan_node", None)
 
     def _make_plan(self):
         parent = self.children[0]._plan
-        return P.ShuffleNode((parent,), parent.columns, self.buffer_size, self._seed,
-                             reshuffle=bool(self.reshuffle_each_epoch))
+        return P.ShuffleNode((parent,), parent.columns, self.buffer_size, self._seed, reshuffle=self._reshuffle)
 
     def is_shuffled(self):
         return True
