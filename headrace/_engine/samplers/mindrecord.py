@@ -4,7 +4,8 @@ MindSpore's MindRecord samplers differ from those of other sources: shuffles use
 ``std::default_random_engine`` (``minstd_rand0``, :func:`headrace._util.mtshuffle.minstd_shuffle`)
 seeded with ``seed + 1`` (+ the epoch), not the Mersenne Twister. The orders each plan gives are
 described in ``headrace/dataset/_sources/mindrecord.py``, which picks the plan for a dataset's
-arguments.
+arguments. Sharded plans take strided positions, or contiguous blocks when
+``MS_DEV_MINDRECORD_SHARD_BY_BLOCK`` is ``true`` when the pass is planned (:func:`shard_positions`).
 """
 from __future__ import annotations
 

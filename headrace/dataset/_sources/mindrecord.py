@@ -22,6 +22,17 @@ Mersenne Twister.
 * FILES and INFILE with ``num_shards``: every epoch starts afresh from file order, does the one
   shuffle of epoch k, then shard ``i`` takes positions ``i, i + num_shards, ...`` (wrapping).
   Padded rows stay after the data rows and are not shuffled by FILES or INFILE.
+* ``Shuffle.PARTIAL``: every epoch afresh, with ``s = seed + 1 + k``: the files in the order
+  ``minstd_shuffle(files, s)`` (padded rows after them), the shard's positions of that order, its
+  first ``num_samples``, then every run of 1000000 rows shuffled with ``minstd_shuffle(run, s)``.
+  ``Shuffle.ADAPTIVE`` (the default, and ``True``) is the global shuffle up to 100 million rows and
+  PARTIAL above.
+* ``MS_DEV_MINDRECORD_SHARD_BY_BLOCK=true`` (read when a pass starts): a shard takes a contiguous
+  block of ``ceil(rows / num_shards)`` positions (wrapping to the start) instead of every
+  ``num_shards``-th position, for every mode, shuffled or not.
+* ``RandomSampler(shuffle=mode)`` and ``DistributedSampler(..., shuffle=mode)`` read as
+  ``shuffle=mode`` (with the sampler's shards); ``RandomSampler(num_samples=n)`` without replacement
+  takes the first n rows of the first epoch's shuffle and shuffles those n again every epoch.
 * ``SubsetRandomSampler``: the given ids shuffled with seed ``seed + 1``, the same every epoch.
 * Padded samples (``padded_sample``/``num_padded``) are rows ``rows .. rows + num_padded - 1``
   and take part in shuffling and sharding like any row (except for FILES and INFILE, above).
