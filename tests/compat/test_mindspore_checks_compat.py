@@ -2,7 +2,6 @@
 MindSpore 2.10: the same expressions run on both sides; an error must be of a type MindSpore's
 ``except`` clause catches, with MindSpore's text in it; a value must be equal.
 """
-import numpy as np
 import pytest
 
 import headrace.dataset as hds
