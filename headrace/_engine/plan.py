@@ -186,6 +186,12 @@ def shard_count(rows: int, num_shards: int, shard_id: int) -> int:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class GateNode(Node):
+    """Rows pass once ``gate`` (an ``ops.gate.RowGate``, shared by every iterator) allows."""
+    gate: Any
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class SelectNode(Node):
     """Project / rename: output column j is input column ``index[j]``."""
     index: tuple[int, ...]

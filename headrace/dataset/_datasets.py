@@ -14,6 +14,7 @@ from typing import Any, Sequence
 from headrace._engine import options as _options
 from headrace._engine import plan as P
 from headrace.dataset._dataset_reading import DatasetReading
+from headrace.dataset._sync_api import SyncMethods
 from headrace.dataset.transforms._compose import compose_operations
 from headrace._util import checks
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_range, check_type
@@ -57,7 +58,7 @@ def resolve_workers(value: Any, name: str = "num_parallel_workers") -> int:
     return value
 
 
-class Dataset(DatasetReading):
+class Dataset(DatasetReading, SyncMethods):
     """Base of every dataset: the pipeline-building methods and the ways to read it."""
 
     # Rows are read by index, so a sampler can pick them (random-access sources say True).
@@ -321,6 +322,9 @@ class BatchDataset(Dataset):
         if self.python_multiprocessing and self.per_batch_map is not None:
             warm_up_process_workers(self.per_batch_map)
         self._pad_info: dict | None = None
+        if input_dataset.is_sync():  # a sync_wait before counts in batches of this size
+            from headrace.dataset._sync import notify_batch  # noqa: PLC0415 - it subclasses Dataset
+            notify_batch(input_dataset, self.batch_size)
 
     def get_batch_size(self):
         return self.batch_size if isinstance(self.batch_size, int) else -1
@@ -404,6 +408,8 @@ class ShuffleDataset(Dataset):
         super().__init__([input_dataset])
         buffer_size = check_int(buffer_size, "buffer_size")
         check_range(buffer_size, (2, INT32_MAX), "buffer_size")
+        if input_dataset.is_sync():
+            raise RuntimeError("No shuffle after sync operators.")
         self.buffer_size = buffer_size
         self._seed = _options.snapshot().seed
         self._reshuffle = True
