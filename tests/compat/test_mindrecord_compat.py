@@ -8,7 +8,6 @@ compare, value by value (types, dtypes, shapes, order), and byte by byte where t
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 
 import numpy as np
