@@ -188,9 +188,9 @@ class DistributedSampler(BuiltinSampler):
         num_samples = _check_num_samples(num_samples)
         offset = _check_int(offset, "offset")
         if num_shards <= 0:
-            raise ValueError(f"DistributedSampler: num_shards must be greater than 0, but got: {num_shards}")
+            raise EarlyValueError(f"DistributedSampler: num_shards must be greater than 0, but got: {num_shards}")
         if not 0 <= shard_id < num_shards:
-            raise ValueError(f"DistributedSampler: shard_id must be in range [0, {num_shards}), but got: {shard_id}")
+            raise EarlyValueError(f"DistributedSampler: shard_id must be in range [0, {num_shards}), but got: {shard_id}")
         self._check_offset(offset, num_shards)
         self.num_shards = num_shards
         self.shard_id = shard_id
@@ -358,8 +358,8 @@ class SequentialSampler(BuiltinSampler):
             if not _is_int(start_index):
                 raise TypeError(f"start_index must be integer but was: {start_index}.")
             if start_index < 0:
-                raise ValueError("SequentialSampler: start_index_ must be greater than or equal to 0, "
-                                 f"but got: {start_index}")
+                raise EarlyValueError("SequentialSampler: start_index_ must be greater than or equal to 0, "
+                                      f"but got: {start_index}")
         num_samples = _check_num_samples(num_samples)
         self.start_index = start_index
         super().__init__(num_samples)
@@ -489,16 +489,16 @@ class WeightedRandomSampler(BuiltinSampler):
         num_samples = _check_num_samples(num_samples)
         _check_bool(replacement, "replacement")
         if not weights:
-            raise ValueError("WeightedRandomSampler: weights vector must not be empty")
+            raise EarlyValueError("WeightedRandomSampler: weights vector must not be empty")
         for ind, w in enumerate(weights):
             if w < 0:
-                raise ValueError("WeightedRandomSampler: weights vector must not contain negative numbers, "
-                                 f"got: weights[{ind}] = {float(w):f}")
+                raise EarlyValueError("WeightedRandomSampler: weights vector must not contain negative numbers, "
+                                      f"got: weights[{ind}] = {float(w):f}")
             if not np.isfinite(w):
-                raise ValueError("WeightedRandomSampler: weights vector must not contain inf or nan, "
-                                 f"got: weights[{ind}] = {float(w)}")
+                raise EarlyValueError("WeightedRandomSampler: weights vector must not contain inf or nan, "
+                                      f"got: weights[{ind}] = {float(w)}")
         if all(w == 0 for w in weights):
-            raise ValueError("WeightedRandomSampler: elements of weights vector must not be all zero")
+            raise EarlyValueError("WeightedRandomSampler: elements of weights vector must not be all zero")
         if not replacement and num_samples and num_samples > len(weights):
             raise ValueError("Invalid parameter, without replacement, weight size must be greater than or equal "
                              f"to num_samples, but got weight size: {len(weights)}, num_samples: {num_samples}")
