@@ -13,6 +13,7 @@ from headrace._engine.ops.batch import BucketBatchIter
 from headrace._engine.ops.columns import SelectIter
 from headrace._engine.ops.combine import ConcatIter, ZipIter
 from headrace._engine.ops.flat_map import FlatMapIter
+from headrace._engine.ops.gate import GateIter
 from headrace._engine.ops.hooks import build_hooked_map
 from headrace._engine.ops.repeat import FOREVER_STRIDE, RepeatIter
 from headrace._engine.ops.shuffle import ShuffleIter
@@ -27,6 +28,7 @@ _UNARY: dict[type, Callable[..., OpIter]] = {
     P.TakeNode: TakeIter,
     P.SkipNode: SkipIter,
     P.SelectNode: SelectIter,
+    P.GateNode: GateIter,
 }
 
 

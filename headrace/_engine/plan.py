@@ -115,6 +115,7 @@ class BucketBatchNode(Node):
 class ShuffleNode(Node):
     buffer_size: int
     seed: int | None  # the config seed captured when the node was made (None: unseeded)
+    reshuffle: bool = True  # False: every pass draws the same order (the stream restarts from the seed)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -183,6 +184,12 @@ class ConcatNode(Node):
 def shard_count(rows: int, num_shards: int, shard_id: int) -> int:
     """How many of the positions 0..rows-1 are shard_id modulo num_shards."""
     return max(0, (rows - shard_id + num_shards - 1) // num_shards)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class GateNode(Node):
+    """Rows pass once ``gate`` (an ``ops.gate.RowGate``, shared by every iterator) allows."""
+    gate: Any
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -128,11 +128,34 @@ def check_columns(columns: Any, name: str, *, allow_none: bool = True) -> list[s
     for i, col in enumerate(columns):
         check_type(col, str, f"{name}[{i}]")
         if not col:
-            raise ValueError(f"{name}[{i}] should not be an empty string.")
+            raise ValueError(f"{name}[{i}] should not be empty.")
     if len(set(columns)) != len(columns):
         dup = next(c for c in columns if list(columns).count(c) > 1)
         raise ValueError(f"{name} has a duplicate column name: {dup!r}. Column names must be unique.")
     return list(columns)
+
+
+def check_max_rowsize(value: Any, pair: bool = True) -> None:
+    """MindSpore's check of ``max_rowsize`` (MB of shared memory per row; -1 or 0: sized as needed):
+    None, an int in [-1, INT32_MAX] or, where ``pair``, a list [in_rowsize, out_rowsize] of two.
+
+    Example:
+        >>> check_max_rowsize([16, -2])
+        Traceback (most recent call last):
+            ...
+        ValueError: Input max_rowsize[1] is not within the required interval of [-1, 2147483647].
+    """
+    if value is None:
+        return
+    check_type(value, (int, list) if pair else int, "max_rowsize")
+    if isinstance(value, list):
+        if len(value) != 2:
+            raise TypeError("max_rowsize should be a single integer or a list[in_rowsize, out_rowsize] of length 2.")
+        for i, v in enumerate(value):
+            check_type(v, int, f"max_rowsize[{i}]")
+            check_range(v, (-1, INT32_MAX), f"max_rowsize[{i}]")
+    else:
+        check_range(value, (-1, INT32_MAX), "max_rowsize")
 
 
 def check_shard(num_shards: Any, shard_id: Any) -> tuple[int | None, int | None]:

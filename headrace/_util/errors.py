@@ -48,6 +48,16 @@ def where(columns: Sequence[str] | None = None, index: int | None = None,
     return ", ".join(parts)
 
 
+class EarlyValueError(ValueError, RuntimeError):
+    """A bad argument headrace refuses when it is given, where MindSpore accepts it and raises a
+    ``RuntimeError`` with the same text later (when the pipeline is built or run): code written for
+    either catches it, with ``except ValueError`` or with ``except RuntimeError``."""
+
+
+class EarlyTypeError(TypeError, RuntimeError):
+    """As :class:`EarlyValueError`, for an argument of the wrong type."""
+
+
 class PipelineError(RuntimeError):
     """A failure while the pipeline ran.
 

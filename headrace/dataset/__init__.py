@@ -64,3 +64,6 @@ __all__ = [
     "DatasetCache", "auto_cache",
     "compare", "config", "core", "deserialize", "serialize", "show", "text", "transforms", "vision", "zip",
 ]
+
+# As in MindSpore, ``ds.transforms.vision`` is the vision package (set here: transforms never imports vision).
+transforms.vision = vision  # type: ignore[attr-defined]

@@ -156,6 +156,24 @@ class DatasetReading:
         is a function of ``BatchInfo``)."""
         return self.children[0].get_batch_size() if self.children else 1
 
+    def reset(self):
+        """Readies the dataset for its next epoch (returns None).
+
+        In headrace every ``create_*_iterator`` call starts a fresh run from the first epoch and
+        the dataset itself holds no position, so there is nothing left to reset; the method exists
+        because MindSpore's tutorials call it between single-epoch iterators.
+
+        Examples:
+            >>> import headrace.dataset as ds
+            >>> d = ds.NumpySlicesDataset([1, 2], shuffle=False)
+            >>> for _ in range(2):
+            ...     print([int(r[0]) for r in d.create_tuple_iterator(num_epochs=1, output_numpy=True)])
+            ...     d.reset()
+            [1, 2]
+            [1, 2]
+        """
+        return None
+
     def get_repeat_count(self):
         """The count of the nearest repeat along the first inputs (1 without one)."""
         return self.children[0].get_repeat_count() if self.children else 1

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 from headrace._engine import options as _options
 from headrace._engine import plan as P
 from headrace.dataset._dataset_reading import DatasetReading
+from headrace.dataset._sync_api import SyncMethods
 from headrace.dataset.transforms._compose import compose_operations, op_display_name, run_chain
 from headrace.dataset.callback._callbacks import MapCallbacks, check_callbacks
 from headrace.dataset.debug import _state as _debug
@@ -62,7 +63,7 @@ def resolve_workers(value: Any, name: str = "num_parallel_workers") -> int:
     return value
 
 
-class Dataset(DatasetReading):
+class Dataset(DatasetReading, SyncMethods):
     """Base of every dataset: the pipeline-building methods and the ways to read it."""
 
     # Rows are read by index, so a sampler can pick them (random-access sources say True).
@@ -280,6 +281,7 @@ class MapDataset(Dataset):
             raise ValueError("map(offload=True) is not supported by headrace: operations run on the host.")
         self.python_multiprocessing = checks.check_bool(kwargs.get("python_multiprocessing", False),
                                                         "python_multiprocessing")
+        checks.check_max_rowsize(kwargs.get("max_rowsize"))
         self._workers = resolve_workers(num_parallel_workers)
         if self.python_multiprocessing:
             warm_up_process_workers(*(ops if isinstance(ops, (list, tuple)) else [ops]))
@@ -318,10 +320,12 @@ class BatchDataset(Dataset):
         if unknown:
             raise TypeError(f"BatchDataset.__init__() got an unexpected keyword argument '{sorted(unknown)[0]}'")
         super().__init__([input_dataset], num_parallel_workers)
-        if isinstance(batch_size, bool) or not (isinstance(batch_size, int) or callable(batch_size)):
+        if not (isinstance(batch_size, int) or callable(batch_size)):
             raise TypeError("batch_size should either be an int or a callable.")
-        if isinstance(batch_size, int):
-            check_range(batch_size, (1, INT32_MAX), "batch_size")
+        if isinstance(batch_size, int):  # True counts as 1, as in MindSpore
+            batch_size = int(batch_size)
+            if batch_size != -1 or type(self) is not BatchDataset:  # -1 (batch sampler's) fails when run
+                check_range(batch_size, (1, INT32_MAX), "batch_size")
         check_type(drop_remainder, bool, "drop_remainder")
         self.batch_size = batch_size
         self.drop_remainder = drop_remainder
@@ -330,19 +334,25 @@ class BatchDataset(Dataset):
             raise TypeError("per_batch_map should be a callable.")
         self.input_columns = check_columns(kwargs.get("input_columns"), "input_columns")
         self.output_columns = check_columns(kwargs.get("output_columns"), "output_columns")
-        if self.per_batch_map is None and (self.input_columns or self.output_columns):
-            raise ValueError("input_columns and output_columns can only be used with per_batch_map.")
+        if self.per_batch_map is None and self.input_columns:
+            raise ValueError("input_columns can be specified only when per_batch_map is set.")
         self._workers = resolve_workers(num_parallel_workers)
+        checks.check_max_rowsize(kwargs.get("max_rowsize"))
         self.python_multiprocessing = checks.check_bool(kwargs.get("python_multiprocessing", False),
                                                         "python_multiprocessing")
         if self.python_multiprocessing and self.per_batch_map is not None:
             warm_up_process_workers(self.per_batch_map)
         self._pad_info: dict | None = None
+        if input_dataset.is_sync():  # a sync_wait before counts in batches of this size
+            from headrace.dataset._sync import notify_batch  # noqa: PLC0415 - it subclasses Dataset
+            notify_batch(input_dataset, self.batch_size)
 
     def get_batch_size(self):
         return self.batch_size if isinstance(self.batch_size, int) else -1
 
     def _make_plan(self):
+        if self.batch_size == -1:
+            raise RuntimeError("Batch size cannot be -1 without using batch sampler.")
         parent = self.children[0]._plan
         cols = parent.columns
         kw: dict[str, Any] = {}
@@ -419,12 +429,27 @@ class ShuffleDataset(Dataset):
         super().__init__([input_dataset])
         buffer_size = check_int(buffer_size, "buffer_size")
         check_range(buffer_size, (2, INT32_MAX), "buffer_size")
+        if input_dataset.is_sync():
+            raise RuntimeError("No shuffle after sync operators.")
         self.buffer_size = buffer_size
         self._seed = _options.snapshot().seed
+        self._reshuffle = True
+
+    @property
+    def reshuffle_each_epoch(self) -> bool:
+        """MindSpore's attribute: False draws the same order every epoch (set it before building on
+        this dataset: datasets already built on top keep the value they were built with)."""
+        return self._reshuffle
+
+    @reshuffle_each_epoch.setter
+    def reshuffle_each_epoch(self, value: bool) -> None:
+        check_type(value, bool, "reshuffle_each_epoch")
+        self._reshuffle = value
+        self.__dict__.pop("_plan_node", None)
 
     def _make_plan(self):
         parent = self.children[0]._plan
-        return P.ShuffleNode((parent,), parent.columns, self.buffer_size, self._seed)
+        return P.ShuffleNode((parent,), parent.columns, self.buffer_size, self._seed, reshuffle=self._reshuffle)
 
     def is_shuffled(self):
         return True

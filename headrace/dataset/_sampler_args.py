@@ -1,13 +1,12 @@
 """A source's sampling arguments (``num_samples``, ``shuffle``, ``sampler``, ``num_shards``, ``shard_id``) checked as
 MindSpore checks them and turned into one engine plan."""
 from __future__ import annotations
-import collections.abc
 import numpy as np
 from headrace._engine.samplers import builtin as _plans
 from headrace._util import checks
 from headrace.dataset._shuffle import Shuffle, _as_shuffle
 from headrace.dataset.samplers import (
-    DistributedSampler, IterSampler, RandomSampler, SequentialSampler, SubsetSampler,
+    DistributedSampler, IterSampler, RandomSampler, SequentialSampler, SubsetSampler, is_index_sequence,
 )
 from headrace.dataset._sampler_base import BuiltinSampler, _is_int
 
@@ -40,7 +39,7 @@ def resolve_sampler(num_samples, shuffle, sampler, num_shards, shard_id):
             return SubsetSampler(sampler, num_samples)
         if _is_int(sampler):
             return SubsetSampler([sampler])
-        if not isinstance(sampler, (str, bytes)) and isinstance(sampler, collections.abc.Iterable):
+        if is_index_sequence(sampler):
             return IterSampler(sampler, num_samples)
         raise TypeError(f"Unsupported sampler object of type ({type(sampler)})")
     if shuffle is None or shuffle is True:

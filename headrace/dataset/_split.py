@@ -13,6 +13,9 @@ from headrace._util.types import SampleContext
 from headrace.dataset.samplers import SubsetSampler
 
 
+_SPLIT_BUFFER = 10000
+
+
 def _sizes_from(sizes: Any, total: int) -> list[int]:
     if not isinstance(sizes, list) or not sizes:
         raise TypeError(f"Argument sizes with value {sizes!r} is not of type [list], but got {type(sizes)}.")
@@ -46,9 +49,14 @@ def split_dataset(dataset: Any, sizes: Any, randomize: bool) -> list[Any]:
             start += n
         return out
     if not dataset.reads_by_index:
-        raise RuntimeError("Dataset.split with randomize=True needs a source read by index "
-                           "(GeneratorDataset with __getitem__, NumpySlicesDataset, file sources); use "
-                           "randomize=False for this dataset.")
+        # as MindSpore: a buffer shuffle of 10000 rows, the same order every epoch, then consecutive parts
+        out, start = [], 0
+        for n in counts:
+            shuffled = dataset.shuffle(_SPLIT_BUFFER)
+            shuffled.reshuffle_each_epoch = False
+            out.append(shuffled.skip(start).take(n) if start else shuffled.take(n))
+            start += n
+        return out
     seed = _options.snapshot().seed
     order = random_order(total, rng.new_seed() if seed is None else seed)
     out, start = [], 0

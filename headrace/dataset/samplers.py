@@ -26,6 +26,7 @@ import numpy as np
 
 from headrace._engine.samplers import builtin as _plans
 from headrace._util import checks
+from headrace._util.errors import EarlyValueError
 from headrace.dataset.core import config as _config
 from headrace.dataset._shuffle import Shuffle, _as_shuffle, is_shuffle, shuffle_mode
 from headrace.dataset._sampler_base import BuiltinSampler, _check_bool, _check_int, _check_num_samples, _is_int
@@ -116,11 +117,20 @@ class Sampler(BuiltinSampler):
         return len(probe.batch_sizes[-1])
 
 
+def is_index_sequence(obj) -> bool:
+    """Whether ``obj`` can be a sampler of indices: an iterable (not a str or bytes), or an object
+    with ``__getitem__`` and ``__len__`` (iterated by index, as Python iterates sequences)."""
+    if isinstance(obj, (str, bytes)):
+        return False
+    return isinstance(obj, collections.abc.Iterable) or (hasattr(obj, "__getitem__") and hasattr(obj, "__len__"))
+
+
 class IterSampler(Sampler):
     """Wraps any iterable of indices as a sampler (what a plain iterable ``sampler=`` becomes).
 
     Args:
-        sampler (Iterable): Yields source indices; iterated once per pass.
+        sampler (Iterable): Yields source indices; iterated once per pass. An object with
+            ``__getitem__`` and ``__len__`` is read at 0, 1, ... up to its length.
         num_samples (int, optional): Most indices per pass. Default: None (``len(sampler)`` when it
             has a length, else all).
 
@@ -130,7 +140,7 @@ class IterSampler(Sampler):
     """
 
     def __init__(self, sampler, num_samples=None):
-        if not isinstance(sampler, collections.abc.Iterable) or isinstance(sampler, (str, bytes)):
+        if not is_index_sequence(sampler):
             raise TypeError("sampler should be either iterable or from mindspore.dataset.samplers.")
         if num_samples is None and hasattr(sampler, "__len__"):
             num_samples = len(sampler)
@@ -178,9 +188,9 @@ class DistributedSampler(BuiltinSampler):
         num_samples = _check_num_samples(num_samples)
         offset = _check_int(offset, "offset")
         if num_shards <= 0:
-            raise ValueError(f"DistributedSampler: num_shards must be greater than 0, but got: {num_shards}")
+            raise EarlyValueError(f"DistributedSampler: num_shards must be greater than 0, but got: {num_shards}")
         if not 0 <= shard_id < num_shards:
-            raise ValueError(f"DistributedSampler: shard_id must be in range [0, {num_shards}), but got: {shard_id}")
+            raise EarlyValueError(f"DistributedSampler: shard_id must be in range [0, {num_shards}), but got: {shard_id}")
         self._check_offset(offset, num_shards)
         self.num_shards = num_shards
         self.shard_id = shard_id
@@ -193,9 +203,9 @@ class DistributedSampler(BuiltinSampler):
 
     @staticmethod
     def _check_offset(offset: int, num_shards: int) -> None:
-        if offset > num_shards:
-            raise ValueError(f"DistributedSampler: offset must be no more than num_shards({num_shards}), "
-                             f"but got: {offset}")
+        if offset > num_shards:  # MindSpore raises it as a RuntimeError when the sampler is parsed
+            raise EarlyValueError(f"DistributedSampler: offset must be no more than num_shards({num_shards}), "
+                                  f"but got: {offset}")
         if offset < -1:
             raise ValueError(f"DistributedSampler: offset must be -1 or in [0, num_shards({num_shards})], "
                              f"but got: {offset}")
@@ -348,8 +358,8 @@ class SequentialSampler(BuiltinSampler):
             if not _is_int(start_index):
                 raise TypeError(f"start_index must be integer but was: {start_index}.")
             if start_index < 0:
-                raise ValueError("SequentialSampler: start_index_ must be greater than or equal to 0, "
-                                 f"but got: {start_index}")
+                raise EarlyValueError("SequentialSampler: start_index_ must be greater than or equal to 0, "
+                                      f"but got: {start_index}")
         num_samples = _check_num_samples(num_samples)
         self.start_index = start_index
         super().__init__(num_samples)
@@ -479,16 +489,16 @@ class WeightedRandomSampler(BuiltinSampler):
         num_samples = _check_num_samples(num_samples)
         _check_bool(replacement, "replacement")
         if not weights:
-            raise ValueError("WeightedRandomSampler: weights vector must not be empty")
+            raise EarlyValueError("WeightedRandomSampler: weights vector must not be empty")
         for ind, w in enumerate(weights):
             if w < 0:
-                raise ValueError("WeightedRandomSampler: weights vector must not contain negative numbers, "
-                                 f"got: weights[{ind}] = {float(w):f}")
+                raise EarlyValueError("WeightedRandomSampler: weights vector must not contain negative numbers, "
+                                      f"got: weights[{ind}] = {float(w):f}")
             if not np.isfinite(w):
-                raise ValueError("WeightedRandomSampler: weights vector must not contain inf or nan, "
-                                 f"got: weights[{ind}] = {float(w)}")
+                raise EarlyValueError("WeightedRandomSampler: weights vector must not contain inf or nan, "
+                                      f"got: weights[{ind}] = {float(w)}")
         if all(w == 0 for w in weights):
-            raise ValueError("WeightedRandomSampler: elements of weights vector must not be all zero")
+            raise EarlyValueError("WeightedRandomSampler: elements of weights vector must not be all zero")
         if not replacement and num_samples and num_samples > len(weights):
             raise ValueError("Invalid parameter, without replacement, weight size must be greater than or equal "
                              f"to num_samples, but got weight size: {len(weights)}, num_samples: {num_samples}")

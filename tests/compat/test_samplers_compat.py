@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import headrace.dataset as hds
+from headrace._util.errors import EarlyValueError
 from headrace._util import mtshuffle
 from headrace._util.types import SampleContext
 from headrace.dataset import _sampler_args as A
@@ -357,9 +358,11 @@ RESULT = (out, conflict_out)
         if when == "ctor":
             assert (type(ours).__name__, str(ours)) == (kind, message), src
         else:
-            # MindSpore checks these only when the pipeline starts; we refuse them at once, same words.
+            # MindSpore checks these only when the pipeline starts (RuntimeError); we refuse them at
+            # once, same words, with an error both `except RuntimeError` and `except ValueError` catch
+            # (EarlyValueError), or a RuntimeError where MindSpore's text says the dataset cannot use it.
             assert str(ours) == _error_line(message), src
-            expected = RuntimeError if "not supported with current dataset" in message else ValueError
+            expected = RuntimeError if "not supported with current dataset" in message else EarlyValueError
             assert type(ours) is expected, src
     # A sampler object given with other sampling arguments (GeneratorDataset's path).
     for src, expected in zip(CONFLICT_CASES, conflicts):

@@ -38,8 +38,12 @@ def test_chain_of_operations_and_python_values_converted():
 
 def test_output_count_mismatch_is_named():
     d = three_cols().map(lambda a: (a, a), input_columns="a")
-    with pytest.raises(RuntimeError, match=r"returned 2 column\(s\) but 1 output column\(s\) are expected"):
+    with pytest.raises(RuntimeError) as e:
         rows(d)
+    assert ("[ERROR] map operation: [PyFunc] failed at column: ['a'], sample index: 0. Invalid columns, the number "
+            "of columns returned in 'map' operations should match the number of 'output_columns', but got the "
+            "number of columns returned in 'map' operations: 2, the number of 'output_columns': 1. Set "
+            "output_columns to 2 name(s).") in str(e.value)
 
 
 def test_missing_input_column_is_a_value_error_naming_it():

@@ -62,8 +62,9 @@ def _map(fn, out=None):
 
 FAILURES = {
     "raises": (_map(raises), KeyError, "[ERROR] map operation: [PyFunc]: KeyError: 'boom'", 3),
-    "column-count": (_map(two_columns), type(None), "the function returned 2 column(s) but 1 output column(s) "
-                     "are expected: set output_columns to 2 name(s).", 3),
+    "column-count": (_map(two_columns), type(None), "the number of columns returned in 'map' operations should "
+                     "match the number of 'output_columns', but got the number of columns returned in 'map' "
+                     "operations: 2, the number of 'output_columns': 1. Set output_columns to 2 name(s).", 3),
     "ragged": (_map(ragged), ValueError, "an output is not convertible to an array: ValueError: setting an array "
                "element with a sequence.", 3),
     "ragged-second-output": (_map(ragged_second, ["a", "c"]), ValueError, "A list whose items have different "

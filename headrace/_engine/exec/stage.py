@@ -325,6 +325,11 @@ class PoolRegistry:
             pool.close()
 
 
+def _paced(op: OpIter) -> bool:
+    """Whether ``op`` or an op below it holds rows until its consumer releases them."""
+    return getattr(op, "paces_reads", False) or any(_paced(p) for p in op.parents)
+
+
 class StageIter(OpIter):
     """Runs a stage's tasks through its pool and hands out the rows in order.
 
@@ -356,9 +361,12 @@ class StageIter(OpIter):
         if prof is not None:
             self.program = ProfiledProgram(self.program, prof.interval)  # type: ignore[assignment]
         self._chunk = 1  # rows per task (no batch): adapts to how long the ops take per row
+        # Over a parent that holds rows until the consumer releases them (a gate, ops/gate.py), no
+        # read-ahead: one task at a time, and no batch: one row at a time.
+        self._paced = parent is not None and _paced(parent)
         # Serial, over a parent, no batch: run the ops per row as it is asked for (no read-ahead).
-        self._per_row = (mode == INLINE and self.source is None and self.batch is None
-                         and not getattr(ctx.options, "worker_timeout", 0))  # a timeout needs tasks
+        self._per_row = ((mode == INLINE and not getattr(ctx.options, "worker_timeout", 0)) or self._paced) \
+            and self.source is None and self.batch is None  # a timeout needs tasks; a gate, rows one by one
         self._maps = maps
         self._filter_fn = self.filter.spec if self.filter else None
         self._sorter = sorter_for(ctx, self.program)
@@ -516,7 +524,7 @@ class StageIter(OpIter):
 
     def _fill(self) -> None:
         pool = self.pool
-        cap = pool.capacity
+        cap = 1 if self._paced else pool.capacity
         while not self._planned_all and not self._draining and pool.pending < cap:
             try:
                 planned = self._plan_next()

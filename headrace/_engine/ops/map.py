@@ -151,8 +151,10 @@ class MapFn:
                 return self.assemble.place(row, out)
             out = (out,)
         if len(out) != self.n_out:
-            raise PipelineError(self.name, f"the function returned {len(out)} column(s) but "
-                                f"{self.n_out} output column(s) are expected: set output_columns to "
+            raise PipelineError(self.name, "Invalid columns, the number of columns returned in 'map' operations "
+                                "should match the number of 'output_columns', but got the number of columns "
+                                f"returned in 'map' operations: {len(out)}, the number of 'output_columns': "
+                                f"{self.n_out}. Set output_columns to "
                                 f"{self.n_out if len(out) == 0 else len(out)} name(s).",
                                 columns=self.in_names, index=index)
         try:

@@ -3,7 +3,9 @@
 Fill the buffer; then repeatedly draw a slot uniformly among the live rows, emit it, move the
 last live row into the hole and append the next input row (or shrink once the input is done).
 The random stream continues across passes; ``pass_state`` records where it stood when the pass
-began so that a restored iterator replays the same pass.
+began so that a restored iterator replays the same pass. A node made with ``reshuffle`` False
+restarts the stream from its seed every pass (MindSpore's ``reshuffle_each_epoch = False``), so
+every pass draws the same order.
 """
 from __future__ import annotations
 
@@ -36,6 +38,8 @@ class ShuffleIter(OpIter):
         self._node = self.plan_node = node
         self._size = node.buffer_size
         seed = node.seed if node.seed is not None else ctx.seed
+        self._seed = seed
+        self._reshuffle = getattr(node, "reshuffle", True)
         self._rng = MT19937_64(seed)
         self._buf: list[Row] = []
         self._parent_done = False
@@ -52,6 +56,11 @@ class ShuffleIter(OpIter):
         # or never run are completed by counting their rows, so the start of a pass is a pure
         # function of the seed and the data, whatever read-ahead or restore happened before. A
         # restored state only saves that counting; one taken ahead of this pass waits for it.
+        if not self._reshuffle:
+            self._restore = None  # every pass starts from the seed: nothing to replay
+            self._rng = MT19937_64(self._seed)
+            self._start_pass(pass_index)
+            return
         restore = self._restore
         done = self._current  # (self.pass_index already holds the new pass number)
         if restore is not None and restore["pass"] <= pass_index:
@@ -74,6 +83,9 @@ class ShuffleIter(OpIter):
                 break
             self.parent.reset(skipped)
             self._rng.skip(self.parent.skip(_ALL))
+        self._start_pass(pass_index)
+
+    def _start_pass(self, pass_index: int) -> None:
         super()._reset(pass_index)
         self._buf = []
         self._parent_done = False
@@ -116,7 +128,8 @@ class ShuffleIter(OpIter):
         p = check_int(state["pass"], f"{path}['pass']", 0, max_pass, " (passes the state's epoch allows)")
         want_seed = (self._node.seed if self._node.seed is not None else seed) & M64
         rows = None if self._endless else self._node.children[0].size()
-        for key, at in (("rng", p), ("next", p + 1)):
+        passes = (("rng", p), ("next", p + 1)) if self._reshuffle else (("rng", 0), ("next", 1))
+        for key, at in passes:
             if key == "next" and state[key] is None:
                 continue
             where = f"{path}[{key!r}]"

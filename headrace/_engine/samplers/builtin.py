@@ -144,6 +144,17 @@ class SamplerPlan(abc.ABC):
     def is_sharded(self) -> bool:
         return False
 
+    def add_child(self, child: "SamplerPlan") -> "SamplerPlan":
+        """The plan that samples from ``child``'s output with this one (plans are values: this one
+        is unchanged). What MindSpore's parsed sampler objects offer as ``add_child``.
+
+        Raises:
+            TypeError: ``child`` is not a plan.
+        """
+        if not isinstance(child, SamplerPlan):
+            raise TypeError(f"add_child needs a sampler plan (a sampler's parse()), but got {type(child).__name__}.")
+        return ChainedPlan(self, child)
+
     @staticmethod
     def _cap(limit: int, available: int) -> int:
         return available if limit <= 0 else min(limit, available)
@@ -419,6 +430,10 @@ class UserPlan(SamplerPlan):
     not advance the user's object.
     """
 
+    #: when True, a pass that yields fewer indices than the sampler's declared ``num_samples`` is an
+    #: error (MindSpore's generator sources check it; its other sources read what there is)
+    check_count = False
+
     def __init__(self, sampler: Any) -> None:
         self._pristine = self._copy(sampler)
         self._lock = threading.Lock()
@@ -473,7 +488,12 @@ class UserPlan(SamplerPlan):
                 self._live.reset()
             self._live_pass += 1
             self._cache = {self._live_pass: _user_indices(self._live)}
-        return self._cache[ctx.pass_index]
+        got = self._cache[ctx.pass_index]
+        declared = getattr(self._pristine, "num_samples", None)
+        if self.check_count and declared is not None and len(got[0]) < declared:
+            raise RuntimeError(f"The actual amount of data read from generator {len(got[0])} is different from "
+                               f"generator.len {declared}, you should adjust generator.len to make them match.")
+        return got
 
     def indices(self, ctx: SampleContext) -> np.ndarray:
         with self._lock:
@@ -485,6 +505,11 @@ class UserPlan(SamplerPlan):
         with self._lock:
             hit = self._cache.get(ctx.pass_index) if ctx.num_rows == self._live_rows else None
             return list((hit or self._advance(ctx))[1])
+
+    def with_count_check(self) -> "UserPlan":
+        """This plan, made to check the count of every pass (see ``check_count``); returns self."""
+        self.check_count = True
+        return self
 
     def __repr__(self) -> str:
         return f"UserPlan({type(self._pristine).__name__})"

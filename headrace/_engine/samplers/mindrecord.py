@@ -4,11 +4,13 @@ MindSpore's MindRecord samplers differ from those of other sources: shuffles use
 ``std::default_random_engine`` (``minstd_rand0``, :func:`headrace._util.mtshuffle.minstd_shuffle`)
 seeded with ``seed + 1`` (+ the epoch), not the Mersenne Twister. The orders each plan gives are
 described in ``headrace/dataset/_sources/mindrecord.py``, which picks the plan for a dataset's
-arguments.
+arguments. Sharded plans take strided positions, or contiguous blocks when
+``MS_DEV_MINDRECORD_SHARD_BY_BLOCK`` is ``true`` when the pass is planned (:func:`shard_positions`).
 """
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any
 
 import numpy as np
@@ -18,7 +20,34 @@ from headrace._util import mtshuffle
 from headrace._util.mtshuffle import minstd_shuffle
 from headrace._util.types import SampleContext
 
-__all__ = ["MindFilePlan", "MindShufflePlan", "MindSubsetRandomPlan"]
+__all__ = ["MindFilePlan", "MindShufflePlan", "MindSubsetRandomPlan", "shard_by_block",
+           "shard_positions"]
+
+#: MindSpore's switch for contiguous shards of MindRecord rows (read when a pass is planned).
+SHARD_BY_BLOCK_ENV = "MS_DEV_MINDRECORD_SHARD_BY_BLOCK"
+#: ``Shuffle.PARTIAL`` shuffles the rows in runs of this many; ``ADAPTIVE`` is partial above ADAPTIVE_ROWS.
+PARTIAL_ROWS = 1_000_000
+ADAPTIVE_ROWS = 100_000_000
+
+
+def shard_by_block() -> bool:
+    """Whether ``MS_DEV_MINDRECORD_SHARD_BY_BLOCK`` is set to ``true`` (any case) now."""
+    return os.environ.get(SHARD_BY_BLOCK_ENV, "").lower() == "true"
+
+
+def shard_positions(n: int, num_shards: int, shard_id: int, by_block: bool) -> np.ndarray:
+    """Positions of an order of ``n`` rows that shard ``shard_id`` reads: ``ceil(n / num_shards)`` of
+    them, wrapping to the start so every shard reads as many. Strided (``shard_id, shard_id +
+    num_shards, ...``) by default; with ``by_block`` the shard's contiguous block.
+
+    Examples:
+        >>> shard_positions(10, 3, 2, False).tolist(), shard_positions(10, 3, 2, True).tolist()
+        ([2, 5, 8, 1], [8, 9, 0, 1])
+    """
+    size = -(-n // num_shards)
+    if by_block:
+        return (np.arange(size, dtype=np.int64) + shard_id * size) % n
+    return (np.arange(size, dtype=np.int64) * num_shards + shard_id) % n
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -46,32 +75,58 @@ class MindShufflePlan(_MindPlan):
     Attributes:
         num_shards, shard_id: sharding (1, 0: none). Sharded shuffles start afresh every epoch and
             use ``seed`` (the configured seed when the dataset was made), so all shards agree.
-        num_samples_limit: rows per pass (0: all); without shards, a limit draws with replacement.
+        num_samples_limit: rows per pass (0: all); without shards, a global shuffle with a limit
+            draws with replacement, or, with ``replacement`` False, takes the first rows of the
+            first epoch's shuffle and shuffles those again every later epoch.
         seed: the seed for sharded plans.
+        mode: "global"; "adaptive" (global up to ``ADAPTIVE_ROWS`` rows, partial above);
+            "partial" (see :meth:`_partial`); "false" (file order, for sharded reads).
+        sizes: data rows of each file, in file order (the partial shuffle shuffles the files;
+            filled in when the source is opened).
+        by_block: shards read contiguous blocks instead of strides; None: ``shard_by_block()``
+            when the pass is planned.
     """
 
     num_shards: int = 1
     shard_id: int = 0
     num_samples_limit: int = 0
     seed: int = 0
+    mode: str = "global"
+    sizes: tuple = ()
+    by_block: bool | None = None
+    replacement: bool = True
+
+    def is_shuffled(self) -> bool:
+        return self.mode != "false"
 
     def num_samples(self, num_rows: int, labels: Any = None) -> int:
         if self.num_shards > 1:
             return self._cap(self.num_samples_limit, -(-num_rows // self.num_shards))
         if self.num_samples_limit > 0:
-            return self.num_samples_limit
+            drawn = self.replacement and self.mode in ("global", "adaptive")
+            return self.num_samples_limit if drawn else min(self.num_samples_limit, num_rows)
         return num_rows
+
+    def _positions(self, n: int) -> np.ndarray:
+        block = shard_by_block() if self.by_block is None else self.by_block
+        return shard_positions(n, self.num_shards, self.shard_id, block)
 
     def indices(self, ctx: SampleContext) -> np.ndarray:
         n = ctx.num_rows
         if n <= 0:
             return _ro(np.zeros(0))
+        if self.mode == "partial" or (self.mode == "adaptive" and n > ADAPTIVE_ROWS):
+            return _ro(self._partial(ctx))
         if self.num_shards > 1:
-            perm = minstd_shuffle(n, (self.seed + 1 + ctx.pass_index) & mtshuffle.M32)
-            size = -(-n // self.num_shards)
-            pos = (np.arange(size, dtype=np.int64) * self.num_shards + self.shard_id) % n
-            ids = perm[pos]
-            return _ro(ids[:self._cap(self.num_samples_limit, size)])
+            perm = (np.arange(n, dtype=np.int64) if self.mode == "false"
+                    else minstd_shuffle(n, (self.seed + 1 + ctx.pass_index) & mtshuffle.M32))
+            ids = perm[self._positions(n)]
+            return _ro(ids[:self._cap(self.num_samples_limit, len(ids))])
+        if self.num_samples_limit > 0 and not self.replacement:
+            ids = minstd_shuffle(n, (ctx.seed + 1) & mtshuffle.M32)[:self.num_samples_limit]
+            for k in range(1, ctx.pass_index + 1):
+                ids = ids[minstd_shuffle(len(ids), (ctx.seed + 1 + k) & mtshuffle.M32)]
+            return _ro(ids)
         if self.num_samples_limit > 0:
             # draws with replacement, each from a fresh mt19937(seed + 1 + epoch + j) as MindSpore
             # does; every epoch draws from the previous epoch's draws
@@ -87,6 +142,28 @@ class MindShufflePlan(_MindPlan):
             perm = perm[minstd_shuffle(n, (ctx.seed + 1 + k) & mtshuffle.M32)]
         return _ro(perm)
 
+    def _partial(self, ctx: SampleContext) -> np.ndarray:
+        """MindSpore's ``Shuffle.PARTIAL``, afresh every epoch with ``s = seed + 1 + epoch``: the files
+        in the order ``minstd_shuffle(files, s)`` (padded rows after them), the shard's positions of
+        that order, the first ``num_samples`` of them, then each run of ``PARTIAL_ROWS`` shuffled
+        with ``minstd_shuffle(len(run), s)``."""
+        n = ctx.num_rows
+        seed = (self.seed if self.num_shards > 1 else ctx.seed) + 1 + ctx.pass_index
+        seed &= mtshuffle.M32
+        sizes = self.sizes if self.sizes and sum(self.sizes) <= n else (n,)
+        bounds = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+        order = np.concatenate([np.arange(bounds[f], bounds[f + 1], dtype=np.int64)
+                                for f in minstd_shuffle(len(sizes), seed)]
+                               + [np.arange(bounds[-1], n, dtype=np.int64)])
+        if self.num_shards > 1:
+            order = order[self._positions(n)]
+        if self.num_samples_limit > 0:
+            order = order[:self.num_samples_limit]
+        for a in range(0, len(order), PARTIAL_ROWS):
+            run = order[a:a + PARTIAL_ROWS]
+            order[a:a + len(run)] = run[minstd_shuffle(len(run), seed)]
+        return order
+
 
 @dataclasses.dataclass(frozen=True)
 class MindFilePlan(_MindPlan):
@@ -100,6 +177,7 @@ class MindFilePlan(_MindPlan):
             past their sum, i.e. padded rows, stay last).
         num_shards, shard_id: sharding (1, 0: none).
         seed: the seed for sharded plans (the configured seed when the dataset was made).
+        by_block: as for :class:`MindShufflePlan`.
     """
 
     mode: str = "files"
@@ -107,6 +185,7 @@ class MindFilePlan(_MindPlan):
     num_shards: int = 1
     shard_id: int = 0
     seed: int = 0
+    by_block: bool | None = None
 
     def num_samples(self, num_rows: int, labels: Any = None) -> int:
         if self.num_shards > 1:
@@ -140,8 +219,8 @@ class MindFilePlan(_MindPlan):
                 order = self._step(order, ctx.seed + 1 + k)
         order = np.concatenate([order, np.arange(data, n, dtype=np.int64)])
         if self.num_shards > 1:
-            size = -(-n // self.num_shards)
-            order = order[(np.arange(size, dtype=np.int64) * self.num_shards + self.shard_id) % n]
+            block = shard_by_block() if self.by_block is None else self.by_block
+            order = order[shard_positions(n, self.num_shards, self.shard_id, block)]
         return _ro(order)
 
 

@@ -94,6 +94,7 @@ def check_decrypt(decrypt: Any) -> Any:
 
 
 def check_class_indexing(class_indexing: Any) -> dict[str, int] | None:
+    """The checked ``class_indexing`` (folder or annotation name -> label); None or {} give None."""
     if class_indexing is None:
         return None
     checks.check_type(class_indexing, dict, "class_indexing")
@@ -101,7 +102,8 @@ def check_class_indexing(class_indexing: Any) -> dict[str, int] | None:
         checks.check_type(k, str, "class_indexing key")
         checks.check_int(v, f"class_indexing[{k!r}]")
         checks.check_range(v, (-checks.INT32_MAX - 1, checks.INT32_MAX), f"class_indexing[{k!r}]")
-    return {k: int(v) for k, v in class_indexing.items()}
+    # an empty dict names no class: as MindSpore, every class is read, numbered as without one
+    return {k: int(v) for k, v in class_indexing.items()} or None
 
 
 def check_extensions(extensions: Any) -> list[str] | None:

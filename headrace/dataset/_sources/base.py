@@ -21,8 +21,8 @@ from headrace._util import checks, rng
 from headrace._util.types import RandomAccessSource, SampleContext
 from headrace.dataset import _cache_plan
 from headrace.dataset._datasets import Dataset, resolve_workers
-from headrace.dataset._sampler_args import select_sampler
-from headrace.dataset.samplers import BuiltinSampler, is_shuffle
+from headrace.dataset._sampler_args import resolve_sampler, select_sampler
+from headrace.dataset.samplers import BuiltinSampler, Shuffle, is_shuffle
 
 
 class SourceDataset(Dataset):
@@ -55,12 +55,16 @@ class MappableDataset(SourceDataset):
         self.shuffle_flag = shuffle
         self.sampler = sampler
         self.num_shards, self.shard_id = checks.check_shard(num_shards, shard_id)
-        self._sampler_plan = select_sampler(num_samples, shuffle, sampler, num_shards, shard_id)
+        self._sampler_plan = self._select_plan(num_samples, shuffle, sampler, num_shards, shard_id)
         self._workers = resolve_workers(num_parallel_workers) if num_parallel_workers is not None else self._default_workers()
         self.cache = _cache_plan.check_cache(cache)
 
     def _default_workers(self) -> int:
         return resolve_workers(None)
+
+    def _select_plan(self, num_samples, shuffle, sampler, num_shards, shard_id):
+        """The index plan for these sampling arguments (a source with orders of its own overrides it)."""
+        return select_sampler(num_samples, shuffle, sampler, num_shards, shard_id)
 
     def _make_source(self) -> RandomAccessSource:
         raise NotImplementedError(f"{type(self).__name__} must implement _make_source()")
@@ -129,17 +133,32 @@ class MappableDataset(SourceDataset):
             TypeError: If ``new_sampler`` is None or not a sampler.
         """
         _check_sampler_object(new_sampler)
+        _check_input_mode(new_sampler)
         self._set_sampler(new_sampler)
 
     def add_sampler(self, new_sampler):
-        """Makes ``new_sampler`` sample from the current sampler's output (in place; returns None)."""
+        """Makes ``new_sampler`` sample from the current sampler's output (in place; returns None).
+
+        Raises:
+            TypeError: If ``new_sampler`` is None or not a sampler.
+            RuntimeError: If the current sampler (the one ``shuffle``/``num_shards`` imply when no
+                sampler was given) shuffles with ``Shuffle.PARTIAL``, or ``new_sampler``'s mode is
+                neither ``Shuffle.FALSE`` nor ``Shuffle.GLOBAL``.
+        """
         _check_sampler_object(new_sampler)
+        current = self.sampler
+        if current is None:
+            current = resolve_sampler(self.num_samples, self.shuffle_flag, None, self.num_shards, self.shard_id)
+        if current.get_shuffle_mode() == Shuffle.PARTIAL:
+            raise RuntimeError("When multiple samplers are used, ensure that the shuffle of the current sampler "
+                               "must not be Shuffle.PARTIAL.")
+        _check_input_mode(new_sampler)
         if self.sampler is not None:
             new_sampler.add_child(self.sampler)
         self._set_sampler(new_sampler)
 
     def _set_sampler(self, sampler: Any) -> None:
-        plan = select_sampler(self.num_samples, None, sampler, None, None)
+        plan = self._select_plan(self.num_samples, None, sampler, None, None)
         self.sampler, self.shuffle_flag, self.num_shards, self.shard_id = sampler, None, None, None
         self._sampler_plan = plan
         for cached in ("_plan_node", "_counted_size", "_first", "_access_order"):
@@ -179,6 +198,14 @@ def _recording_init(init: Any) -> Any:
         init(self, *args, **kwargs)
 
     return wrapper
+
+
+def _check_input_mode(sampler: BuiltinSampler) -> None:
+    """MindSpore's check of a sampler given to ``use_sampler`` / ``add_sampler``."""
+    mode = sampler.get_shuffle_mode()
+    if mode not in (Shuffle.FALSE, Shuffle.GLOBAL):
+        raise RuntimeError("When multiple samplers are used, ensure that the shuffle of the input sampler must be "
+                           f"Shuffle.FALSE or Shuffle.GLOBAL, but got: {mode}.")
 
 
 def _check_sampler_object(sampler: Any) -> None:

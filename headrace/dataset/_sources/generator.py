@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import copy
+import itertools
+import threading
+import types
 from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from headrace._engine import plan as P
+from headrace._engine.samplers import UserPlan
 from headrace._util import checks
 from headrace._util.arrays import to_array
 from headrace._util.errors import PipelineError
@@ -24,19 +28,37 @@ _COUNT_MISMATCH = ("Invalid Python function, the 'source' of 'GeneratorDataset' 
 _NEEDS_LEN = "Attempt to construct a random access dataset, '__len__' method is required!"
 
 
-def _dtype_list(column_types: Any, n: int) -> list[np.dtype] | None:
+def _dtype_list(column_types: Any, n: int) -> list[np.dtype | None] | None:
     if column_types is None:
         return None
     checks.check_type(column_types, (list, tuple), "column_types")
     if len(column_types) != n:
         raise ValueError(f"column_types has {len(column_types)} entries but there are {n} columns.")
-    return [to_numpy_dtype(t, f"column_types[{i}]") for i, t in enumerate(column_types)]
+    return [None if t is None else to_numpy_dtype(t, f"column_types[{i}]") for i, t in enumerate(column_types)]
+
+
+_OBJECT = np.dtype(object)
+
+
+def _column_array(value: Any, i: int, single: bool) -> Any:
+    """``to_array(value)``, refusing what has no NumPy type of numbers, strings or bytes (an
+    ``object`` array, a set, ...) with MindSpore's message; ``single``: the row is one bare value."""
+    try:
+        arr = to_array(value)
+    except TypeError:
+        arr = None
+    if arr is None or (type(arr) is np.ndarray and arr.dtype is _OBJECT):
+        what = "the input" if single else f"{i + 1}th item of the input"
+        raise TypeError(f"Data type of {what} or its converted Numpy array is expected to be int or float or str, "
+                        f"but got {'object' if arr is None else arr.dtype}.")
+    return arr
 
 
 class RowConverter:
-    """Turns what a user source returns into a row: checks the column count, converts, casts."""
+    """Turns what a user source returns into a row: checks the column count, converts, casts
+    (a ``None`` entry of ``dtypes`` leaves its column as it is)."""
 
-    def __init__(self, names: Sequence[str], dtypes: list[np.dtype] | None, op: str) -> None:
+    def __init__(self, names: Sequence[str], dtypes: list[np.dtype | None] | None, op: str) -> None:
         self.n = len(names)
         self.dtypes = dtypes
         self.op = op
@@ -44,17 +66,19 @@ class RowConverter:
     def __call__(self, value: Any) -> tuple:
         if type(value) is tuple and len(value) == self.n and self.dtypes is None:
             for v in value:  # the common case: a tuple of arrays passes through untouched
-                if type(v) is not np.ndarray:
+                if type(v) is not np.ndarray or v.dtype is _OBJECT:
                     break
             else:
                 return value
-        vals = value if type(value) in (tuple, list) else (value,)
+        single = type(value) not in (tuple, list)
+        vals = (value,) if single else value
         if len(vals) != self.n:
             msg = _COUNT_MISMATCH.format(n=self.n, got=len(vals))
             raise PipelineError(self.op, msg, python_stack=msg)  # MindSpore reports it as a user-code error
-        row = tuple([to_array(v) for v in vals])
+        row = tuple([_column_array(v, i, single) for i, v in enumerate(vals)])
         if self.dtypes is not None:
-            row = tuple(v.astype(t, copy=False) if isinstance(v, np.ndarray) else v for v, t in zip(row, self.dtypes))
+            row = tuple(v.astype(t, copy=False) if t is not None and isinstance(v, np.ndarray) else v
+                        for v, t in zip(row, self.dtypes))
         return row
 
 
@@ -141,12 +165,25 @@ class BatchSamplerStream:
 
     def iterate(self) -> Iterator[tuple]:
         for indices in self.batch_sampler:
-            rows = [self._convert(self.obj[int(i)]) for i in indices]
+            rows = [self._convert(self.obj[_batch_index(i)]) for i in _batch_indices(indices)]
             cols = [[r[c] for r in rows] for c in range(len(self.column_names))]
             if self.collate_fn is not None:
                 yield self._convert(self.collate_fn(*cols))
             else:
                 yield tuple(np.stack(c) for c in cols)
+
+
+def _batch_indices(indices: Any) -> Any:
+    if isinstance(indices, (int, np.integer)):
+        raise RuntimeError("Batch sampler should return a list, but got an integer.")
+    return indices
+
+
+def _batch_index(i: Any) -> int:
+    if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+        kind = "string" if isinstance(i, (str, bytes)) else type(i).__name__
+        raise RuntimeError(f"Python sampler should return index of type integer, but got: {kind}")
+    return int(i)
 
 
 class _NeedsLen:
@@ -159,6 +196,29 @@ class _NeedsLen:
         raise RuntimeError(_NEEDS_LEN)
 
 
+class ReplayedGenerator:
+    """A generator object read again from its start on every pass: what it yielded is kept (as
+    MindSpore does; a generator object can be read only once). Safe to read from several threads."""
+
+    def __init__(self, gen: Any) -> None:
+        self._master = gen
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> Iterator[Any]:
+        with self._lock:
+            self._master, mine = itertools.tee(self._master)
+        return self._read(mine)
+
+    def _read(self, it: Iterator[Any]) -> Iterator[Any]:
+        while True:
+            with self._lock:
+                try:
+                    value = next(it)
+                except StopIteration:
+                    return
+            yield value
+
+
 def _is_iterable(obj: Any) -> bool:
     return hasattr(obj, "__iter__") or hasattr(obj, "__next__")
 
@@ -167,7 +227,16 @@ def _is_random_access(obj: Any) -> bool:
     return hasattr(obj, "__getitem__") and not isinstance(obj, (str, bytes, dict))
 
 
-class GeneratorDataset(MappableDataset):
+class _CountedUserSampling:
+    """MindSpore's generator sources check that a user sampler yields the ``num_samples`` (or
+    ``len``) it declares; a shorter pass is an error there, as here."""
+
+    def _select_plan(self, num_samples, shuffle, sampler, num_shards, shard_id):
+        plan = super()._select_plan(num_samples, shuffle, sampler, num_shards, shard_id)  # type: ignore[misc]
+        return plan.with_count_check() if isinstance(plan, UserPlan) else plan
+
+
+class GeneratorDataset(_CountedUserSampling, MappableDataset):
     """Rows from a Python source: an object with ``__getitem__``/``__len__`` (read by index,
     shuffled by default), an iterable, or a generator function (read in order).
 
@@ -202,6 +271,10 @@ class GeneratorDataset(MappableDataset):
                  num_parallel_workers=1, shuffle=None, sampler=None, num_shards=None, shard_id=None,
                  python_multiprocessing=True, max_rowsize=None, batch_sampler=None, collate_fn=None, *,
                  deterministic_source=False):
+        if isinstance(source, zip):  # as MindSpore: read once into a list, then read by index
+            source = list(source)
+        elif isinstance(source, types.GeneratorType):  # as MindSpore: kept, so every pass reads it all
+            source = ReplayedGenerator(source)
         if not (_is_random_access(source) or _is_iterable(source) or callable(source)):
             raise TypeError("Input `source` function of GeneratorDataset should be callable, iterable or random "
                             "accessible, commonly it should implement one of the method like yield, __getitem__ "
@@ -219,14 +292,17 @@ class GeneratorDataset(MappableDataset):
         self.deterministic_source = checks.check_bool(deterministic_source, "deterministic_source")
         self.max_rowsize = max_rowsize
         self.random_access = _is_random_access(source) and hasattr(source, "__len__")
+        checks.check_max_rowsize(max_rowsize, pair=False)
         if batch_sampler is not None:
+            if not (hasattr(batch_sampler, "__getitem__") or hasattr(batch_sampler, "__iter__")):
+                raise TypeError("batch_sampler should have __getitem__ or __iter__ method.")
             if not self.random_access:
                 raise ValueError("batch_sampler is not supported if source does not have attribute '__getitem__'.")
-            if sampler is not None or shuffle is not None or num_shards is not None or num_samples is not None:
-                raise ValueError("batch_sampler is mutually exclusive with sampler, shuffle, num_shards and "
-                                 "num_samples.")
+            if any(a is not None for a in (sampler, shuffle, num_shards, shard_id, num_samples)):
+                raise ValueError("batch_sampler is mutually exclusive with num_samples, shuffle, num_shards, shard_id "
+                                 "and sampler.")
         if collate_fn is not None and batch_sampler is None:
-            raise ValueError("collate_fn can only be used together with batch_sampler.")
+            raise ValueError("collate_fn can be specified only when batch_sampler is set.")
         if collate_fn is not None and not callable(collate_fn):
             raise TypeError("collate_fn should be callable.")
         if not self.random_access:
@@ -240,6 +316,7 @@ class GeneratorDataset(MappableDataset):
         self._dtypes = _dtype_list(column_types, len(names))
         super().__init__(num_samples, num_parallel_workers, shuffle if self.random_access else False,
                          sampler if self.random_access else None, num_shards, shard_id)
+        self.reads_by_index = self.random_access and batch_sampler is None
         if self.python_multiprocessing and self.random_access and self._workers > 1:
             warm_up_process_workers(self.source)
 
@@ -263,6 +340,10 @@ class GeneratorDataset(MappableDataset):
 
     def _default_workers(self) -> int:
         return 1
+
+    def get_batch_size(self):
+        """1, or -1 with a ``batch_sampler`` (its batches may differ in size)."""
+        return -1 if self.batch_sampler is not None else 1
 
     def _processes(self) -> bool:
         return self.python_multiprocessing  # Python sources hold the GIL: processes, as in MindSpore
@@ -329,7 +410,7 @@ class SlicesSource:
         return tuple([to_array(c[index]) if type(c) is list else np.asarray(c[index]) for c in self._columns])
 
 
-class NumpySlicesDataset(MappableDataset):
+class NumpySlicesDataset(_CountedUserSampling, MappableDataset):
     """Rows sliced from in-memory data: a list (one column), a tuple of columns, a dict of columns,
     or an array (sliced along its first axis).
 
@@ -343,6 +424,8 @@ class NumpySlicesDataset(MappableDataset):
     def __init__(self, data, column_names=None, num_samples=None, num_parallel_workers=1, shuffle=None,
                  sampler=None, num_shards=None, shard_id=None):
         checks.check_type(data, (list, tuple, dict, np.ndarray), "data")
+        if len(data) == 0:
+            raise ValueError("Argument data cannot be empty")
         if isinstance(data, dict):
             names, cols = list(data.keys()), list(data.values())
         elif isinstance(data, tuple):

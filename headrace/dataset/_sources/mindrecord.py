@@ -22,6 +22,17 @@ Mersenne Twister.
 * FILES and INFILE with ``num_shards``: every epoch starts afresh from file order, does the one
   shuffle of epoch k, then shard ``i`` takes positions ``i, i + num_shards, ...`` (wrapping).
   Padded rows stay after the data rows and are not shuffled by FILES or INFILE.
+* ``Shuffle.PARTIAL``: every epoch afresh, with ``s = seed + 1 + k``: the files in the order
+  ``minstd_shuffle(files, s)`` (padded rows after them), the shard's positions of that order, its
+  first ``num_samples``, then every run of 1000000 rows shuffled with ``minstd_shuffle(run, s)``.
+  ``Shuffle.ADAPTIVE`` (the default, and ``True``) is the global shuffle up to 100 million rows and
+  PARTIAL above.
+* ``MS_DEV_MINDRECORD_SHARD_BY_BLOCK=true`` (read when a pass starts): a shard takes a contiguous
+  block of ``ceil(rows / num_shards)`` positions (wrapping to the start) instead of every
+  ``num_shards``-th position, for every mode, shuffled or not.
+* ``RandomSampler(shuffle=mode)`` and ``DistributedSampler(..., shuffle=mode)`` read as
+  ``shuffle=mode`` (with the sampler's shards); ``RandomSampler(num_samples=n)`` without replacement
+  takes the first n rows of the first epoch's shuffle and shuffles those n again every epoch.
 * ``SubsetRandomSampler``: the given ids shuffled with seed ``seed + 1``, the same every epoch.
 * Padded samples (``padded_sample``/``num_padded``) are rows ``rows .. rows + num_padded - 1``
   and take part in shuffling and sharding like any row (except for FILES and INFILE, above).
@@ -42,7 +53,7 @@ from headrace._util import checks
 from headrace.dataset import samplers as S
 from headrace.dataset._sources.base import MappableDataset
 from headrace.dataset.core import config
-from headrace.dataset._sampler_args import check_sampler_shuffle_shard_options
+from headrace.dataset._sampler_args import check_sampler_shuffle_shard_options, select_sampler
 from headrace.dataset.samplers import is_shuffle
 from headrace.mindrecord._format.crypto import check_on_open, get_enc_key
 from headrace.mindrecord._format.errors import MindRecordRuntimeError
@@ -224,34 +235,71 @@ def padded_row(schema, columns: Sequence[str], sample: dict) -> tuple:
     return tuple(out)
 
 
+_MODES = {"ADAPTIVE": "adaptive", "GLOBAL": "global", "PARTIAL": "partial", "FALSE": "false"}
+
+
+def _mode(shuffle: Any) -> str:
+    """'adaptive', 'global', 'partial', 'files', 'infile' or 'false' for a shuffle argument or mode."""
+    if shuffle is None or shuffle is True:
+        return "adaptive"
+    if shuffle is False:
+        return "false"
+    return _MODES.get(shuffle.name, shuffle.value)
+
+
+def _no_num_samples(mode: str, num_samples: int) -> None:
+    if num_samples and mode in ("files", "infile"):
+        raise RuntimeError("MindDataset: Shuffle.kFiles or Shuffle.kInfile and num_samples cannot be specified at "
+                           "the same time.")
+
+
 def _mind_plan(shuffle: Any, sampler: Any, num_samples: int | None, num_shards: int | None,
                shard_id: int | None) -> SamplerPlan | None:
     """MindRecord's own plan for these arguments, or None where the engine's standard plan matches."""
     limit = num_samples or 0
     if sampler is None:
-        if shuffle is False or is_shuffle(shuffle, "FALSE"):
-            return None
-        if is_shuffle(shuffle, "FILES", "INFILE"):
-            mode = "files" if is_shuffle(shuffle, "FILES") else "infile"
-            if num_shards is not None:
-                return MindFilePlan(mode, num_shards=num_shards, shard_id=shard_id, seed=config.get_seed())
-            return MindFilePlan(mode)
-        if num_shards is not None:
-            return MindShufflePlan(num_shards, shard_id, limit, seed=config.get_seed())
-        return MindShufflePlan(num_samples_limit=limit)
+        mode = _mode(shuffle)
+        if num_shards is None:
+            return _unsharded(mode, limit)
+        return _sharded(mode, num_shards, shard_id, limit, config.get_seed())
     if isinstance(sampler, S.SubsetRandomSampler):
         return MindSubsetRandomPlan(tuple(int(i) for i in sampler.indices), sampler.num_samples or 0)
-    if isinstance(sampler, S.RandomSampler) and sampler.child_sampler is None:
-        if sampler.replacement:
-            return MindShufflePlan(num_samples_limit=sampler.num_samples or 0)
-        if sampler.num_samples:
-            return None
-        return MindShufflePlan()
-    if isinstance(sampler, S.DistributedSampler) and sampler.child_sampler is None and sampler.offset == -1:
-        if sampler.shuffle is False or is_shuffle(sampler.shuffle, "FALSE"):
-            return None
-        return MindShufflePlan(sampler.num_shards, sampler.shard_id, sampler.num_samples or 0, seed=sampler.seed)
+    if sampler.child_sampler is not None:
+        return None
+    if isinstance(sampler, S.RandomSampler):
+        mode = _mode(sampler.shuffle)
+        _no_num_samples(mode, sampler.num_samples)
+        plan = _unsharded(mode, sampler.num_samples or 0)
+        if isinstance(plan, MindShufflePlan) and not sampler.replacement:
+            plan = dataclasses.replace(plan, replacement=False)
+        return plan
+    if isinstance(sampler, S.DistributedSampler):
+        mode = _mode(sampler.shuffle)
+        _no_num_samples(mode, sampler.num_samples)
+        if sampler.offset == -1 or mode == "partial":
+            return _sharded(mode, sampler.num_shards, sampler.shard_id, sampler.num_samples or 0, sampler.seed)
     return None
+
+
+def _unsharded(mode: str, limit: int) -> SamplerPlan | None:
+    if mode == "false":
+        return None
+    if mode in ("files", "infile"):
+        return MindFilePlan(mode)
+    return MindShufflePlan(num_samples_limit=limit, mode=mode)
+
+
+def _sharded(mode: str, num_shards: int, shard_id: int, limit: int, seed: int) -> SamplerPlan:
+    if mode in ("files", "infile"):
+        return MindFilePlan(mode, num_shards=num_shards, shard_id=shard_id, seed=seed)
+    return MindShufflePlan(num_shards, shard_id, limit, seed=seed, mode=mode)
+
+
+def _with_sizes(plan: Any, file_rows: Sequence[int]) -> Any:
+    """``plan`` with the rows of each file filled in where it shuffles files."""
+    if isinstance(plan, (MindFilePlan, MindShufflePlan)) and not plan.sizes:
+        return dataclasses.replace(plan, sizes=tuple(file_rows))
+    return plan
 
 
 # ---------------------------------------------------------------------------------------------
@@ -379,12 +427,7 @@ class MindDataset(MappableDataset):
             if os.path.isfile(f):
                 check_on_open(f)
                 check_on_open(f + ".db")
-        base_shuffle = shuffle
-        if sampler is None and is_shuffle(shuffle, "INFILE", "ADAPTIVE", "GLOBAL"):
-            base_shuffle = True
-        elif sampler is None and is_shuffle(shuffle, "FILES"):
-            base_shuffle = False
-        super().__init__(num_samples=num_samples, num_parallel_workers=num_parallel_workers, shuffle=base_shuffle,
+        super().__init__(num_samples=num_samples, num_parallel_workers=num_parallel_workers, shuffle=shuffle,
                          sampler=sampler, num_shards=num_shards, shard_id=shard_id, cache=cache)
         self.shuffle_flag = shuffle
         self.dataset_files = dataset_files
@@ -392,9 +435,6 @@ class MindDataset(MappableDataset):
         self.padded_sample = padded_sample
         self.num_padded = num_padded or 0
         self.verify = verify
-        plan = _mind_plan(shuffle, sampler, num_samples, self.num_shards, self.shard_id)
-        if plan is not None:
-            self._sampler_plan = plan
         if get_enc_key() is not None:
             # Encrypted files are decrypted now, with the key set now (as MindSpore does), not when
             # the pipeline first runs; the plain copies live as long as the source.
@@ -418,9 +458,7 @@ class MindDataset(MappableDataset):
     def _make_source(self) -> MindRecordSource:
         src = MindRecordSource(self.dataset_files, self.columns_list, self.padded_sample, self.num_padded,
                                verify=getattr(self, "verify", False))
-        plan = getattr(self, "_sampler_plan", None)
-        if isinstance(plan, MindFilePlan) and not plan.sizes:
-            self._sampler_plan = dataclasses.replace(plan, sizes=tuple(src.file_rows))
+        self._sampler_plan = _with_sizes(self._sampler_plan, src.file_rows)
         if self.num_shards is not None and self.num_padded:
             total = len(src)
             if total % self.num_shards:
@@ -439,9 +477,9 @@ class MindDataset(MappableDataset):
         _, codes = np.unique(np.array([str(v) for v in values]), return_inverse=True)
         return codes.astype(np.int64)
 
-    def _with_sampler(self, sampler: Any) -> "MindDataset":
-        clone = super()._with_sampler(sampler)
-        plan = _mind_plan(None, sampler, None, None, None)
-        if plan is not None:
-            clone._sampler_plan = plan
-        return clone
+    def _select_plan(self, num_samples, shuffle, sampler, num_shards, shard_id):
+        plan = _mind_plan(shuffle, sampler, num_samples, num_shards, shard_id)
+        if plan is None:
+            return select_sampler(num_samples, shuffle, sampler, num_shards, shard_id)
+        src = self.__dict__.get("_src")
+        return plan if src is None else _with_sizes(plan, src.file_rows)

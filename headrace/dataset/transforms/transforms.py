@@ -393,6 +393,8 @@ class PadEnd(_OneToOne):
 
     def _run(self, a: np.ndarray) -> np.ndarray:
         shape = self.pad_shape
+        if a.ndim == 0:
+            return a  # as MindSpore: a scalar is returned unpadded, whatever the pad shape
         if len(shape) != a.ndim:
             raise _err("PadEnd", f"invalid pad shape, as rank of input is: {a.ndim}, and rank of pad "
                                  f"value: {len(shape)}")

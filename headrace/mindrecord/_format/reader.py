@@ -103,7 +103,7 @@ class ShardSetReader(FreshLock):
                 headers.append(read_header(fd, p))
             finally:
                 os.close(fd)
-        check_same_dataset(headers, paths)
+        check_same_dataset(headers, paths, layout=False)
         self.paths = paths
         self.headers = headers
         self.schema: Schema = headers[0].schema

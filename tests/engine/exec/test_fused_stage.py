@@ -128,7 +128,7 @@ def test_map_and_read_failures_in_the_fast_loop_name_op_column_and_index():
     with pytest.raises(RuntimeError, match=r"(?s)failed at column: \[.b.\], sample index: 7.*in fails_at_7.*not 7"):
         rows(d.batch(3))
     d = ds.GeneratorDataset(Rows(12), ["a", "b"], shuffle=False).map(lambda x: (x, x), input_columns=["a"])
-    with pytest.raises(RuntimeError, match="returned 2 column"):
+    with pytest.raises(RuntimeError, match="returned in 'map' operations: 2, the number of 'output_columns': 1"):
         rows(d)
     d = ds.GeneratorDataset(Rows(12, bad=4), ["a", "b"], shuffle=False).map(lambda x: x, input_columns=["a"])
     it = d.create_tuple_iterator(output_numpy=True)

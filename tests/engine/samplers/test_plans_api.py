@@ -9,6 +9,7 @@ import pytest
 
 import headrace.dataset as ds
 from headrace._engine.samplers import builtin as P
+from headrace._util.errors import EarlyValueError
 from headrace._util.types import SampleContext
 from headrace.dataset import _sampler_args as A
 from headrace.dataset import samplers as S
@@ -47,7 +48,7 @@ CASES = [
     # (constructor, exception type, message)
     (lambda: S.SequentialSampler(1.0), TypeError, "start_index must be integer but was: 1.0."),
     (lambda: S.SequentialSampler(True), TypeError, "start_index must be integer but was: True."),
-    (lambda: S.SequentialSampler(-1), ValueError,
+    (lambda: S.SequentialSampler(-1), EarlyValueError,
      "SequentialSampler: start_index_ must be greater than or equal to 0, but got: -1"),
     (lambda: S.SequentialSampler(0, -1), ValueError,
      "num_samples exceeds the boundary between 0 and 9223372036854775807(INT64_MAX)!"),
@@ -66,10 +67,10 @@ CASES = [
      "shuffle must be a boolean value or valid shuffle mode but was: x."),
     (lambda: S.DistributedSampler(2, 0, num_samples=1.0), TypeError, "num_samples must be integer but was: 1.0."),
     (lambda: S.DistributedSampler(2, 0, offset=1.0), TypeError, "offset must be integer but was: 1.0."),
-    (lambda: S.DistributedSampler(0, 0), ValueError, "DistributedSampler: num_shards must be greater than 0, but got: 0"),
-    (lambda: S.DistributedSampler(2, -1), ValueError, "DistributedSampler: shard_id must be in range [0, 2), but got: -1"),
-    (lambda: S.DistributedSampler(2, 2), ValueError, "DistributedSampler: shard_id must be in range [0, 2), but got: 2"),
-    (lambda: S.DistributedSampler(2, 0, offset=3), ValueError,
+    (lambda: S.DistributedSampler(0, 0), EarlyValueError, "DistributedSampler: num_shards must be greater than 0, but got: 0"),
+    (lambda: S.DistributedSampler(2, -1), EarlyValueError, "DistributedSampler: shard_id must be in range [0, 2), but got: -1"),
+    (lambda: S.DistributedSampler(2, 2), EarlyValueError, "DistributedSampler: shard_id must be in range [0, 2), but got: 2"),
+    (lambda: S.DistributedSampler(2, 0, offset=3), EarlyValueError,
      "DistributedSampler: offset must be no more than num_shards(2), but got: 3"),
     (lambda: S.DistributedSampler(2, 0, offset=-5), ValueError,
      "DistributedSampler: offset must be -1 or in [0, num_shards(2)], but got: -5"),
@@ -87,12 +88,12 @@ CASES = [
     (lambda: S.WeightedRandomSampler([1, True]), TypeError,
      "type of weights element must be number, but got w[1]: True, type: <class 'bool'>."),
     (lambda: S.WeightedRandomSampler([1, 2], replacement=1), TypeError, "replacement must be a boolean value but was: 1."),
-    (lambda: S.WeightedRandomSampler([]), ValueError, "WeightedRandomSampler: weights vector must not be empty"),
-    (lambda: S.WeightedRandomSampler([0, 0]), ValueError,
+    (lambda: S.WeightedRandomSampler([]), EarlyValueError, "WeightedRandomSampler: weights vector must not be empty"),
+    (lambda: S.WeightedRandomSampler([0, 0]), EarlyValueError,
      "WeightedRandomSampler: elements of weights vector must not be all zero"),
-    (lambda: S.WeightedRandomSampler([1, -1]), ValueError,
+    (lambda: S.WeightedRandomSampler([1, -1]), EarlyValueError,
      "WeightedRandomSampler: weights vector must not contain negative numbers, got: weights[1] = -1.000000"),
-    (lambda: S.WeightedRandomSampler([1, float("inf")]), ValueError,
+    (lambda: S.WeightedRandomSampler([1, float("inf")]), EarlyValueError,
      "WeightedRandomSampler: weights vector must not contain inf or nan, got: weights[1] = inf"),
     (lambda: S.WeightedRandomSampler([1, 2], num_samples=5, replacement=False), ValueError,
      "Invalid parameter, without replacement, weight size must be greater than or equal to num_samples, "
@@ -156,7 +157,7 @@ def test_distributed_set_offset():
     s = S.DistributedSampler(3, 0, shuffle=False)
     assert s.set_offset(1) is s and s.offset == 1
     assert s.plan().indices(ctx(10)).tolist() == [2, 5, 8]
-    with pytest.raises(ValueError, match=r"offset must be no more than num_shards\(3\), but got: 4"):
+    with pytest.raises(EarlyValueError, match=r"offset must be no more than num_shards\(3\), but got: 4"):
         s.set_offset(4)
 
 
