@@ -88,9 +88,16 @@ class Loader:
 
     def __iter__(self):
         arrive, names, as_dict = self._transfer.arrive, self._columns, self._as_dict
-        for value, event in self._reader.epoch():
-            value = arrive(value, event)
-            yield dict(zip(names, value)) if as_dict else value
+        batches = self._reader.epoch()
+        try:
+            for value, event in batches:
+                value = arrive(value, event)
+                yield dict(zip(names, value)) if as_dict else value
+        finally:
+            # Closed here, not when the garbage collector gets to it: until the epoch generator
+            # has run its own ``finally`` the reader counts the epoch as being read, and
+            # ``load_state_dict`` / ``set_epoch`` would refuse (seen on Python 3.12).
+            batches.close()
 
     def __len__(self):
         """Batches per epoch (of this rank's shard)."""

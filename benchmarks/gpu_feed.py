@@ -1,0 +1,166 @@
+"""Feeding a GPU (issue 15): W2's image chain into CUDA tensors, headrace.torch.Loader against
+torch's DataLoader (``pin_memory=True``, ``.to("cuda", non_blocking=True)``), same workers.
+
+Two loops per system: ``feed`` (the loop only sums each batch on the GPU: the rate the pipeline
+delivers onto the device) and ``train`` (a small convolutional network's forward, backward and SGD
+step in bf16 on each batch: images/s, and the share of the loop's time spent waiting for data).
+Both systems decode, crop, flip and normalise the same JPEGs (W2's generator) with OpenCV; headrace
+through ``ImageFolderDataset`` + ``vision`` ops (the map on threads, or in processes with
+``python_multiprocessing=True``), torch with W2's hand-written chain in its worker processes. Needs a CUDA device; ``--device cpu`` runs the same code on the CPU (smoke test).
+
+    python -m benchmarks.gpu_feed --workers 4,8 --images 2048
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import tempfile
+import time
+
+import numpy as np
+
+from . import w2
+from .harness import pin_opencv
+
+
+class Files:
+    """torch's map-style dataset: the W2 chain on one file."""
+
+    def __init__(self, files):
+        self.files = files
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        path, label = self.files[i]
+        with open(path, "rb") as f:
+            return w2.chain_cv2(f.read(), random), label
+
+
+def photos() -> tuple[list, str]:
+    """W2's scikit-image photos, or (without scikit-image or its data) smooth synthetic ones."""
+    try:
+        return w2.skimage_photos(), "scikit-image photos"
+    except Exception as e:  # noqa: BLE001 - any failure to get the photos falls back
+        rng = np.random.default_rng(0)
+        out = []
+        for h, w in [(512, 512), (300, 451), (400, 600), (427, 640), (500, 741), (872, 1000), (600, 600), (512, 768)]:
+            yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+            base = np.stack([xx / w * 255, yy / h * 255, (xx + yy) / (w + h) * 255], -1)
+            base += 40 * np.sin(xx[..., None] / rng.uniform(5, 40)) + rng.normal(0, 6, (h, w, 3))
+            out.append(np.clip(base, 0, 255).astype(np.uint8))
+        return out, f"synthetic photos ({type(e).__name__}: {e})"
+
+
+def network(torch):
+    nn = torch.nn
+    layers, ch = [], 3
+    for out in (32, 64, 128, 256):
+        layers += [nn.Conv2d(ch, out, 3, stride=2, padding=1), nn.BatchNorm2d(out), nn.ReLU(inplace=True)]
+        ch = out
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(ch, 8))
+
+
+def headrace_loader(d, workers, device, processes=False):
+    import headrace.dataset as ds
+    import headrace.dataset.vision as vision
+    from headrace.torch import Loader
+    mean, std = [float(v) for v in w2.MEAN], [float(v) for v in w2.STD]
+    data = ds.ImageFolderDataset(os.path.join(d, "jpeg"), shuffle=True, num_parallel_workers=workers)
+    data = data.map([vision.Decode(), vision.RandomResizedCrop(w2.SIZE), vision.RandomHorizontalFlip(),
+                     vision.Normalize(mean=mean, std=std), vision.HWC2CHW()],
+                    input_columns=["image"], num_parallel_workers=workers, python_multiprocessing=processes)
+    loader = Loader(data.batch(w2.BATCH), device=device, pin_memory=device.startswith("cuda"))
+    return loader, loader.close
+
+
+def torch_loader(d, workers, device):
+    import torch
+    files = w2.manifest(d)
+    dl = torch.utils.data.DataLoader(Files(files), batch_size=w2.BATCH, shuffle=True, num_workers=workers,
+                                     pin_memory=device.startswith("cuda"), worker_init_fn=lambda _: pin_opencv(),
+                                     persistent_workers=True)
+
+    class OnDevice:
+        def __iter__(self):
+            for x, y in dl:
+                yield x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+    return OnDevice(), lambda: None
+
+
+def run_loop(torch, loader, device, model, epochs):
+    """Epoch records: (images, seconds, seconds waiting for a batch after the first)."""
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01) if model is not None else None
+    out = []
+    for _ in range(epochs):
+        images, waits, acc = 0, [], torch.zeros((), device=device)
+        t0 = time.perf_counter()
+        it = iter(loader)
+        while True:
+            a = time.perf_counter()
+            try:
+                x, y = next(it)
+            except StopIteration:
+                break
+            waits.append(time.perf_counter() - a)
+            images += x.shape[0]
+            if model is None:
+                acc += x.sum()
+            else:
+                with torch.autocast(device.split(":")[0], dtype=torch.bfloat16):
+                    loss = torch.nn.functional.cross_entropy(model(x), y.long())
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+        sync()
+        seconds = time.perf_counter() - t0
+        out.append((images, seconds, sum(waits[1:])))
+    return out
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--workers", default="4,8")
+    p.add_argument("--images", type=int, default=2048)
+    p.add_argument("--epochs", type=int, default=3, help="timed epochs after one warm-up")
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--systems", default="headrace,headrace-mp,torch",
+                   help="headrace (map on threads), headrace-mp (map in processes), torch")
+    a = p.parse_args(argv)
+    import torch
+    import cv2
+    cv2.setNumThreads(1)
+    root = tempfile.mkdtemp(prefix="hr-gpufeed-")
+    t = time.perf_counter()
+    pics, kind = photos()
+    d = w2.generate(root, a.images, pics)
+    print(f"data: {a.images} JPEGs from {kind} in {time.perf_counter() - t:.1f} s; device {a.device}"
+          + (f" ({torch.cuda.get_device_name()})" if a.device.startswith("cuda") else ""), flush=True)
+    print("| loop | system | workers | images/s (median) | min-max | waiting share |")
+    print("|---|---|---|---|---|---|")
+    for workers in [int(w) for w in a.workers.split(",")]:
+        for loop in ("feed", "train"):
+            for system in a.systems.split(","):
+                if system == "torch":
+                    loader, close = torch_loader(d, workers, a.device)
+                else:
+                    loader, close = headrace_loader(d, workers, a.device, system == "headrace-mp")
+                model = None
+                if loop == "train":
+                    torch.manual_seed(0)
+                    model = network(torch).to(a.device).to(memory_format=torch.channels_last)
+                recs = run_loop(torch, loader, a.device, model, 1 + a.epochs)[1:]
+                close()
+                rates = sorted(n / s for n, s, _ in recs)
+                wait = sorted(w / s for _, s, w in recs)[len(recs) // 2]
+                print(f"| {loop} | {system} | {workers} | {rates[len(rates) // 2]:,.0f} | "
+                      f"{rates[0]:,.0f}-{rates[-1]:,.0f} | {wait:.1%} |", flush=True)
+                print(f"<!-- epochs (images, s, waiting s): {[(n, round(s, 2), round(w, 2)) for n, s, w in recs]} -->",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()
