@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import tempfile
 import time
 
@@ -22,21 +21,7 @@ import numpy as np
 
 from . import w2
 from .harness import pin_opencv
-
-
-class Files:
-    """torch's map-style dataset: the W2 chain on one file."""
-
-    def __init__(self, files):
-        self.files = files
-
-    def __len__(self):
-        return len(self.files)
-
-    def __getitem__(self, i):
-        path, label = self.files[i]
-        with open(path, "rb") as f:
-            return w2.chain_cv2(f.read(), random), label
+from .peers.torchdl import W2Files
 
 
 def photos() -> tuple[list, str]:
@@ -79,7 +64,7 @@ def headrace_loader(d, workers, device, processes=False):
 def torch_loader(d, workers, device):
     import torch
     files = w2.manifest(d)
-    dl = torch.utils.data.DataLoader(Files(files), batch_size=w2.BATCH, shuffle=True, num_workers=workers,
+    dl = torch.utils.data.DataLoader(W2Files(files, w2.chain_cv2), batch_size=w2.BATCH, shuffle=True, num_workers=workers,
                                      pin_memory=device.startswith("cuda"), worker_init_fn=lambda _: pin_opencv(),
                                      persistent_workers=True)
 
