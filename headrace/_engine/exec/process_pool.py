@@ -1,6 +1,6 @@
 """Worker processes for stages that run Python functions (``python_multiprocessing=True``).
 
-A :class:`ProcessPool` runs one stage program (``stage.StageProgram``: read by index -> maps ->
+A :class:`ProcessPool` runs one stage program (``stage_program.StageProgram``: read by index -> maps ->
 filter / batch) in ``num_workers`` processes and returns the results in submission order. It
 has the same small interface as the in-process pools in ``ordered.py``.
 
