@@ -121,6 +121,7 @@ from headrace._engine.exec.native_threads import (THREAD_ENV, _cv2_threads, _loa
                                                      _native_pool_libs)
 from headrace._engine.exec.ordered import POLL, PoolClosed
 from headrace._util.errors import PipelineError, detached
+from headrace._util.wording import setting
 from headrace._engine.exec.process_wire import (
     _PARENT_FDS, DEPTH_BYTES, MAX_DEPTH, _grow_pipe, _poller,
 )
@@ -201,7 +202,7 @@ class ProcessPool:
             have = "is missing" if free is None else f"has only {free >> 20} MiB free"
             _warn_once("shm-start", f"/dev/shm {have}; worker processes will send data through pipes, "
                        "which is slower. Give the container more shared memory (e.g. docker run "
-                       "--shm-size=2g) or call ds.config.set_enable_shared_mem(False) to choose pipes "
+                       f"--shm-size=2g) or call {setting('enable_shared_mem', 'False')} to choose pipes "
                        "explicitly.")
             return False
         return True
@@ -408,7 +409,7 @@ class ProcessPool:
                     raise self._died(worker, self._last_sent(worker, seq) + self.num_workers) from None
                 self._broken = PipelineError(self.name, f"the shared memory of worker process {worker.pid} "
                                              f"(worker {worker.index}) could not be opened: {e}")
-                self._broken.add_note("ds.config.set_enable_shared_mem(False) sends the data through pipes.")
+                self._broken.add_note(f"{setting('enable_shared_mem', 'False')} sends the data through pipes.")
                 raise self._broken from e
             finally:
                 self._free[worker.index].append(k)  # copied out: the slot may carry the next task

@@ -1,10 +1,10 @@
 """Stuck user functions explain themselves: which op, column, sample, worker and Python stack.
 
 A task (one sample, or one batch when a batch sits in the same stage; rows per task shrink to one
-for slow functions) that runs ``interval`` seconds (``ds.config.set_multiprocessing_timeout_interval``,
+for slow functions) that runs ``interval`` seconds (the ``multiprocessing_timeout_interval`` setting,
 300 by default) gets a :class:`~headrace._util.errors.WorkerStallWarning` in the main process, then
-another one at 2x, 4x, 8x ... that time while it still runs. With ``ds.config.set_worker_timeout(s)``
-(0, off, by default) a task that runs ``s`` seconds fails the pipeline with
+another one at 2x, 4x, 8x ... that time while it still runs. With a ``worker_timeout`` of ``s``
+seconds (0, off, by default) a task that runs ``s`` seconds fails the pipeline with
 :class:`~headrace._util.errors.WorkerTimeoutError` instead.
 
 NOTE [ finding the stuck sample ]
