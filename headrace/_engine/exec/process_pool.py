@@ -141,7 +141,7 @@ class ProcessPool(WorkerStarts):
         self._fixed_depth = None if depth is None else max(1, min(MAX_DEPTH, depth))  # None: adapt
         self._avg_bytes = 0.0
         self._closed = False
-        self._broken: PipelineError | None = None
+        self._broken: BaseException | None = None  # raised (a detached copy) by every later call
         self._lock = threading.RLock()  # guards pipe use against a concurrent close()
         self._close_lock = threading.Lock()
         self._submitted = 0
@@ -208,12 +208,15 @@ class ProcessPool(WorkerStarts):
             k = min(free)
             slot = self._task_slots[seq % n][k] if self.use_shm else None
             seed, p, start, items, num = task
+            head: Any
+            name: str | None
+            spans: Any
             if type(items) is list:  # rows for the workers' maps: as frames where they can be
                 head, name, spans = shm.pack_rows((seed, p, start, num), items, slot, on_full=_warn_shm_full)
             elif type(items) is range and items.step == 1:  # consecutive source indices: two ints
-                head, name, spans = (seed, p, start, num, items.start, items.stop), None, None  # type: ignore[assignment]
+                head, name, spans = (seed, p, start, num, items.start, items.stop), None, None
             else:  # source indices (an int64 array): small, in band, in this message's pickle
-                head, name, spans = ((seed, p, start, num), items), None, None  # type: ignore[assignment]
+                head, name, spans = ((seed, p, start, num), items), None, None
             try:
                 worker.task.send_bytes(pickle.dumps((seq, k, head, name, spans), protocol=5))
             except (OSError, ValueError):
@@ -365,7 +368,7 @@ class ProcessPool(WorkerStarts):
                             f"the pipeline was running{at}.", index=index)
         if hint:
             err.add_note(hint)
-        self._broken = detached(err)  # type: ignore[assignment]
+        self._broken = detached(err)
         return err
 
     @staticmethod

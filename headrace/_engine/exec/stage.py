@@ -121,7 +121,7 @@ class StageIter(OpIter):
         self.filter = last if isinstance(last, FilterStep) else None
         maps = tuple(m.spec for m in members if isinstance(m, MapStep))
         self.name = " -> ".join(m.name for m in members)
-        self.program = StageProgram(self.source.spec if self.source else None, maps,
+        self.program: StageProgram | ProfiledProgram = StageProgram(self.source.spec if self.source else None, maps,
                                     self.filter.spec if self.filter else None,
                                     self.batch.spec if self.batch else None, self.name)
         self.mode, self.workers = mode, workers
@@ -130,7 +130,7 @@ class StageIter(OpIter):
         self._prof = prof.stage(self) if prof is not None else None
         self._submits: collections.deque[float] = collections.deque()
         if prof is not None:
-            self.program = ProfiledProgram(self.program, prof.interval)  # type: ignore[assignment]
+            self.program = ProfiledProgram(self.program, prof.interval)
         self._chunk = 1  # rows per task (no batch): adapts to how long the ops take per row
         # Over a parent that holds rows until the consumer releases them (a gate, ops/gate.py), no
         # read-ahead: one task at a time, and no batch: one row at a time.

@@ -70,9 +70,9 @@ def plan_stage(node: P.Node, options: Any) -> StagePlan | None:
     return finish_plan(chain, n, fmode, serial)
 
 
-def function_mode(n: P.Node, serial: bool) -> tuple[bool, int]:
+def function_mode(n: P.MapNode | P.FilterNode | P.BatchNode, serial: bool) -> tuple[bool, int]:
     """(processes, workers) of a function member; one worker of no kind in a serial run."""
-    return (False, 1) if serial else (bool(getattr(n, "processes", False)), n.num_workers)  # type: ignore[attr-defined]
+    return (False, 1) if serial else (bool(getattr(n, "processes", False)), n.num_workers)
 
 
 def finish_plan(chain: list[P.Node], parent: P.Node | None, fmode: tuple[bool, int] | None,
