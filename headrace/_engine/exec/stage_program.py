@@ -5,6 +5,11 @@ maps, filters and, when a batch tops the stage, collates them into one batch, al
 process that runs the task. It calls the steps' picklable functions (``ops/source.ReadFn``,
 ``ops/map.MapFn`` / ``FilterFn``, ``ops/batch.BatchFn``) and nothing else: this is the per-row
 path of the index domain, the same in every mode (inline, threads, processes).
+
+Two variants run the same steps in the same order, and only when asked for: ``run_guarded``
+(``error_rows.py``: an error policy that replaces or skips failing rows) and ``run_timed``
+(``profiled.py``: a profiled run). A serial stage over a parent, which maps rows one at a time as
+they are asked for, calls the same map and filter functions (``StageIter._next_row_inline``).
 """
 from __future__ import annotations
 
