@@ -12,6 +12,8 @@ import os
 import traceback
 from typing import Any, Sequence
 
+from headrace._util.wording import setting
+
 RULE = "-" * 66
 USER_HEADLINE = "Exception thrown from user defined Python function in dataset. "
 ENGINE_HEADLINE = "Exception thrown from dataset pipeline. Refer to 'Dataset Pipeline Error Message'. "
@@ -167,7 +169,7 @@ def not_an_array(op: str, exc: BaseException, value: object, *, columns: Sequenc
 
 
 class ErrorSamplesWarning(RuntimeWarning):
-    """Rows failed and were replaced or skipped in an epoch (``ds.config.set_error_samples_mode``):
+    """Rows failed and were replaced or skipped in an epoch (the ``error_policy`` setting):
     issued once at the end of each such epoch, naming each row (op, position, source row, file)."""
 
 
@@ -175,13 +177,13 @@ class WorkerStallWarning(RuntimeWarning):
     """A user function has run for a long time on one task (a sample, or a batch) without returning.
 
     Issued through :mod:`warnings` in the main process after
-    ``ds.config.get_multiprocessing_timeout_interval()`` seconds, then again after 2x, 4x, ... that
+    ``multiprocessing_timeout_interval`` seconds (a setting), then again after 2x, 4x, ... that
     time while the same task is still running (see :func:`stall_report`).
     """
 
 
 class WorkerTimeoutError(PipelineError):
-    """A user function ran longer than ``ds.config.get_worker_timeout()`` seconds on one task.
+    """A user function ran longer than ``worker_timeout`` seconds (a setting) on one task.
 
     ``pid`` and ``thread`` name where it ran; ``python_stack`` is the stuck call's stack (when it
     could be read); ``seconds`` is the timeout that ran out.
@@ -195,7 +197,7 @@ class WorkerTimeoutError(PipelineError):
         self.thread = thread
         detail = (f"the call did not return within the worker timeout of {_seconds(seconds)} s "
                   f"({_runner(pid, thread)}); it was abandoned. Set the timeout with "
-                  "ds.config.set_worker_timeout(seconds) (0 turns it off).")
+                  f"{setting('worker_timeout', 'seconds')} (0 turns it off).")
         super().__init__(op, detail, columns=columns, index=index, file=file, python_stack=python_stack)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
@@ -248,8 +250,8 @@ def stall_report(op: str, waited: float, *, columns: Sequence[str] | None = None
     return (f"{op} has been running for {_seconds(round(waited, 1))} s without returning{at} "
             f"({_runner(pid, thread)}). Python stack of the stuck call (most recent call last):\n"
             f"{stack}\n{nxt}The function may be stuck. The first report comes after "
-            "ds.config.set_multiprocessing_timeout_interval(seconds); "
-            "ds.config.set_worker_timeout(seconds) turns a call this long into an error.")
+            f"{setting('multiprocessing_timeout_interval', 'seconds')}; "
+            f"{setting('worker_timeout', 'seconds')} turns a call this long into an error.")
 
 
 EPOCHS_EXHAUSTED = ("EOF buffer encountered. User tries to fetch data beyond the specified number "

@@ -26,6 +26,7 @@ from headrace.dataset import _cache_plan, _concat_sampling
 from headrace.dataset._split import split_dataset
 from headrace.dataset.samplers import DistributedSampler, RandomSampler
 from headrace.dataset._columns import _check_pad_info, column_index, replace_layout
+from headrace.dataset._op_checks import check_batch_size, check_bucket_args, check_map_operations
 
 __all__ = [
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "ConcatDataset", "Dataset", "FilterDataset",
@@ -255,23 +256,7 @@ class MapDataset(Dataset):
         if unknown:
             raise TypeError(f"MapDataset.__init__() got an unexpected keyword argument '{sorted(unknown)[0]}'")
         super().__init__([input_dataset], num_parallel_workers)
-        ops = list(operations) if isinstance(operations, (list, tuple)) else [operations]
-        if not ops:
-            raise ValueError("operations can not be empty.")
-        for op in ops:
-            if isinstance(op, type):  # HWC2CHW rather than HWC2CHW(): MindSpore refuses any class
-                raise ValueError(f"Parameter operations's element of method map should be a dataset processing "
-                                 f"operation instance, but got: {op}. It may be missing parentheses for "
-                                 "instantiation.")
-            if not callable(op):
-                raise ValueError(f"Parameter operations's element of method map should be a python function "
-                                 f"or class method which should be callable, but got: {op!r}. It doesn't need "
-                                 "parentheses for python function or class method.")
-        for name in ("input_columns", "output_columns"):
-            value = input_columns if name == "input_columns" else output_columns
-            if value is not None and not isinstance(value, (str, list)):
-                raise TypeError(f"Argument {name} with value {value!r} is not of type [list, str], "
-                                f"but got {type(value)}.")
+        ops = check_map_operations(operations, input_columns, output_columns)
         self.operations = ops
         self.input_columns = check_columns(input_columns, "input_columns")
         self.output_columns = check_columns(output_columns, "output_columns")
@@ -320,12 +305,7 @@ class BatchDataset(Dataset):
         if unknown:
             raise TypeError(f"BatchDataset.__init__() got an unexpected keyword argument '{sorted(unknown)[0]}'")
         super().__init__([input_dataset], num_parallel_workers)
-        if not (isinstance(batch_size, int) or callable(batch_size)):
-            raise TypeError("batch_size should either be an int or a callable.")
-        if isinstance(batch_size, int):  # True counts as 1, as in MindSpore
-            batch_size = int(batch_size)
-            if batch_size != -1 or type(self) is not BatchDataset:  # -1 (batch sampler's) fails when run
-                check_range(batch_size, (1, INT32_MAX), "batch_size")
+        batch_size = check_batch_size(batch_size, type(self) is BatchDataset)
         check_type(drop_remainder, bool, "drop_remainder")
         self.batch_size = batch_size
         self.drop_remainder = drop_remainder
@@ -385,29 +365,8 @@ class BucketBatchByLengthDataset(Dataset):
                  element_length_function=None, pad_info=None, pad_to_bucket_boundary=False, drop_remainder=False):
         _check_dataset(input_dataset, "input_dataset")
         super().__init__([input_dataset])
-        self.column_names = check_columns(column_names, "column_names", allow_none=False)
-        check_type(bucket_boundaries, list, "bucket_boundaries")
-        check_type(bucket_batch_sizes, list, "bucket_batch_sizes")
-        if not bucket_boundaries:
-            raise ValueError("bucket_boundaries cannot be empty.")
-        for i, b in enumerate(bucket_boundaries):
-            check_int(b, f"bucket_boundaries[{i}]")
-            if b <= 0:
-                raise ValueError(f"bucket_boundaries must only contain positive numbers, but got {b}.")
-        if any(b2 <= b1 for b1, b2 in _zip(bucket_boundaries, bucket_boundaries[1:])):
-            raise ValueError("bucket_boundaries should be strictly increasing.")
-        if len(bucket_batch_sizes) != len(bucket_boundaries) + 1:
-            raise ValueError("bucket_batch_sizes must contain one element more than bucket_boundaries.")
-        for i, b in enumerate(bucket_batch_sizes):
-            check_int(b, f"bucket_batch_sizes[{i}]")
-            if b <= 0:
-                raise ValueError(f"bucket_batch_sizes must only contain positive numbers, but got {b}.")
-        if element_length_function is None and len(self.column_names) != 1:
-            raise ValueError("when element_length_function is None, column_names must name exactly one column.")
-        if element_length_function is not None and not callable(element_length_function):
-            raise TypeError("element_length_function is not callable.")
-        for name, flag in (("pad_to_bucket_boundary", pad_to_bucket_boundary), ("drop_remainder", drop_remainder)):
-            check_type(flag, bool, name)
+        self.column_names = check_bucket_args(column_names, bucket_boundaries, bucket_batch_sizes,
+                                              element_length_function, pad_to_bucket_boundary, drop_remainder)
         self.args = (tuple(bucket_boundaries), tuple(bucket_batch_sizes), element_length_function,
                      _check_pad_info(pad_info), pad_to_bucket_boundary, drop_remainder)
 

@@ -25,6 +25,7 @@ import numbers
 import numpy as np
 
 from headrace._engine.samplers import builtin as _plans
+from headrace._engine.samplers.user import user_items
 from headrace._util import checks
 from headrace._util.errors import EarlyValueError
 from headrace.dataset.core import config as _config
@@ -79,7 +80,7 @@ class Sampler(BuiltinSampler):
 
     def get_indices(self):
         """One pass of indices as a NumPy array (list items are flattened). Do not override."""
-        indices, sizes = _plans._user_items(self)
+        indices, sizes = user_items(self)
         self.batch_sizes.append(sizes)
         return indices
 

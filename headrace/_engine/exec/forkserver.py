@@ -151,7 +151,7 @@ class ForkServer:
                 raise Tainted(f"the worker fork server (pid {self.pid}) has threads after importing "
                               f"{sorted(self._preloaded)}")
             raise RuntimeError(f"the worker fork server could not start a worker: {failed[0]}")
-        return pids  # type: ignore[return-value]
+        return started  # all of them: none failed
 
     def preload(self, modules: Any = ()) -> None:
         """Asks the server to import ``modules`` (and what this process loaded since it started;

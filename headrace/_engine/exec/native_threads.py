@@ -129,7 +129,8 @@ def _native_pool_libs() -> list:
 def _native_pool_knobs() -> tuple[list, list]:
     """(OpenBLAS thread-count ints, set-thread-count functions) of ``_native_pool_libs()``."""
     _native_pool_libs()
-    return _pool_libs[2]  # type: ignore[index]
+    assert _pool_libs is not None  # set by _native_pool_libs
+    return _pool_libs[2]
 
 
 def _loaded_native_pools() -> list[str]:

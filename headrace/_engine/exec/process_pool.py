@@ -1,6 +1,6 @@
 """Worker processes for stages that run Python functions (``python_multiprocessing=True``).
 
-A :class:`ProcessPool` runs one stage program (``stage.StageProgram``: read by index -> maps ->
+A :class:`ProcessPool` runs one stage program (``stage_program.StageProgram``: read by index -> maps ->
 filter / batch) in ``num_workers`` processes and returns the results in submission order. It
 has the same small interface as the in-process pools in ``ordered.py``.
 
@@ -93,53 +93,37 @@ Invariants:
 
 Modules: ``forkserver.py`` (the parent's handle on the server), ``forkserver_proc.py`` (the
 server's own loop and its spare workers), ``launch.py`` (the program blob and its cache, the thread
-check, handles on started workers), ``native_threads.py`` (invariant 7),
-``shm.py`` (slots), this file (the pool and the worker's main loop).
+check, handles on started workers), ``process_start.py`` (starting the workers; the handle on
+each), ``native_threads.py`` (invariant 7), ``shm.py`` (slots), ``process_wire.py`` (framing,
+depth), ``process_worker.py`` (the worker's main loop), this file (the pool: tasks in, results
+out in order, failures, shutdown).
 """
 from __future__ import annotations
 
 import atexit
-import gc
 import itertools
-import json
 import multiprocessing
 import multiprocessing.connection as mpc
 import os
 import pickle
 import signal
-import subprocess
-import sys
 import threading
 import time
-import warnings
-import weakref
-from typing import Any, Callable
+from typing import Any
 
 from headrace._engine import options as _options
-from headrace._engine.exec import forkserver, launch, shm, watchdog
-from headrace._engine.exec.native_threads import (THREAD_ENV, _cv2_threads, _load_libc,
-                                                     _native_pool_libs)
+from headrace._engine.exec import process_start, shm, watchdog
 from headrace._engine.exec.ordered import POLL, PoolClosed
+from headrace._engine.exec.process_start import WorkerStarts, _Worker, _warn_once
+from headrace._engine.exec.process_wire import _LIVE, _PARENT_FDS, DEPTH_BYTES, MAX_DEPTH
 from headrace._util.errors import PipelineError, detached
-from headrace._engine.exec.process_wire import (
-    _PARENT_FDS, DEPTH_BYTES, MAX_DEPTH, _grow_pipe, _poller,
-)
-from headrace._engine.exec.process_worker import _worker_main
+from headrace._util.wording import setting
 
 JOIN_TIMEOUT = 2.0
-MIN_FREE_SHM = 64 << 20  # below this, start with the pipe transport and say so
 
-_FORK_LOCK = threading.RLock()
-_LIVE: "weakref.WeakSet[ProcessPool]" = weakref.WeakSet()
 _POOL_IDS = itertools.count()
 _atexit_done = False
-_warned: set[str] = set()
-
-
-def _warn_once(key: str, text: str) -> None:
-    if key not in _warned:
-        _warned.add(key)
-        warnings.warn(text, RuntimeWarning, stacklevel=3)
+_warned = process_start._warned  # the warnings given once per process (tests reset them here)
 
 
 def _close_all_at_exit() -> None:
@@ -147,7 +131,7 @@ def _close_all_at_exit() -> None:
         pool.close()
 
 
-class ProcessPool:
+class ProcessPool(WorkerStarts):
     """``num_workers`` processes running ``program.run(task)``; results in submission order."""
 
     def __init__(self, program: Any, num_workers: int, name: str, options: Any, depth: int | None = None) -> None:
@@ -157,7 +141,7 @@ class ProcessPool:
         self._fixed_depth = None if depth is None else max(1, min(MAX_DEPTH, depth))  # None: adapt
         self._avg_bytes = 0.0
         self._closed = False
-        self._broken: PipelineError | None = None
+        self._broken: BaseException | None = None  # raised (a detached copy) by every later call
         self._lock = threading.RLock()  # guards pipe use against a concurrent close()
         self._close_lock = threading.Lock()
         self._submitted = 0
@@ -189,133 +173,6 @@ class ProcessPool:
         except BaseException:
             self.close()
             raise
-
-    # ---- start ------------------------------------------------------------------------------
-    def _shm_usable(self) -> bool:
-        if not shm.available():
-            return False
-        if shm.memfd_usable():
-            return True  # anonymous segments: /dev/shm's size does not matter
-        free = shm.free_bytes()
-        if free is None or free < MIN_FREE_SHM:
-            have = "is missing" if free is None else f"has only {free >> 20} MiB free"
-            _warn_once("shm-start", f"/dev/shm {have}; worker processes will send data through pipes, "
-                       "which is slower. Give the container more shared memory (e.g. docker run "
-                       "--shm-size=2g) or call ds.config.set_enable_shared_mem(False) to choose pipes "
-                       "explicitly.")
-            return False
-        return True
-
-    def _start(self, program: Any) -> None:
-        """Starts the workers (see NOTE [ worker shutdown ], "Starting")."""
-        cfg = dict(prefix=self._prefix, use_shm=self.use_shm, parent_pid=os.getpid(),
-                   pdeathsig=threading.current_thread() is threading.main_thread(), name=self.name,
-                   options=_options.to_plain(self._options))
-        how = self.start_method
-        stream = None
-        if how == "spawn" or not launch.single_threaded():
-            try:
-                stream, bufs = launch.dumps_program(program, self.name, how)
-            except TypeError as e:
-                if how == "spawn":
-                    raise
-                _warn_once(f"unpicklable-{self.name}", f"{e} Its workers are forked from this process, "
-                           "which has other threads: a lock one of them holds (OpenCV, BLAS, JAX) "
-                           "would deadlock the workers.")
-            if stream is not None and how == "fork":
-                size = sum(pb.raw().nbytes for pb in bufs)
-                if size > shm._memory_room() // 4:  # a copy could exhaust memory: share by forking
-                    stream = None
-                    _warn_once(f"big-{self.name}", f"{self.name}: its data ({size >> 20} MiB, e.g. an in-memory "
-                               "source) is too large to copy for workers started by the fork server; they "
-                               "are forked from this process, which has other threads: a lock one of them "
-                               "holds (OpenCV, BLAS, JAX) would deadlock the workers.")
-        if stream is None:  # fork this process itself: it has one thread, or no other way
-            self.launcher = "fork"
-            _native_pool_libs()  # found once here, inherited by every forked worker
-            _load_libc()
-            cfg["cv2_threads"] = _cv2_threads()
-            with _FORK_LOCK:
-                for w in range(self.num_workers):
-                    self._workers.append(self._start_forked(w, program, dict(cfg, index=w)))
-            return
-        self.launcher = "spawn" if how == "spawn" else "server"
-        blob_fd = launch.write_blob(stream, bufs, self._prefix + "program")
-        try:
-            if how == "spawn":
-                for w in range(self.num_workers):  # Popen returns at once; the workers boot concurrently
-                    self._workers.append(self._start_spawned(w, blob_fd, dict(cfg, index=w)))
-            else:
-                self._start_served(blob_fd, cfg, launch.referenced_modules(stream))
-        finally:
-            os.close(blob_fd)
-
-    def _pipes(self) -> tuple[int, int, int, int]:
-        task_r, task_w = os.pipe()
-        res_r, res_w = os.pipe()
-        _grow_pipe(task_w)
-        _grow_pipe(res_w)
-        _PARENT_FDS.update((task_w, res_r))
-        return task_r, task_w, res_r, res_w
-
-    def _start_forked(self, w: int, program: Any, cfg: dict) -> "_Worker":
-        def fork(task_r: int, res_w: int) -> launch.MpProc:
-            ctx = multiprocessing.get_context("fork")
-            proc = ctx.Process(target=_fork_main, args=(program, cfg, task_r, res_w, frozenset(_PARENT_FDS)),
-                               name=f"headrace-worker-{w}", daemon=True)
-            proc.start()
-            return launch.MpProc(proc)
-        return self._start_with(w, fork)
-
-    def _start_spawned(self, w: int, blob_fd: int, cfg: dict) -> "_Worker":
-        def spawn(task_r: int, res_w: int) -> launch.PopenProc:
-            code = ("import sys,json;sys.path[:]=json.loads(sys.argv[1]);"
-                    "from headrace._engine.exec.process_worker import _spawn_main;_spawn_main(sys.argv[2:])")
-            return launch.PopenProc(subprocess.Popen(
-                [sys.executable, "-c", code, json.dumps([str(p) for p in sys.path]), str(task_r), str(res_w),
-                 str(blob_fd), json.dumps(cfg)],
-                pass_fds=(task_r, res_w, blob_fd), env=dict(os.environ, **THREAD_ENV),
-                stdin=subprocess.DEVNULL, close_fds=True))
-        return self._start_with(w, spawn)
-
-    def _start_with(self, w: int, start: Callable[[int, int], Any]) -> "_Worker":
-        """Worker ``w`` from ``start(task read end, result write end)``; our pipe ends stay here."""
-        with _FORK_LOCK:
-            task_r, task_w, res_r, res_w = self._pipes()
-            try:
-                proc = start(task_r, res_w)
-            except BaseException:
-                _close_fds(task_w, res_r, task_r, res_w)
-                raise
-            os.close(task_r)
-            os.close(res_w)
-        return _Worker(w, proc, task_w, res_r)
-
-    def _start_served(self, blob_fd: int, cfg: dict, modules: list[str]) -> None:
-        jobs, ends = [], []
-        try:
-            for w in range(self.num_workers):
-                task_r, task_w, res_r, res_w = self._pipes()
-                ends.append((task_w, res_r))
-                jobs.append((dict(cfg, index=w), task_r, res_w))
-            server = forkserver.get()
-            try:
-                pids = server.start_workers(blob_fd, jobs, modules)
-            except (forkserver.Tainted, OSError) as e:  # once more, on a fresh server
-                if isinstance(e, forkserver.Tainted):
-                    server.refuse_preloads()  # without the module that gave the old one threads
-                server.close()
-                server = forkserver.get()
-                pids = server.start_workers(blob_fd, jobs, modules)
-        except BaseException:
-            for task_w, res_r in ends:
-                _close_fds(task_w, res_r)
-            raise
-        finally:
-            for _, task_r, res_w in jobs:  # the server has its own copies now
-                _close_fds(task_r, res_w)
-        for w, ((task_w, res_r), pid) in enumerate(zip(ends, pids)):
-            self._workers.append(_Worker(w, launch.ServedProc(server, pid), task_w, res_r))
 
     # ---- the pool interface -----------------------------------------------------------------
     @property
@@ -351,12 +208,15 @@ class ProcessPool:
             k = min(free)
             slot = self._task_slots[seq % n][k] if self.use_shm else None
             seed, p, start, items, num = task
+            head: Any
+            name: str | None
+            spans: Any
             if type(items) is list:  # rows for the workers' maps: as frames where they can be
                 head, name, spans = shm.pack_rows((seed, p, start, num), items, slot, on_full=_warn_shm_full)
             elif type(items) is range and items.step == 1:  # consecutive source indices: two ints
-                head, name, spans = (seed, p, start, num, items.start, items.stop), None, None  # type: ignore[assignment]
+                head, name, spans = (seed, p, start, num, items.start, items.stop), None, None
             else:  # source indices (an int64 array): small, in band, in this message's pickle
-                head, name, spans = ((seed, p, start, num), items), None, None  # type: ignore[assignment]
+                head, name, spans = ((seed, p, start, num), items), None, None
             try:
                 worker.task.send_bytes(pickle.dumps((seq, k, head, name, spans), protocol=5))
             except (OSError, ValueError):
@@ -408,7 +268,7 @@ class ProcessPool:
                     raise self._died(worker, self._last_sent(worker, seq) + self.num_workers) from None
                 self._broken = PipelineError(self.name, f"the shared memory of worker process {worker.pid} "
                                              f"(worker {worker.index}) could not be opened: {e}")
-                self._broken.add_note("ds.config.set_enable_shared_mem(False) sends the data through pipes.")
+                self._broken.add_note(f"{setting('enable_shared_mem', 'False')} sends the data through pipes.")
                 raise self._broken from e
             finally:
                 self._free[worker.index].append(k)  # copied out: the slot may carry the next task
@@ -508,7 +368,7 @@ class ProcessPool:
                             f"the pipeline was running{at}.", index=index)
         if hint:
             err.add_note(hint)
-        self._broken = detached(err)  # type: ignore[assignment]
+        self._broken = detached(err)
         return err
 
     @staticmethod
@@ -598,62 +458,3 @@ def _close_conn(conn: mpc.Connection) -> None:
 def _warn_shm_full() -> None:
     _warn_once("shm-full", "/dev/shm is full; payloads that do not fit travel through pipes instead "
                "(slower). Give the container more shared memory (docker run --shm-size=...).")
-
-
-def _close_fds(*fds: int) -> None:
-    for fd in fds:
-        _PARENT_FDS.discard(fd)
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-
-
-class _Worker:
-    """The main process's handle on one worker: process, pipes, pid."""
-
-    def __init__(self, index: int, proc: Any, task_fd: int, result_fd: int) -> None:
-        self.index = index
-        self.proc = proc
-        self.pid = proc.pid
-        self.ready = False  # its "ready" message came (it then answers stall report requests)
-        self.task_fd = task_fd
-        self.result_fd = result_fd
-        self.task = mpc.Connection(task_fd, readable=False)
-        self.result = mpc.Connection(result_fd, writable=False)
-        self.readable = _poller(self.result)
-
-    def alive(self) -> bool:
-        return self.proc.alive()
-
-    def exitcode(self, wait: float = 0.0) -> int | None:
-        """Like ``Popen.returncode``: -signal for a worker a signal killed; None while it runs."""
-        return self.proc.returncode(wait)
-
-    def join(self, timeout: float) -> None:
-        self.proc.returncode(timeout)
-
-    def release(self) -> None:
-        self.proc.release()
-
-    def signal(self, sig: int) -> None:
-        self.proc.signal(sig)
-
-
-# ---- the start of a directly forked worker (the pool's state is reset in the child) ----------
-
-def _fork_main(program: Any, cfg: dict, task_fd: int, res_fd: int, parent_fds: frozenset) -> None:
-    global _FORK_LOCK, _LIVE
-    for fd in parent_fds:  # other workers' pipes: holding them would hide their EOF
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    # This process starts with no pools of its own (the lock was copied while held by the parent).
-    _FORK_LOCK = threading.RLock()
-    _PARENT_FDS.clear()
-    _LIVE = weakref.WeakSet()
-    # The parent's objects stay out of this process's garbage collections: a collection that
-    # walked them would write to (and so copy) every page of the inherited heap.
-    gc.freeze()
-    _worker_main(program, cfg, mpc.Connection(task_fd, writable=False), mpc.Connection(res_fd, readable=False))

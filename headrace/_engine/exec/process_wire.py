@@ -1,13 +1,14 @@
 """The wire between a process pool and its workers: pipe sizes and framing, how many tasks and result
 bytes are in flight per worker, when a worker holds a quick result back to send it with the next
-one, and the pool-side pipe ends a forked child must close (see NOTE [ worker shutdown ] in
+one, and the pool-side pipe ends and pools a forked child must drop (see NOTE [ worker shutdown ] in
 process_pool.py)."""
 from __future__ import annotations
 import math
 import multiprocessing.connection as mpc
 import select
 import struct
-from typing import Callable
+import weakref
+from typing import Any, Callable
 
 try:
     import fcntl
@@ -37,6 +38,7 @@ DEPTH_BYTES = 32 << 20   # results in flight per worker, roughly (small results:
 
 
 _PARENT_FDS: set[int] = set()  # our ends of every live pool's pipes; a forked child closes them
+_LIVE: "weakref.WeakSet[Any]" = weakref.WeakSet()  # this process's live pools; a forked child forgets them
 
 
 def _poller(conn: mpc.Connection) -> Callable[[float], bool]:

@@ -1,6 +1,6 @@
 """The worker side of profiling: a stage program that also reports when and how long it ran.
 
-:class:`ProfiledProgram` wraps a ``stage.StageProgram`` while a profiler records the run (it is
+:class:`ProfiledProgram` wraps a ``stage_program.StageProgram`` while a profiler records the run (it is
 never built otherwise, so an unprofiled stage runs exactly the code it always ran). Its ``run``
 returns the program's ``(rows, error)`` plus a third item, the task's timing::
 

@@ -1,27 +1,14 @@
 """Stages: adjacent 1:1 ops run as one function per task, serially, on threads or in processes.
 
-``build`` groups a chain of plan nodes into one stage::
+A stage is where the index-domain ops (a source read by index, maps, a filter, a batch) run, and
+the only place: ``build`` groups their plan nodes (``stage_plan.plan_stage``), builds one
+:class:`~headrace._engine.ops.base.Step` per op (``ReadStep``, ``MapStep``, ``FilterStep``,
+``BatchStep``: op ids, per-pass plans and picklable functions), and :class:`StageIter` runs
+them as a :class:`~headrace._engine.exec.stage_program.StageProgram` per task: a run of source
+indices (or of rows pulled from the stage's parent) read, mapped and, when a batch tops the stage,
+collated into one batch, all in the same worker. So a random-access source followed by maps and a
+batch ships whole batches out of its workers, and only indices go in.
 
-    [random-access source] -> map* -> [filter | batch]
-
-and the stage runs it as a :class:`StageProgram`: a task is a run of source indices (or of rows
-pulled from the stage's parent), and the program reads, maps and, when a batch tops the stage,
-collates them into one batch, all in the same worker. So a random-access source followed by maps
-and a batch ships whole batches out of its workers, and only indices go in.
-
-Grouping rules (the result cannot differ from running the ops one by one, because every op keys
-its randomness by (seed, op id, pass, row index) and a stage assigns the same indices):
-
-* maps join while they have the same mode (``python_multiprocessing``) and worker count;
-* a batch joins on top: always when it only collates, with a ``per_batch_map`` when its mode and
-  worker count match; a filter may top a stage instead (a batch cannot sit above a filter in one
-  stage, since its rows would depend on the filter's results);
-* a random-access source joins at the bottom when its reads may run in the stage's workers: it
-  allows parallel reads (``num_parallel_workers > 1``) or has the stage's worker count, and, for a
-  process stage, it is not marked thread-only and can be sent to a spawned worker.
-
-The stage's mode: processes when its functions ask for them (a source alone: with more than one
-worker), threads when more than one worker, otherwise inline in the caller's thread.
 Process pools survive a checkpoint restore (``PoolRegistry``): workers start once per iterator.
 """
 from __future__ import annotations
@@ -29,261 +16,44 @@ from __future__ import annotations
 import collections
 import os
 import time
-import weakref
 from typing import Any, Callable
 
-import numpy as np
-
 from headrace._engine import plan as P
-from headrace._engine.ops.base import BuildContext, OpIter
-from headrace._engine.ops.batch import BatchIter
-from headrace._engine.ops.map import FilterIter, MapIter
-from headrace._engine.ops.source import RandomAccessIter
-from headrace._engine.exec.error_rows import run_guarded, sorter_for
+from headrace._engine.ops.base import BuildContext, OpIter, Step
+from headrace._engine.ops.batch import BatchStep
+from headrace._engine.ops.map import FilterStep, MapStep
+from headrace._engine.ops.source import ReadStep
+from headrace._engine.exec.error_rows import sorter_for
 from headrace._engine.exec.ordered import InlinePool, ThreadPool, thread_name
 from headrace._engine.exec.profiled import ProfiledProgram
-from headrace._util import rng
-from headrace._util.errors import PipelineError, format_traceback
+from headrace._engine.exec.stage_plan import INLINE, PROCESSES, THREADS, StagePlan, finish_plan, function_mode, plan_stage
+from headrace._engine.exec.stage_program import StageProgram
+from headrace._util.errors import PipelineError
 from headrace._util.types import Row
 
-_ndarray = np.ndarray
-INLINE, THREADS, PROCESSES = "inline", "threads", "processes"
+__all__ = ["INLINE", "PROCESSES", "THREADS", "PoolRegistry", "StageIter", "StagePlan", "StageProgram",
+           "build_stage", "hooked_map_stage", "plan_stage"]
+
 CHUNK = {INLINE: 16, THREADS: 16, PROCESSES: 64}   # most rows per task when no batch tops the stage
 TASK_SECONDS = 0.005  # rows per task grow from 1 until a task takes about this long
 DEPTH = {THREADS: 2}  # tasks in flight per thread worker (process pools adapt theirs to the result size)
 
 
-class StageProgram:
-    """What one task runs; picklable (cloudpickle for spawned workers).
-
-    A task is ``(seed, pass, start, items, batch number)``: ``items`` are source indices when the
-    stage reads a source (an int64 array, or a ``range`` when they are consecutive), else rows;
-    ``start`` is the pass position of the first item, which is
-    the index every op keys its randomness with. The result is ``(rows, error or None)``: the rows
-    made before a failure, then the failure (a batch that fails yields no row).
-    """
-
-    __slots__ = ("read", "maps", "filter", "batch", "name", "errors")
-
-    def __init__(self, read: Any, maps: tuple, filt: Any, batch: Any, name: str = "stage") -> None:
-        self.read = read
-        self.maps = maps
-        self.filter = filt
-        self.batch = batch
-        self.name = name  # the stage's ops, for a failure that is no op's own
-        self.errors: str | None = None  # an error policy ("replace", "skip"): see exec/error_rows.py
-
-    def parts(self) -> list[tuple[str, Any]]:
-        """(op name, user object) pairs, for naming what cannot be sent to a worker."""
-        out: list[tuple[str, Any]] = []
-        if self.read is not None:
-            out.append((f"the source of {self.read.name}", self.read.source))
-        out += [(m.name, m.fn) for m in self.maps]
-        if self.filter is not None:
-            out.append((self.filter.name, self.filter.pred))
-        if self.batch is not None and self.batch.pbm is not None:
-            out.append(("batch operation: [per_batch_map]", self.batch.pbm))
-        return out
-
-    def run(self, task: tuple) -> tuple[list, PipelineError | None]:
-        if self.errors is not None:
-            return run_guarded(self, task, self.errors)
-        seed, p, start, items, num = task
-        read, maps, filt, batch = self.read, self.maps, self.filter, self.batch
-        out: list = []
-        if type(items) is not list and type(items) is not range:
-            items = items.tolist()
-        try:
-            # The common shape, in a loop of its own (not for user code that gets np.random and
-            # random seeded per sample: MapFn.__call__ and ReadFn.keyed do that).
-            if (filt is None and len(maps) == 1 and maps[0].globals is None
-                    and (read is None or read.globals is None)):
-                m = maps[0]
-                cursor, prev = rng.enter_cursor(seed, m.op_id, p)
-                try:
-                    _one_map(read, m, items, start, out, cursor)
-                finally:
-                    rng.leave_cursor(prev)
-            else:
-                append = out.append
-                pos = start
-                keyed = read is not None and read.globals is not None
-                for item in items:
-                    row = (read.keyed(item, seed, p, pos) if keyed else read(item)) if read is not None else item
-                    for m in maps:
-                        row = m(row, seed, p, pos)
-                    if filt is None or filt(row, seed, p, pos):
-                        append(row)
-                    pos += 1
-            if batch is not None:
-                return [batch(out, seed, p, num)], None
-        except PipelineError as e:
-            return ([] if batch is not None else out), e
-        except Exception as e:  # noqa: BLE001 - no op's own error: the same report in every mode
-            err = PipelineError(self.name, f"{type(e).__name__}: {e}", python_stack=format_traceback(e))
-            err.__cause__ = e
-            return ([] if batch is not None else out), err
-        return out, None
-
-
-def _one_map(read: Any, m: Any, items: list, pos: int, out: list, cursor: Any) -> None:
-    """Reads (when ``read``) and maps ``items`` into ``out``; row ``k`` is keyed ``pos + k``.
-
-    One loop per case, with everything it touches bound to locals: this is the per-row path of
-    a source -> map -> batch stage, where a trivial map costs about as much as the loop itself.
-    The source's ``read`` and, for a one-column in-place map returning an ndarray, the map's
-    function are called here directly; failures are reported exactly as ``ReadFn`` and
-    ``MapFn`` report them, and any other result goes through ``MapFn.finish``.
-    """
-    append = out.append
-    fast = m.fast_path()
-    if read is not None:
-        rd = read.read
-        if fast is not None:
-            fn, one, at = fast
-            finish = m.finish
-            for item in items:
-                try:
-                    row = rd(item)
-                except Exception as e:  # noqa: BLE001 - a failing read is reported with its sample
-                    read.fail(e, item)
-                cursor.index = pos
-                try:
-                    v = fn(row[one])
-                except Exception as e:  # noqa: BLE001 - a failing user op is reported with its sample
-                    m.fail(e, pos)
-                if type(v) is _ndarray and len(row) == 2:
-                    append((v, row[1]) if at == 0 else (row[0], v))
-                else:
-                    append(finish(row, v, pos))
-                pos += 1
-        else:
-            apply = m.apply
-            for item in items:
-                try:
-                    row = rd(item)
-                except Exception as e:  # noqa: BLE001 - a failing read is reported with its sample
-                    read.fail(e, item)
-                cursor.index = pos
-                append(apply(row, pos))
-                pos += 1
-    else:
-        apply = m.apply
-        for row in items:
-            cursor.index = pos
-            append(apply(row, pos))
-            pos += 1
-
-
-# ---- grouping ---------------------------------------------------------------------------------
-
-class StagePlan:
-    """A chain of plan nodes (bottom first) that runs as one stage, its parent and its mode."""
-
-    __slots__ = ("nodes", "parent", "mode", "workers")
-
-    def __init__(self, nodes: list[P.Node], parent: P.Node | None, mode: str, workers: int) -> None:
-        self.nodes, self.parent, self.mode, self.workers = nodes, parent, mode, workers
-
-
-def plan_stage(node: P.Node, options: Any) -> StagePlan | None:
-    """The stage ``node`` tops, or None when ``node`` is not a stage op."""
-    chain: list[P.Node] = []  # top first
-    fmode: tuple[bool, int] | None = None  # (processes, workers) of the function members
-    n = node
-    serial = getattr(options, "serial", False)
-    if type(n) is P.BatchNode:
-        chain.append(n)
-        if n.per_batch_map is not None:
-            fmode = _fmode(n, serial)
-        n = n.children[0]
-        if type(n) is P.FilterNode:
-            return _finish(chain, n, fmode, serial)
-    elif type(n) is P.FilterNode:
-        chain.append(n)
-        fmode = _fmode(n, serial)
-        n = n.children[0]
-    hooks = getattr(options, "hooks", True)
-    while type(n) is P.MapNode and (n.hooks is None or not hooks):  # a map with hooks stands alone
-        m = _fmode(n, serial)
-        if fmode is not None and m != fmode:
-            break
-        fmode = m
-        chain.append(n)
-        n = n.children[0]
-    if type(n) is P.RandomAccessNode and (serial or _source_joins(n, fmode, options)):
-        chain.append(n)
-        return _finish(chain, None, fmode, serial)
-    if not chain:
-        return None
-    return _finish(chain, n, fmode, serial)
-
-
-def _fmode(n: P.Node, serial: bool) -> tuple[bool, int]:
-    """(processes, workers) of a function member; one worker of no kind in a serial run."""
-    return (False, 1) if serial else (bool(getattr(n, "processes", False)), n.num_workers)  # type: ignore[attr-defined]
-
-
-def _finish(chain: list[P.Node], parent: P.Node | None, fmode: tuple[bool, int] | None,
-            serial: bool = False) -> StagePlan:
-    nodes = chain[::-1]
-    if fmode is None:
-        src = nodes[0] if type(nodes[0]) is P.RandomAccessNode else None
-        if src is None or serial:
-            return StagePlan(nodes, parent, INLINE, 1)
-        w = src.num_workers
-        if w <= 1 or getattr(src, "processes", None) is not True:
-            # A source alone on threads only moves rows between threads: reads that take
-            # microseconds (page cache, memory) lose more to GIL hand-offs than they gain, so the
-            # stage reads in the caller's thread (the prefetch thread keeps it off the consumer).
-            return StagePlan(nodes, parent, INLINE, 1)
-        return StagePlan(nodes, parent, PROCESSES, w)
-    procs, w = fmode
-    return StagePlan(nodes, parent, PROCESSES if procs else (THREADS if w > 1 else INLINE), max(1, w))
-
-
-_sendable: "weakref.WeakKeyDictionary[P.Node, bool]" = weakref.WeakKeyDictionary()
-
-
-def _source_joins(src: P.RandomAccessNode, fmode: tuple[bool, int] | None, options: Any) -> bool:
-    if fmode is None:
-        return True
-    procs, w = fmode
-    if not (src.num_workers > 1 or src.num_workers == w):
-        return False  # a source read by one worker is not known to bear concurrent reads
-    if not procs:
-        return True
-    if getattr(src, "processes", None) is False:
-        return False
-    if getattr(options, "multiprocessing_start_method", "fork") != "spawn":
-        return True
-    ok = _sendable.get(src)
-    if ok is None:
-        import cloudpickle  # noqa: PLC0415 - only spawn needs it
-        try:
-            cloudpickle.dumps(src.source, protocol=5)
-            ok = True
-        except Exception:  # noqa: BLE001 - then the source is read in the main process
-            ok = False
-        _sendable[src] = ok
-    return ok
-
-
 def build_stage(sp: StagePlan, ctx: BuildContext, build: Callable[[P.Node, BuildContext], OpIter]) -> "StageIter":
-    """Builds the parent first, then the members bottom to top: the op ids are those the ops get
-    when built one by one."""
+    """Builds the parent first, then the steps bottom to top: the op ids are those the ops would
+    get built one by one."""
     parent = build(sp.parent, ctx) if sp.parent is not None else None
-    members: list[OpIter] = []
+    members: list[Step] = []
     for n in sp.nodes:
         t = type(n)
         if t is P.RandomAccessNode:
-            members.append(RandomAccessIter(ctx, n))
+            members.append(ReadStep(ctx, n))
         elif t is P.MapNode:
-            members.append(MapIter(ctx, n, None))
+            members.append(MapStep(ctx, n))
         elif t is P.FilterNode:
-            members.append(FilterIter(ctx, n, None))
+            members.append(FilterStep(ctx, n))
         else:
-            members.append(BatchIter(ctx, n, None))
+            members.append(BatchStep(ctx, n))
     return StageIter(ctx, members, parent, sp.mode, sp.workers)
 
 
@@ -294,9 +64,9 @@ def hooked_map_stage(node: P.MapNode, parent: OpIter) -> "StageIter":
     if node.hooks.blocking or getattr(ctx.options, "serial", False):
         mode, workers = INLINE, 1
     else:
-        sp = _finish([node], None, _fmode(node, False))
+        sp = finish_plan([node], None, function_mode(node, False))
         mode, workers = sp.mode, sp.workers
-    return StageIter(ctx, [MapIter(ctx, node, None)], parent, mode, workers)
+    return StageIter(ctx, [MapStep(ctx, node)], parent, mode, workers)
 
 
 # ---- the stage iterator -----------------------------------------------------------------------
@@ -333,11 +103,11 @@ def _paced(op: OpIter) -> bool:
 class StageIter(OpIter):
     """Runs a stage's tasks through its pool and hands out the rows in order.
 
-    Its members (the op iterators of the grouped nodes) hold the ops' ids, specs and per-pass
-    counters; the stage does not take an id of its own.
+    Its members (the steps of the grouped nodes, bottom first) hold the ops' ids, functions and
+    per-pass plans; the stage does not take an id of its own.
     """
 
-    def __init__(self, ctx: BuildContext, members: list[OpIter], parent: OpIter | None, mode: str,
+    def __init__(self, ctx: BuildContext, members: list[Step], parent: OpIter | None, mode: str,
                  workers: int) -> None:
         self.ctx = ctx
         self.parents = (parent,) if parent is not None else ()
@@ -345,12 +115,13 @@ class StageIter(OpIter):
         self.pass_index = -1
         self._closed = False
         self.members = members
-        self.source = members[0] if isinstance(members[0], RandomAccessIter) else None
-        self.batch = members[-1] if isinstance(members[-1], BatchIter) else None
-        self.filter = members[-1] if isinstance(members[-1], FilterIter) else None
-        maps = tuple(m.spec for m in members if isinstance(m, MapIter))
+        first, last = members[0], members[-1]
+        self.source = first if isinstance(first, ReadStep) else None
+        self.batch = last if isinstance(last, BatchStep) else None
+        self.filter = last if isinstance(last, FilterStep) else None
+        maps = tuple(m.spec for m in members if isinstance(m, MapStep))
         self.name = " -> ".join(m.name for m in members)
-        self.program = StageProgram(self.source.spec if self.source else None, maps,
+        self.program: StageProgram | ProfiledProgram = StageProgram(self.source.spec if self.source else None, maps,
                                     self.filter.spec if self.filter else None,
                                     self.batch.spec if self.batch else None, self.name)
         self.mode, self.workers = mode, workers
@@ -359,7 +130,7 @@ class StageIter(OpIter):
         self._prof = prof.stage(self) if prof is not None else None
         self._submits: collections.deque[float] = collections.deque()
         if prof is not None:
-            self.program = ProfiledProgram(self.program, prof.interval)  # type: ignore[assignment]
+            self.program = ProfiledProgram(self.program, prof.interval)
         self._chunk = 1  # rows per task (no batch): adapts to how long the ops take per row
         # Over a parent that holds rows until the consumer releases them (a gate, ops/gate.py), no
         # read-ahead: one task at a time, and no batch: one row at a time.
@@ -372,7 +143,7 @@ class StageIter(OpIter):
         self._sorter = sorter_for(ctx, self.program)
         if self._sorter is not None:
             self._per_row = False  # failed rows are sorted out per task
-        self._key = tuple(id(m.node) for m in members) + (mode, workers)  # type: ignore[attr-defined]
+        self._key = tuple(id(m.node) for m in members) + (mode, workers)
         self._registry = getattr(ctx, "pools", None) if mode == PROCESSES else None
         try:
             if self._registry is not None:
@@ -380,7 +151,7 @@ class StageIter(OpIter):
             else:
                 self.pool = self._make_pool()
         except BaseException:
-            for op in (*members, *self.parents):  # built already: release what they hold
+            for op in self.parents:  # built already: release what they hold
                 op.close()
             raise
         self._out: collections.deque[Row] = collections.deque()
@@ -656,7 +427,5 @@ class StageIter(OpIter):
         else:
             self.pool.close()
         self._out.clear()
-        for m in self.members:
-            m.close()
         for p in self.parents:
             p.close()

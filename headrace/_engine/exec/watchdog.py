@@ -1,10 +1,10 @@
 """Stuck user functions explain themselves: which op, column, sample, worker and Python stack.
 
 A task (one sample, or one batch when a batch sits in the same stage; rows per task shrink to one
-for slow functions) that runs ``interval`` seconds (``ds.config.set_multiprocessing_timeout_interval``,
+for slow functions) that runs ``interval`` seconds (the ``multiprocessing_timeout_interval`` setting,
 300 by default) gets a :class:`~headrace._util.errors.WorkerStallWarning` in the main process, then
-another one at 2x, 4x, 8x ... that time while it still runs. With ``ds.config.set_worker_timeout(s)``
-(0, off, by default) a task that runs ``s`` seconds fails the pipeline with
+another one at 2x, 4x, 8x ... that time while it still runs. With a ``worker_timeout`` of ``s``
+seconds (0, off, by default) a task that runs ``s`` seconds fails the pipeline with
 :class:`~headrace._util.errors.WorkerTimeoutError` instead.
 
 NOTE [ finding the stuck sample ]
@@ -41,6 +41,8 @@ import warnings
 import weakref
 from typing import Any, Callable
 
+from headrace._engine.exec import stage_program as _program
+from headrace._engine.ops import batch as _batch, map as _map, source as _source
 from headrace._util.errors import WorkerStallWarning, WorkerTimeoutError, stall_report
 
 ANSWER_WAIT = 2.0   # seconds the main process waits for a worker's stack before reporting without it
@@ -57,9 +59,7 @@ _read_lines: frozenset = frozenset()
 def _locators() -> dict:
     global _table, _read_lines
     if _table is None:
-        from headrace._engine.ops import batch as _batch, map as _map, source as _source  # noqa: PLC0415
-        from headrace._engine.exec import stage as _stage  # noqa: PLC0415 - stage imports ordered
-        one_map = _stage._one_map.__code__
+        one_map = _program._one_map.__code__
         # _one_map calls the source's read directly: the lines that do tell a read from a map call.
         _read_lines = frozenset(ins.positions.lineno for ins in dis.get_instructions(one_map)  # type: ignore[union-attr]
                                 if ins.opname.startswith("LOAD") and ins.argval == "rd")

@@ -11,6 +11,11 @@ Ops whose next pass depends on more than the pass number (the buffer shuffle's r
 report that through ``pass_state()`` / ``restore_pass_state()``: small JSON-able dicts that a
 checkpoint keys by the op's path in the plan (``state.stateful_paths``), found through
 ``plan_node``.
+
+The index-domain ops (a source read by index, map, filter, batch) are no ``OpIter``: each is a
+:class:`Step`, a record of the op (id, name, plan node, per-pass plan) holding the picklable
+function a task calls (``spec``: ``ReadFn``, ``MapFn``, ``FilterFn``, ``BatchFn``). Only a stage
+(``exec/stage.py``) runs them, serially, on threads or in worker processes.
 """
 from __future__ import annotations
 
@@ -37,14 +42,39 @@ class BuildContext:
         self._next_id = 0
         self._ops: list[weakref.ref] = []
 
-    def register(self, op: "OpIter") -> int:
+    def register(self, op: object) -> int:
         self._next_id += 1
         self._ops.append(weakref.ref(op))
         return self._next_id
 
     @property
-    def ops(self) -> list["OpIter"]:
+    def ops(self) -> list[Any]:
+        """The op iterators and stage steps alive, in build order."""
         return [op for op in (r() for r in self._ops) if op is not None]
+
+
+class Step:
+    """One index-domain op of a stage: its op id (taken in build order, as an ``OpIter`` takes
+    one: every op keys its randomness with it), name, plan node and ``spec``, the picklable
+    function a stage's task calls. Not an iterator: ``exec/stage.py`` runs it. ``reset(p)``
+    readies what the op plans per pass (a source's indices, a batch's numbering)."""
+
+    keeps_pass_state = False  # a step's position is the stage's counter
+    plan_node: Any = None
+    name = "Op"
+    spec: Any
+
+    def __init__(self, ctx: BuildContext, node: Any) -> None:
+        self.ctx = ctx
+        self.node = node
+        self.op_id = ctx.register(self)
+        self.pass_index = -1
+
+    def reset(self, pass_index: int) -> None:
+        self.pass_index = pass_index
+
+    def __str__(self) -> str:
+        return self.name
 
 
 class OpIter:

@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from headrace._engine.ops.base import BuildContext, OpIter
+from headrace._engine.ops.base import BuildContext, OpIter, Step
 from headrace._engine.ops.map import global_seeds, make_assembler
 from headrace._util import rng
 from headrace._util.arrays import to_array
@@ -259,8 +259,9 @@ class BatchFn:
                                columns=[self.cols[c] for c in self.input_idx]) from e
 
 
-class BatchIter(OpIter):
-    """A batch op: serially here; as the top member of a stage when ``build`` fuses it.
+class BatchStep(Step):
+    """A batch op topping a stage: the :class:`BatchFn` the stage's tasks call, and the pass's
+    batch numbering, which the stage plans with.
 
     ``size_for(num)`` is the size of batch ``num`` of the current pass (a callable batch_size is
     asked with ``BatchInfo`` only when a row is there to put in the batch).
@@ -268,16 +269,15 @@ class BatchIter(OpIter):
 
     name = "batch operation"
 
-    def __init__(self, ctx: BuildContext, node: Any, parent: OpIter | None) -> None:
-        super().__init__(ctx, (parent,) if parent is not None else ())
-        self.node = node
+    def __init__(self, ctx: BuildContext, node: Any) -> None:
+        super().__init__(ctx, node)
         self.spec = BatchFn(node, self.op_id, global_seeds(ctx, node.per_batch_map, self.op_id))
         self.spec.rounds = getattr(ctx, "rounds", 1)
         self._batch_num = 0
         self._done = False
 
-    def _reset(self, pass_index: int) -> None:
-        super()._reset(pass_index)
+    def reset(self, pass_index: int) -> None:
+        self.pass_index = pass_index
         self._batch_num = 0
         self._done = False
 
@@ -329,15 +329,6 @@ class BatchIter(OpIter):
             self._batch_num += 1
             done += 1
         return done, rows
-
-    def __next__(self) -> Row:
-        job = self.gather(self.parent)
-        if job is None:
-            raise StopIteration
-        return self.spec(job[0], self.ctx.seed, self.pass_index, job[1])
-
-    def skip(self, n: int) -> int:
-        return self.skip_batches(self.parent, n)[0]
 
 
 class BucketBatchIter(OpIter):

@@ -3,9 +3,9 @@
 The work on one row lives in two small picklable callables, :class:`MapFn` and :class:`FilterFn`,
 that set the row's RNG key (``(seed, op id, pass, index)``) in whichever thread or process runs
 them; for a user function in a run with a seed set, they also seed ``np.random`` and ``random``
-from that key around the call (``rng.GlobalSeeds``). The op iterators here run them serially;
-``build`` normally groups them into a stage (``exec/stage.py``) that runs the same callables
-on thread or process workers, so serial, threaded and multi-process runs give the same rows.
+from that key around the call (``rng.GlobalSeeds``). ``MapStep`` and
+``FilterStep`` are the ops as members of a stage (``exec/stage.py``), the one place that runs
+these callables, inline, on threads or in processes, so every mode gives the same rows.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from headrace._engine.ops.base import BuildContext, OpIter
+from headrace._engine.ops.base import BuildContext, Step
 from headrace._util import rng
 from headrace._util.arrays import to_array
 from headrace._util.errors import PipelineError, not_an_array, user_error
@@ -202,51 +202,19 @@ class FilterFn:
                 g.leave(token)
 
 
-class MapIter(OpIter):
-    """A map op: serially here; as a member of a stage when ``build`` fuses it."""
+class MapStep(Step):
+    """A map op in a stage: its id, its plan node and the :class:`MapFn` the stage runs."""
 
-    def __init__(self, ctx: BuildContext, node: Any, parent: OpIter | None) -> None:
-        super().__init__(ctx, (parent,) if parent is not None else ())
-        self.node = node
+    def __init__(self, ctx: BuildContext, node: Any) -> None:
+        super().__init__(ctx, node)
         self.name = node.name
         self.spec = MapFn(node, self.op_id, global_seeds(ctx, node.fn, self.op_id))
-        self._index = 0
-
-    def _reset(self, pass_index: int) -> None:
-        super()._reset(pass_index)
-        self._index = 0
-
-    def __next__(self) -> Row:
-        row = next(self.parent)
-        index = self._index
-        self._index = index + 1
-        return self.spec(row, self.ctx.seed, self.pass_index, index)
-
-    def skip(self, n: int) -> int:
-        # 1:1: skipping outputs is skipping inputs, without running the function.
-        k = self.parent.skip(n)
-        self._index += k
-        return k
 
 
-class FilterIter(OpIter):
-    """A filter op: serially here; as the top member of a stage when ``build`` fuses it."""
+class FilterStep(Step):
+    """A filter op topping a stage: its id, its plan node and the :class:`FilterFn` the stage runs."""
 
-    def __init__(self, ctx: BuildContext, node: Any, parent: OpIter | None) -> None:
-        super().__init__(ctx, (parent,) if parent is not None else ())
-        self.node = node
+    def __init__(self, ctx: BuildContext, node: Any) -> None:
+        super().__init__(ctx, node)
         self.spec = FilterFn(node, self.op_id, global_seeds(ctx, node.predicate, self.op_id))
         self.name = self.spec.name
-        self._index = 0
-
-    def _reset(self, pass_index: int) -> None:
-        super()._reset(pass_index)
-        self._index = 0
-
-    def __next__(self) -> Row:
-        while True:
-            row = next(self.parent)
-            index = self._index
-            self._index = index + 1
-            if self.spec(row, self.ctx.seed, self.pass_index, index):
-                return row

@@ -1,11 +1,11 @@
-"""Sources: random-access reads by sampled index, and front-to-back streams."""
+"""Sources: random-access reads by sampled index (a stage's bottom step), and front-to-back streams."""
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
 
-from headrace._engine.ops.base import BuildContext, OpIter
+from headrace._engine.ops.base import BuildContext, OpIter, Step
 from headrace._engine.samplers import SequentialPlan
 from headrace._util import rng
 from headrace._util.errors import PipelineError, user_error
@@ -64,25 +64,21 @@ class _Reserved:
     """Stands for an op folded into a source (a cached map) when ids are handed out."""
 
 
-class RandomAccessIter(OpIter):
-    """Reads the source at the sampler's indices for the pass.
-
-    Serial on its own; ``build`` makes it the bottom member of a stage, which reads by index in
-    its workers (``num_workers`` of them when the source is read alone).
-    """
+class ReadStep(Step):
+    """A source read by index, at the bottom of a stage: the sampler's plan of each pass (the
+    source indices, in order) and the :class:`ReadFn` the stage's workers call on them (the
+    stage reads in its workers, ``num_workers`` of them when the source is read alone)."""
 
     def __init__(self, ctx: BuildContext, node: Any) -> None:
-        super().__init__(ctx)
+        super().__init__(ctx, node)
         for _ in range(getattr(node.source, "folded_ops", 0)):
-            ctx.register(_Reserved())  # type: ignore[arg-type]  # ops folded into the source keep their ids (their RNG keys)
-        self.node = node
+            ctx.register(_Reserved())  # ops folded into the source keep their ids (their RNG keys)
         self.name = node.name
         self._source = node.source
         user = getattr(node.source, "runs_user_code", False) and getattr(ctx, "seed_globals", False)
         self.spec = ReadFn(node.source, node.name, rng.GlobalSeeds(self.op_id) if user else None)
-        self.indices = np.empty(0, dtype=np.int64)
+        self.indices: np.ndarray | range = np.empty(0, dtype=np.int64)
         self._first: int | None = None
-        self._pos = 0
 
     def plan(self, pass_index: int) -> np.ndarray:
         """The source indices pass ``pass_index`` reads, in order (the sampler's pure plan)."""
@@ -90,7 +86,8 @@ class RandomAccessIter(OpIter):
                             self.ctx.options.seed is not None)
         return np.asarray(self.node.sampler.indices(ctx), dtype=np.int64)
 
-    def _reset(self, pass_index: int) -> None:
+    def reset(self, pass_index: int) -> None:
+        self.pass_index = pass_index
         sampler = self.node.sampler
         if type(sampler) is SequentialPlan:
             # Consecutive by construction: a range, so a pass starts without building (and, after a
@@ -98,12 +95,10 @@ class RandomAccessIter(OpIter):
             ctx = SampleContext(len(self._source), pass_index, self.ctx.seed, self.node.labels,
                                 self.ctx.options.seed is not None)
             start, count = sampler.span(ctx)
-            self.indices = range(start, start + count)  # type: ignore[assignment]  # consecutive: a range
+            self.indices = range(start, start + count)
             self._first = start
-            self._pos = 0
             return
         self.indices = idx = self.plan(pass_index)
-        self._pos = 0
         n = len(idx)
         # Consecutive indices (an unshuffled plan): tasks carry them as a range, which costs
         # nothing to slice, send to a worker process or iterate.
@@ -117,20 +112,6 @@ class RandomAccessIter(OpIter):
         if first is not None:
             return range(first + start, first + min(stop, len(self.indices)))
         return self.indices[start:stop]
-
-    def __next__(self) -> Row:
-        pos = self._pos
-        if pos >= len(self.indices):
-            raise StopIteration
-        self._pos = pos + 1
-        if self.spec.globals is not None:
-            return self.spec.keyed(int(self.indices[pos]), self.ctx.seed, self.pass_index, pos)
-        return self.spec(int(self.indices[pos]))
-
-    def skip(self, n: int) -> int:
-        k = min(n, len(self.indices) - self._pos)
-        self._pos += k
-        return k
 
     def __str__(self) -> str:
         return f"{self.name}(rows={len(self._source)})"

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from headrace._engine.samplers.builtin import SamplerPlan
+from headrace._engine.samplers.base import SamplerPlan
 from headrace._util import mtshuffle
 from headrace._util.mtshuffle import minstd_shuffle
 from headrace._util.types import SampleContext

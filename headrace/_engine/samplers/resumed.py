@@ -20,7 +20,7 @@ import dataclasses
 
 import numpy as np
 
-from headrace._engine.samplers.builtin import LabelsFn, SamplerPlan, _readonly
+from headrace._engine.samplers.base import LabelsFn, SamplerPlan, _readonly
 from headrace._util.types import SampleContext
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from headrace._engine import options as _options
 from headrace._util import rng as _rng
+from headrace._util import wording as _wording
 from headrace._util.checks import INT32_MAX, UINT32_MAX, check_int, max_workers, too_many_workers
 from headrace.dataset.debug import _state as _debug
 from headrace.dataset.debug._hooks import DebugHook, PrintMetaDataHook
@@ -36,6 +37,12 @@ __all__ = [
     "set_prefetch_size", "set_seed", "set_sending_batches", "set_strict_decode", "set_video_backend",
     "set_worker_timeout",
 ]
+
+# How users change the engine's settings, for the engine's messages (``_util/wording.py``). Data
+# registered on import, unlike the "nothing at import time" rule's hooks and threads: an engine
+# message may come before any call into this module, and must name the call all the same.
+_wording.name_settings({name: f"ds.config.set_{name}({{}})" for name in (
+    "enable_shared_mem", "multiprocessing_start_method", "multiprocessing_timeout_interval", "worker_timeout")})
 
 DEFAULT_SEED = 5489  # what get_seed() reports before set_seed (mt19937's default seed)
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-KINDS = {"RandomAccessIter": "source", "StreamIter": "source", "MapIter": "map", "FilterIter": "filter",
-         "BatchIter": "batch", "BucketBatchIter": "batch", "ShuffleIter": "shuffle", "RepeatIter": "repeat",
+KINDS = {"ReadStep": "source", "StreamIter": "source", "MapStep": "map", "FilterStep": "filter",
+         "BatchStep": "batch", "BucketBatchIter": "batch", "ShuffleIter": "shuffle", "RepeatIter": "repeat",
          "TakeIter": "take", "SkipIter": "skip", "SelectIter": "project", "ZipIter": "zip",
          "ConcatIter": "concat", "FlatMapIter": "flat_map"}
 

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from headrace._engine.exec import forkserver, launch, process_pool
+from headrace._engine.exec import forkserver, launch, process_pool, process_start
 from headrace._engine.run import PipelineRun
 from tests.engine.exec.test_shutdown import alive, children, still_alive
 from tests.engine.exec.test_process_pool import ROOT, Unpicklable, opts, pipeline, read_all, rows_of, slow
@@ -340,7 +340,7 @@ def test_workers_start_in_the_parents_current_directory_and_environment(tmp_path
     monkeypatch.setenv("HR_TEST_CONTEXT", "x" * 17)
     got = rows_of(pipeline(n=3, workers=2, procs=True, fn=where_and_what, batch=0), epochs=1)
     assert [r[0] for r in got[:-1]] == [[len(str(tmp_path / "deeper")), 17]] * 3
-    assert process_pool.THREAD_ENV["OMP_NUM_THREADS"] == "1"
+    assert process_start.THREAD_ENV["OMP_NUM_THREADS"] == "1"
 
 
 def test_a_process_with_threads_never_forks_itself(monkeypatch):

@@ -217,7 +217,7 @@ def test_tasks_read_the_planned_indices_whether_consecutive_or_not(kwargs, worke
 
 def test_span_is_a_range_only_for_consecutive_indices():
     from headrace._engine.ops.base import BuildContext
-    from headrace._engine.ops.source import RandomAccessIter
+    from headrace._engine.ops.source import ReadStep
 
     class Source:
         def __len__(self):
@@ -237,7 +237,7 @@ def test_span_is_a_range_only_for_consecutive_indices():
 
     for plan, want in [(ds.SequentialSampler(start_index=2).parse(), range(4, 7)),
                        (ds.SubsetSampler([3, 1, 2]).parse(), None), (ds.SubsetSampler([5]).parse(), range(5, 5))]:
-        it = RandomAccessIter(BuildContext(1, Opts()), Node(plan))
+        it = ReadStep(BuildContext(1, Opts()), Node(plan))
         it.reset(0)
         span = it.span(2, 5)
         if want is None:

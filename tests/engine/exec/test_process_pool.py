@@ -166,7 +166,7 @@ def test_source_maps_and_batch_run_as_one_stage_in_the_workers():
     try:
         tree = run.tree
         assert isinstance(tree, stage.StageIter) and tree.mode == stage.PROCESSES
-        assert [type(m).__name__ for m in tree.members] == ["RandomAccessIter", "MapIter", "BatchIter"]
+        assert [type(m).__name__ for m in tree.members] == ["ReadStep", "MapStep", "BatchStep"]
         assert [m.op_id for m in tree.members] == [1, 2, 3]  # the ids the ops get one by one
         assert read_all(run)[0][1] == [0, 1, 2, 3]
     finally:

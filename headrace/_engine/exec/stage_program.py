@@ -1,0 +1,146 @@
+"""What one task of a stage runs: :class:`StageProgram`, the stage's steps composed.
+
+A task is a run of source indices (or of rows pulled from the stage's parent); the program reads,
+maps, filters and, when a batch tops the stage, collates them into one batch, all in the thread or
+process that runs the task. It calls the steps' picklable functions (``ops/source.ReadFn``,
+``ops/map.MapFn`` / ``FilterFn``, ``ops/batch.BatchFn``) and nothing else: this is the per-row
+path of the index domain, the same in every mode (inline, threads, processes).
+
+Two variants run the same steps in the same order, and only when asked for: ``run_guarded``
+(``error_rows.py``: an error policy that replaces or skips failing rows) and ``run_timed``
+(``profiled.py``: a profiled run). A serial stage over a parent, which maps rows one at a time as
+they are asked for, calls the same map and filter functions (``StageIter._next_row_inline``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from headrace._engine.exec.error_rows import run_guarded
+from headrace._util import rng
+from headrace._util.errors import PipelineError, format_traceback
+
+_ndarray = np.ndarray
+
+
+class StageProgram:
+    """What one task runs; picklable (cloudpickle for spawned workers).
+
+    A task is ``(seed, pass, start, items, batch number)``: ``items`` are source indices when the
+    stage reads a source (an int64 array, or a ``range`` when they are consecutive), else rows;
+    ``start`` is the pass position of the first item, which is
+    the index every op keys its randomness with. The result is ``(rows, error or None)``: the rows
+    made before a failure, then the failure (a batch that fails yields no row).
+    """
+
+    __slots__ = ("read", "maps", "filter", "batch", "name", "errors")
+
+    def __init__(self, read: Any, maps: tuple, filt: Any, batch: Any, name: str = "stage") -> None:
+        self.read = read
+        self.maps = maps
+        self.filter = filt
+        self.batch = batch
+        self.name = name  # the stage's ops, for a failure that is no op's own
+        self.errors: str | None = None  # an error policy ("replace", "skip"): see exec/error_rows.py
+
+    def parts(self) -> list[tuple[str, Any]]:
+        """(op name, user object) pairs, for naming what cannot be sent to a worker."""
+        out: list[tuple[str, Any]] = []
+        if self.read is not None:
+            out.append((f"the source of {self.read.name}", self.read.source))
+        out += [(m.name, m.fn) for m in self.maps]
+        if self.filter is not None:
+            out.append((self.filter.name, self.filter.pred))
+        if self.batch is not None and self.batch.pbm is not None:
+            out.append(("batch operation: [per_batch_map]", self.batch.pbm))
+        return out
+
+    def run(self, task: tuple) -> tuple[list, PipelineError | None]:
+        if self.errors is not None:
+            return run_guarded(self, task, self.errors)
+        seed, p, start, items, num = task
+        read, maps, filt, batch = self.read, self.maps, self.filter, self.batch
+        out: list = []
+        if type(items) is not list and type(items) is not range:
+            items = items.tolist()
+        try:
+            # The common shape, in a loop of its own (not for user code that gets np.random and
+            # random seeded per sample: MapFn.__call__ and ReadFn.keyed do that).
+            if (filt is None and len(maps) == 1 and maps[0].globals is None
+                    and (read is None or read.globals is None)):
+                m = maps[0]
+                cursor, prev = rng.enter_cursor(seed, m.op_id, p)
+                try:
+                    _one_map(read, m, items, start, out, cursor)
+                finally:
+                    rng.leave_cursor(prev)
+            else:
+                append = out.append
+                pos = start
+                keyed = read is not None and read.globals is not None
+                for item in items:
+                    row = (read.keyed(item, seed, p, pos) if keyed else read(item)) if read is not None else item
+                    for m in maps:
+                        row = m(row, seed, p, pos)
+                    if filt is None or filt(row, seed, p, pos):
+                        append(row)
+                    pos += 1
+            if batch is not None:
+                return [batch(out, seed, p, num)], None
+        except PipelineError as e:
+            return ([] if batch is not None else out), e
+        except Exception as e:  # noqa: BLE001 - no op's own error: the same report in every mode
+            err = PipelineError(self.name, f"{type(e).__name__}: {e}", python_stack=format_traceback(e))
+            err.__cause__ = e
+            return ([] if batch is not None else out), err
+        return out, None
+
+
+def _one_map(read: Any, m: Any, items: list, pos: int, out: list, cursor: Any) -> None:
+    """Reads (when ``read``) and maps ``items`` into ``out``; row ``k`` is keyed ``pos + k``.
+
+    One loop per case, with everything it touches bound to locals: this is the per-row path of
+    a source -> map -> batch stage, where a trivial map costs about as much as the loop itself.
+    The source's ``read`` and, for a one-column in-place map returning an ndarray, the map's
+    function are called here directly; failures are reported exactly as ``ReadFn`` and
+    ``MapFn`` report them, and any other result goes through ``MapFn.finish``.
+    """
+    append = out.append
+    fast = m.fast_path()
+    if read is not None:
+        rd = read.read
+        if fast is not None:
+            fn, one, at = fast
+            finish = m.finish
+            for item in items:
+                try:
+                    row = rd(item)
+                except Exception as e:  # noqa: BLE001 - a failing read is reported with its sample
+                    read.fail(e, item)
+                cursor.index = pos
+                try:
+                    v = fn(row[one])
+                except Exception as e:  # noqa: BLE001 - a failing user op is reported with its sample
+                    m.fail(e, pos)
+                if type(v) is _ndarray and len(row) == 2:
+                    append((v, row[1]) if at == 0 else (row[0], v))
+                else:
+                    append(finish(row, v, pos))
+                pos += 1
+        else:
+            apply = m.apply
+            for item in items:
+                try:
+                    row = rd(item)
+                except Exception as e:  # noqa: BLE001 - a failing read is reported with its sample
+                    read.fail(e, item)
+                cursor.index = pos
+                append(apply(row, pos))
+                pos += 1
+    else:
+        apply = m.apply
+        for row in items:
+            cursor.index = pos
+            append(apply(row, pos))
+            pos += 1
