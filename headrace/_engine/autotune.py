@@ -397,7 +397,7 @@ class Tuner:
                 continue
             for m in st.members:
                 node = m.node
-                swaps[id(node)] = _retuned(node, w, procs)
+                swaps[id(node)] = _retuned(node, self._origin.get(id(node), node), w, procs)
         prefetch = self._pending_prefetch if self._pending_prefetch is not None else prefetch_before
         self._pending = {}
         self._pending_prefetch = None
@@ -499,12 +499,13 @@ def _has_hooks(stage: Any) -> bool:
     return any(getattr(m.node, "hooks", None) is not None for m in stage.members)
 
 
-def _retuned(node: Any, workers: int, procs: bool) -> P.Node:
+def _retuned(node: Any, orig: Any, workers: int, procs: bool) -> P.Node:
+    """``node`` (standing for the user's ``orig``) with a stage's new settings."""
     kind = type(node)
     if kind is P.RandomAccessNode:
-        # A source read in the stage's workers moves with them; a thread-only source stays so.
-        procs_src = node.processes if not procs or node.processes is False else True
-        return dataclasses.replace(node, num_workers=workers, processes=procs_src)
+        # A source read in the stage's workers moves with them to processes (else the stage would
+        # split and the source be read in the main thread); back on threads it is as it was made.
+        return dataclasses.replace(node, num_workers=workers, processes=True if procs else orig.processes)
     if kind in (P.MapNode, P.BatchNode):
         return dataclasses.replace(node, num_workers=workers, processes=procs)
     if kind is P.FilterNode:

@@ -124,6 +124,7 @@ def test_a_sleeping_map_gets_more_workers(caplog):
     # a stage that waits may have up to 4 workers per budgeted core, never more
     assert all(d.new <= 8 for d in tuner.decisions if d.setting == "workers")
     assert max(w for _, w, _ in tuner.settings()[0]) >= 2
+    assert ds.serialize(d)["children"][0]["num_parallel_workers"] == 1  # the user's pipeline is a value
 
 
 def test_a_seeded_python_function_on_threads_moves_to_processes():
