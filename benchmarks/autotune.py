@@ -35,7 +35,7 @@ from . import w1, w2
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_data")
 GRID = [(w, p, f) for w in (1, 2, 4) for p in (False, True) for f in (1, 16)]
 BAD = (1, False, 1)
-INTERVAL = {"w1": 100, "w2": 2}  # steps between decisions: about two a second at the bad setting
+INTERVAL = {"w1": 100, "w2": 3}  # steps between decisions: one or two a second at the bad setting
 
 
 def photos() -> tuple[list[np.ndarray], str]:

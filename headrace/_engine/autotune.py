@@ -4,8 +4,9 @@ A tuned run is a profiled run (``profile.py``; its own recorder when no profiler
 the tuner reads the counters the profiler keeps and measures nothing itself: per stage, the
 seconds its tasks ran (busy), their CPU seconds and how often their threads blocked; for the
 consumer, its waits for data and its time away. At each safe point (every ``interval`` rows
-handed to the consumer; 0: the end of each epoch) it looks at what those counters gained since
-the last decision (a window) and makes at most one change per stage plus one to the prefetch:
+handed to the consumer, once ``MIN_WINDOW_S`` seconds have passed; 0: the end of each epoch) it
+looks at what those counters gained since the last decision (a window) and makes at most one
+change, so that the next window judges it alone:
 
 1. The consumer waited for data under ``CONSUMER_WAIT`` of the window: the pipeline keeps up;
    nothing changes.
@@ -19,7 +20,7 @@ the last decision (a window) and makes at most one change per stage plus one to 
      up to ``WAITING_OVERSUBSCRIBE`` x the cores;
    * computing: one more worker while the projected CPU use of all stages (each stage's cores
      per worker times its workers) stays within the cores.
-3. The consumer waited and the prefetch (rows made ahead by the prefetch thread) is shallower than
+3. Otherwise, the consumer waited and the prefetch (rows made ahead by the prefetch thread) is shallower than
    twice the workers of the stage that feeds it (at least ``MIN_PREFETCH``): it is deepened to that.
 
 Budgets: the cores are ``os.sched_getaffinity`` (or ``Options.autotune_cores``); the memory is half
@@ -42,6 +43,7 @@ the stage, the setting, old -> new and the measurements behind it, and kept in `
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import logging
 import os
@@ -63,7 +65,8 @@ SLEEPER_BLOCKS_PER_CPU_S = 3000.0  # threads that sleep or wait for I/O block fa
 WAITING_OVERSUBSCRIBE = 4  # workers per core for a stage that mostly waits
 MIN_PREFETCH = 4
 MAX_PREFETCH = 64
-MIN_TASKS = 3             # tasks a stage must have finished in a window to be judged
+MIN_WINDOW_S = 2.0        # a window shorter than this is extended (rows/s over a few rows is noise)
+MIN_TASKS = 2             # tasks a stage must have finished in a window to be judged
 REGRESSION = 0.15         # a change whose window is this much slower than the one before is undone
 MIN_GAIN = 0.05           # ...and more workers of the same kind that are not this much faster
 PROCESS_WORKER_FLOOR = 32 << 20  # a worker process's size before one has been seen
@@ -109,6 +112,16 @@ def rss(pid: int) -> int:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
+
+
+def cpu_times() -> tuple[int, int]:
+    """(idle, total) jiffies of the machine's CPUs so far; (0, 0) where unknown."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+        return fields[3] + (fields[4] if len(fields) > 4 else 0), sum(fields)
+    except (OSError, ValueError, IndexError):
+        return 0, 0
 
 
 def row_bytes(row: Any) -> int:
@@ -158,9 +171,6 @@ class Tuner:
         self._marks: dict[int, tuple] = {}
         self._consumer = (0.0, 0.0)
         self._t0 = _clock()
-        self._rows = 0                    # rows delivered in this window...
-        self._first: float | None = None  # ...from the first one's delivery
-        self._last_row: float | None = None
         self._row_bytes = 0
         self._pending: dict[int, tuple[int, bool]] = {}
         self._pending_prefetch: int | None = None
@@ -177,18 +187,14 @@ class Tuner:
     # ---- hooks called by the run ----------------------------------------------------------------
     def after_row(self, row: Any) -> None:
         now = _clock()
-        if self._first is None:
-            self._first = now
-        else:
-            self._rows += 1
-        self._last_row = now
+        self._times.append(now)
         if not self._prefetching and self.run.prefetching:
             self._prefetching = True
-        if self._rows == 1:
+        if len(self._times) == 2:  # a row of the window (its first may be an epoch's first)
             self._row_bytes = row_bytes(row)
         if self.interval > 0:
             self._since += 1
-            if self._since >= self.interval:
+            if self._since >= self.interval and now - self._t0 >= MIN_WINDOW_S:
                 self._since = 0
                 self._tick(mid_epoch=True)
 
@@ -196,7 +202,7 @@ class Tuner:
         if self.interval == 0:
             self._tick(mid_epoch=False)
         elif self._pending or self._pending_prefetch is not None:
-            self._apply(self._pending_why, self._rate())
+            self._apply(self._pending_why, self._rate(next(iter(self._pending), None)))
         self._write()
 
     def close(self) -> None:
@@ -235,17 +241,16 @@ class Tuner:
             self._pending_prefetch = None
 
     def _decide(self, mid_epoch: bool) -> None:
-        rate = self._rate()
-        if self._judge_trial(rate):
+        if self._judge_trial():
             return
         windows = self._windows()
         wait, away = self._consumer_delta()
         waited = wait / (wait + away) if wait + away > 0 else 0.0
         decisions: list[Decision] = []
         stages = self._stages()
-        if waited >= CONSUMER_WAIT and rate > 0:
-            decisions += self._stage_decision(stages, windows, waited)
-            decisions += self._prefetch_decision(stages, waited)
+        if waited >= CONSUMER_WAIT and self._times:
+            # one change at a time, so that the next window judges it alone
+            decisions += self._stage_decision(stages, windows, waited) or self._prefetch_decision(stages, waited)
         self._mark()
         if not decisions:
             return
@@ -254,21 +259,34 @@ class Tuner:
             log.info("autotune: the changes wait for the end of the epoch (this pipeline cannot resume mid-epoch "
                      "without making its rows again)")
             return
-        self._apply(decisions, rate)
+        self._apply(decisions, self._rate(next(iter(self._pending), None)))
 
-    def _rate(self) -> float:
-        """Rows per second delivered in the window."""
-        if self._first is None or self._last_row is None or self._rows < 2 or self._last_row <= self._first:
+    def _rate(self, sid: int | None) -> float:
+        """Rows per second handed to the consumer in the window, from when stage ``sid`` (the
+        one a change is about; None: the window's start) started its first task in it: the start
+        of new workers is not counted against them."""
+        start = self._t0
+        if sid is not None:
+            rec = self.run.profile_record.stages.get(sid)
+            mark = self._marks.get(sid)
+            if rec is not None and mark is not None:
+                starts = [t[3] for t in rec.tasks[mark[6]:] if t[3] >= self._t0]
+                if starts:
+                    start = max(start, min(starts))
+        times = self._times
+        n = len(times) - bisect.bisect_left(times, start)
+        if n < 2 or times[-1] <= start:
             return 0.0
-        return self._rows / (self._last_row - self._first)
+        return n / (times[-1] - start)
 
-    def _judge_trial(self, rate: float) -> bool:
+    def _judge_trial(self) -> bool:
         """Undoes the last change when the window after it was slower than the one before; True
         if it did."""
         trial, self._trial = self._trial, None
         if trial is None:
             return False
         before, prefetch_before, rate_before, more = trial
+        rate = self._rate(next(iter(before), None))
         # more workers of the same kind must pay for themselves; other changes must not cost
         floor = (1.0 + MIN_GAIN) if more else (1.0 - REGRESSION)
         if rate_before <= 0 or rate <= 0 or rate >= floor * rate_before:
@@ -321,11 +339,15 @@ class Tuner:
                                  "a time")
         if can_procs and st.mode == THREADS and w >= 2 and not sleeper and ratio >= WAITING_CPU:
             turns = per_cpu is not None and per_cpu >= GIL_BLOCKS_PER_CPU_S
+            # threads computing well under a core each while our stages leave cores idle
             starved = ratio <= 1.3 / w and used < 0.85 * self.cores
             if turns or starved:
                 seen = "" if per_cpu is None else f", {per_cpu:.0f} blocks per CPU second"
+                idle = self._idle()
+                busy = "" if idle >= 0.15 else (f"; or the machine, {1 - idle:.0%} busy with other work, gives "
+                                                "them little CPU: tried, undone if slower")
                 return self._propose(st, w, True, f"{head}; its threads computed {ratio:.0%} of their busy "
-                                     f"time{seen}: they take turns on the GIL")
+                                     f"time{seen}: they take turns on the GIL{busy}")
         if sleeper or ratio < WAITING_CPU:
             new = min(2 * w, WAITING_OVERSUBSCRIBE * self.cores)
             why = f"{head}; it waits (CPU {ratio:.0%} of its busy time)"
@@ -407,6 +429,9 @@ class Tuner:
             log.info("%s", d.line())
         self.decisions += decisions
         self.run.retune(plan, prefetch)
+        prof = self.run.profile_record
+        if prof.last_return is not None:  # the rebuild is not the consumer's time away
+            prof.last_return = _clock()
         more = any(d.setting == "workers" for d in decisions)
         self._trial = (before, prefetch_before, rate, more) if rate >= 0 else None
         self._mark()
@@ -444,6 +469,12 @@ class Tuner:
                                max(now - max(start, self._t0), 1e-9))
         return out
 
+    def _idle(self) -> float:
+        """The share of the machine's CPU time that was idle in the window (1.0 where unknown)."""
+        idle, total = cpu_times()
+        d_total = total - self._cpu_mark[1]
+        return (idle - self._cpu_mark[0]) / d_total if d_total > 0 else 1.0
+
     def _consumer_delta(self) -> tuple[float, float]:
         prof = self.run.profile_record
         w0, a0 = self._consumer
@@ -454,9 +485,9 @@ class Tuner:
         self._marks = {sid: (r.count, r.busy, r.cpu_measured, r.cpu_busy, r.switches, r.switch_cpu, len(r.tasks))
                        for sid, r in prof.stages.items()}
         self._consumer = (prof.wait, prof.away)
+        self._cpu_mark = cpu_times()
         self._t0 = _clock()
-        self._first = self._last_row = None
-        self._rows = 0
+        self._times: list[float] = []  # when the window's rows were handed over
 
     def _memory_now(self) -> int:
         """Resident bytes of this process and the worker processes its stages ran tasks in."""

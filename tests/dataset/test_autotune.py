@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import headrace.dataset as ds
+from headrace._engine import autotune
 from headrace._engine import options as _options
 from headrace.mindrecord import FileWriter
 
@@ -34,6 +35,12 @@ def spin(x):  # pure Python: holds the GIL
 
 def noisy(x):  # draws from NumPy's global generator: keyed per sample under a seed
     return x + np.random.randint(0, 1000)
+
+
+@pytest.fixture(autouse=True)
+def _short_windows(monkeypatch):
+    """Decisions every `interval` rows without waiting for autotune's 2-second windows."""
+    monkeypatch.setattr(autotune, "MIN_WINDOW_S", 0.05)
 
 
 def _run(d, epochs=1):
