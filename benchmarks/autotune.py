@@ -123,11 +123,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--measure", type=float, default=3.0)
     ap.add_argument("--tune-seconds", type=float, default=10.0)
     ap.add_argument("--no-corrupt", action="store_true")
+    ap.add_argument("--no-grid", action="store_true", help="autotune only (no ratio)")
     ap.add_argument("--log", action="store_true", help="print autotune's decisions as they are made")
     a = ap.parse_args(argv)
     import headrace.dataset as ds  # noqa: PLC0415 - after argument parsing
     if a.log:
-        logging.basicConfig(level=logging.INFO, format="    %(message)s")
+        logging.basicConfig(level=logging.DEBUG, format="    %(relativeCreated)d ms %(message)s")
+        logging.getLogger("PIL").setLevel(logging.INFO)
     with open("/proc/loadavg") as f:
         print(f"load average at start: {f.read().strip()}; cores: {len(os.sched_getaffinity(0))}")
     w1.generate(ROOT)
@@ -139,15 +141,15 @@ def main(argv: list[str] | None = None) -> None:
         pipeline: Callable[[tuple[int, bool, int]], Any] = (
             (lambda s: w1_pipeline(ds, s)) if name == "w1" else (lambda s: w2_pipeline(ds, s, folder)))
         grid = []
-        for s in GRID:
+        for s in ([] if a.no_grid else GRID):
             r, _ = measure(ds, lambda s=s: pipeline(s), s[2], a.warm, a.measure)
             grid.append((r, s))
             print(f"{name} grid workers={s[0]} {'processes' if s[1] else 'threads'} prefetch={s[2]}: {r:,.0f} rows/s")
-        best, best_s = max(grid)
+        best, best_s = max(grid) if grid else (float("nan"), BAD)
         if name == "w2":
             best_w2 = best_s
         r, tuner = measure(ds, lambda: pipeline(BAD), BAD[2], a.tune_seconds, a.measure, tune=INTERVAL[name])
-        bad = next(x for x, s in grid if s == BAD)
+        bad = next((x for x, s in grid if s == BAD), float("nan"))
         print(f"{name} autotune from workers=1 threads prefetch=1 (bad: {bad:,.0f} rows/s): after "
               f"{a.tune_seconds:.0f} s, {r:,.0f} rows/s = {r / best:.2f} of the best grid point "
               f"({best:,.0f} rows/s, workers={best_s[0]} {'processes' if best_s[1] else 'threads'} "

@@ -4,9 +4,9 @@ A tuned run is a profiled run (``profile.py``; its own recorder when no profiler
 the tuner reads the counters the profiler keeps and measures nothing itself: per stage, the
 seconds its tasks ran (busy), their CPU seconds and how often their threads blocked; for the
 consumer, its waits for data and its time away. At each safe point (every ``interval`` rows
-handed to the consumer, once ``MIN_WINDOW_S`` seconds have passed; 0: the end of each epoch) it
-looks at what those counters gained since the last decision (a window) and makes at most one
-change, so that the next window judges it alone:
+handed to the consumer, once a window holds ``MIN_WINDOW_S`` seconds and ``MIN_WINDOW_ROWS`` rows;
+0: the end of each epoch) it looks at what those counters gained since the last decision (a
+window) and makes at most one change, so that the next window judges it alone:
 
 1. The consumer waited for data under ``CONSUMER_WAIT`` of the window: the pipeline keeps up;
    nothing changes.
@@ -14,8 +14,9 @@ change, so that the next window judges it alone:
    over ``SATURATED`` busy:
 
    * on threads, computing, yet its threads take turns on the GIL (they block about every switch
-     interval, or compute well under a core each while cores are idle), and its functions can
-     run in worker processes: it moves to processes (``threads -> processes``);
+     interval, or compute well under a core each while cores are idle), or its Python functions run
+     under the lock that keys the global random generators (a seed is set): it moves to
+     processes (``threads -> processes``; a source read in the stage moves with it);
    * waiting (CPU under ``WAITING_CPU`` of its busy time: sleep, I/O, a lock): twice the workers,
      up to ``WAITING_OVERSUBSCRIBE`` x the cores;
    * computing: one more worker while the projected CPU use of all stages (each stage's cores
@@ -65,10 +66,11 @@ SLEEPER_BLOCKS_PER_CPU_S = 3000.0  # threads that sleep or wait for I/O block fa
 WAITING_OVERSUBSCRIBE = 4  # workers per core for a stage that mostly waits
 MIN_PREFETCH = 4
 MAX_PREFETCH = 64
-MIN_WINDOW_S = 2.0        # a window shorter than this is extended (rows/s over a few rows is noise)
+MIN_WINDOW_S = 2.0        # a window shorter than this is extended (rows/s over a few rows is noise)...
+MIN_WINDOW_ROWS = 8       # ...and one with fewer rows
 MIN_TASKS = 2             # tasks a stage must have finished in a window to be judged
 REGRESSION = 0.15         # a change whose window is this much slower than the one before is undone
-MIN_GAIN = 0.05           # ...and more workers of the same kind that are not this much faster
+MIN_GAIN = 0.0            # ...and more workers of the same kind that are not this much faster
 PROCESS_WORKER_FLOOR = 32 << 20  # a worker process's size before one has been seen
 
 INLINE, THREADS, PROCESSES = "inline", "threads", "processes"
@@ -175,6 +177,7 @@ class Tuner:
         self._pending: dict[int, tuple[int, bool]] = {}
         self._pending_prefetch: int | None = None
         self._pending_why: list[Decision] = []
+        self._pending_rate = 0.0
         # the last change: the settings before it, the prefetch before it, rows/s in the window before it
         self._trial: tuple[dict[int, tuple[int, bool]], int, float, bool] | None = None
         self._prefetching = False  # whether the run's prefetch thread has run (else its depth is moot)
@@ -194,7 +197,7 @@ class Tuner:
             self._row_bytes = row_bytes(row)
         if self.interval > 0:
             self._since += 1
-            if self._since >= self.interval and now - self._t0 >= MIN_WINDOW_S:
+            if self._since >= self.interval and now - self._t0 >= MIN_WINDOW_S and len(self._times) >= MIN_WINDOW_ROWS:
                 self._since = 0
                 self._tick(mid_epoch=True)
 
@@ -202,7 +205,7 @@ class Tuner:
         if self.interval == 0:
             self._tick(mid_epoch=False)
         elif self._pending or self._pending_prefetch is not None:
-            self._apply(self._pending_why, self._rate(next(iter(self._pending), None)))
+            self._apply(self._pending_why, self._pending_rate)
         self._write()
 
     def close(self) -> None:
@@ -251,15 +254,17 @@ class Tuner:
         if waited >= CONSUMER_WAIT and self._times:
             # one change at a time, so that the next window judges it alone
             decisions += self._stage_decision(stages, windows, waited) or self._prefetch_decision(stages, waited)
+        rate = self._rate(next(iter(self._pending), None)) if decisions else 0.0  # this window's, to judge by
         self._mark()
         if not decisions:
             return
         if mid_epoch and not _cheap_restore(self.run.tree):
             self._pending_why += decisions
+            self._pending_rate = rate
             log.info("autotune: the changes wait for the end of the epoch (this pipeline cannot resume mid-epoch "
                      "without making its rows again)")
             return
-        self._apply(decisions, self._rate(next(iter(self._pending), None)))
+        self._apply(decisions, rate)
 
     def _rate(self, sid: int | None) -> float:
         """Rows per second handed to the consumer in the window, from when stage ``sid`` (the
@@ -289,6 +294,7 @@ class Tuner:
         rate = self._rate(next(iter(before), None))
         # more workers of the same kind must pay for themselves; other changes must not cost
         floor = (1.0 + MIN_GAIN) if more else (1.0 - REGRESSION)
+        log.debug("autotune: judging the last change: %.1f rows/s after it, %.1f before", rate, rate_before)
         if rate_before <= 0 or rate <= 0 or rate >= floor * rate_before:
             return False
         verb = "no faster" if more else "slower"
@@ -339,15 +345,13 @@ class Tuner:
                                  "a time")
         if can_procs and st.mode == THREADS and w >= 2 and not sleeper and ratio >= WAITING_CPU:
             turns = per_cpu is not None and per_cpu >= GIL_BLOCKS_PER_CPU_S
-            # threads computing well under a core each while our stages leave cores idle
-            starved = ratio <= 1.3 / w and used < 0.85 * self.cores
+            # threads computing well under a core each while our stages leave cores idle, and so does
+            # the machine (busy with other work, it gives threads little CPU whatever they run)
+            starved = ratio <= 1.3 / w and used < 0.85 * self.cores and self._idle() >= 0.15
             if turns or starved:
                 seen = "" if per_cpu is None else f", {per_cpu:.0f} blocks per CPU second"
-                idle = self._idle()
-                busy = "" if idle >= 0.15 else (f"; or the machine, {1 - idle:.0%} busy with other work, gives "
-                                                "them little CPU: tried, undone if slower")
                 return self._propose(st, w, True, f"{head}; its threads computed {ratio:.0%} of their busy "
-                                     f"time{seen}: they take turns on the GIL{busy}")
+                                     f"time{seen}: they take turns on the GIL")
         if sleeper or ratio < WAITING_CPU:
             new = min(2 * w, WAITING_OVERSUBSCRIBE * self.cores)
             why = f"{head}; it waits (CPU {ratio:.0%} of its busy time)"

@@ -41,6 +41,7 @@ def noisy(x):  # draws from NumPy's global generator: keyed per sample under a s
 def _short_windows(monkeypatch):
     """Decisions every `interval` rows without waiting for autotune's 2-second windows."""
     monkeypatch.setattr(autotune, "MIN_WINDOW_S", 0.05)
+    monkeypatch.setattr(autotune, "MIN_WINDOW_ROWS", 2)
 
 
 def _run(d, epochs=1):
