@@ -49,6 +49,7 @@ import dataclasses
 import logging
 import os
 import time
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -78,7 +79,8 @@ INLINE, THREADS, PROCESSES = "inline", "threads", "processes"
 
 @dataclasses.dataclass(frozen=True)
 class Decision:
-    """One change the tuner made (or undid): ``setting`` is "workers", "mode" or "prefetch"."""
+    """One change the tuner made or undid: ``setting`` is "workers", "mode", "prefetch" (or
+    "workers/mode" for an undo)."""
     epoch: int
     step: int
     op: str
@@ -146,7 +148,6 @@ class _Window:
     switches: int
     switch_cpu: float
     wall: float
-    out_bytes: float = 0.0
 
     def util(self, workers: int) -> float:
         return self.busy / (max(1, workers) * self.wall) if self.wall > 0 else 0.0
@@ -162,7 +163,11 @@ class Tuner:
     """Tunes one run (``PipelineRun``); the run calls ``after_row`` and ``after_epoch``."""
 
     def __init__(self, run: Any, interval: int, cores: int | None = None, ram: int | None = None) -> None:
-        self.run = run
+        # The run holds the tuner; the tuner holds the run weakly (a cycle would keep a dropped run's
+        # workers alive until a garbage collection), and the plan and prefetch it tuned itself.
+        self._run = weakref.ref(run)
+        self._plan = run.plan
+        self._prefetch = run.prefetch_size
         self.interval = interval
         self.cores = cores or cpu_budget()
         self.ram = ram or ram_budget()
@@ -211,16 +216,23 @@ class Tuner:
     def close(self) -> None:
         self._write()
 
+    @property
+    def run(self) -> Any:
+        run = self._run()
+        if run is None:
+            raise RuntimeError("autotune: the run this tuner tuned is gone.")
+        return run
+
     # ---- settings ----------------------------------------------------------------------------
     def settings(self) -> tuple[list[tuple[P.Node, int, bool]], int]:
         """The tuned settings: (node of the user's plan, workers, processes) for every stage op the
         tuner changed, and the prefetch depth."""
         out = []
-        for node in _nodes(self.run.plan):
+        for node in _nodes(self._plan):
             orig = self._origin.get(id(node))
             if orig is not None and type(node) in _TUNED_KINDS:
                 out.append((orig, node.num_workers, bool(getattr(node, "processes", False))))  # type: ignore[attr-defined]
-        return out, self.run.prefetch_size
+        return out, self._prefetch
 
     def _write(self) -> None:
         if self.writer is not None and self._written != len(self.decisions):
@@ -232,8 +244,8 @@ class Tuner:
 
     # ---- one decision --------------------------------------------------------------------------
     def _tick(self, mid_epoch: bool) -> None:
-        run = self.run
-        if run.failed or run.closed:
+        run = self._run()
+        if run is None or run.failed or run.closed:
             return
         try:
             self._decide(mid_epoch)
@@ -297,7 +309,8 @@ class Tuner:
         log.debug("autotune: judging the last change: %.1f rows/s after it, %.1f before", rate, rate_before)
         if rate_before <= 0 or rate <= 0 or rate >= floor * rate_before:
             return False
-        verb = "no faster" if more else "slower"
+        why = (f"undone: {'no faster' if more else 'slower'} after the change, {rate:.1f} rows/s against "
+               f"{rate_before:.1f} before")
         undo: list[Decision] = []
         stages = self._stages()
         for sid, (w, procs) in before.items():
@@ -307,13 +320,11 @@ class Tuner:
             self._bad.add((sid, st.workers, st.mode == PROCESSES))
             self._pending[sid] = (w, procs)
             undo.append(self._note(st.name, "workers/mode", _desc(st.workers, st.mode == PROCESSES),
-                                   _desc(w, procs), f"undone: {verb} after the change, {rate:.0f} "
-                                   f"rows/s against {rate_before:.0f} before"))
+                                   _desc(w, procs), why))
         if prefetch_before != self.run.prefetch_size:
             self._bad_prefetch.add(self.run.prefetch_size)
             self._pending_prefetch = prefetch_before
-            undo.append(self._note("prefetch", "prefetch", self.run.prefetch_size, prefetch_before,
-                                   f"undone: {verb} after the change, {rate:.0f} rows/s against {rate_before:.0f} before"))
+            undo.append(self._note("prefetch", "prefetch", self.run.prefetch_size, prefetch_before, why))
         if not undo:
             return False
         self._apply(undo, -1.0)
@@ -369,10 +380,10 @@ class Tuner:
             if can_procs and st.mode == THREADS:  # more threads did not help: worker processes might
                 return self._propose(st, w, True, f"{head}; more threads made it no faster")
             return []
-        return self._propose(st, new, procs, why, win)
+        return self._propose(st, new, procs, why)
 
-    def _propose(self, st: Any, workers: int, procs: bool, why: str, win: _Window | None = None) -> list[Decision]:
-        extra = self._memory_for(st, workers, procs, win)
+    def _propose(self, st: Any, workers: int, procs: bool, why: str) -> list[Decision]:
+        extra = self._memory_for(st, workers, procs)
         used = self._memory_now()
         if extra > 0 and used + extra > self.ram:
             log.info("autotune: %s: %s kept (%s; it would need %d MiB more, with %d MiB in use of the %d MiB "
@@ -433,6 +444,7 @@ class Tuner:
             log.info("%s", d.line())
         self.decisions += decisions
         self.run.retune(plan, prefetch)
+        self._plan, self._prefetch = plan, prefetch
         prof = self.run.profile_record
         if prof.last_return is not None:  # the rebuild is not the consumer's time away
             prof.last_return = _clock()
@@ -507,7 +519,7 @@ class Tuner:
                     pids.add(pid)
         return pids
 
-    def _memory_for(self, st: Any, workers: int, procs: bool, win: _Window | None) -> int:
+    def _memory_for(self, st: Any, workers: int, procs: bool) -> int:
         """Bytes a stage with ``workers`` workers of that kind would add to what it holds now."""
         pids = self._worker_pids()
         per_process = max([rss(p) for p in pids] + [PROCESS_WORKER_FLOOR])

@@ -175,6 +175,17 @@ def test_interval_zero_decides_at_the_end_of_each_epoch():
     assert tuner.decisions and all(d.step == 0 and d.epoch >= 1 for d in tuner.decisions)
 
 
+def test_a_dropped_tuned_iterator_is_freed_at_once():
+    """The tuner holds its run weakly: no cycle keeps a dropped iterator's workers alive."""
+    import weakref
+    _tune(interval=1)
+    it = ds.NumpySlicesDataset(np.arange(8), ["x"], shuffle=False).map(sleepy, ["x"]).create_tuple_iterator()
+    next(it)
+    run = weakref.ref(it._run)
+    del it
+    assert run() is None
+
+
 def test_debug_mode_ignores_autotune():
     _tune(interval=1)
     with warnings.catch_warnings():
