@@ -186,6 +186,24 @@ def test_a_dropped_tuned_iterator_is_freed_at_once():
     assert run() is None
 
 
+def _numbers():  # a stream source: a rebuilt tree could only get back mid-epoch by reading again
+    yield from ((np.array(i),) for i in range(160))
+
+
+def test_a_stream_pipeline_changes_at_the_end_of_the_epoch(caplog):
+    _tune(interval=3)
+    d = ds.GeneratorDataset(_numbers, ["x"]).map(sleepy, ["x"], num_parallel_workers=1).batch(4)
+    with caplog.at_level(logging.INFO, logger="headrace.autotune"):
+        rows, tuner = _run(d, epochs=2)
+    assert rows == [[list(range(i, i + 4))] for i in range(0, 160, 4)] * 2
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("wait for the end of the epoch" in m for m in messages)
+    first = tuner.decisions[0]
+    assert (first.setting, first.old, first.new, first.epoch) == ("workers", 1, 2, 0)
+    # applied between the epochs: the decision's line is logged after the notice that it waits
+    assert messages.index(first.line()) > next(i for i, m in enumerate(messages) if "wait for the end" in m)
+
+
 def test_debug_mode_ignores_autotune():
     _tune(interval=1)
     with warnings.catch_warnings():
