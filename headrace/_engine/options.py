@@ -36,6 +36,13 @@ class Options:
     # a row whose read or map fails: "raise" (the pipeline fails), "replace", "skip" (exec/error_rows.py)
     error_policy: str = "raise"
     hooks: bool = True  # call maps' row hooks (False: runs that only peek at the rows, like size getters)
+    # autotune (engine/autotune.py): tune workers, modes and prefetch while a run runs, deciding
+    # every autotune_interval rows (0: at the end of each epoch), within autotune_cores cores
+    # (None: the CPUs this process may use) and autotune_ram bytes (None: half the machine's RAM)
+    autotune: bool = False
+    autotune_interval: int = 0
+    autotune_cores: int | None = None
+    autotune_ram: int | None = None
 
 
 _lock = threading.Lock()

@@ -10,6 +10,7 @@ from typing import Any
 
 from headrace._engine import options as _options
 from headrace._engine import profile as _profile
+from headrace._engine.autotune import Tuner
 from headrace._engine.build import build
 from headrace._engine.ops.base import BuildContext, OpIter
 from headrace._engine.exec.prefetch import Prefetcher
@@ -30,6 +31,7 @@ HEAVY_ROW_S = 1e-3
 HEAVY_AFTER = 3  # rows timed before rows count as heavy
 BUSY_CONSUMER = 0.25
 MIN_AWAY_S = 50e-6  # ...and at least this long: loop bookkeeping is not work worth overlapping
+TUNE_TIMING_S = 0.2  # an autotuned run's stages time their ops one by one every this many seconds
 
 
 class RunContext(BuildContext):
@@ -64,8 +66,10 @@ class PipelineRun:
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "PipelineRun":
-        # While a profiler records, runs are ProfiledRuns (the unprofiled next_row stays as it is).
-        if cls is PipelineRun and _profile.active() is not None:
+        # While a profiler records, and under autotune, runs are ProfiledRuns (the unprofiled
+        # next_row stays as it is).
+        options = kwargs.get("options", args[2] if len(args) > 2 else None)
+        if cls is PipelineRun and (_profile.active() is not None or _tuned(options)):
             cls = ProfiledRun
         return object.__new__(cls)
 
@@ -96,9 +100,15 @@ class PipelineRun:
         self._res = _Resources(self._pools)
         self._error_log: list = []  # rows that failed under an error policy (exec/error_rows.py)
         self._reported = 0          # how many of them an epoch-end report has covered
+        self.tuner: Tuner | None = None
         rec = _profile.active() if type(self) is ProfiledRun else None
+        tuned = type(self) is ProfiledRun and _tuned(self.options)
+        if rec is None and tuned:  # autotune reads the profiler's counters: a recorder of its own
+            rec = _profile.Recorder(TUNE_TIMING_S)
         self._profile = rec.new_run() if rec is not None else None
         self._build()
+        self.tuner = Tuner(self, self.options.autotune_interval, self.options.autotune_cores,
+                           self.options.autotune_ram) if tuned else None
         # A back-up for runs dropped without close(); it holds the resources, not the run.
         self._finalizer = weakref.finalize(self, self._res.close)
 
@@ -220,6 +230,10 @@ class PipelineRun:
         if isinstance(state, dict) and state.get("version") == 1:
             state = upgrade_v1(state, self.ctx.ops, by_path)
         st = check_state(state, fingerprint(self._plan), self.num_epochs, by_path, self._plan, seed_setting)
+        self._restore(st)
+
+    def _restore(self, st: dict) -> None:
+        """Rebuilds the tree and brings it to the checked state ``st``."""
         # The new tree takes over this run's worker processes, unless the old prefetch thread is
         # still waiting on one of them: then they are closed (which wakes it) and restarted.
         self._pools.keep = self._end_pass()
@@ -243,12 +257,48 @@ class PipelineRun:
                 raise ValueError(f"set_state: state['step'] is {self.step}, past the end of epoch {self.epoch} "
                                  f"({skipped} rows): the state comes from a different pipeline.")
 
+    # ---- what autotune (engine/autotune.py) reads and changes -----------------------------------
+    @property
+    def plan(self) -> Any:
+        return self._plan
+
+    @property
+    def prefetch_size(self) -> int:
+        return self._prefetch_size
+
+    @property
+    def prefetching(self) -> bool:
+        return self._prefetcher is not None
+
+    @property
+    def failed(self) -> bool:
+        return self._failed is not None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def profile_record(self) -> Any:
+        return self._profile
+
+    def retune(self, plan: Any, prefetch: int) -> None:
+        """Continues with ``plan`` (this run's plan with other worker counts or modes) and a prefetch
+        ``prefetch`` rows deep, from where the run is, as a checkpoint restore would: the rows are
+        those the run would have made."""
+        st = self.get_state()
+        self._plan = plan
+        self._prefetch_size = prefetch
+        self._restore(st)
+
     def close(self) -> None:
         """Stops the prefetch thread and every worker; frees shared memory. Idempotent."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
+        if self.tuner is not None:
+            self.tuner.close()
         self._prefetcher = None
         if self._profile is not None:
             self._profile.closed = _clock()
@@ -263,13 +313,27 @@ class ProfiledRun(PipelineRun):
         if prof is None:  # the recording ended between __new__ and __init__
             return PipelineRun.next_row(self)
         t = _clock()
-        got = False
         try:
             row = PipelineRun.next_row(self)
-            got = True
-            return row
-        finally:
-            prof.consumer(t, _clock(), got)
+        except StopIteration:
+            prof.consumer(t, _clock(), False)
+            if self.tuner is not None:  # a safe point: between epochs
+                self.tuner.after_epoch()
+            raise
+        except BaseException:
+            prof.consumer(t, _clock(), False)
+            raise
+        prof.consumer(t, _clock(), True)
+        if self.tuner is not None:
+            self.tuner.after_row(row)
+        return row
+
+
+def _tuned(options: Any) -> bool:
+    """Whether a run with these options (None: the current ones) is autotuned: not in a serial
+    (debug mode) run."""
+    o = options if options is not None else _options.snapshot()
+    return bool(getattr(o, "autotune", False)) and not getattr(o, "serial", False)
 
 
 class _Resources:

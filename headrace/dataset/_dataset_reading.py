@@ -209,5 +209,6 @@ class DatasetReading:
 
 
 def _peeking() -> _options.Options:
-    """The settings of a run that only looks at rows (sizes, shapes, types): no map callbacks."""
-    return dataclasses.replace(_options.snapshot(), hooks=False)
+    """The settings of a run that only looks at rows (sizes, shapes, types): no map callbacks, no
+    autotune."""
+    return dataclasses.replace(_options.snapshot(), hooks=False, autotune=False)

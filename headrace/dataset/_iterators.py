@@ -8,6 +8,7 @@ import numpy as np
 
 from headrace._engine.run import PipelineRun
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_type
+from headrace.dataset._autotune_file import attach as attach_autotune_file
 from headrace.dataset._init_step import start_at_init_step
 from headrace.dataset._tensor import Tensor
 from headrace.dataset.core import config as _config
@@ -110,6 +111,7 @@ class Iterator:
         # dropped with this iterator; nothing here (no finalizer, no __del__) holds it longer.
         _config._debug_before_run()
         self._run = PipelineRun(dataset._plan, num_epochs)
+        attach_autotune_file(self._run, dataset)
         start_at_init_step(self._run, dataset, num_epochs)
         self._ref = weakref.ref(self, _forget)
         ITERATORS_LIST.append(self._ref)

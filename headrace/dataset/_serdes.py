@@ -79,7 +79,8 @@ def serialize(dataset, json_filepath=""):
 
 def deserialize(input_dict=None, json_filepath=None):
     """Rebuilds a pipeline from ``serialize``'s dict (``input_dict``) or file (``json_filepath``;
-    a str given as ``input_dict`` is read as a file too).
+    a str given as ``input_dict`` is read as a file too), or from the file autotune writes (the
+    pipeline under ``"tree"``, see ``ds.config.set_enable_autotune``).
 
     Raises:
         ValueError: If neither or both are given, or a node cannot be rebuilt (the message names it).
@@ -97,6 +98,8 @@ def deserialize(input_dict=None, json_filepath=None):
             raise ValueError(f"deserialize: the file {path} does not exist.")
         with open(path, encoding="utf-8") as f:
             input_dict = json.load(f)
+    if "op_type" not in input_dict and isinstance(input_dict.get("tree"), dict):
+        input_dict = input_dict["tree"]  # autotune's file: the pipeline under "tree"
     return _build(input_dict, "pipeline")
 
 

@@ -56,8 +56,7 @@ class _MindSporeSettings:
     callback_timeout: int = 60
     auto_num_workers: bool = False
     enable_watchdog: bool = True
-    enable_autotune: bool = False
-    autotune_interval: int = 0
+    autotune_filepath: str | None = None  # set_enable_autotune's filepath_prefix (dataset/_autotune_file.py)
     numa_enable: bool = False
     fast_recovery: bool = True
     dynamic_shape: bool = False
@@ -360,44 +359,91 @@ def get_enable_watchdog():
     return _ms.enable_watchdog
 
 
-AUTOTUNE_MISSING = (
-    "headrace has no dataset autotune: nothing would tune num_parallel_workers per op, thread or process "
-    "mode and prefetch depth while the pipeline runs, nor write the tuned configuration. Profile the pipeline "
-    "instead (`headrace profile train.py`, or `with headrace.dataset.profile(): ...`) and set what its "
-    "bottleneck verdict names (num_parallel_workers, python_multiprocessing).")
-
-
 def set_enable_autotune(enable, filepath_prefix=None):
-    """MindSpore's switch for dataset autotune. headrace has none, so ``True`` is refused with
-    NotImplementedError (rather than accepted and ignored); ``False`` is the state it is in.
-    The arguments are checked as MindSpore checks them first."""
+    """Turns dataset autotune on or off for iterators created from now on.
+
+    While an autotuned iterator runs, headrace measures every stage of its pipeline (the
+    profiler's counters) and, at each decision point (see ``set_autotune_interval``), raises the
+    ``num_parallel_workers`` of the op that limits it, moves a Python function that holds the GIL
+    from threads to worker processes (``python_multiprocessing``) and deepens the prefetch, within
+    the CPUs this process may use and half the machine's RAM. Each decision is logged on the
+    ``headrace.autotune`` logger (INFO: op, old -> new, and the measurements behind it). The rows
+    are those of the untuned pipeline. Debug mode (``set_debug_mode``) ignores autotune.
+
+    Args:
+        enable (bool): Whether to autotune.
+        filepath_prefix (str, optional): Where to write the tuned pipeline: ``<prefix>_<rank>.json``
+            (rank: the ``RANK_ID`` environment variable, 0 without it), MindSpore's layout (the
+            pipeline as ``ds.serialize`` writes it under ``"tree"``, with the tuned worker counts
+            and modes), written at the end of each epoch that changed something and when the
+            iterator stops; ``ds.deserialize`` rebuilds it. Its directory must exist. Default: None
+            (nothing written).
+
+    Raises:
+        TypeError: If `enable` is not a bool or `filepath_prefix` not a str.
+        RuntimeError: If `filepath_prefix` is empty, a directory, or in a directory that does not exist.
+
+    Examples:
+        >>> import headrace.dataset as ds
+        >>> ds.config.set_enable_autotune(True)
+        >>> ds.config.get_enable_autotune()
+        True
+        >>> ds.config.set_enable_autotune(False)
+    """
     if not isinstance(enable, bool):
         raise TypeError("enable must be of type bool.")
     if filepath_prefix is not None and not isinstance(filepath_prefix, str):
         raise TypeError(f"json_filepath must be a str value but was: {filepath_prefix}.")
     if enable and filepath_prefix == "":
         raise RuntimeError("The value of json_filepath cannot be the empty string.")
-    if enable:
-        raise NotImplementedError(f"ds.config.set_enable_autotune(True): {AUTOTUNE_MISSING}")
+    if not enable:
+        if filepath_prefix is not None:
+            warnings.warn("The value of json_filepath is ignored when enable is False.", UserWarning, stacklevel=2)
+        filepath_prefix = None
     if filepath_prefix is not None:
-        warnings.warn("The value of json_filepath is ignored when enable is False.", UserWarning, stacklevel=2)
-    _set(enable_autotune=False)
+        if os.path.isdir(filepath_prefix) or filepath_prefix.endswith(os.sep):
+            raise RuntimeError(f"Invalid json_filepath parameter. <{filepath_prefix}> is a directory, not a file "
+                               "name prefix.")
+        folder = os.path.dirname(os.path.abspath(filepath_prefix))
+        if not os.path.isdir(folder):
+            raise RuntimeError(f"Invalid json_filepath parameter. Directory <{os.path.dirname(filepath_prefix)}> "
+                               "does not exist.")
+    _set(autotune_filepath=filepath_prefix)
+    _options.update(autotune=enable)
 
 
 def get_enable_autotune():
-    return _ms.enable_autotune
+    """Whether autotune is on (``set_enable_autotune``)."""
+    return _options.snapshot().autotune
+
+
+def _autotune_filepath():
+    """The prefix of the tuned pipeline's file (``set_enable_autotune``), or None (not public: MindSpore has no getter)."""
+    return _ms.autotune_filepath
 
 
 def set_autotune_interval(interval):
+    """How often autotune decides: every `interval` steps (rows handed out by the iterator, i.e.
+    batches after a batch), or at the end of each epoch with 0.
+
+    Args:
+        interval (int): Steps between decisions, in [0, 2147483647]; 0: at each epoch's end. Default
+            setting: 0.
+
+    Raises:
+        TypeError: If `interval` is not an int.
+        ValueError: If `interval` is negative or over 2147483647.
+    """
     if isinstance(interval, bool) or not isinstance(interval, int):
-        raise TypeError("interval isn't of type int.")
-    if interval < 0:
+        raise TypeError("interval must be of type int.")
+    if not 0 <= interval <= INT32_MAX:
         raise ValueError(f"Interval given is not within the required range [0, INT32_MAX({INT32_MAX})].")
-    _set(autotune_interval=interval)
+    _options.update(autotune_interval=interval)
 
 
 def get_autotune_interval():
-    return _ms.autotune_interval
+    """Steps between autotune's decisions (0: at the end of each epoch)."""
+    return _options.snapshot().autotune_interval
 
 
 def set_numa_enable(numa_enable):

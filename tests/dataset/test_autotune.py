@@ -1,0 +1,264 @@
+"""Dataset autotune (issue 16): ds.config.set_enable_autotune / set_autotune_interval, the decisions
+a run makes from its measured stages, the budgets, the rows (those of an untuned run), the file.
+
+Slow ops sleep rather than compute, so that a busy 2-core machine moves the measurements little;
+no test asserts a time.
+"""
+import json
+import logging
+import os
+import time
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import headrace.dataset as ds
+from headrace._engine import autotune
+from headrace._engine import options as _options
+from headrace.mindrecord import FileWriter
+
+
+def sleepy(x):  # module level: worker processes and deserialize find it by name
+    time.sleep(0.005)
+    return x
+
+
+def spin(x):  # pure Python: holds the GIL
+    s = 0
+    for i in range(60_000):
+        s += i
+    return x
+
+
+def noisy(x):  # draws from NumPy's global generator: keyed per sample under a seed
+    return x + np.random.randint(0, 1000)
+
+
+@pytest.fixture(autouse=True)
+def _short_windows(monkeypatch):
+    """Decisions every `interval` rows without waiting for autotune's 2-second windows."""
+    monkeypatch.setattr(autotune, "MIN_WINDOW_S", 0.05)
+    monkeypatch.setattr(autotune, "MIN_WINDOW_ROWS", 2)
+
+
+def _run(d, epochs=1):
+    it = d.create_tuple_iterator(num_epochs=epochs, output_numpy=True)
+    rows = []
+    for _ in range(epochs):
+        rows += [[c.tolist() for c in r] for r in it]
+    tuner = it._run.tuner
+    it.stop()
+    return rows, tuner
+
+
+def _tune(interval=5, cores=2, ram=None):
+    ds.config.set_enable_autotune(True)
+    ds.config.set_autotune_interval(interval)
+    _options.update(autotune_cores=cores, autotune_ram=ram)
+
+
+# ---- the settings ---------------------------------------------------------------------------------
+def test_settings_and_argument_errors(tmp_path):
+    assert ds.config.get_enable_autotune() is False and ds.config.get_autotune_interval() == 0
+    ds.config.set_enable_autotune(True)
+    assert ds.config.get_enable_autotune() is True
+    ds.config.set_enable_autotune(True, str(tmp_path / "tuned"))
+    ds.config.set_autotune_interval(100)
+    assert ds.config.get_autotune_interval() == 100
+    ds.config.set_enable_autotune(False)
+    assert ds.config.get_enable_autotune() is False
+    with pytest.raises(TypeError, match="^enable must be of type bool.$"):
+        ds.config.set_enable_autotune(1)
+    with pytest.raises(TypeError, match="^json_filepath must be a str value but was: 3.$"):
+        ds.config.set_enable_autotune(True, 3)
+    with pytest.raises(RuntimeError, match="^The value of json_filepath cannot be the empty string.$"):
+        ds.config.set_enable_autotune(True, "")
+    with pytest.raises(RuntimeError, match="is a directory"):
+        ds.config.set_enable_autotune(True, str(tmp_path))
+    with pytest.raises(RuntimeError, match=r"Directory <.*missing> does not exist"):
+        ds.config.set_enable_autotune(True, str(tmp_path / "missing" / "x"))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ds.config.set_enable_autotune(False, "/tmp/x")
+    assert [str(x.message) for x in w] == ["The value of json_filepath is ignored when enable is False."]
+    for bad in (1.5, True, "3"):
+        with pytest.raises(TypeError, match="^interval must be of type int.$"):
+            ds.config.set_autotune_interval(bad)
+    for bad in (-1, 2**31):
+        with pytest.raises(ValueError, match=r"^Interval given is not within the required range \[0, INT32_MAX"):
+            ds.config.set_autotune_interval(bad)
+    ds.config.set_autotune_interval(2**31 - 1)
+    assert ds.config.get_autotune_interval() == 2**31 - 1
+
+
+@pytest.mark.compat
+def test_argument_errors_match_mindspore():
+    from tests.oracles.oracle import oracle_python, run_ms
+    if oracle_python() is None:
+        pytest.skip("the MindSpore oracle is not set up")
+    ms = run_ms("""
+RESULT = [repr(catch(lambda: ds.config.set_enable_autotune(1))),
+          repr(catch(lambda: ds.config.set_enable_autotune(True, 3))),
+          repr(catch(lambda: ds.config.set_enable_autotune(True, ""))),
+          repr(catch(lambda: ds.config.set_autotune_interval(1.5))),
+          repr(catch(lambda: ds.config.set_autotune_interval(-1)))]
+""")
+    mine = []
+    for f, args in ((ds.config.set_enable_autotune, (1,)), (ds.config.set_enable_autotune, (True, 3)),
+                    (ds.config.set_enable_autotune, (True, "")), (ds.config.set_autotune_interval, (1.5,)),
+                    (ds.config.set_autotune_interval, (-1,))):
+        try:
+            f(*args)
+        except Exception as e:  # noqa: BLE001 - compared as values
+            mine.append(repr(e))
+    assert mine == ms
+
+
+# ---- decisions --------------------------------------------------------------------------------
+def test_a_sleeping_map_gets_more_workers(caplog):
+    _tune(interval=5)
+    d = ds.NumpySlicesDataset(np.arange(600), ["x"], shuffle=False).map(sleepy, ["x"], num_parallel_workers=1).batch(4)
+    with caplog.at_level(logging.INFO, logger="headrace.autotune"):
+        rows, tuner = _run(d)
+    assert rows == [[list(range(i, i + 4))] for i in range(0, 600, 4)]
+    first = tuner.decisions[0]
+    assert (first.setting, first.old, first.new) == ("workers", 1, 2)
+    assert "map operation" in first.op and "it waits (CPU" in first.why
+    assert caplog.records[0].getMessage() == first.line()
+    assert first.line().startswith("autotune: ") and " workers 1 -> 2 (" in first.line()
+    # a stage that waits may have up to 4 workers per budgeted core, never more
+    assert all(d.new <= 8 for d in tuner.decisions if d.setting == "workers")
+    assert max(w for _, w, _ in tuner.settings()[0]) >= 2
+    assert ds.serialize(d)["children"][0]["num_parallel_workers"] == 1  # the user's pipeline is a value
+
+
+def test_a_seeded_python_function_on_threads_moves_to_processes():
+    ds.config.set_seed(7)
+    _tune(interval=5)
+    d = ds.NumpySlicesDataset(np.arange(400), ["x"], shuffle=False).map(sleepy, ["x"], num_parallel_workers=2).batch(4)
+    rows, tuner = _run(d)
+    first = tuner.decisions[0]
+    assert (first.setting, first.old, first.new) == ("mode", "threads x2", "processes x2")
+    assert "lock that keys the global random generators" in first.why
+    assert rows == [[list(range(i, i + 4))] for i in range(0, 400, 4)]
+
+
+def test_a_gil_bound_function_on_threads_moves_to_processes():
+    _tune(interval=4)
+    d = ds.NumpySlicesDataset(np.arange(240), ["x"], shuffle=False).map(spin, ["x"], num_parallel_workers=2).batch(2)
+    rows, tuner = _run(d)
+    modes = [d for d in tuner.decisions if d.setting == "mode"]
+    assert modes and (modes[0].old, modes[0].new) == ("threads x2", "processes x2")
+    assert rows == [[[i, i + 1]] for i in range(0, 240, 2)]
+
+
+def test_cpu_and_ram_budgets_are_kept(caplog):
+    _tune(interval=4, cores=1)
+    d = ds.NumpySlicesDataset(np.arange(600), ["x"], shuffle=False).map(sleepy, ["x"], num_parallel_workers=1).batch(4)
+    _, tuner = _run(d)
+    assert tuner.decisions and all(d.new <= 4 for d in tuner.decisions if d.setting == "workers")  # 4 x 1 core
+    _tune(interval=4, ram=1)  # a budget nothing fits in
+    with caplog.at_level(logging.INFO, logger="headrace.autotune"):
+        _, tuner = _run(d)
+    assert tuner.decisions == []
+    assert any("RAM budget" in r.getMessage() and "kept" in r.getMessage() for r in caplog.records)
+
+
+def test_interval_zero_decides_at_the_end_of_each_epoch():
+    _tune(interval=0)
+    d = ds.NumpySlicesDataset(np.arange(120), ["x"], shuffle=False).map(sleepy, ["x"], num_parallel_workers=1).batch(4)
+    rows, tuner = _run(d, epochs=3)
+    assert rows == [[list(range(i, i + 4))] for i in range(0, 120, 4)] * 3
+    assert tuner.decisions and all(d.step == 0 and d.epoch >= 1 for d in tuner.decisions)
+
+
+def test_a_dropped_tuned_iterator_is_freed_at_once():
+    """The tuner holds its run weakly: no cycle keeps a dropped iterator's workers alive."""
+    import weakref
+    _tune(interval=1)
+    it = ds.NumpySlicesDataset(np.arange(8), ["x"], shuffle=False).map(sleepy, ["x"]).create_tuple_iterator()
+    next(it)
+    run = weakref.ref(it._run)
+    del it
+    assert run() is None
+
+
+def _numbers():  # a stream source: a rebuilt tree could only get back mid-epoch by reading again
+    yield from ((np.array(i),) for i in range(160))
+
+
+def test_a_stream_pipeline_changes_at_the_end_of_the_epoch(caplog):
+    _tune(interval=3)
+    d = ds.GeneratorDataset(_numbers, ["x"]).map(sleepy, ["x"], num_parallel_workers=1).batch(4)
+    with caplog.at_level(logging.INFO, logger="headrace.autotune"):
+        rows, tuner = _run(d, epochs=2)
+    assert rows == [[list(range(i, i + 4))] for i in range(0, 160, 4)] * 2
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("wait for the end of the epoch" in m for m in messages)
+    first = tuner.decisions[0]
+    assert (first.setting, first.old, first.new, first.epoch) == ("workers", 1, 2, 0)
+    # applied between the epochs: the decision's line is logged after the notice that it waits
+    assert messages.index(first.line()) > next(i for i, m in enumerate(messages) if "wait for the end" in m)
+
+
+def test_debug_mode_ignores_autotune():
+    _tune(interval=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds.config.set_debug_mode(True)
+    _, tuner = _run(ds.NumpySlicesDataset(np.arange(8), ["x"], shuffle=False).map(sleepy, ["x"]))
+    assert tuner is None
+
+
+# ---- rows ------------------------------------------------------------------------------------
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(interval=st.sampled_from([1, 3, 7, 0]), workers=st.sampled_from([1, 2]), seed=st.integers(0, 2**32 - 1))
+def test_rows_are_those_of_an_untuned_run(interval, workers, seed):
+    """Every random draw is keyed by (seed, op, epoch, row): rebuilding stages mid-epoch with other
+    worker counts and modes changes no row (a shuffle and a function drawing from np.random)."""
+    ds.config.set_seed(seed)
+    d = ds.NumpySlicesDataset(np.arange(96), ["x"], shuffle=True).map(noisy, ["x"], num_parallel_workers=workers)
+    d = d.map(sleepy, ["x"], num_parallel_workers=workers).batch(3)
+    ds.config.set_enable_autotune(False)
+    plain, _ = _run(d, epochs=2)
+    _tune(interval=interval)
+    tuned, tuner = _run(d, epochs=2)
+    assert tuned == plain
+    ds.config.set_enable_autotune(False)
+
+
+# ---- the file ----------------------------------------------------------------------------------
+@pytest.fixture
+def mindrecord_file(tmp_path):
+    path = tmp_path / "rows.mindrecord"
+    w = FileWriter(str(path), 1)
+    w.add_schema({"x": {"type": "int64"}}, "rows")
+    w.write_raw_data([{"x": i} for i in range(400)])
+    w.commit()
+    return str(path)
+
+
+def test_the_tuned_pipeline_is_written_and_reloaded(tmp_path, mindrecord_file, monkeypatch):
+    monkeypatch.setenv("RANK_ID", "3")
+    prefix = str(tmp_path / "tuned")
+    _tune(interval=5)
+    ds.config.set_enable_autotune(True, prefix)
+    d = ds.MindDataset(mindrecord_file, shuffle=False).map(sleepy, ["x"], num_parallel_workers=1).batch(4)
+    rows, tuner = _run(d)
+    assert rows == [[list(range(i, i + 4))] for i in range(0, 400, 4)]
+    assert sorted(os.listdir(tmp_path)) == ["rows.mindrecord", "rows.mindrecord.db", "tuned_3.json"]
+    with open(tmp_path / "tuned_3.json", encoding="utf-8") as f:
+        saved = json.load(f)
+    assert sorted(saved) == ["remark", "summary", "tree"]
+    tuned_map = saved["tree"]["children"][0]
+    assert tuned_map["op_type"] == "Map"
+    from headrace._engine import plan as P
+    [map_workers] = [w for node, w, _ in tuner.settings()[0] if type(node) is P.MapNode]
+    assert tuned_map["num_parallel_workers"] == map_workers > 1
+    again = ds.deserialize(json_filepath=str(tmp_path / "tuned_3.json"))
+    assert ds.serialize(again)["children"][0]["num_parallel_workers"] == tuned_map["num_parallel_workers"]
+    ds.config.set_enable_autotune(False)
+    assert _run(again)[0] == rows
