@@ -308,3 +308,52 @@ def test_leaving_a_loader_epoch_early_releases_the_pipeline():
     after = events[events.index(("epoch", 2)):]
     assert after == [("epoch", 2), ("step", 2, 3), ("step", 2, 5), ("step", 2, 7), ("epoch", 3),
                      ("step", 3, 9), ("step", 3, 11), ("step", 3, 13), ("step", 3, 15)]
+
+
+def test_closing_a_run_ends_its_hook_wait_without_taking_the_next_runs_event():
+    # NOTE [ hooks that wait, and closed runs ]: the reading thread of a closed run that went on
+    # waiting would take the next step_end, meant for the run that replaced it (a loader leaving an
+    # epoch early), and that run would wait until the callback timeout.
+    ds.config.set_callback_timeout(60)
+
+    class W(WaitedDSCallback):
+        def sync_step_begin(self, train_run_context, ds_run_context):
+            pass
+
+    cb = W(2)
+    waiting, waiter = threading.Event(), []
+    plain_wait = cb.step_event.wait
+
+    def watched_wait(timeout=None):
+        if not waiter:
+            waiter.append(threading.current_thread())
+        waiting.set()
+        return plain_wait(timeout)
+
+    cb.step_event.wait = watched_wait
+    d = ds.NumpySlicesDataset(list(range(8)), shuffle=False).map(lambda x: x, callbacks=cb).batch(2)
+    it = d.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    assert next(it)[0].tolist() == [0, 1]       # step 1
+    got = []
+
+    def read():                                  # step 2 waits for the training side's step_end
+        try:
+            got.append(next(it))
+        except BaseException as e:  # noqa: BLE001 - whatever ends it is recorded
+            got.append(e)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    assert waiting.wait(30)
+    it.stop()
+    for t in (waiter[0], reader):
+        t.join(30)
+        assert not t.is_alive()                  # the wait ended with its run
+    # the reader learns that the iterator was stopped: from the wait itself when it ran the wait,
+    # else (the prefetch thread ran it) from the stopped iterator
+    assert len(got) == 1 and isinstance(got[0], RuntimeError), got
+    assert str(got[0]) in ("ds_step_begin: the pipeline was closed while it waited for the training side.",
+                           "'TupleIterator' object has no attribute '_runtime_context': the iterator was stopped "
+                           "or released; create a new iterator to read again."), got
+    cb.step_end(None)
+    assert cb.step_event.is_set()                # nobody took the event meant for a next run

@@ -16,9 +16,19 @@ before the rows they hold are delivered.
 
 The hooks object (``RowHooks``) gets the counts: epoch (1-based), rows of the epoch and rows since
 the run started, each side counting its own rows.
+
+NOTE [ hooks that wait, and closed runs ]
+A blocking hook waits in the thread that reads the run (a prefetch or device-queue thread), for
+an event that the training side sets. The hooks object belongs to the map, not to one run: when a
+loader leaves an epoch early it closes that run and starts another over the same map. A wait of
+the closed run that went on would take the training side's next event, meant for the new run, and
+the new run would wait for one that never comes. So each run's hook iterators hold a cancel event,
+set when the run's tree closes; while they call the hooks it is the thread's ``current_cancel()``,
+and a waiting hook polls it and leaves with ``RunClosed`` (which the closed run drops).
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Protocol
 
 from headrace._engine.ops.base import BuildContext, OpIter
@@ -35,11 +45,25 @@ class RowHooks(Protocol):
     def epoch_end(self, epoch: int, step: int, total: int) -> None: ...
 
 
+_calling = threading.local()
+
+
+class RunClosed(RuntimeError):
+    """Raised by a hook that was waiting when its run was closed (NOTE [ hooks that wait, and closed runs ])."""
+
+
+def current_cancel() -> threading.Event | None:
+    """The cancel event of the run whose hooks this thread is calling (None outside a hook call)."""
+    return getattr(_calling, "cancel", None)
+
+
 class _Side(OpIter):
     """Shared by both sides: no op id of its own (see the module docstring), counters."""
 
-    def __init__(self, ctx: BuildContext, parent: OpIter, hooks: RowHooks, rounds: int) -> None:
+    def __init__(self, ctx: BuildContext, parent: OpIter, hooks: RowHooks, rounds: int,
+                 cancel: threading.Event) -> None:
         self.ctx = ctx
+        self.cancel = cancel  # shared by the run's two sides; set when it closes
         self.parents = (parent,)
         self.op_id = parent.op_id
         self.pass_index = -1
@@ -56,28 +80,40 @@ class _Side(OpIter):
         self.total += k
         return k
 
+    def _call(self, hook: Any, *args: int) -> None:
+        _calling.cancel = self.cancel
+        try:
+            hook(*args)
+        finally:
+            _calling.cancel = None
+
+    def close(self) -> None:
+        self.cancel.set()  # first: a hook waiting in the run's reading thread leaves
+        super().close()
+
 
 class HookInIter(_Side):
     name = "HooksIn"
 
-    def __init__(self, ctx: BuildContext, parent: OpIter, hooks: RowHooks, rounds: int) -> None:
-        super().__init__(ctx, parent, hooks, rounds)
+    def __init__(self, ctx: BuildContext, parent: OpIter, hooks: RowHooks, rounds: int,
+                 cancel: threading.Event) -> None:
+        super().__init__(ctx, parent, hooks, rounds, cancel)
         self._begun = False
 
     def _reset(self, pass_index: int) -> None:
         if not self._begun:
             self._begun = True
-            self.hooks.begin()
+            self._call(self.hooks.begin)
         if pass_index % self.rounds == 0:
             self.epoch, self.step = pass_index // self.rounds + 1, 0
-            self.hooks.epoch_begin(self.epoch, 0, self.total)
+            self._call(self.hooks.epoch_begin, self.epoch, 0, self.total)
         self.parent.reset(pass_index)
 
     def __next__(self) -> Row:
         row = next(self.parent)
         self.step += 1
         self.total += 1
-        self.hooks.row_in(self.epoch, self.step, self.total)
+        self._call(self.hooks.row_in, self.epoch, self.step, self.total)
         return row
 
 
@@ -94,11 +130,11 @@ class HookOutIter(_Side):
             row = next(self.parent)
         except StopIteration:
             if (self.pass_index + 1) % self.rounds == 0:
-                self.hooks.epoch_end(self.epoch, self.step, self.total)
+                self._call(self.hooks.epoch_end, self.epoch, self.step, self.total)
             raise
         self.step += 1
         self.total += 1
-        self.hooks.row_out(self.epoch, self.step, self.total)
+        self._call(self.hooks.row_out, self.epoch, self.step, self.total)
         return row
 
 
@@ -106,5 +142,6 @@ def build_hooked_map(node: Any, ctx: BuildContext, build: Any, make_stage: Any) 
     """The three iterators of a map node with hooks (``make_stage(node, parent_iter)`` builds the
     map itself over the given parent)."""
     rounds = getattr(ctx, "rounds", 1)
-    inner = HookInIter(ctx, build(node.children[0], ctx), node.hooks, rounds)
-    return HookOutIter(ctx, make_stage(node, inner), node.hooks, rounds)
+    cancel = threading.Event()
+    inner = HookInIter(ctx, build(node.children[0], ctx), node.hooks, rounds, cancel)
+    return HookOutIter(ctx, make_stage(node, inner), node.hooks, rounds, cancel)

@@ -9,9 +9,11 @@ are rows of the map, ``step_size`` picks steps 1, 1 + step_size, ...
 from __future__ import annotations
 
 import threading
+import time
 import types
 from typing import Any
 
+from headrace._engine.ops.hooks import RunClosed, current_cancel
 from headrace._util.checks import check_pos_int32, check_type
 from headrace.dataset.core.config import get_callback_timeout
 
@@ -97,6 +99,9 @@ class DSCallback:
 _DS_METHODS = ("ds_begin", "ds_epoch_begin", "ds_epoch_end", "ds_step_begin", "ds_step_end")
 
 
+CANCEL_POLL_S = 0.05  # how often a wait checks that its run is still open
+
+
 class WaitedDSCallback(DSCallback):
     """A dataset callback in step with training: before a new epoch (from the second) and before
     each step (from the second), the pipeline waits until the training side says the previous one
@@ -163,7 +168,16 @@ class WaitedDSCallback(DSCallback):
         if self.training_ended:
             return
         timeout = get_callback_timeout()
-        ok = event.wait(timeout=timeout)
+        cancel = current_cancel()
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            ok = event.wait(timeout=max(0.0, min(left, CANCEL_POLL_S)) if cancel is not None else timeout)
+            if ok or left <= 0 or cancel is None:
+                break
+            if cancel.is_set():
+                # this run was closed (a loader left its epoch): the event belongs to the next run
+                raise RunClosed(f"{what}: the pipeline was closed while it waited for the training side.")
         event.clear()
         if not ok:
             raise RuntimeError(f"{what} timed out after {timeout} second(s): the training side did not call "
