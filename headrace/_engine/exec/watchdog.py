@@ -182,26 +182,41 @@ class _ThreadWatch:
 
     def add(self, pool: Any) -> None:
         with self._cond:
+            pool.watched = True
             self._pools.add(pool)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="headrace-watchdog", daemon=True)
                 self._thread.start()
             self._cond.notify()
 
-    def discard(self, pool: Any) -> None:
-        with self._cond:
-            self._pools.discard(pool)
-            self._cond.notify()
+    @staticmethod
+    def discard(pool: Any) -> None:
+        # Takes no lock: pools are closed by run finalizers, which the garbage collector runs in
+        # whatever thread allocates at the time, this watchdog's own included while it holds the
+        # lock (a lock here deadlocked it). The watchdog drops the pool at its next tick.
+        pool.watched = False
+
+    def _live(self) -> list[Any]:
+        """The watched pools, dropping the closed ones (called with the lock held)."""
+        live: list[Any] = []
+        closed: list[Any] = []
+        for p in list(self._pools):
+            (live if p.watched else closed).append(p)
+        for p in closed:
+            self._pools.discard(p)
+        return live
 
     def _run(self) -> None:
         while True:
             with self._cond:
-                if not self._pools:  # the last watched pool closed: leave (add() starts another)
+                live = self._live()
+                if not live:  # the last watched pool closed: leave (add() starts another)
                     self._thread = None
                     return
-                tick = min(_tick(p.watch[1]) for p in self._pools)
+                tick = min(_tick(p.watch[1]) for p in live)
+                live = []  # no reference kept while waiting
                 self._cond.wait(tick)
-                pools = list(self._pools)
+                pools = self._live()
             now = time.perf_counter()  # the clock ordered.ThreadPool stamps tasks with
             for pool in pools:
                 try:
@@ -249,7 +264,7 @@ def watch_thread_pool(pool: Any) -> None:
 
 
 def unwatch_thread_pool(pool: Any) -> None:
-    _threads.discard(pool)
+    _ThreadWatch.discard(pool)
 
 
 def _after_fork_in_child() -> None:
