@@ -6,6 +6,8 @@ native graph upper bound; W2 from a TFRecord file with TensorFlow's own image op
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import numpy as np
 
@@ -92,6 +94,24 @@ def w2_pipeline(tf, path: str, n: int, variant: str, workers: int):
 
 
 def run(a) -> dict:
+    # TensorFlow's autograph writes ``__autograph_generated_file*.py`` modules into the temporary
+    # folder and leaves them there (the runner may end without running exit handlers): give it a
+    # folder of this run's own, removed when the run is done.
+    folder = tempfile.mkdtemp(prefix="hr-bench-tf-")
+    saved = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"] = tempfile.tempdir = folder
+    try:
+        return _run(a)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        tempfile.tempdir = saved[1]
+        if saved[0] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved[0]
+
+
+def _run(a) -> dict:
     tf = import_or_unavailable("tensorflow")
     workers = max(a.workers, 1)
     if a.workload == "w1":
