@@ -182,7 +182,7 @@ class Tuner:
         """The tuned settings: (node of the user's plan, workers, processes) for every stage op the
         tuner changed, and the prefetch depth."""
         out = []
-        for node in _nodes(self._plan):
+        for node in P.all_nodes(self._plan):
             orig = self._origin.get(id(node))
             if orig is not None and type(node) in _TUNED_KINDS:
                 out.append((orig, node.num_workers, bool(getattr(node, "processes", False))))  # type: ignore[attr-defined]
@@ -393,7 +393,7 @@ class Tuner:
         self._pending = {}
         self._pending_prefetch = None
         self._pending_why = []
-        plan = _rewrite(self.run.plan, swaps, self._origin) if swaps else self.run.plan
+        plan = P.rewrite(self.run.plan, swaps, self._origin) if swaps else self.run.plan
         for d in decisions:
             log.info("%s", d.line())
         self.decisions += decisions
@@ -512,38 +512,6 @@ def _retuned(node: Any, orig: Any, workers: int, procs: bool) -> P.Node:
     if kind is P.FilterNode:
         return dataclasses.replace(node, num_workers=workers)
     return node
-
-
-def _rewrite(plan: P.Node, swaps: dict[int, P.Node], origin: dict[int, P.Node]) -> P.Node:
-    """``plan`` with the nodes in ``swaps`` (by id) replaced, and their ancestors remade over them;
-    ``origin`` maps every remade node to the user's node it stands for."""
-    memo: dict[int, P.Node] = {}
-
-    def go(n: P.Node) -> P.Node:
-        got = memo.get(id(n))
-        if got is not None:
-            return got
-        kids = tuple(go(c) for c in n.children)
-        new = swaps.get(id(n), n)
-        if any(a is not b for a, b in zip(kids, n.children)):
-            new = dataclasses.replace(new, children=kids)
-        if new is not n:
-            origin[id(new)] = origin.pop(id(n), n)
-        memo[id(n)] = new
-        return new
-
-    return go(plan)
-
-
-def _nodes(plan: P.Node) -> list[P.Node]:
-    seen: dict[int, P.Node] = {}
-    todo = [plan]
-    while todo:
-        n = todo.pop()
-        if id(n) not in seen:
-            seen[id(n)] = n
-            todo.extend(n.children)
-    return list(seen.values())
 
 
 _TUNED_KINDS = (P.RandomAccessNode, P.MapNode, P.BatchNode, P.FilterNode)

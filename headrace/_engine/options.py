@@ -26,6 +26,7 @@ class Options:
     enable_shared_mem: bool = True
     multiprocessing_timeout_interval: int = 300  # seconds before a stuck worker task is reported
     worker_timeout: float = 0                     # seconds before it is an error (0: never); headrace's own
+    watchdog: bool = True                         # False: neither stall reports nor the worker timeout
     multiprocessing_start_method: str = "fork"
     # the decode limits: carried to worker processes, published to headrace._image.limits
     max_image_pixels: int | None = _image_limits.DEFAULT_MAX_IMAGE_PIXELS  # None: no limit
@@ -40,6 +41,12 @@ class Options:
     # every autotune_interval rows (0: at the end of each epoch), within autotune_cores cores
     # (None: the CPUs this process may use) and autotune_ram bytes (None: half the machine's RAM)
     autotune: bool = False
+    # worker counts of the parallel ops from the CPUs, when a run is created (engine/auto_workers.py)
+    auto_num_workers: bool = False
+    # the pipeline's threads and worker processes on the CPUs of one NUMA node (machine.numa_cpus):
+    # a run sets bind_cpus, a kernel CPU list, from numa_enable when it is created
+    numa_enable: bool = False
+    bind_cpus: str = ""
     autotune_interval: int = 0
     autotune_cores: int | None = None
     autotune_ram: int | None = None

@@ -205,3 +205,38 @@ class FlatMapNode(Node):
 
     def size(self) -> None:
         return None
+
+
+# ---- rewriting plans (autotune, auto_num_workers) ----------------------------------------------
+
+def rewrite(plan: Node, swaps: dict[int, Node], origin: dict[int, Node]) -> Node:
+    """``plan`` with the nodes in ``swaps`` (by id) replaced, and their ancestors remade over them;
+    ``origin`` maps every remade node to the user's node it stands for (updated in place)."""
+    memo: dict[int, Node] = {}
+
+    def go(n: Node) -> Node:
+        got = memo.get(id(n))
+        if got is not None:
+            return got
+        kids = tuple(go(c) for c in n.children)
+        new = swaps.get(id(n), n)
+        if any(a is not b for a, b in zip(kids, n.children)):
+            new = dataclasses.replace(new, children=kids)
+        if new is not n:
+            origin[id(new)] = origin.pop(id(n), n)
+        memo[id(n)] = new
+        return new
+
+    return go(plan)
+
+
+def all_nodes(plan: Node) -> list[Node]:
+    """Every node of ``plan`` once (a node shared by two parents, too)."""
+    seen: dict[int, Node] = {}
+    todo = [plan]
+    while todo:
+        n = todo.pop()
+        if id(n) not in seen:
+            seen[id(n)] = n
+            todo.extend(n.children)
+    return list(seen.values())

@@ -1,13 +1,15 @@
 """One iterator's run of a plan: epochs, the step counter, checkpoints, prefetch, shutdown."""
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import time
 import warnings
 import weakref
-from typing import Any
+from typing import Any, Callable
 
+from headrace._engine import auto_workers, machine
 from headrace._engine import options as _options
 from headrace._engine import profile as _profile
 from headrace._engine.autotune import Tuner
@@ -20,6 +22,7 @@ from headrace._util import rng
 from headrace._engine.exec.error_rows import error_summary
 from headrace._util.errors import EPOCHS_EXHAUSTED, ErrorSamplesWarning, PipelineError, detached
 from headrace._util.types import Row
+from headrace._util.wording import setting
 
 _clock = time.perf_counter
 # The prefetch thread starts once rows are heavy to make (batches of decoded images: measured
@@ -74,12 +77,25 @@ class PipelineRun:
         return object.__new__(cls)
 
     def __init__(self, plan: Any, num_epochs: int = -1, options: _options.Options | None = None,
-                 prefetch: int | None = None) -> None:
+                 prefetch: int | None = None, finish: Callable[[Row], Any] | None = None) -> None:
         self.options = options or _options.snapshot()
+        # finish: applied to every row before it is handed out, in the prefetch thread (started
+        # with the first row) when the run has one; it must not refer to the run's owner
+        self._finish = finish
+        if not self.options.watchdog and self.options.worker_timeout:
+            raise ValueError(f"{setting('worker_timeout', repr(self.options.worker_timeout))} needs the watchdog, which "
+                             f"{setting('watchdog', 'False')} turned off; turn the watchdog on, or the timeout "
+                             f"off with {setting('worker_timeout', '0')}.")
         self.seed = self.options.seed if self.options.seed is not None else rng.new_seed()
         # With a seed set by the user, user functions draw from np.random / random seeded per sample.
         self.seed_globals = self.options.seed is not None
         self.num_epochs = num_epochs
+        if self.options.auto_num_workers and not self.options.serial:
+            plan = auto_workers.assign(plan)
+        if self.options.numa_enable and not self.options.bind_cpus:
+            cpus = machine.numa_cpus(machine.rank_on_host())
+            if cpus is not None:
+                self.options = dataclasses.replace(self.options, bind_cpus=machine.format_cpulist(cpus))
         self._plan = plan
         self._prefetch_size = self.options.prefetch_size if prefetch is None else prefetch
         if self.options.serial:
@@ -139,16 +155,20 @@ class PipelineRun:
             first = False
         pf = self._prefetcher
         now = _clock()
-        if pf is None and self._handed is not None:
+        if pf is None and self._finish is not None and self._prefetch_size > 0:
+            pf = self._start_prefetch()
+        elif pf is None and self._handed is not None:
             self._away += 0.2 * ((now - self._handed) - self._away)
             if self._prefetch_size > 0 and (self._heavy
                                             or self._away > max(BUSY_CONSUMER * self._make, MIN_AWAY_S)):
-                pf = self._prefetcher = self._res.prefetcher = Prefetcher(self.tree.__next__, self._prefetch_size)
+                pf = self._start_prefetch()
         try:
             if pf is not None:
                 row = pf.get()
             else:
                 row = next(self.tree)
+                if self._finish is not None:
+                    row = self._finish(row)
                 if not first:
                     made = _clock() - now
                     self._make = made if self._make == 0.0 else self._make + 0.2 * (made - self._make)
@@ -175,6 +195,17 @@ class PipelineRun:
             raise
         self.step += 1
         return row
+
+    def _start_prefetch(self) -> Prefetcher:
+        produce = self.tree.__next__
+        if self._finish is not None:
+            finish, made = self._finish, produce  # the thread refers to these, not to the run
+
+            def produce() -> Any:
+                return finish(made())
+        pf = self._prefetcher = self._res.prefetcher = Prefetcher(produce, self._prefetch_size,
+                                                                  cpus=self.options.bind_cpus)
+        return pf
 
     def error_rows(self) -> list:
         """The rows that failed and were replaced or skipped, oldest first (``ErrorRow``s)."""

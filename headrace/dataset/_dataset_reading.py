@@ -80,8 +80,12 @@ class DatasetReading:
         return self.children[0].get_init_step() if len(self.children) == 1 else 0
 
     # ---- iterators ------------------------------------------------------------------------
-    def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False, do_copy=False):
+    def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False, do_copy=None):
         """An iterator yielding each row as a list of column values.
+
+        ``do_copy``: whether Tensors (``output_numpy=False``) get memory of their own rather than
+        sharing the pipeline's arrays; None (default): ``ds.config.get_iterator_mode()["do_copy"]``,
+        False unless ``ds.config.set_iterator_mode`` changed it.
 
         Examples:
             >>> import headrace.dataset as ds
@@ -91,8 +95,9 @@ class DatasetReading:
         """
         return TupleIterator(self, columns, num_epochs, output_numpy, do_copy)
 
-    def create_dict_iterator(self, num_epochs=-1, output_numpy=False, do_copy=False):
-        """An iterator yielding each row as a {column name: value} dict."""
+    def create_dict_iterator(self, num_epochs=-1, output_numpy=False, do_copy=None):
+        """An iterator yielding each row as a {column name: value} dict (``do_copy``: as for
+        ``create_tuple_iterator``)."""
         return DictIterator(self, None, num_epochs, output_numpy, do_copy)
 
     def __iter__(self):

@@ -80,13 +80,15 @@ class Iterator:
     the same pipeline continues exactly where the state was taken.
     """
 
-    def __init__(self, dataset, columns=None, num_epochs=-1, output_numpy=False, do_copy=False):
+    def __init__(self, dataset, columns=None, num_epochs=-1, output_numpy=False, do_copy=None):
         num_epochs = check_int(num_epochs, "num_epochs")
         if num_epochs != -1 and not 1 <= num_epochs <= INT32_MAX:
             if num_epochs == 0:
                 raise ValueError("num_epochs should be either -1 or positive integer, but got 0.")
             raise ValueError(f"Input num_epochs is not within the required interval of [-1, {INT32_MAX}].")
         _check_bool(output_numpy, "output_numpy")
+        if do_copy is None:
+            do_copy = _config.get_iterator_mode()["do_copy"]
         _check_bool(do_copy, "do_copy")
         self._dataset = dataset
         self._col_names = dataset.get_col_names()
@@ -104,13 +106,13 @@ class Iterator:
             self._col_names = list(columns)
         self._output_numpy = output_numpy
         self._do_copy = do_copy
-        # NumPy output: whether rows hold Python objects (dicts) to convert, decided by the first
-        # row so that rows of arrays only cost one attribute test (see _has_objects).
-        self._objects = None
+        self._rows = _Rows(self._col_names, self._select, output_numpy, do_copy, isinstance(self, DictIterator))
+        # ds.config.set_iterator_mode(parallel_convert=True): the run's prefetch thread converts rows
+        self._converted = _config.get_iterator_mode()["parallel_convert"]
         # The run releases its workers and buffers on stop(), or by its own finalizer once it is
         # dropped with this iterator; nothing here (no finalizer, no __del__) holds it longer.
         _config._debug_before_run()
-        self._run = PipelineRun(dataset._plan, num_epochs)
+        self._run = PipelineRun(dataset._plan, num_epochs, finish=self._rows if self._converted else None)
         attach_autotune_file(self._run, dataset)
         start_at_init_step(self._run, dataset, num_epochs)
         self._ref = weakref.ref(self, _forget)
@@ -129,21 +131,7 @@ class Iterator:
                                             f"the iterator was stopped or released; create a new iterator to read "
                                             f"again.") from None
             raise
-        if self._select is not None:
-            row = [row[i] for i in self._select]
-        return self._convert(row)
-
-    def _out_value(self, v):
-        if self._output_numpy or not isinstance(v, np.ndarray) or v.dtype.kind in "USO":
-            if isinstance(v, dict):
-                return python_value_out(v, self._output_numpy, self._do_copy)
-            return v
-        if self._do_copy:
-            v = v.copy()
-        return v.view(Tensor)
-
-    def _convert(self, row):
-        raise NotImplementedError
+        return row if self._converted else self._rows(row)
 
     def get_col_names(self):
         return list(self._col_names)
@@ -198,11 +186,6 @@ class Iterator:
         self.stop()
 
 
-    def _python_values(self, row):
-        """``row`` with its Python-object (dict) values converted (see ``python_value_out``)."""
-        to_numpy, do_copy = self._output_numpy, self._do_copy
-        return [python_value_out(v, to_numpy, do_copy) if isinstance(v, dict) else v for v in row]
-
 
 def _has_objects(row) -> bool:
     """Whether a row holds anything but arrays. The first row decides for the whole iterator: a
@@ -211,23 +194,45 @@ def _has_objects(row) -> bool:
     return list(map(type, row)).count(_ndarray) != len(row)
 
 
+class _Rows:
+    """What an iterator hands out for an engine row: its columns selected, and values converted
+    (Tensors unless NumPy output, dict values by ``python_value_out``, copies with ``do_copy``), as
+    a list or a dict. It holds nothing of the iterator, so the run's prefetch thread may call it
+    (``parallel_convert``) without the run referring back to its iterator."""
+
+    __slots__ = ("names", "select", "to_numpy", "do_copy", "as_dict", "objects")
+
+    def __init__(self, names, select, to_numpy, do_copy, as_dict):
+        self.names, self.select, self.to_numpy, self.do_copy, self.as_dict = names, select, to_numpy, do_copy, as_dict
+        # NumPy output: whether rows hold Python objects (dicts) to convert, decided by the first
+        # row so that rows of arrays only cost one attribute test (see _has_objects).
+        self.objects = None
+
+    def __call__(self, row):
+        if self.select is not None:
+            row = [row[i] for i in self.select]
+        if self.to_numpy:
+            if self.objects is None:
+                self.objects = _has_objects(row)
+            values = [python_value_out(v, True, self.do_copy) if isinstance(v, dict) else v for v in row] \
+                if self.objects else list(row)
+        else:
+            values = [self._value(v) for v in row]
+        return dict(zip(self.names, values)) if self.as_dict else values
+
+    def _value(self, v):
+        if not isinstance(v, np.ndarray) or v.dtype.kind in "USO":
+            if isinstance(v, dict):
+                return python_value_out(v, False, self.do_copy)
+            return v
+        if self.do_copy:
+            v = v.copy()
+        return v.view(Tensor)
+
+
 class TupleIterator(Iterator):
     """Yields each row as a list of column values, in column order."""
-
-    def _convert(self, row):
-        if self._output_numpy:
-            if self._objects is None:
-                self._objects = _has_objects(row)
-            return self._python_values(row) if self._objects else list(row)
-        return [self._out_value(v) for v in row]
 
 
 class DictIterator(Iterator):
     """Yields each row as a {column name: value} dict."""
-
-    def _convert(self, row):
-        if self._output_numpy:
-            if self._objects is None:
-                self._objects = _has_objects(row)
-            return dict(zip(self._col_names, self._python_values(row) if self._objects else row))
-        return {name: self._out_value(v) for name, v in zip(self._col_names, row)}

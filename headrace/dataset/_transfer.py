@@ -186,7 +186,7 @@ class TransferDataset(Dataset):
     def create_dict_iterator(self, num_epochs=-1, output_numpy=False):
         raise RuntimeError("TransferDataset is not iterable.")
 
-    def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False, do_copy=False):
+    def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False, do_copy=None):
         raise RuntimeError("TransferDataset is not iterable.")
 
     def __iter__(self):

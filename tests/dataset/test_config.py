@@ -1,5 +1,6 @@
 import json
 
+import numpy as np
 import pytest
 
 import headrace.dataset as ds
@@ -60,3 +61,48 @@ def test_load(tmp_path):
     assert (ds.config.get_seed(), ds.config.get_num_parallel_workers(), ds.config.get_prefetch_size()) == (9, 1, 8)
     with pytest.raises(RuntimeError, match="Failed to load config file"):
         ds.config.load(str(tmp_path / "missing.json"))
+
+
+def test_auto_offload_is_refused_not_ignored():
+    assert ds.config.get_auto_offload() is False
+    ds.config.set_auto_offload(False)
+    with pytest.raises(ValueError, match=r"set_auto_offload\(True\) is not supported: headrace runs dataset "
+                                         r"operations on the host"):
+        ds.config.set_auto_offload(True)
+    assert ds.config.get_auto_offload() is False
+    with pytest.raises(TypeError, match="offload must be of type bool."):
+        ds.config.set_auto_offload(1)
+
+
+def test_no_video_backend_without_video_decoding():
+    # headrace decodes no video (MindSpore's read_video / DecodeVideo are absent): no backend to pick
+    assert not hasattr(ds.config, "set_video_backend") and not hasattr(ds.config, "get_video_backend")
+    assert not hasattr(ds.vision, "read_video") and not hasattr(ds.vision, "DecodeVideo")
+
+
+@pytest.mark.parametrize("name", ["fast_recovery", "dynamic_shape"])
+def test_settings_met_either_way_are_reported_back(name):
+    setter, getter = getattr(ds.config, f"set_{name}"), getattr(ds.config, f"get_{name}")
+    default = getter()
+    setter(not default)
+    assert getter() is (not default)
+    with pytest.raises(TypeError, match="must be of type bool."):
+        setter("yes")
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_resume_is_exact_with_either_fast_recovery(fast):
+    from headrace.dataset import vision
+    ds.config.set_fast_recovery(fast)
+    ds.config.set_seed(7)
+    img = (np.arange(16 * 4 * 4 * 3) % 251).astype(np.uint8).reshape(16, 4, 4, 3)
+    d = ds.NumpySlicesDataset({"a": img}, shuffle=True).map(
+        [vision.RandomHorizontalFlip(0.5), lambda x: x + np.random.randint(0, 5, dtype=np.uint8)], "a").batch(2)
+    whole = [r[0].tolist() for r in d.create_tuple_iterator(num_epochs=1, output_numpy=True)]
+    it = d.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    head = [next(it)[0].tolist() for _ in range(3)]
+    state = it.get_state()
+    it.stop()
+    again = d.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    again.set_state(state)
+    assert head + [r[0].tolist() for r in again] == whole

@@ -66,7 +66,7 @@ def test_get_and_one_notice():
     assert ds.config.get_debug_mode() is False
     with pytest.warns(UserWarning, match="debug mode is enabled: pipelines run in a single thread") as w:
         ds.config.set_debug_mode(True)
-    assert len(w) == 1 and "num_parallel_workers, python_multiprocessing, autotune" in str(w[0].message)
+    assert len(w) == 1 and "num_parallel_workers, auto_num_workers, python_multiprocessing, autotune" in str(w[0].message)
     assert ds.config.get_debug_mode() is True
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -4,6 +4,7 @@ No wall-clock assertions: the slow ops sleep long enough that the verdict cannot
 busy machine, and every number asserted exactly is a count, an order, a type or a relation.
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -61,7 +62,10 @@ def _check(value, schema, path="doc"):
         kinds = [t.strip() for t in schema.split(":")[0].split("|")]
         ok = {"int": lambda v: type(v) is int, "float": lambda v: type(v) is float, "str": lambda v: type(v) is str,
               "None": lambda v: v is None,
-              "list[int]": lambda v: isinstance(v, list) and all(type(x) is int for x in v)}
+              "list[int]": lambda v: isinstance(v, list) and all(type(x) is int for x in v),
+              "list[float]": lambda v: isinstance(v, list) and all(type(x) is float for x in v),
+              "dict[str, list[float]]": lambda v: isinstance(v, dict) and all(
+                  type(k) is str and isinstance(x, list) and all(type(y) is float for y in x) for k, x in v.items())}
         assert any(ok[k](value) for k in kinds), (path, value, schema)
 
 
@@ -96,6 +100,30 @@ def test_json_schema_exact_and_values(tmp_path):
     assert st["busy_seconds"] >= sum(o["wall_seconds"] for o in run["ops"]) - 1e-6
     assert run["time_to_first_row_seconds"] is not None and 0 < run["time_to_first_row_seconds"] <= run["wall_seconds"]
     assert run["verdict"]["text"] == doc["verdict"]
+
+
+def test_the_timeline_steps_by_the_monitor_sampling_interval():
+    ds.config.set_monitor_sampling_interval(5)
+    with ds.profile() as p:
+        read(pipeline(fn=slow))
+    ds.config.set_monitor_sampling_interval(1000)
+    (run,) = p.to_dict()["runs"]
+    tl = run["timeline"]
+    assert tl["interval_seconds"] == 0.005
+    n = math.ceil(run["wall_seconds"] / 0.005 - 1e-9)
+    assert len(tl["times"]) == n and tl["times"][:3] == [0.0, 0.005, 0.01]
+    assert sorted(tl["busy_pct"]) == sorted([o["label"] for o in run["ops"]] + ["consumer waiting"])
+    assert sorted(tl["output_queue_size"]) == ["batch"]
+    assert all(len(v) == n for v in list(tl["busy_pct"].values()) + list(tl["output_queue_size"].values()))
+    # the series add up to the totals: busy percent x interval x workers = the op's seconds
+    m = [o for o in run["ops"] if o["label"] == "map[slow]"][0]
+    assert sum(tl["busy_pct"]["map[slow]"]) / 100 * 0.005 * 2 == pytest.approx(m["wall_seconds"], rel=0.02, abs=0.002)
+    # 2 workers, and the reading thread that may run a task itself: at most 150%
+    assert all(0 <= x <= 150.05 for x in tl["busy_pct"]["map[slow]"]), tl["busy_pct"]["map[slow]"]
+    # the default: one point a second
+    with ds.profile() as p:
+        read(pipeline())
+    assert p.to_dict()["runs"][0]["timeline"]["interval_seconds"] == 1.0
 
 
 @pytest.mark.parametrize("mode", ["inline", "threads", "processes"])

@@ -19,6 +19,8 @@ import threading
 import time
 from typing import Any, Callable
 
+from headrace._engine.machine import bind_thread
+
 _clock = time.perf_counter
 _get_ident = threading.get_ident
 
@@ -126,8 +128,10 @@ class ThreadPool:
     """
 
     def __init__(self, run: Callable[[Any], Any], num_workers: int, name: str = "headrace",
-                 capacity: int | None = None, watch: tuple[str, float, float] | None = None) -> None:
+                 capacity: int | None = None, watch: tuple[str, float, float] | None = None,
+                 cpus: str = "") -> None:
         self._run = run
+        self._cpus = cpus  # a CPU list the threads run on (numa_enable), or ""
         self.num_workers = num_workers
         self.capacity = capacity or num_workers * 2
         self._queue: collections.deque[_Entry] = collections.deque()   # waiting for a thread
@@ -168,6 +172,7 @@ class ThreadPool:
             self._cond.notify()
 
     def _work(self) -> None:
+        bind_thread(self._cpus)
         while True:
             with self._cond:
                 while not self._queue and not self._closed:

@@ -16,6 +16,7 @@ import threading
 from typing import Any, Callable
 
 from headrace._engine.exec.ordered import POLL, PoolClosed
+from headrace._engine.machine import bind_thread
 
 _END = object()
 
@@ -28,8 +29,10 @@ class _Failure:
 
 
 class Prefetcher:
-    def __init__(self, produce: Callable[[], Any], capacity: int, name: str = "headrace-prefetch") -> None:
+    def __init__(self, produce: Callable[[], Any], capacity: int, name: str = "headrace-prefetch",
+                 cpus: str = "") -> None:
         self._produce = produce
+        self._cpus = cpus  # a CPU list to run on (numa_enable), or ""
         self._capacity = max(1, int(capacity))
         self._dq: collections.deque = collections.deque()
         self._cond = threading.Condition(threading.Lock())
@@ -42,6 +45,7 @@ class Prefetcher:
 
     # ---- producer side ------------------------------------------------------------------------
     def _run(self) -> None:
+        bind_thread(self._cpus)
         dq, cap, produce = self._dq, self._capacity, self._produce
         try:
             while not self._stop:

@@ -102,6 +102,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import math
 import multiprocessing
 import multiprocessing.connection as mpc
 import os
@@ -150,6 +151,8 @@ class ProcessPool(WorkerStarts):
         self._prefix = f"hr{os.getpid():x}_{next(_POOL_IDS)}_"
         self._timeout = float(getattr(options, "multiprocessing_timeout_interval", 300))
         self._worker_timeout = float(getattr(options, "worker_timeout", 0))
+        if not getattr(options, "watchdog", True):  # no stall reports; the run refused a timeout
+            self._timeout, self._worker_timeout = math.inf, 0.0
         self._options = options if isinstance(options, _options.Options) else _options.snapshot()
         method = getattr(options, "multiprocessing_start_method", "fork")
         if method == "fork" and "fork" not in multiprocessing.get_all_start_methods():

@@ -19,6 +19,7 @@ import traceback
 from typing import Any
 from headrace._engine import options as _options
 from headrace._engine.exec import launch, shm, watchdog
+from headrace._engine.machine import bind_thread
 from headrace._engine.exec.native_threads import (_set_pdeathsig,
                                                      limit_native_threads)
 from headrace._util.errors import PipelineError, format_traceback
@@ -65,6 +66,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         os._exit(0)
     limit_native_threads(cfg.get("cv2_threads"), inherited="cv2_threads" in cfg)
     _options.install(cfg.get("options", {}))  # ops read settings (e.g. decode limits) in the worker
+    bind_thread(_options.snapshot().bind_cpus)  # numa_enable: before any other thread starts
     index = WORKER_INDEX = cfg["index"]
     slots = [shm.Slot(f"{cfg['prefix']}w{index}r{k}") for k in range(MAX_DEPTH)] if cfg["use_shm"] else None
     reader = shm.Reader()
@@ -179,7 +181,8 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         while view:
             view = view[os.write(res_fd, view):]
 
-    watchdog.start_doctor(report, cfg["name"])  # before any other thread: see start_doctor
+    if cfg.get("options", {}).get("watchdog", True):  # no doctor when no one will ask it (set_enable_watchdog)
+        watchdog.start_doctor(report, cfg["name"])  # before any other thread: see start_doctor
     results.send_bytes(pickle.dumps(("ready", os.getpid())))
     # Bare threads: Thread.start() would wait for one to run first (a GIL round trip before the
     # first task). They need no joining: a worker leaves through os._exit.

@@ -182,15 +182,19 @@ class StageIter(OpIter):
             from headrace._engine.exec.process_pool import ProcessPool  # noqa: PLC0415 - heavy, rarely needed
             return ProcessPool(self.program, self.workers, self.name, self.ctx.options)
         o = self.ctx.options
-        watch = (self.name, float(getattr(o, "multiprocessing_timeout_interval", 300)),
-                 float(getattr(o, "worker_timeout", 0)))
+        watch: tuple[str, float, float] | None = (
+            self.name, float(getattr(o, "multiprocessing_timeout_interval", 300)), float(getattr(o, "worker_timeout", 0)))
+        if not getattr(o, "watchdog", True):
+            watch = None  # no stall reports, no timeout (the run refused a timeout without the watchdog)
         if self.mode == THREADS:
             return ThreadPool(self.program.run, self.workers, "headrace-stage",
-                              capacity=self.workers * DEPTH[THREADS], watch=watch)
+                              capacity=self.workers * DEPTH[THREADS], watch=watch, cpus=o.bind_cpus)
         if getattr(o, "serial", False):
             return InlinePool(self.program.run)  # debug mode: no thread at all
+        if watch is None:
+            return InlinePool(self.program.run)
         if watch[2]:  # a timeout: the task runs on a thread, so that the reader is free to raise
-            return ThreadPool(self.program.run, 1, "headrace-stage", capacity=1, watch=watch)
+            return ThreadPool(self.program.run, 1, "headrace-stage", capacity=1, watch=watch, cpus=o.bind_cpus)
         return InlinePool(self.program.run, watch=(self.name, watch[1], 0.0))
 
     def __str__(self) -> str:

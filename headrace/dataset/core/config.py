@@ -28,42 +28,39 @@ __all__ = [
     "get_iterator_mode", "get_max_image_pixels", "get_monitor_sampling_interval",
     "get_multiprocessing_start_method", "get_multiprocessing_timeout_interval",
     "get_num_parallel_workers", "get_numa_enable", "get_prefetch_size", "get_seed",
-    "get_strict_decode", "get_video_backend", "get_worker_timeout", "load", "set_auto_num_workers",
+    "get_strict_decode", "get_worker_timeout", "load", "set_auto_num_workers",
     "set_auto_offload", "set_autotune_interval", "set_callback_timeout", "set_debug_mode",
     "set_dynamic_shape", "set_enable_autotune", "set_enable_shared_mem", "set_enable_watchdog",
     "set_error_samples_mode", "set_fast_recovery", "set_iterator_mode", "set_max_image_pixels",
     "set_monitor_sampling_interval", "set_multiprocessing_start_method",
     "set_multiprocessing_timeout_interval", "set_num_parallel_workers", "set_numa_enable",
-    "set_prefetch_size", "set_seed", "set_sending_batches", "set_strict_decode", "set_video_backend",
+    "set_prefetch_size", "set_seed", "set_sending_batches", "set_strict_decode",
     "set_worker_timeout",
 ]
 
 # How users change the engine's settings, for the engine's messages (``_util/wording.py``). Data
 # registered on import, unlike the "nothing at import time" rule's hooks and threads: an engine
 # message may come before any call into this module, and must name the call all the same.
-_wording.name_settings({name: f"ds.config.set_{name}({{}})" for name in (
-    "enable_shared_mem", "multiprocessing_start_method", "multiprocessing_timeout_interval", "worker_timeout")})
+_wording.name_settings({**{name: f"ds.config.set_{name}({{}})" for name in (
+    "enable_shared_mem", "multiprocessing_start_method", "multiprocessing_timeout_interval", "worker_timeout")},
+    "watchdog": "ds.config.set_enable_watchdog({})"})
 
 DEFAULT_SEED = 5489  # what get_seed() reports before set_seed (mt19937's default seed)
 
 
 @dataclasses.dataclass(frozen=True)
 class _MindSporeSettings:
-    """The settings MindSpore has that headrace's engine does not read: kept here, reported back by
-    the getters (and by ``load``), never handed to the engine."""
+    """Settings the dataset layer reads (the profiler, callbacks, iterators, the device queue,
+    autotune's file) rather than the engine, and the two that headrace meets whatever their value
+    (``fast_recovery``, ``dynamic_shape``: see their setters)."""
 
     monitor_sampling_interval: int = 1000
     callback_timeout: int = 60
-    auto_num_workers: bool = False
-    enable_watchdog: bool = True
     autotune_filepath: str | None = None  # set_enable_autotune's filepath_prefix (dataset/_autotune_file.py)
-    numa_enable: bool = False
     fast_recovery: bool = True
     dynamic_shape: bool = False
-    auto_offload: bool = False
     iterator_do_copy: bool = False
     iterator_parallel_convert: bool = False
-    video_backend: str = "CPU"
     sending_batches: int = 0
 
 
@@ -157,10 +154,22 @@ def get_prefetch_size():
 
 
 def set_monitor_sampling_interval(interval):
+    """The step, in milliseconds, of the series a profile records (``ds.profile``): each run's
+    ``timeline`` in profile.json gives per op the share of its workers' time busy, per stage its
+    output queue's length and the consumer's waiting, per interval. Read when a profile starts.
+
+    Args:
+        interval (int): Milliseconds, in (0, INT32_MAX]. Default setting: 1000.
+
+    Raises:
+        TypeError: If `interval` is not an int.
+        ValueError: If `interval` is not in (0, INT32_MAX].
+    """
     _set(monitor_sampling_interval=_positive(interval, "Interval given", "interval"))
 
 
 def get_monitor_sampling_interval():
+    """The profile timeline's step in milliseconds (``set_monitor_sampling_interval``)."""
     return _ms.monitor_sampling_interval
 
 
@@ -185,11 +194,29 @@ def get_enable_shared_mem():
 
 
 def set_auto_num_workers(enable):
-    _set(auto_num_workers=_bool(enable))
+    """Whether iterators created from now on choose each op's ``num_parallel_workers`` themselves,
+    in place of the user's and the default (``set_num_parallel_workers``).
+
+    The ops that compute (maps, filters, batches with a ``per_batch_map``; consecutive ones of the
+    same mode count as one stage, since they run together) share the CPUs this process may use
+    equally, divided by the job's processes on this host (the ``LOCAL_WORLD_SIZE`` environment
+    variable); a random-access source right under one of them gets its count (its reads then run
+    in those workers), other sources 1. Each change is logged (INFO, ``headrace.auto_num_workers``
+    logger). The rows are the same as without it. Ignored in debug mode; autotune starts from
+    these counts.
+
+    Args:
+        enable (bool): Whether to choose the worker counts automatically. Default setting: False.
+
+    Raises:
+        TypeError: If `enable` is not a bool.
+    """
+    _options.update(auto_num_workers=_bool(enable))
 
 
 def get_auto_num_workers():
-    return _ms.auto_num_workers
+    """Whether worker counts are chosen automatically (``set_auto_num_workers``)."""
+    return _options.snapshot().auto_num_workers
 
 
 def set_multiprocessing_timeout_interval(interval):
@@ -303,9 +330,9 @@ def set_debug_mode(debug_mode_flag, debug_hook_list=None):
     In debug mode no worker thread, worker process or prefetch thread is started, so a breakpoint
     in a source's ``__getitem__``, a map's function or a hook stops the program where ``pdb``
     can see it. ``num_parallel_workers``, ``python_multiprocessing`` (map, batch, sources),
-    ``set_enable_autotune`` and ``set_error_samples_mode`` are ignored (one warning when the mode
-    is turned on). An iterator created while no seed is set sets seed 1 (``set_seed(1)``), so
-    debug runs repeat. Rows are the same as outside debug mode under the same seed.
+    ``set_auto_num_workers``, ``set_enable_autotune`` and ``set_error_samples_mode`` are ignored
+    (one warning when the mode is turned on). An iterator created while no seed is set sets seed 1
+    (``set_seed(1)``), so debug runs repeat. Rows are the same as outside debug mode under the same seed.
 
     Each map calls copies of the hooks in ``debug_hook_list`` before its first operation and after
     each operation with the data (``DebugHook.compute``); a ``DebugHook`` may also be written into
@@ -332,8 +359,9 @@ def set_debug_mode(debug_mode_flag, debug_hook_list=None):
             raise TypeError("All items in debug_hook_list must be of type DebugHook.")
     if debug_mode_flag and not _debug.enabled:
         warnings.warn("Dataset pipeline debug mode is enabled: pipelines run in a single thread, the one that "
-                      "reads them; num_parallel_workers, python_multiprocessing, autotune and the error samples "
-                      "mode are ignored, and seed 1 is used while no seed is set. Performance will be impacted.",
+                      "reads them; num_parallel_workers, auto_num_workers, python_multiprocessing, autotune and the "
+                      "error samples mode are ignored, and seed 1 is used while no seed is set. Performance will be "
+                      "impacted.",
                       stacklevel=2)
     _debug.configure(debug_mode_flag, debug_hook_list or _debug.hooks)
     _options.update(serial=debug_mode_flag)
@@ -352,11 +380,28 @@ def _debug_before_run() -> None:
 
 
 def set_enable_watchdog(enable):
-    _set(enable_watchdog=_bool(enable))
+    """Whether iterators created from now on watch their workers for calls that do not return.
+
+    With the watchdog on (the default), a user function, source read or batch that runs longer
+    than ``set_multiprocessing_timeout_interval`` seconds in a worker thread or process is reported
+    (op, column, sample index, worker pid, the stuck call's Python stack), and
+    ``set_worker_timeout`` can make it an error. With it off, no watchdog thread runs in this
+    process and no stack-reporting thread in worker processes: nothing is reported, and a pipeline
+    created with a worker timeout set is refused (``ValueError``). Worker processes still end with
+    the process that started them, either way.
+
+    Args:
+        enable (bool): Whether to watch.
+
+    Raises:
+        TypeError: If `enable` is not a bool.
+    """
+    _options.update(watchdog=_bool(enable))
 
 
 def get_enable_watchdog():
-    return _ms.enable_watchdog
+    """Whether the watchdog is on (``set_enable_watchdog``)."""
+    return _options.snapshot().watchdog
 
 
 def set_enable_autotune(enable, filepath_prefix=None):
@@ -447,54 +492,122 @@ def get_autotune_interval():
 
 
 def set_numa_enable(numa_enable):
-    _set(numa_enable=_bool(numa_enable, "numa_enable"))
+    """Whether iterators created from now on run their worker threads, worker processes and
+    prefetch thread on the CPUs of one NUMA node.
+
+    The node is chosen by rank: the ``RANK_ID`` environment variable (MindSpore's), else
+    ``LOCAL_RANK`` (torchrun's), else 0, modulo the number of nodes (read from
+    ``/sys/devices/system/node``; only the CPUs this process may use count). A machine with one
+    node, or none the kernel reports, changes nothing. Work that the thread reading the iterator
+    does itself (cheap rows, inline stages) stays on that thread's CPUs. No NUMA library is needed.
+
+    Args:
+        numa_enable (bool): Whether to bind. Default setting: False.
+
+    Raises:
+        TypeError: If `numa_enable` is not a bool.
+    """
+    _options.update(numa_enable=_bool(numa_enable, "numa_enable"))
 
 
 def get_numa_enable():
-    return _ms.numa_enable
+    """Whether the pipeline binds to a NUMA node (``set_numa_enable``)."""
+    return _options.snapshot().numa_enable
 
 
 def set_fast_recovery(fast_recovery):
+    """MindSpore's choice between a fast resume, whose random augmentations may differ from the run
+    that was interrupted (True, the default), and an exact one that replays them (False).
+
+    headrace's resume (``set_state``, ``set_init_step``) is both: every random operation, and
+    Python's and NumPy's generators inside user functions under a seed, draw from generators keyed
+    by (seed, op, epoch, sample), so a resumed run gives the rows of the uninterrupted run without
+    replaying the rows before it. Either value therefore gets what it asks for; the getter reports it.
+
+    Args:
+        fast_recovery (bool): Whether a resume may change random augmentations (never needed here).
+
+    Raises:
+        TypeError: If `fast_recovery` is not a bool.
+    """
     _set(fast_recovery=_bool(fast_recovery, "fast_recovery"))
 
 
 def get_fast_recovery():
+    """The value of ``set_fast_recovery``."""
     return _ms.fast_recovery
 
 
 def set_dynamic_shape(is_dynamic):
+    """MindSpore's flag telling its graph compiler (sink mode) that batch shapes vary.
+
+    headrace compiles no graph: its iterators, the device queue (``device_que``) and the
+    ``headrace.torch`` / ``headrace.jax`` loaders pass on whatever shapes the batches have, which
+    is what True asks for; False (the default) makes MindSpore take the shapes from the data, which
+    headrace also does. The getter reports the value for code that reads it back.
+
+    Args:
+        is_dynamic (bool): Whether the dataset's shapes vary.
+
+    Raises:
+        TypeError: If `is_dynamic` is not a bool.
+    """
     _set(dynamic_shape=_bool(is_dynamic, "is_dynamic"))
 
 
 def get_dynamic_shape():
+    """The value of ``set_dynamic_shape``."""
     return _ms.dynamic_shape
 
 
 def set_auto_offload(offload):
-    _set(auto_offload=_bool(offload, "offload"))
+    """MindSpore's automatic offload of dataset operations to the device (GPU or Ascend).
+
+    headrace runs every dataset operation on the host; offload is refused rather than ignored.
+    Put device-side augmentation in the training step (e.g. after ``headrace.torch.Loader`` moved
+    the batch to the GPU).
+
+    Args:
+        offload (bool): Only False is accepted.
+
+    Raises:
+        TypeError: If `offload` is not a bool.
+        ValueError: If `offload` is True.
+    """
+    if _bool(offload, "offload"):
+        raise ValueError("set_auto_offload(True) is not supported: headrace runs dataset operations on the host "
+                         "and has no device to offload them to. Leave offload False, and run device-side "
+                         "augmentation in the training step (e.g. on the batches headrace.torch.Loader moved to "
+                         "the GPU).")
 
 
 def get_auto_offload():
-    return _ms.auto_offload
+    """Always False: headrace runs dataset operations on the host (``set_auto_offload``)."""
+    return False
 
 
 def set_iterator_mode(do_copy=False, parallel_convert=False):
+    """How iterators created from now on hand out rows.
+
+    Args:
+        do_copy (bool): The ``do_copy`` of ``create_tuple_iterator`` and ``create_dict_iterator``
+            when they are not given one: True makes each Tensor (``output_numpy=False``) a copy
+            with memory of its own; False (default) makes it share the pipeline's array.
+        parallel_convert (bool): True: every iterator converts its rows (column selection,
+            Tensors, dict values, copies) in its prefetch thread, which then always runs, ahead of
+            the consumer; False (default): in the thread that reads the iterator. The rows, and
+            ``get_state``, are the same either way.
+
+    Raises:
+        TypeError: If `do_copy` or `parallel_convert` is not a bool.
+    """
     _set(iterator_do_copy=_bool(do_copy, "do_copy"),
          iterator_parallel_convert=_bool(parallel_convert, "parallel_convert"))
 
 
 def get_iterator_mode():
+    """``{"do_copy": bool, "parallel_convert": bool}`` of ``set_iterator_mode``."""
     return {"do_copy": _ms.iterator_do_copy, "parallel_convert": _ms.iterator_parallel_convert}
-
-
-def set_video_backend(backend):
-    if backend not in ("CPU", "Ascend"):
-        raise ValueError("Input backend is not within the valid set of ['CPU', 'Ascend'].")
-    _set(video_backend=backend)
-
-
-def get_video_backend():
-    return _ms.video_backend
 
 
 def set_sending_batches(batch_num):

@@ -20,7 +20,10 @@ MindSpore's (output-queue utilisation and empty frequency, worker utilisation, p
 plus what its analyser lacks (CPU time per op, time to the first row, the consumer's wait).
 
 Every iterator created inside the block is recorded (one "run" each); iterators created before
-it are not. Recording costs a few clock readings per task (a batch or a chunk of rows) and per
+it are not. Each run's ``timeline`` holds its series (per op busy, per stage queue length, the
+consumer's waiting) at the step of ``ds.config.set_monitor_sampling_interval`` (MindSpore's
+monitor sampling, default 1000 ms), read when the ``Profile`` is made; they are computed from the
+recorded tasks, so no sampling thread runs. Recording costs a few clock readings per task (a batch or a chunk of rows) and per
 row handed to the consumer; a task every ``op_sample_seconds`` (per worker) also times each op
 per row, to split a stage's time between its fused ops (cheap tasks are so timed rarely, costly
 ones nearly all: see ``headrace/_engine/exec/profiled.py``). Outside a block nothing is recorded and no code of the
@@ -36,7 +39,8 @@ from typing import Any
 
 from headrace._engine import profile as _eprofile
 from headrace.dataset.profiling._metrics import run_metrics
-from headrace.dataset.profiling._outputs import chart_png, trace_events
+from headrace.dataset.core import config as _config
+from headrace.dataset.profiling._outputs import chart_png, timeline, trace_events
 from headrace.dataset.profiling._verdict import verdict as _verdict
 
 __all__ = ["Profile", "profile", "SCHEMA"]
@@ -118,6 +122,16 @@ SCHEMA: dict = {
                             "": "None for inline stages"},
             "output_queue": _QUEUE,
         }],
+        "timeline": {
+            "interval_seconds": "float: the step of the series: ds.config.get_monitor_sampling_interval() "
+                                "(milliseconds), widened to keep at most 10,000 points",
+            "times": "list[float]: each interval's start, seconds from the iterator's creation",
+            "busy_pct": "dict[str, list[float]]: per op label (and 'consumer waiting'), percent of its "
+                        "workers' time busy in each interval (over 100 when the reading thread runs tasks of "
+                        "a thread stage too)",
+            "output_queue_size": "dict[str, list[float]]: per stage label, its output queue's average "
+                                 "length in each interval",
+        },
         "verdict": {
             "bottleneck": "str | None: the op's label, 'consumer', or None",
             "op": "int | None: the op's id",
@@ -140,6 +154,7 @@ class Profile:
             raise ValueError(f"op_sample_seconds must be a number of seconds in [0, 3600], got {op_sample_seconds!r}.")
         self.output_dir = None if output_dir is None else os.fspath(output_dir)
         self.op_sample_seconds = float(op_sample_seconds)
+        self.sampling_interval = _config.get_monitor_sampling_interval() / 1000.0  # the timeline's step
         self._rec: _eprofile.Recorder | None = None
         self._doc: dict | None = None
 
@@ -168,8 +183,9 @@ class Profile:
         import time  # noqa: PLC0415
         end = rec.ended or time.perf_counter()
         runs = [run_metrics(r, rec.started, end) for r in rec.runs]
-        for r in runs:
+        for r, rrec in zip(runs, rec.runs):
             r["verdict"] = _verdict(r)
+            r["timeline"] = timeline(rrec, r, end, self.sampling_interval)
         main = max(range(len(runs)), key=lambda i: (runs[i]["rows"], runs[i]["wall_seconds"])) if runs else None
         doc = {"schema": SCHEMA_ID, "wall_seconds": round(end - rec.started, 6), "cores": rec.cores,
                "op_sample_seconds": rec.interval, "main_run": main,

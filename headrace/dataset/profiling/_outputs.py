@@ -12,6 +12,7 @@ workers) and how many finished results waited in each stage's output queue, with
 """
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -99,15 +100,27 @@ def _stage_events(ev: list[dict], rec: Any, st: Any, labels: dict, origin: float
 
 COLORS = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40), (148, 103, 189), (140, 86, 75),
           (227, 119, 194), (127, 127, 127), (188, 189, 34), (23, 190, 207)]
-BUCKETS = 100
+BUCKETS = 100          # the chart's points per series
+MAX_TIMELINE = 10_000  # most points of a series in profile.json (then the interval widens)
 
 
-def busy_series(rec: Any, m: dict, end_fallback: float) -> tuple[list[float], dict[str, list[float]], dict[str, list[float]]]:
+def timeline_width(start: float, end: float, interval: float) -> float:
+    """``interval``, widened so that the window holds at most ``MAX_TIMELINE`` buckets."""
+    return max(interval, (end - start) / MAX_TIMELINE, 1e-9)
+
+
+def busy_series(rec: Any, m: dict, end_fallback: float, width: float | None = None
+                ) -> tuple[list[float], dict[str, list[float]], dict[str, list[float]]]:
     """(bucket start times, op label -> % busy per bucket, stage label -> average output-queue
-    length per bucket) over the run's window."""
+    length per bucket) over the run's window, in buckets ``width`` seconds wide (default: the
+    window in ``BUCKETS`` buckets; at most ``MAX_TIMELINE`` buckets either way)."""
     start, end = window(rec, end_fallback)
-    width = max((end - start) / BUCKETS, 1e-9)
-    edges = [start + i * width for i in range(BUCKETS)]
+    if width is None:
+        buckets, width = BUCKETS, max((end - start) / BUCKETS, 1e-9)
+    else:
+        width = timeline_width(start, end, width)
+        buckets = max(1, math.ceil((end - start) / width - 1e-9))
+    edges = [start + i * width for i in range(buckets)]
     busy: dict[str, list[float]] = {}
     queues: dict[str, list[float]] = {}
     by_id = {o["id"]: o for o in m["ops"]}
@@ -116,7 +129,7 @@ def busy_series(rec: Any, m: dict, end_fallback: float) -> tuple[list[float], di
         if b <= a:
             return
         i = max(0, int((a - start) / width))
-        while i < BUCKETS and edges[i] < b:
+        while i < buckets and edges[i] < b:
             lo, hi = edges[i], edges[i] + width
             ov = min(b, hi) - max(a, lo)
             if ov > 0:
@@ -128,8 +141,8 @@ def busy_series(rec: Any, m: dict, end_fallback: float) -> tuple[list[float], di
             continue
         w = max(1, st.workers)
         shares = [by_id[mm]["share_of_stage_pct"] / 100.0 if mm in by_id else 0.0 for mm in st.members]
-        accs = [[0.0] * BUCKETS for _ in st.members]
-        q = [0.0] * BUCKETS
+        accs = [[0.0] * buckets for _ in st.members]
+        q = [0.0] * buckets
         for t in st.tasks:
             for acc, sh in zip(accs, shares):
                 spread(acc, t[3], t[4], sh / w)
@@ -141,7 +154,7 @@ def busy_series(rec: Any, m: dict, end_fallback: float) -> tuple[list[float], di
     for oid, op in rec.callers.items():
         if oid not in by_id or by_id[oid]["stage"] is not None:
             continue
-        acc = [0.0] * BUCKETS
+        acc = [0.0] * buckets
         for a, b in op.spans:
             spread(acc, a, b, 1.0)
         for c in by_id[oid]["children"]:
@@ -149,11 +162,22 @@ def busy_series(rec: Any, m: dict, end_fallback: float) -> tuple[list[float], di
                 for a, b in rec.callers[c].spans:
                     spread(acc, a, b, -1.0)
         busy[by_id[oid]["label"]] = [max(0.0, 100.0 * x / width) for x in acc]
-    wait = [0.0] * BUCKETS
+    wait = [0.0] * buckets
     for a, b in rec.calls:
         spread(wait, a, b, 1.0)
     busy["consumer waiting"] = [100.0 * x / width for x in wait]
     return [e - start for e in edges], busy, queues
+
+
+def timeline(rec: Any, m: dict, end_fallback: float, interval: float) -> dict:
+    """The run's series at ``interval`` seconds (``ds.config.set_monitor_sampling_interval``), for
+    profile.json: per op the percent of its workers' time busy, per stage its output queue's
+    average length, and the consumer's waiting, per interval."""
+    times, busy, queues = busy_series(rec, m, end_fallback, interval)
+    step = timeline_width(*window(rec, end_fallback), interval)
+    return {"interval_seconds": round(step, 6), "times": [round(t, 6) for t in times],
+            "busy_pct": {k: [round(x, 1) for x in v] for k, v in busy.items()},
+            "output_queue_size": {k: [round(x, 3) for x in v] for k, v in queues.items()}}
 
 
 def chart_png(path: str, rec: Any, m: dict, verdict_text: str, end_fallback: float) -> None:
