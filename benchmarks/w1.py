@@ -70,6 +70,10 @@ CONFIGS = [
     # headrace's processes variant is not a slow one: the spec's 200,000-row epoch, like threads,
     # so the two are compared on the same epoch (worker start-up spread over the same rows).
     Config("w1", "headrace", "processes", compare="processes"),
+    Config("w1", "headrace", "threads, profiled", compare="threads",
+           note="inside ds.profile() (issue 16: the profiler's cost)"),
+    Config("w1", "headrace", "processes, profiled", compare="processes",
+           note="inside ds.profile() (issue 16: the profiler's cost)"),
     Config("w1", "headrace", "threads + headrace.torch", compare="threads",
            note="torch tensors through headrace.torch.Loader (issue 15: adapter overhead)"),
     Config("w1", "mindspore", "threads", compare="threads"),
@@ -79,9 +83,11 @@ CONFIGS = [
            note="output_numpy=False"),
     Config("w1", "torch", "DataLoader", compare="threads", note="num_workers=w (processes)"),
     Config("w1", "torch", "num_workers=0", (0,), compare="threads"),
-    Config("w1", "grain", "threads", compare="threads",
+    # Grain's per-record cost on W1 is ~0.7 ms (1,359 rows/s with 1 thread on 2026-11-27): a
+    # 200,000-row epoch would take minutes, so its rows use the slow variants' epoch.
+    Config("w1", "grain", "threads", items=SLOW_ITEMS, compare="threads",
            note="MapDataset.map in ReadOptions(num_threads=w), then batch"),
-    Config("w1", "grain", "mp_prefetch", compare="processes",
+    Config("w1", "grain", "mp_prefetch", items=SLOW_ITEMS, compare="processes",
            note="batched in w worker processes (IterDataset.mp_prefetch)"),
     Config("w1", "tf", "numpy_function", compare="threads"),
     Config("w1", "tf", "from_generator", items=SLOW_ITEMS, compare="threads"),
