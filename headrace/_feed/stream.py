@@ -23,6 +23,7 @@ it restores as the position of the whole job (see ``_feed/elastic.py``). Version
 from __future__ import annotations
 
 import json
+import sys
 import weakref
 from typing import Any, Callable
 
@@ -114,8 +115,8 @@ class EpochReader:
         when the training loop asks (a loader calls it when made, after ``set_epoch`` and
         ``load_state``, and when an epoch ends). Does nothing while an epoch is read or after one
         was left early (the next epoch() decides where to go on)."""
-        if self._in_epoch or self._res.feeder is not None or self._abandoned is not None:
-            return
+        if self._in_epoch or self._res.feeder is not None or self._abandoned is not None or sys.is_finalizing():
+            return  # (at interpreter exit a reading thread can still end an epoch: start nothing then)
         it = self._open()
         run = it._run
         self._base = run.get_state()

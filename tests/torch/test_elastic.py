@@ -239,3 +239,19 @@ def test_torch_distributed_checkpoint_of_two_ranks_resumes_on_three(tmp_path):
     unread = set(range(29)) - read_before
     assert sorted(x for x in rest if x in unread) == sorted(unread)
     assert len([x for x in rest if x not in unread]) == 1 and set(rest) - unread <= read_before
+
+
+def test_an_epoch_ending_at_interpreter_exit_starts_no_next_epoch(monkeypatch):
+    # A reading thread (the JAX device thread) can finish an epoch while the interpreter exits;
+    # starting the next epoch then failed inside the teardown ("Exception ignored ... generation").
+    r = reader(pipeline(8, 4, False), 1, 0)
+    assert read(r) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert r._res.feeder is not None  # the next epoch was started when this one ended
+    r._res.stop_feeder()
+    monkeypatch.setattr(sys, "is_finalizing", lambda: True)
+    r.prestart()
+    assert r._res.feeder is None
+    monkeypatch.setattr(sys, "is_finalizing", lambda: False)
+    r.prestart()
+    assert r._res.feeder is not None
+    r._res.stop_feeder()
