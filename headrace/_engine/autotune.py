@@ -331,8 +331,10 @@ class Tuner:
         if new <= w:
             return []
         if (sid, new, procs) in self._bad:
-            if can_procs and st.mode == THREADS:  # more threads did not help: worker processes might
-                return self._propose(st, w, True, f"{head}; more threads made it no faster")
+            # More threads did not help (undone): a computing stage then holds the GIL, and worker
+            # processes might. A 1-worker stage runs inline, so it gets the 2 processes it tried as threads.
+            if can_procs and st.mode in (THREADS, INLINE) and not sleeper:
+                return self._propose(st, to_procs, True, f"{head}; more threads made it no faster")
             return []
         return self._propose(st, new, procs, why)
 

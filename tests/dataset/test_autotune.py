@@ -262,3 +262,29 @@ def test_the_tuned_pipeline_is_written_and_reloaded(tmp_path, mindrecord_file, m
     assert ds.serialize(again)["children"][0]["num_parallel_workers"] == tuned_map["num_parallel_workers"]
     ds.config.set_enable_autotune(False)
     assert _run(again)[0] == rows
+
+
+class _Stage:
+    def __init__(self, mode, workers):
+        self.op_id, self.mode, self.workers, self.name, self.members = 7, mode, workers, "map[spin]", []
+
+
+@pytest.mark.parametrize("mode, workers", [("inline", 1), ("threads", 2)])
+def test_a_computing_stage_whose_extra_thread_was_undone_tries_processes(mode, workers, monkeypatch):
+    # W1's case: 1 inline worker -> 2 threads was no faster (the GIL) and undone; the stage is
+    # inline again, and the next decision tries 2 worker processes rather than giving up.
+    _tune(interval=5, cores=4)  # room for the extra thread, so that only its undo stands in the way
+    d = ds.NumpySlicesDataset(np.arange(8), ["x"], shuffle=False).map(spin, ["x"]).batch(2)
+    it = d.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    tuner = it._run.tuner
+    st = _Stage(mode, workers)
+    tuner._bad.add((7, workers + 1, False))  # the extra thread, undone
+    monkeypatch.setattr(tuner, "_memory_for", lambda *a: 0)
+    busy = {"tasks": 50, "busy": 0.95 * workers, "cpu": 0.95 * workers, "switches": 0, "switch_cpu": 0.0, "wall": 1.0}
+    got = tuner._stage_decision({7: st}, {7: autotune._Window(**busy)}, 0.9)
+    assert [(x.setting, x.old, x.new) for x in got] == [("mode", f"{mode} x{workers}", f"processes x{max(2, workers)}")]
+    assert got[0].why.endswith("more threads made it no faster")
+    tuner._bad.add((7, max(2, workers), True))  # processes tried and undone too: nothing left to try
+    tuner._pending.clear()
+    assert tuner._stage_decision({7: st}, {7: autotune._Window(**busy)}, 0.9) == []
+    it.stop()
