@@ -17,6 +17,8 @@ pytest.importorskip("torch")
 
 PRELUDE = textwrap.dedent("""
     import gc, json, os, signal, sys, threading, time
+    # a suite started as a background job runs this with SIGINT ignored; Ctrl-C is tested here
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np
     import headrace.dataset as ds
     from headrace.torch import Loader

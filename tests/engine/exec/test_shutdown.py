@@ -201,6 +201,8 @@ def test_keyboard_interrupt_while_waiting_for_a_row(tmp_path):
     main = threading.main_thread().ident
     if threading.get_ident() != main:
         pytest.skip("signals reach the main thread only")
+    # a suite started as a background job has SIGINT ignored: Ctrl-C is what this test is about
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     before = snapshot()
     fn = functools.partial(blocks_until_released, str(tmp_path))
     run = PipelineRun(pipeline(n=40, workers=2, procs=True, fn=fn, batch=20), 1, opts())
@@ -220,6 +222,7 @@ def test_keyboard_interrupt_while_waiting_for_a_row(tmp_path):
     finally:
         interrupter.join()
         (tmp_path / "release").touch()
+        signal.signal(signal.SIGINT, previous)
     assert any(n.startswith("started-") for n in os.listdir(tmp_path))  # it came while a worker ran
     run.close()
     assert_all_released(before)
