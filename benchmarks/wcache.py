@@ -38,6 +38,9 @@ def _ms_admin() -> str:
     return os.path.join(os.path.dirname(sys.executable), "dataset-cache")
 
 
+_STARTED: list[bool] = []  # this runner started MindSpore's cache server: destroy_session stops it
+
+
 def new_session(module: str) -> int:
     """A fresh cache session, made the way each system's users make one."""
     if module == "mindspore":
@@ -45,6 +48,7 @@ def new_session(module: str) -> int:
         out = subprocess.run([admin, "-g", "-p", str(MS_PORT)], capture_output=True, text=True, timeout=120)
         if "Session created" not in out.stdout:
             subprocess.run([admin, "--start", "-p", str(MS_PORT)], capture_output=True, text=True, timeout=120)
+            _STARTED.append(True)
             out = subprocess.run([admin, "-g", "-p", str(MS_PORT)], capture_output=True, text=True, timeout=120)
     else:
         out = subprocess.run([sys.executable, "-m", "headrace", "cache", "-g"], capture_output=True, text=True,
@@ -58,6 +62,9 @@ def destroy_session(module: str, session: int) -> None:
     cmd = ([_ms_admin(), "-d", str(session), "-p", str(MS_PORT)] if module == "mindspore"
            else [sys.executable, "-m", "headrace", "cache", "-d", str(session)])
     subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if module == "mindspore" and _STARTED:  # the server this runner started leaves with it
+        subprocess.run([_ms_admin(), "--stop", "-p", str(MS_PORT)], capture_output=True, text=True, timeout=120)
+        _STARTED.clear()
 
 
 def make_cache(ds, module: str, session: int):
