@@ -92,7 +92,7 @@ class Iterator:
         _check_bool(do_copy, "do_copy")
         self._dataset = dataset
         self._col_names = dataset.get_col_names()
-        self._select = None
+        select = None
         columns = check_columns(columns, "columns")
         if columns is None and any(c.startswith("_meta-") for c in self._col_names):
             # MindSpore keeps "_meta-" columns (file names and such) out of iterators unless renamed
@@ -102,11 +102,9 @@ class Iterator:
             if missing:
                 raise ValueError(f"Invalid column: columns names {missing[0]!r}, which does not exist; "
                                  f"the dataset has columns {self._col_names}.")
-            self._select = [self._col_names.index(c) for c in columns]
+            select = [self._col_names.index(c) for c in columns]
             self._col_names = list(columns)
-        self._output_numpy = output_numpy
-        self._do_copy = do_copy
-        self._rows = _Rows(self._col_names, self._select, output_numpy, do_copy, isinstance(self, DictIterator))
+        self._rows = _Rows(self._col_names, select, output_numpy, do_copy, isinstance(self, DictIterator))
         # ds.config.set_iterator_mode(parallel_convert=True): the run's prefetch thread converts rows
         self._converted = _config.get_iterator_mode()["parallel_convert"]
         # The run releases its workers and buffers on stop(), or by its own finalizer once it is
