@@ -44,7 +44,9 @@ class _Resources:
         self.iterator: Any = None
         self.feeder: Feeder | None = None
 
-    def stop_feeder(self) -> None:
+    def end_feeder(self) -> None:
+        """Joins the thread of a feeder that delivered its epoch's end (it is leaving); the
+        iterator stays open for the next epoch."""
         feeder, self.feeder = self.feeder, None
         if feeder is not None and not feeder.stop(timeout=0.5):
             if self.iterator is not None:  # the thread waits inside the pipeline: closing it wakes it
@@ -53,10 +55,16 @@ class _Resources:
             feeder.stop()
 
     def close(self) -> None:
-        self.stop_feeder()
+        """Stops the feeder and the pipeline at once: a thread waiting inside the pipeline is woken
+        by its closing, not waited for (that wait kept the workers decoding the next batches)."""
+        feeder, self.feeder = self.feeder, None
         it, self.iterator = self.iterator, None
+        if feeder is not None:
+            feeder.request_stop()
         if it is not None:
             it.stop()
+        if feeder is not None:
+            feeder.stop()
 
 
 class EpochReader:
@@ -199,19 +207,24 @@ class EpochReader:
                 # left early: the step and the epoch are over (this also wakes a read that waits)
                 self.sync.step_end()
                 self.sync.epoch_end()
-            if self._res.feeder is feeder:
-                self._res.stop_feeder()
             if not finished:
+                if self._res.feeder is feeder:
+                    # the pipeline is not read further (the next epoch() starts the next epoch
+                    # anew): closing it now wakes the thread, rather than waiting for its next batch
+                    self._res.close()
                 self._abandoned = reading
-            elif self.sync is None:
-                # the next epoch's first batches, while the loop does its epoch's end (not with a
-                # WaitedDSCallback: its epoch begins when the loop starts the next epoch)
-                self.prestart()
+            else:
+                if self._res.feeder is feeder:
+                    self._res.end_feeder()
+                if self.sync is None:
+                    # the next epoch's first batches, while the loop does its epoch's end (not with
+                    # a WaitedDSCallback: its epoch begins when the loop starts the next epoch)
+                    self.prestart()
 
     def interrupt(self) -> None:
         """Stops the device queue of the epoch being read, waking a thread waiting on it (its
-        ``get`` raises); the epoch counts as left early."""
-        self._res.stop_feeder()
+        ``get`` raises); the epoch counts as left early, and its pipeline is closed."""
+        self._res.close()
 
     def mark(self, state: Any) -> None:
         """The training loop has received the batch (or the end) that carried ``state``."""

@@ -195,10 +195,14 @@ class Feeder:
                 raise value
             return kind, value, state
 
-    def stop(self, timeout: float = JOIN_S) -> bool:
-        """Stops the thread (it leaves at its next check); True once it has ended."""
+    def request_stop(self) -> None:
+        """Tells the thread to leave at its next check, without waiting for it."""
         self._stop.set()
         self._drain()
+
+    def stop(self, timeout: float = JOIN_S) -> bool:
+        """Stops the thread (it leaves at its next check); True once it has ended."""
+        self.request_stop()
         self._thread.join(timeout)
         self._drain()
         return not self._thread.is_alive()

@@ -111,11 +111,13 @@ class Loader:
             return row, state
 
         device = Feeder(pull, self._put_row, depth, "headrace.jax.Loader device buffer")
+        ended = False
         try:
             while True:
                 kind, arrays, state = device.get()
                 reader.mark(state)
                 if kind == "end":
+                    ended = True
                     if sync is not None:
                         sync.epoch_end()
                     return
@@ -123,9 +125,10 @@ class Loader:
                 if sync is not None:
                     sync.step_end()  # the loop asks for the next batch: its step ended
         finally:
-            if not device.stop(timeout=0.5):  # its thread waits on the CPU buffer: stop that first
+            if not ended:  # left early: the thread may wait on the CPU buffer; closing that wakes it
+                device.request_stop()
                 reader.interrupt()
-                device.stop()
+            device.stop()
             host.close()
 
     def _put_row(self, row: list) -> list:

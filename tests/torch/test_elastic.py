@@ -247,11 +247,11 @@ def test_an_epoch_ending_at_interpreter_exit_starts_no_next_epoch(monkeypatch):
     r = reader(pipeline(8, 4, False), 1, 0)
     assert read(r) == [[0, 1, 2, 3], [4, 5, 6, 7]]
     assert r._res.feeder is not None  # the next epoch was started when this one ended
-    r._res.stop_feeder()
+    r._res.close()
     monkeypatch.setattr(sys, "is_finalizing", lambda: True)
     r.prestart()
     assert r._res.feeder is None
     monkeypatch.setattr(sys, "is_finalizing", lambda: False)
     r.prestart()
     assert r._res.feeder is not None
-    r._res.stop_feeder()
+    r._res.close()
