@@ -37,13 +37,32 @@ TORCH_ADAPTER = " + headrace.torch"
 PROFILED = ", profiled"  # headrace only: the epochs run inside ``ds.profile()`` (issue 16: its cost)
 
 
+KEPT = ", kept"  # headrace only: one iterator (or loader) made for the first epoch serves every epoch
+_kept: dict = {}
+
+
+def base_variant(variant: str) -> str:
+    """``variant`` without the suffixes that change only how it is read."""
+    return variant.removesuffix(KEPT).removesuffix(TORCH_ADAPTER).removesuffix(PROFILED)
+
+
 def adapter_iter(a, data, output_numpy=True):
-    """The iterator over ``data`` a row measures: headrace's own (NumPy), or, for a variant ending in
-    TORCH_ADAPTER, ``headrace.torch.Loader`` (torch tensors through its device queue thread)."""
-    if a.variant.endswith(TORCH_ADAPTER):
+    """The iterator over ``data`` a row measures: headrace's own (NumPy), or, for a variant with
+    TORCH_ADAPTER, ``headrace.torch.Loader`` (torch tensors through its device queue thread).
+    Made anew each epoch, as the other rows' iterators are; a variant ending in KEPT makes one
+    (``num_epochs=-1``, or one loader) and reads it again each epoch, as a training loop does
+    (``data`` of later epochs is not used)."""
+    kept = a.variant.endswith(KEPT)
+    if kept and "it" in _kept:
+        return iter(_kept["it"])
+    if TORCH_ADAPTER in a.variant:
         loader = import_or_unavailable("headrace.torch").Loader
-        return iter(loader(data, shard=False))
-    return data.create_tuple_iterator(output_numpy=output_numpy, num_epochs=1)
+        it = loader(data, shard=False)
+    else:
+        it = data.create_tuple_iterator(output_numpy=output_numpy, num_epochs=-1 if kept else 1)
+    if kept:
+        _kept["it"] = it
+    return iter(it)
 
 
 # --------------------------------------------------------------------------- W1
@@ -52,7 +71,7 @@ def run_w1(a) -> dict:
     ds = api(a.module, "dataset")
     need(ds, "GeneratorDataset")
     src = w1.load_source(a.data, a.items)
-    procs = a.variant.removesuffix(TORCH_ADAPTER).removesuffix(PROFILED) == "processes"
+    procs = base_variant(a.variant) == "processes"
     output_numpy = a.variant != "ms.Tensor output"
 
     def make_iter():
@@ -97,7 +116,7 @@ LOW_MEMORY = "MindDataset low-memory"
 
 def run_w2(a) -> dict:
     ds, vision, mr = api(a.module, "dataset", "dataset.vision", "mindrecord")
-    variant = a.variant.removesuffix(TORCH_ADAPTER)
+    variant = base_variant(a.variant)
     folder = variant == "ImageFolderDataset"
     need(ds, "ImageFolderDataset" if folder else "MindDataset")
     need(vision, "RandomHorizontalFlip", "Normalize", "HWC2CHW",
