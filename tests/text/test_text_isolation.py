@@ -81,3 +81,37 @@ def test_bert_in_process_workers_after_eager_use():
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "OK"
     assert "TOKENIZERS_PARALLELISM" not in proc.stderr and "forked" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("preset", [None, "true"])
+def test_a_fork_after_bert_used_hf_prints_no_tokenizers_warning_and_keeps_the_users_setting(preset):
+    # HF's encode_batch (run without the GIL) marks HF's thread pool as used; a plain fork
+    # (torch's DataLoader workers, say) then made tokenizers print its "just got forked" warning.
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("regex")
+    env_line = "" if preset is None else f"os.environ['TOKENIZERS_PARALLELISM'] = {preset!r}"
+    proc = _run(f"""
+        import os, sys
+        {env_line}
+        from headrace.dataset import text
+        vocab = text.Vocab.from_list(["[UNK]", "hello", "world", "##s", "!"])
+        bert = text.BertTokenizer(vocab, lower_case=True)
+        assert bert("Hello worlds!").tolist() == ["hello", "world", "##s", "!"]
+        fused = text.Lookup(vocab, "[UNK]")(bert("Hello worlds!")).tolist()
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            seen = os.environ.get("TOKENIZERS_PARALLELISM")
+            ok = bert("Hello world").tolist() == ["hello", "world"]
+            os.write(w, f"{{seen}} {{ok}}".encode())
+            os._exit(0)
+        os.close(w)
+        child = os.read(r, 100).decode()
+        os.waitpid(pid, 0)
+        print(child, os.environ.get("TOKENIZERS_PARALLELISM"), fused)
+    """, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    expected = "false True None" if preset is None else "true True true"
+    assert proc.stdout.strip() == expected + " [1, 2, 3, 4]"
+    assert "forked" not in proc.stderr and "TOKENIZERS_PARALLELISM" not in proc.stderr, proc.stderr

@@ -12,7 +12,7 @@ import numpy as np
 
 from headrace.dataset.text._common import TextOperation
 from headrace.dataset.text._vocab import Lookup
-from headrace.dataset.text._wordpiece import BertTokenizer
+from headrace.dataset.text._wordpiece import BertTokenizer, hf_encode
 from headrace.dataset.transforms._fusion import register_fusion
 
 __all__ = ["BertLookup"]
@@ -34,7 +34,7 @@ class BertLookup(TextOperation):
         if self._dtype.kind in "biuf" and bert._hf_eligible(text):
             tok = bert._fast()
             if tok is not None:
-                ids = tok.encode(text, add_special_tokens=False).ids
+                ids = hf_encode(tok, text).ids
                 if ids:
                     return np.array(ids, dtype=self._dtype)
                 # no token: MindSpore's tokenizer gives [""], which the Lookup maps to the unknown id
