@@ -3,6 +3,7 @@
 
     python -m benchmarks.profiler_cost --mode threads --workers 1 --pairs 6
     python -m benchmarks.profiler_cost --mode processes --workers 2 --pairs 6
+    python -m benchmarks.profiler_cost --items 50000 --pairs 40   # many short pairs: steadier medians
 
 Prints the per-pair ratio profiled / plain of rows/s (median and every pair) and of this
 process's CPU time (worker processes' CPU is not in it).
@@ -24,11 +25,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--mode", choices=("threads", "processes"), default="threads")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--pairs", type=int, default=6)
+    ap.add_argument("--items", type=int, default=0, help="rows an epoch (0: W1's 200,000)")
     ap.add_argument("--data", default=ROOT)
     a = ap.parse_args(argv)
     import headrace.dataset as ds  # noqa: PLC0415 - after argument parsing
     w1.generate(a.data)
-    src = w1.load_source(a.data, 0)
+    src = w1.load_source(a.data, a.items)
     procs = a.mode == "processes"
 
     def epoch() -> tuple[float, float]:
