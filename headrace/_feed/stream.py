@@ -99,6 +99,7 @@ class EpochReader:
         self._state: Any = None  # the state after the last delivered batch (see _puller)
         self._in_epoch = False  # an epoch() generator is running (not finished)
         self._abandoned: int | None = None  # the epoch last left before its end
+        self._reading = 0  # the epoch the running epoch() generator reads
         self._base: dict = {}  # the iterator's state when the epoch being read started
         self._early: Feeder | None = None  # started by prestart() for epoch _early_epoch
         self._early_epoch = 0
@@ -182,6 +183,7 @@ class EpochReader:
                                                f"{self._name} device queue")
         self.stats = feeder.stats
         self._in_epoch = True
+        self._reading = reading
         finished = False
         try:
             while True:
@@ -223,8 +225,11 @@ class EpochReader:
 
     def interrupt(self) -> None:
         """Stops the device queue of the epoch being read, waking a thread waiting on it (its
-        ``get`` raises); the epoch counts as left early, and its pipeline is closed."""
+        ``get`` raises); the epoch counts as left early (also when the thread had read its end:
+        the loop has not received it), and its pipeline is closed."""
         self._res.close()
+        if self._in_epoch:
+            self._abandoned = self._reading
 
     def mark(self, state: Any) -> None:
         """The training loop has received the batch (or the end) that carried ``state``."""
