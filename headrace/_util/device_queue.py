@@ -25,14 +25,17 @@ from a deque and wakes a waiting side by releasing a lock of its own (one C call
 from __future__ import annotations
 
 import _thread
+import atexit
 import collections
 import queue
 import threading
 import time
+import weakref
 from typing import Any, Callable
 
 POLL_S = 0.1
 JOIN_S = 10.0
+EXIT_JOIN_S = 2.0  # at interpreter exit, the longest wait for the feeder threads still running
 HISTORY = 10  # push times and queue sizes kept for the status report
 
 
@@ -165,6 +168,7 @@ class Feeder:
         self._thread = threading.Thread(target=_feed, args=(pull, transfer, self._q, self._stop, self.stats),
                                         name=name, daemon=True)
         self._thread.start()
+        _live.add(self)
 
     @property
     def thread(self) -> threading.Thread:
@@ -209,3 +213,22 @@ class Feeder:
 
     def _drain(self) -> None:
         self._q.clear()
+
+
+_live: "weakref.WeakSet[Feeder]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    """Ends the feeder threads still running at interpreter exit (an epoch's generator left
+    suspended, a loader never closed), so that none is torn down by the finalizing interpreter
+    while inside a framework's native code. That aborted the process when a closed
+    ``headrace.jax.Loader`` left its device thread running ("terminate called ... FATAL: exception
+    not rethrown", 3 exits in 14; ``close`` now ends that thread). A thread waiting inside its
+    pipeline ends when the pipeline's own exit handler closes it."""
+    feeders = list(_live)
+    for f in feeders:
+        f.request_stop()
+    deadline = time.monotonic() + EXIT_JOIN_S
+    for f in feeders:
+        f.thread.join(max(0.0, deadline - time.monotonic()))

@@ -86,6 +86,7 @@ class Loader:
         self._as_dict = as_dict
         self._reader = EpochReader(dataset, columns, _host, cpu_buffer, (count, index), "headrace.jax.Loader",
                                    unsharded)
+        self._device: Feeder | None = None  # the device buffer of the epoch being read
         self._reader.prestart()  # the first batches are read while the training loop is being set up
 
     def _put(self, value: Any) -> Any:
@@ -110,7 +111,7 @@ class Loader:
                 raise StopIteration(state)
             return row, state
 
-        device = Feeder(pull, self._put_row, depth, "headrace.jax.Loader device buffer")
+        device = self._device = Feeder(pull, self._put_row, depth, "headrace.jax.Loader device buffer")
         ended = False
         try:
             while True:
@@ -130,6 +131,8 @@ class Loader:
                 reader.interrupt()
             device.stop()
             host.close()
+            if self._device is device:
+                self._device = None
 
     def _put_row(self, row: list) -> list:
         return [self._put(v) for v in row]  # dispatched: the copies run while earlier batches train
@@ -156,8 +159,14 @@ class Loader:
         self._reader.load_state(state_dict)
 
     def close(self):
-        """Stops the CPU buffer's thread and the pipeline's workers. Idempotent."""
-        self._reader.close()
+        """Stops the device buffer's and the CPU buffer's threads and the pipeline's workers,
+        also while an epoch is being read (its generator then raises on its next batch). Idempotent."""
+        device, self._device = self._device, None
+        if device is not None:
+            device.request_stop()
+        self._reader.close()  # this wakes a device thread waiting on the CPU buffer
+        if device is not None:
+            device.stop()
 
     def __enter__(self):
         return self

@@ -266,3 +266,22 @@ def test_a_state_of_two_jax_processes_restores_in_one(tmp_path):
     assert sorted(before + rest) == list(range(21))                    # the 13 others, once each
     assert json.loads(one.state_dict()["resume"]) == {"pass": 0, "start": 8, "shards": 2}
     one.close()
+
+
+def test_close_during_an_epoch_ends_the_device_thread_and_the_epoch_raises():
+    # The device thread of a suspended epoch outlived close() and, at interpreter exit, was torn
+    # down inside JAX: "terminate called ... FATAL: exception not rethrown" (3 exits in 14).
+    import threading
+
+    def device_threads():
+        return [t.name for t in threading.enumerate() if t.name == "headrace.jax.Loader device buffer"]
+
+    loader = Loader(numbers(40))
+    it = iter(loader)
+    assert next(it)[0].tolist() == [0, 1, 2, 3]
+    assert device_threads() == ["headrace.jax.Loader device buffer"]
+    loader.close()
+    assert device_threads() == []
+    with pytest.raises(RuntimeError, match="The device queue was stopped"):
+        next(it)
+    loader.close()  # idempotent
