@@ -149,6 +149,7 @@ def _feed(pull: Callable[[], tuple[Any, Any]], transfer: Callable[[Any], Any], q
         stats.have_sent += 1
         if not put(("batch", value, state)):
             return
+        batch = value = None  # handed over: the consumer alone decides when the batch is freed
         stats.queue_sizes.append(q.qsize())
 
 

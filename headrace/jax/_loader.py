@@ -122,7 +122,9 @@ class Loader:
                     if sync is not None:
                         sync.epoch_end()
                     return
-                yield dict(zip(names, arrays)) if as_dict else arrays
+                out = [arrays]
+                arrays = None  # no frame keeps the batch (see EpochReader.epoch)
+                yield dict(zip(names, out.pop())) if as_dict else out.pop()
                 if sync is not None:
                     sync.step_end()  # the loop asks for the next batch: its step ended
         finally:

@@ -90,9 +90,10 @@ class Loader:
         arrive, names, as_dict = self._transfer.arrive, self._columns, self._as_dict
         batches = self._reader.epoch()
         try:
-            for value, event in batches:
-                value = arrive(value, event)
-                yield dict(zip(names, value)) if as_dict else value
+            for item in batches:
+                out = [arrive(*item)]
+                item = None  # no frame keeps the batch (see EpochReader.epoch)
+                yield dict(zip(names, out.pop())) if as_dict else out.pop()
         finally:
             # Closed here, not when the garbage collector gets to it: until the epoch generator
             # has run its own ``finally`` the reader counts the epoch as being read, and

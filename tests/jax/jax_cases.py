@@ -285,3 +285,16 @@ def test_close_during_an_epoch_ends_the_device_thread_and_the_epoch_raises():
     with pytest.raises(RuntimeError, match="The device queue was stopped"):
         next(it)
     loader.close()  # idempotent
+
+
+def test_a_batch_the_loop_drops_is_freed_at_once():
+    # Freeing a JAX batch inside the next request took ~80 us of the loop's wait for data.
+    import weakref
+    loader = Loader(numbers(40))
+    it = iter(loader)
+    batch = next(it)
+    ref = weakref.ref(batch[0])
+    del batch
+    assert ref() is None
+    assert next(it)[0].tolist() == [4, 5, 6, 7]
+    loader.close()

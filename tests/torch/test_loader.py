@@ -308,3 +308,18 @@ def test_a_loader_reads_its_first_batches_before_the_loop_asks():
     loader.set_epoch(5)                                       # another epoch: read ahead from its start
     assert [b[0].tolist() for b in loader][0] == [0, 1, 2]
     loader.close()
+
+
+@pytest.mark.parametrize("as_dict", [False, True])
+def test_a_batch_the_loop_drops_is_freed_at_once(as_dict):
+    # The loader's generators kept the last batch until the loop asked for the next one, so it was
+    # freed inside that request (counted as the loop's wait for data) and held memory until then.
+    import weakref
+    loader = Loader(numbers(30), as_dict=as_dict)
+    it = iter(loader)
+    batch = next(it)
+    ref = weakref.ref(batch["x"] if as_dict else batch[0])
+    del batch
+    assert ref() is None
+    assert plain(next(it).values() if as_dict else next(it)) == [[3, 4, 5], [1.5, 2.0, 2.5]]
+    loader.close()
