@@ -76,6 +76,8 @@ CONFIGS = [
            note="inside ds.profile() (issue 16: the profiler's cost)"),
     Config("w1", "headrace", "threads + headrace.torch", compare="threads",
            note="torch tensors through headrace.torch.Loader (issue 15: adapter overhead)"),
+    Config("w1", "headrace", "threads + headrace.jax", (2,), compare="threads",
+           note="JAX arrays on the CPU device through headrace.jax.Loader (issue 15: adapter overhead)"),
     Config("w1", "headrace", "threads, kept", (2,), compare="threads",
            note="one iterator (num_epochs=-1) read every epoch, as a training loop does"),
     Config("w1", "headrace", "threads + headrace.torch, kept", (2,), compare="threads",

@@ -232,6 +232,8 @@ CONFIGS = [
       for s in ("headrace", "mindspore")],
     Config("w2", "headrace", "MindDataset + headrace.torch", compare="MindDataset",
            note="torch tensors through headrace.torch.Loader (issue 15: adapter overhead)"),
+    Config("w2", "headrace", "MindDataset + headrace.jax", (2,), compare="MindDataset",
+           note="JAX arrays on the CPU device through headrace.jax.Loader (issue 15: adapter overhead)"),
     Config("w2", "headrace", "MindDataset, kept", (2,), compare="MindDataset",
            note="one iterator (num_epochs=-1) read every epoch, as a training loop does"),
     Config("w2", "headrace", "MindDataset + headrace.torch, kept", (2,), compare="MindDataset",

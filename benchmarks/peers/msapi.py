@@ -34,6 +34,7 @@ def versions(module: str) -> dict:
 
 
 TORCH_ADAPTER = " + headrace.torch"
+JAX_ADAPTER = " + headrace.jax"
 PROFILED = ", profiled"  # headrace only: the epochs run inside ``ds.profile()`` (issue 16: its cost)
 
 
@@ -43,21 +44,22 @@ _kept: dict = {}
 
 def base_variant(variant: str) -> str:
     """``variant`` without the suffixes that change only how it is read."""
-    return variant.removesuffix(KEPT).removesuffix(TORCH_ADAPTER).removesuffix(PROFILED)
+    return variant.removesuffix(KEPT).removesuffix(TORCH_ADAPTER).removesuffix(JAX_ADAPTER).removesuffix(PROFILED)
 
 
 def adapter_iter(a, data, output_numpy=True):
     """The iterator over ``data`` a row measures: headrace's own (NumPy), or, for a variant with
-    TORCH_ADAPTER, ``headrace.torch.Loader`` (torch tensors through its device queue thread).
+    TORCH_ADAPTER / JAX_ADAPTER, ``headrace.torch.Loader`` (torch tensors through its device queue
+    thread) / ``headrace.jax.Loader`` (JAX arrays on the default device, here the CPU).
     Made anew each epoch, as the other rows' iterators are; a variant ending in KEPT makes one
     (``num_epochs=-1``, or one loader) and reads it again each epoch, as a training loop does
     (``data`` of later epochs is not used)."""
     kept = a.variant.endswith(KEPT)
     if kept and "it" in _kept:
         return iter(_kept["it"])
-    if TORCH_ADAPTER in a.variant:
-        loader = import_or_unavailable("headrace.torch").Loader
-        it = loader(data, shard=False)
+    if TORCH_ADAPTER in a.variant or JAX_ADAPTER in a.variant:
+        adapter = "headrace.torch" if TORCH_ADAPTER in a.variant else "headrace.jax"
+        it = import_or_unavailable(adapter).Loader(data, shard=False)
     else:
         it = data.create_tuple_iterator(output_numpy=output_numpy, num_epochs=-1 if kept else 1)
     if kept:

@@ -1,4 +1,5 @@
-"""Turning the values user code produces into the NumPy arrays a pipeline carries."""
+"""Turning the values user code produces into the NumPy arrays a pipeline carries, and allocating
+the large ones a pipeline makes (batches) where frameworks can use them without a copy."""
 from __future__ import annotations
 
 from typing import Any
@@ -6,6 +7,26 @@ from typing import Any
 import numpy as np
 
 _ndarray = np.ndarray
+ALIGN = 64            # bytes: the alignment XLA's CPU client needs to use host memory as it is
+ALIGN_FROM = 1 << 20  # arrays of at least this many bytes are allocated aligned
+
+
+def empty_aligned(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """``np.empty(shape, dtype)``, starting on an ``ALIGN``-byte boundary when it holds at least
+    ``ALIGN_FROM`` bytes (smaller ones are plain ``np.empty``).
+
+    NumPy's large arrays start 16 bytes into a page (the allocator's header). ``jax.device_put`` on
+    a CPU device uses a 64-byte aligned array as it is and copies any other: W2's 77 MB batch took
+    3 ms aligned against 70 ms unaligned (2026-11-27). The array is a view of a slightly larger
+    buffer (``base``); it is writeable and C-contiguous.
+    """
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes < ALIGN_FROM:
+        return np.empty(shape, dtype)
+    buf = np.empty(nbytes + ALIGN, np.uint8)
+    start = -buf.ctypes.data % ALIGN
+    return buf[start:start + nbytes].view(dtype).reshape(shape)
 
 
 def to_array(value: Any) -> np.ndarray | dict:

@@ -298,3 +298,12 @@ def test_a_batch_the_loop_drops_is_freed_at_once():
     assert ref() is None
     assert next(it)[0].tolist() == [4, 5, 6, 7]
     loader.close()
+
+
+def test_a_large_batch_reaches_the_cpu_device_without_a_copy():
+    # The engine's large batches start 64-byte aligned, which XLA's CPU client uses as it is
+    # (W2's 77 MB batch: 3 ms against 70 ms for a copy).
+    data = ds.NumpySlicesDataset({"x": np.ones((8, 3, 128, 128), np.float32)}, shuffle=False).batch(8)
+    batch = next(data.create_tuple_iterator(output_numpy=True, num_epochs=1))[0]
+    assert batch.nbytes >= 1 << 20 and batch.ctypes.data % 64 == 0
+    assert jax.device_put(batch).unsafe_buffer_pointer() == batch.ctypes.data

@@ -32,6 +32,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from headrace._util.arrays import empty_aligned
+
 try:  # the private module multiprocessing.shared_memory uses; we skip its resource tracker
     import _posixshmem
 except ImportError:  # pragma: no cover - non-POSIX platforms use the pipe transport
@@ -355,7 +357,7 @@ def unpack_rows(head: Any, name: str | None, spans: Any, reader: Reader | None, 
     meta, width, descs = head
     mm = reader.get(key, name)  # type: ignore[arg-type,union-attr]
     flat = []
-    empty = np.empty
+    empty = empty_aligned  # large arrays 64-byte aligned, as the engine's batches are
     with memoryview(mm) as mv:
         for dt, shape, o in descs:
             a = empty(shape, dt)

@@ -9,13 +9,14 @@ import numpy as np
 from headrace._engine.ops.base import BuildContext, OpIter, Step
 from headrace._engine.ops.map import global_seeds, make_assembler
 from headrace._util import rng
-from headrace._util.arrays import to_array
+from headrace._util.arrays import ALIGN_FROM, empty_aligned, to_array
 from headrace._util.errors import PipelineError, not_an_array, user_error
 from headrace._util.types import BatchInfo, Row
 
 
 _NUMERIC = frozenset("biufc")  # dtype kinds: bool, signed, unsigned, float, complex
 _dtype_of = operator.attrgetter("dtype")
+_shape_of = operator.attrgetter("shape")
 _ndarray = np.ndarray
 
 
@@ -33,6 +34,15 @@ def _stack_numbers(values: Sequence[np.ndarray]) -> np.ndarray | None:
         if (dtype.kind not in _NUMERIC or list(map(type, values)).count(_ndarray) != n
                 or list(map(_dtype_of, values)).count(dtype) != n):
             return None
+        if n * first.nbytes >= ALIGN_FROM:
+            # a large batch starts 64-byte aligned (see empty_aligned: JAX then needs no copy)
+            shape = first.shape
+            if list(map(_shape_of, values)).count(shape) != n:
+                return None
+            out = empty_aligned((n,) + shape, dtype)
+            for i, v in enumerate(values):
+                out[i] = v
+            return out
         out = np.array(values)
     except (ValueError, TypeError, AttributeError, IndexError):
         return None
