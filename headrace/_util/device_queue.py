@@ -11,10 +11,11 @@ one of the epoch, or ``("error", exc, None)`` when ``pull`` or ``transfer`` rais
 ends). ``state`` is the reader's checkpoint taken right after that batch was read, so a consumer
 checkpoints what it has *received*, not what the thread has read ahead. Every wait has a timeout
 and rechecks: the consumer notices a thread that ended without a word, the thread notices
-``stop()``. ``stop()`` sets the flag, drains the queue (a blocked ``put`` returns), and joins;
-the reader is closed by its owner afterwards, which wakes a thread still waiting inside ``pull``
-for a worker. The thread holds only the reader, the queue and the flag, never the loader, so a
-dropped loader is collected and its finalizer stops the thread.
+``stop()``. ``stop()`` sets the flag, drains the queue (a blocked ``put`` returns), and joins.
+An owner that will not read on first calls ``request_stop()`` (the flag and the drain), then
+closes the reader, which wakes a thread waiting inside ``pull`` for a worker, then joins. The
+thread holds only the reader, the queue and the flag, never the loader, so a dropped loader is
+collected and its finalizer stops the thread; nor does it keep a batch it has handed over.
 
 The queue is a :class:`Handoff`, not a ``queue.Queue``: a training step returns to ``get`` with
 the queue full and the feeder waiting for room, and ``queue.Queue`` then runs its condition
