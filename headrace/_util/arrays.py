@@ -2,6 +2,7 @@
 the large ones a pipeline makes (batches) where frameworks can use them without a copy."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ def empty_aligned(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     buffer (``base``); it is writeable and C-contiguous.
     """
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize  # (math.prod: np.prod costs 6 us a call)
     if nbytes < ALIGN_FROM:
         return np.empty(shape, dtype)
     buf = np.empty(nbytes + ALIGN, np.uint8)

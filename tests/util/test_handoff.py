@@ -88,3 +88,29 @@ def test_every_item_arrives_once_in_order(depth, n, producer_sleeps):
     t.join(10)
     assert got == list(range(n))
     assert max(seen_max, default=0) <= depth
+
+
+def test_a_feeder_left_running_is_stopped_before_the_interpreter_finalizes():
+    # A feeder whose consumer went away (its queue full, the thread waiting for room) must have
+    # ended by the time later exit handlers run, not be torn down by the finalizing interpreter.
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    code = textwrap.dedent("""
+        import atexit, itertools, threading
+        threads = []
+        # registered first, so it runs after the device queue's own exit handler
+        atexit.register(lambda: print("alive at exit:", [t.is_alive() for t in threads]))
+        from headrace._util.device_queue import Feeder
+        count = itertools.count()
+        f = Feeder(lambda: (next(count), None), lambda b: b, 2, "test feeder")
+        threads.append(f.thread)
+        assert f.get()[1] == 0
+        print("running:", f.thread.is_alive())
+    """)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["running: True", "alive at exit: [False]"]

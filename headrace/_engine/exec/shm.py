@@ -32,7 +32,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from headrace._util.arrays import empty_aligned
+from headrace._util.arrays import ALIGN_FROM, empty_aligned
 
 try:  # the private module multiprocessing.shared_memory uses; we skip its resource tracker
     import _posixshmem
@@ -357,11 +357,13 @@ def unpack_rows(head: Any, name: str | None, spans: Any, reader: Reader | None, 
     meta, width, descs = head
     mm = reader.get(key, name)  # type: ignore[arg-type,union-attr]
     flat = []
-    empty = empty_aligned  # large arrays 64-byte aligned, as the engine's batches are
+    empty = np.empty
     with memoryview(mm) as mv:
         for dt, shape, o in descs:
             a = empty(shape, dt)
             n = a.nbytes
+            if n >= ALIGN_FROM:  # 64-byte aligned, as the engine's batches are (small ones skip the call)
+                a = empty_aligned(shape, a.dtype)
             if n:
                 try:
                     memoryview(a).cast("B")[:] = mv[o:o + n]
