@@ -1,9 +1,12 @@
 """Feeding a GPU (issue 15): W2's image chain into CUDA tensors, headrace.torch.Loader against
 torch's DataLoader (``pin_memory=True``, ``.to("cuda", non_blocking=True)``), same workers.
 
-Two loops per system: ``feed`` (the loop only sums each batch on the GPU: the rate the pipeline
-delivers onto the device) and ``train`` (a small convolutional network's forward, backward and SGD
+Three loops per system: ``host`` (NumPy batches or torch's CPU tensors, no device and no pinning:
+what the pipeline itself delivers), ``feed`` (the loop only sums each batch on the GPU: the rate
+the pipeline delivers onto the device) and ``train`` (a small convolutional network's forward, backward and SGD
 step in bf16 on each batch: images/s, and the share of the loop's time spent waiting for data).
+Each row also gives the main process's CPU time per image (all its threads; worker processes
+not counted), which is where a serial bottleneck shows.
 Both systems decode, crop, flip and normalise the same JPEGs (W2's generator) with OpenCV; headrace
 through ``ImageFolderDataset`` + ``vision`` ops (the map on threads, or in processes with
 ``python_multiprocessing=True``), torch with W2's hand-written chain in its worker processes. Needs a CUDA device; ``--device cpu`` runs the same code on the CPU (smoke test).
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import tempfile
 import time
 
@@ -57,7 +61,8 @@ def headrace_loader(d, workers, device, processes=False):
     data = data.map([vision.Decode(), vision.RandomResizedCrop(w2.SIZE), vision.RandomHorizontalFlip(),
                      vision.Normalize(mean=mean, std=std), vision.HWC2CHW()],
                     input_columns=["image"], num_parallel_workers=workers, python_multiprocessing=processes)
-    loader = Loader(data.batch(w2.BATCH), device=device, pin_memory=device.startswith("cuda"))
+    on_gpu = device is not None and device.startswith("cuda")
+    loader = Loader(data.batch(w2.BATCH), device=device, pin_memory=on_gpu)
     return loader, loader.close
 
 
@@ -65,8 +70,10 @@ def torch_loader(d, workers, device):
     import torch
     files = w2.manifest(d)
     dl = torch.utils.data.DataLoader(W2Files(files, w2.chain_cv2), batch_size=w2.BATCH, shuffle=True, num_workers=workers,
-                                     pin_memory=device.startswith("cuda"), worker_init_fn=lambda _: pin_opencv(),
-                                     persistent_workers=True)
+                                     pin_memory=device is not None and device.startswith("cuda"),
+                                     worker_init_fn=lambda _: pin_opencv(), persistent_workers=True)
+    if device is None:
+        return dl, lambda: None
 
     class OnDevice:
         def __iter__(self):
@@ -75,14 +82,21 @@ def torch_loader(d, workers, device):
     return OnDevice(), lambda: None
 
 
+def main_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def run_loop(torch, loader, device, model, epochs):
-    """Epoch records: (images, seconds, seconds waiting for a batch after the first)."""
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    """Epoch records: (images, seconds, seconds waiting for a batch after the first, main-process
+    CPU seconds). ``device`` None: the loop only counts the images."""
+    sync = torch.cuda.synchronize if device is not None and device.startswith("cuda") else (lambda: None)
     opt = torch.optim.SGD(model.parameters(), lr=0.01) if model is not None else None
     out = []
     for _ in range(epochs):
-        images, waits, acc = 0, [], torch.zeros((), device=device)
-        t0 = time.perf_counter()
+        images, waits = 0, []
+        acc = None if device is None else torch.zeros((), device=device)
+        c0, t0 = main_cpu(), time.perf_counter()
         it = iter(loader)
         while True:
             a = time.perf_counter()
@@ -92,7 +106,9 @@ def run_loop(torch, loader, device, model, epochs):
                 break
             waits.append(time.perf_counter() - a)
             images += x.shape[0]
-            if model is None:
+            if acc is None:
+                pass
+            elif model is None:
                 acc += x.sum()
             else:
                 with torch.autocast(device.split(":")[0], dtype=torch.bfloat16):
@@ -102,7 +118,7 @@ def run_loop(torch, loader, device, model, epochs):
                 opt.step()
         sync()
         seconds = time.perf_counter() - t0
-        out.append((images, seconds, sum(waits[1:])))
+        out.append((images, seconds, sum(waits[1:]), main_cpu() - c0))
     return out
 
 
@@ -112,39 +128,44 @@ def main(argv=None) -> None:
     p.add_argument("--images", type=int, default=2048)
     p.add_argument("--epochs", type=int, default=3, help="timed epochs after one warm-up")
     p.add_argument("--device", default="cuda")
+    p.add_argument("--loops", default="feed,train", help="host, feed, train (see above)")
+    p.add_argument("--data", default=None, help="folder for the JPEGs (default: a new temporary one)")
     p.add_argument("--systems", default="headrace,headrace-mp,torch",
                    help="headrace (map on threads), headrace-mp (map in processes), torch")
     a = p.parse_args(argv)
     import torch
     import cv2
     cv2.setNumThreads(1)
-    root = tempfile.mkdtemp(prefix="hr-gpufeed-")
+    root = a.data or tempfile.mkdtemp(prefix="hr-gpufeed-")
     t = time.perf_counter()
     pics, kind = photos()
-    d = w2.generate(root, a.images, pics)
+    d = w2.generate(root, a.images, pics, processes=os.cpu_count() or 1)
     print(f"data: {a.images} JPEGs from {kind} in {time.perf_counter() - t:.1f} s; device {a.device}"
           + (f" ({torch.cuda.get_device_name()})" if a.device.startswith("cuda") else ""), flush=True)
-    print("| loop | system | workers | images/s (median) | min-max | waiting share |")
-    print("|---|---|---|---|---|---|")
+    print("| loop | system | workers | images/s (median) | min-max | waiting share | main CPU ms/image |")
+    print("|---|---|---|---|---|---|---|")
     for workers in [int(w) for w in a.workers.split(",")]:
-        for loop in ("feed", "train"):
+        for loop in a.loops.split(","):
+            device = None if loop == "host" else a.device
             for system in a.systems.split(","):
                 if system == "torch":
-                    loader, close = torch_loader(d, workers, a.device)
+                    loader, close = torch_loader(d, workers, device)
                 else:
-                    loader, close = headrace_loader(d, workers, a.device, system == "headrace-mp")
+                    loader, close = headrace_loader(d, workers, device, system == "headrace-mp")
                 model = None
                 if loop == "train":
                     torch.manual_seed(0)
                     model = network(torch).to(a.device).to(memory_format=torch.channels_last)
-                recs = run_loop(torch, loader, a.device, model, 1 + a.epochs)[1:]
+                recs = run_loop(torch, loader, device, model, 1 + a.epochs)[1:]
                 close()
-                rates = sorted(n / s for n, s, _ in recs)
-                wait = sorted(w / s for _, s, w in recs)[len(recs) // 2]
-                print(f"| {loop} | {system} | {workers} | {rates[len(rates) // 2]:,.0f} | "
-                      f"{rates[0]:,.0f}-{rates[-1]:,.0f} | {wait:.1%} |", flush=True)
-                print(f"<!-- epochs (images, s, waiting s): {[(n, round(s, 2), round(w, 2)) for n, s, w in recs]} -->",
-                      flush=True)
+                mid = len(recs) // 2
+                rates = sorted(n / s for n, s, _, _ in recs)
+                wait = sorted(w / s for _, s, w, _ in recs)[mid]
+                cpu = sorted(c / n * 1e3 for n, _, _, c in recs)[mid]
+                print(f"| {loop} | {system} | {workers} | {rates[mid]:,.0f} | "
+                      f"{rates[0]:,.0f}-{rates[-1]:,.0f} | {wait:.1%} | {cpu:.3f} |", flush=True)
+                print(f"<!-- epochs (images, s, waiting s, main CPU s): "
+                      f"{[(n, round(s, 2), round(w, 2), round(c, 2)) for n, s, w, c in recs]} -->", flush=True)
 
 
 if __name__ == "__main__":

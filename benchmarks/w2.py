@@ -103,10 +103,25 @@ def is_generated(root: str, count: int, skimage: bool = True) -> bool:
         return False
 
 
-def generate(root: str, count: int = COUNT, photos: list[np.ndarray] | None = None) -> str:
+_POOL_PHOTOS: list[np.ndarray] = []
+
+
+def _pool_init(photos: list[np.ndarray]) -> None:
+    import cv2
+    cv2.setNumThreads(1)
+    _POOL_PHOTOS[:] = photos
+
+
+def _pool_jpeg(i: int) -> tuple[bytes, int, int]:
+    return make_jpeg(_POOL_PHOTOS[i % 8], i)
+
+
+def generate(root: str, count: int = COUNT, photos: list[np.ndarray] | None = None,
+             processes: int = 1) -> str:
     """Writes `count` JPEGs + manifest.tsv + all_sha256.txt under w2/ (once); returns the dir.
 
-    `photos` replaces the scikit-image photos (tests use synthetic ones).
+    `photos` replaces the scikit-image photos (tests use synthetic ones). `processes` > 1 makes
+    the JPEGs in that many processes; the files are the same bytes (each depends only on its index).
     """
     d = w2_dir(root, count)
     if is_generated(root, count, photos is None):
@@ -121,9 +136,15 @@ def generate(root: str, count: int = COUNT, photos: list[np.ndarray] | None = No
     os.makedirs(d, exist_ok=True)
     sha = hashlib.sha256()
     rows, total = [], 0
-    for i in range(count):
+    pool = None
+    if processes > 1:
+        import multiprocessing
+        pool = multiprocessing.get_context("fork").Pool(processes, _pool_init, (photos,))
+        made = pool.imap(_pool_jpeg, range(count), chunksize=16)
+    else:
+        made = (make_jpeg(photos[i % 8], i) for i in range(count))
+    for i, (data, w, h) in enumerate(made):
         label = i % 8
-        data, w, h = make_jpeg(photos[label], i)
         rel = f"jpeg/c{label}/{i:06d}.jpg"
         os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
         with open(os.path.join(d, rel), "wb") as f:
@@ -131,6 +152,9 @@ def generate(root: str, count: int = COUNT, photos: list[np.ndarray] | None = No
         sha.update(data)
         total += len(data)
         rows.append(f"{i}\t{rel}\t{label}\t{len(data)}\t{w}\t{h}\n")
+    if pool is not None:
+        pool.close()
+        pool.join()
     with open(os.path.join(d, "manifest.tsv"), "w") as f:
         f.write("index\trelpath\tlabel\tnbytes\twidth\theight\n")
         f.writelines(rows)

@@ -54,6 +54,22 @@ def accelerator_available() -> bool:
     return torch.cuda.is_available()
 
 
+def pinned(t: torch.Tensor) -> torch.Tensor:
+    """A copy of CPU tensor ``t`` in pinned memory (torch's caching host allocator).
+
+    NumPy does the copy: one thread, with the GIL let go. ``Tensor.pin_memory()`` copies with
+    torch's intra-op thread pool, every core of the host; torch's own DataLoader limits its pinning
+    thread to one intra-op thread for that reason, a setting that is process-wide in torch.
+    """
+    try:
+        src = t.numpy()
+    except (TypeError, RuntimeError):  # a dtype NumPy lacks, or a tensor that needs grad
+        return t.pin_memory()
+    out = torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+    np.copyto(out.numpy(), src)
+    return out
+
+
 def _map_tensors(value: Any, fn) -> Any:
     if isinstance(value, torch.Tensor):
         return fn(value)
@@ -86,7 +102,7 @@ class Transfer:
     def __call__(self, row: list) -> tuple[list, Any]:
         value = to_tensors(row)
         if self.pin:
-            value = _map_tensors(value, lambda t: t.pin_memory())
+            value = _map_tensors(value, pinned)
         if self.device is None:
             return value, None
         if self.stream is None:

@@ -306,4 +306,4 @@ def test_a_large_batch_reaches_the_cpu_device_without_a_copy():
     data = ds.NumpySlicesDataset({"x": np.ones((8, 3, 128, 128), np.float32)}, shuffle=False).batch(8)
     batch = next(data.create_tuple_iterator(output_numpy=True, num_epochs=1))[0]
     assert batch.nbytes >= 1 << 20 and batch.ctypes.data % 64 == 0
-    assert jax.device_put(batch).unsafe_buffer_pointer() == batch.ctypes.data
+    assert jax.device_put(batch, jax.devices("cpu")[0]).unsafe_buffer_pointer() == batch.ctypes.data

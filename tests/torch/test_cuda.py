@@ -61,6 +61,19 @@ def test_transfer_pins_and_records_an_event_on_its_own_stream():
     assert host.is_pinned() and host.device.type == "cpu"
 
 
+def test_pinned_copies_are_exact_for_every_numpy_dtype_and_layout():
+    from headrace.torch._convert import pinned
+    rng = np.random.default_rng(0)
+    arrays = [rng.random((3, 224, 224), dtype=np.float32), rng.integers(-9, 9, (5, 7)).astype(np.int64),
+              rng.random(10) < 0.5, rng.random((4, 4)).astype(np.float16)[:, ::2], np.array(3, np.uint8)]
+    for a in arrays:
+        out = pinned(torch.from_numpy(a))
+        assert out.is_pinned() and out.shape == a.shape and out.is_contiguous()
+        assert np.array_equal(out.numpy(), a)
+    grad = torch.ones(3, requires_grad=True)  # NumPy cannot view it: torch pins it instead
+    assert pinned(grad).is_pinned() and pinned(grad).tolist() == [1.0, 1.0, 1.0]
+
+
 def test_training_stream_waits_for_the_copy_while_it_is_busy():
     # The training stream is kept busy with large matrix products; each batch is then consumed on
     # it at once. Without the event wait the consumer's kernel could read a buffer that the side
