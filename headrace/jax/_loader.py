@@ -1,7 +1,7 @@
 """``headrace.jax.Loader``: a headrace dataset as JAX arrays, with a CPU and a device buffer."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import jax
 import numpy as np
@@ -10,6 +10,7 @@ from headrace._feed.args import check_epoch, check_source
 from headrace._feed.shard import reshard
 from headrace._feed.stream import EpochReader
 from headrace._util.device_queue import Feeder
+from headrace.jax._put import DevicePut
 
 MAX_BUFFER = 1024
 _ARRAY_KINDS = frozenset("biufc")
@@ -89,11 +90,11 @@ class Loader:
         self._device: Feeder | None = None  # the device buffer of the epoch being read
         self._reader.prestart()  # the first batches are read while the training loop is being set up
 
-    def _put(self, value: Any) -> Any:
+    def _put(self, value: Any, put: Callable[[np.ndarray], Any]) -> Any:
         if isinstance(value, np.ndarray) and value.dtype.kind in _ARRAY_KINDS:
             if self.sharding is not None:
                 return jax.make_array_from_process_local_data(self.sharding, value)
-            return jax.device_put(value, self.device)
+            return put(value)
         return value
 
     def __iter__(self):
@@ -111,7 +112,9 @@ class Loader:
                 raise StopIteration(state)
             return row, state
 
-        device = self._device = Feeder(pull, self._put_row, depth, "headrace.jax.Loader device buffer")
+        put = DevicePut(self.device)  # checked anew each epoch (see _put.py)
+        device = self._device = Feeder(pull, lambda row: self._put_row(row, put), depth,
+                                       "headrace.jax.Loader device buffer")
         ended = False
         try:
             while True:
@@ -136,8 +139,8 @@ class Loader:
             if self._device is device:
                 self._device = None
 
-    def _put_row(self, row: list) -> list:
-        return [self._put(v) for v in row]  # dispatched: the copies run while earlier batches train
+    def _put_row(self, row: list, put: Callable[[np.ndarray], Any]) -> list:
+        return [self._put(v, put) for v in row]  # dispatched: the copies run while earlier batches train
 
     def __len__(self):
         """Batches per epoch (of this process's shard)."""

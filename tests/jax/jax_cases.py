@@ -44,14 +44,16 @@ def test_batches_are_jax_arrays_and_text_stays_numpy():
 
 def test_device_puts_run_on_the_device_thread_not_the_loop(monkeypatch):
     import threading
+
+    from headrace.jax._put import DevicePut
     threads = []
-    real = jax.device_put
+    real = DevicePut.__call__
 
-    def spy(x, device=None):
+    def spy(self, x):
         threads.append(threading.current_thread().name)
-        return real(x, device)
+        return real(self, x)
 
-    monkeypatch.setattr(jax, "device_put", spy)
+    monkeypatch.setattr(DevicePut, "__call__", spy)
     got = [b[0].tolist() for b in Loader(numbers(), columns=["x"])]
     assert got == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     assert threads == ["headrace.jax.Loader device buffer"] * 3
@@ -307,3 +309,54 @@ def test_a_large_batch_reaches_the_cpu_device_without_a_copy():
     batch = next(data.create_tuple_iterator(output_numpy=True, num_epochs=1))[0]
     assert batch.nbytes >= 1 << 20 and batch.ctypes.data % 64 == 0
     assert jax.device_put(batch, jax.devices("cpu")[0]).unsafe_buffer_pointer() == batch.ctypes.data
+
+
+PUT_ARRAYS = [np.arange(12, dtype=np.float32).reshape(3, 4), np.arange(5, dtype=np.int32), np.array(7, np.uint8),
+              np.array([True, False]), np.arange(6, dtype=np.float16)[::2], np.array([np.nan, 1.5], np.float32),
+              np.arange(4, dtype=np.int64), np.arange(3, dtype=np.float64), np.zeros((0, 3), np.float32)]
+
+
+def same_as_device_put(got, value, device):
+    want = jax.device_put(value, device)
+    assert type(got) is type(want) and got.aval == want.aval and got.sharding == want.sharding
+    assert got._committed == want._committed and got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("device", [None, "first"])
+def test_the_direct_put_gives_what_device_put_gives(device):
+    from headrace.jax._put import DevicePut
+    device = jax.devices()[0] if device == "first" else device
+    put = DevicePut(device)
+    for value in PUT_ARRAYS:
+        same_as_device_put(put(value), value, device)
+    assert put._fast is not None  # the first float32 array checked the direct path; it agreed
+    # dtypes JAX converts (64-bit ones without x64) take jax.device_put itself
+    assert not put._is_canonical(np.dtype(np.int64)) and put._is_canonical(np.dtype(np.float16))
+
+
+def test_the_direct_put_is_not_used_when_it_disagrees_with_device_put(monkeypatch):
+    import types
+
+    from headrace.jax import _put
+    real = _put._pxla.batched_device_put
+
+    def off_by_one(aval, sharding, xs, devices, committed):
+        return real(aval, sharding, [x + 1 for x in xs], devices, committed)
+
+    # only headrace's module sees the stand-ins (jax.device_put keeps the real function)
+    monkeypatch.setattr(_put, "_pxla", types.SimpleNamespace(batched_device_put=off_by_one))
+    put = _put.DevicePut(None)
+    for value in PUT_ARRAYS:
+        same_as_device_put(put(value), value, None)
+    assert put._checked and put._fast is None
+
+    def broken(*args):
+        raise TypeError("changed signature")
+
+    monkeypatch.setattr(_put, "_pxla", types.SimpleNamespace(batched_device_put=broken))
+    put = _put.DevicePut(None)
+    assert np.asarray(put(PUT_ARRAYS[0])).tolist() == PUT_ARRAYS[0].tolist() and put._fast is None
+    loader = Loader(numbers())  # the loader reads through the public path then
+    assert [b[0].tolist() for b in loader] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    loader.close()
