@@ -82,6 +82,8 @@ CONFIGS = [
            note="one iterator (num_epochs=-1) read every epoch, as a training loop does"),
     Config("w1", "headrace", "threads + headrace.torch, kept", (2,), compare="threads",
            note="one headrace.torch.Loader read every epoch, as a training loop does (issue 15)"),
+    Config("w1", "headrace", "threads + headrace.jax, kept", (2,), compare="threads",
+           note="one headrace.jax.Loader read every epoch, as a training loop does (issue 15)"),
     Config("w1", "mindspore", "threads", compare="threads"),
     Config("w1", "mindspore", "processes", items=SLOW_ITEMS, compare="processes",
            note="python_multiprocessing=True"),

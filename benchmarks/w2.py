@@ -262,6 +262,8 @@ CONFIGS = [
            note="one iterator (num_epochs=-1) read every epoch, as a training loop does"),
     Config("w2", "headrace", "MindDataset + headrace.torch, kept", (2,), compare="MindDataset",
            note="one headrace.torch.Loader read every epoch, as a training loop does (issue 15)"),
+    Config("w2", "headrace", "MindDataset + headrace.jax, kept", (2,), compare="MindDataset",
+           note="one headrace.jax.Loader read every epoch, as a training loop does (issue 15)"),
     Config("w2", "torch", "OpenCV", compare="MindDataset", note="files, hand-written cv2 chain"),
     Config("w2", "torch", "Pillow", compare="MindDataset", note="files, PIL decode + resize"),
     Config("w2", "grain", "threads", compare="MindDataset",
