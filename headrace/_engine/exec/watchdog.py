@@ -32,6 +32,7 @@ import _thread
 import dis
 import os
 import pickle
+import select
 import signal
 import sys
 import threading
@@ -179,6 +180,9 @@ class _ThreadWatch:
         self._pools: "weakref.WeakSet[Any]" = weakref.WeakSet()
         self._cond = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
+        # The thread waits on this pipe between ticks; a byte written wakes it (a write takes no lock).
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
 
     def add(self, pool: Any) -> None:
         with self._cond:
@@ -187,14 +191,30 @@ class _ThreadWatch:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="headrace-watchdog", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+        self.poke()
 
-    @staticmethod
-    def discard(pool: Any) -> None:
+    def poke(self) -> None:
+        """Wakes the thread (to look at a new pool, or to leave when none is watched)."""
+        try:
+            os.write(self._wake_w, b"!")
+        except OSError:  # the pipe is full (a wake-up is pending anyway) or closed
+            pass
+
+    def discard(self, pool: Any) -> None:
         # Takes no lock: pools are closed by run finalizers, which the garbage collector runs in
         # whatever thread allocates at the time, this watchdog's own included while it holds the
-        # lock (a lock here deadlocked it). The watchdog drops the pool at its next tick.
+        # lock (a lock here deadlocked it). The watchdog wakes, drops the pool and, when it was
+        # the last, ends: a thread left behind for its next tick (up to a second) made a fork
+        # right after a pipeline warn on Python 3.12 ("This process is multi-threaded").
         pool.watched = False
+        self.poke()
+
+    def close_pipe(self) -> None:
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:  # pragma: no cover
+                pass
 
     def _live(self) -> list[Any]:
         """The watched pools, dropping the closed ones (called with the lock held)."""
@@ -215,7 +235,9 @@ class _ThreadWatch:
                     return
                 tick = min(_tick(p.watch[1]) for p in live)
                 live = []  # no reference kept while waiting
-                self._cond.wait(tick)
+            if select.select([self._wake_r], [], [], tick)[0]:
+                os.read(self._wake_r, 4096)
+            with self._cond:
                 pools = self._live()
             now = time.perf_counter()  # the clock ordered.ThreadPool stamps tasks with
             for pool in pools:
@@ -264,12 +286,13 @@ def watch_thread_pool(pool: Any) -> None:
 
 
 def unwatch_thread_pool(pool: Any) -> None:
-    _ThreadWatch.discard(pool)
+    _threads.discard(pool)
 
 
 def _after_fork_in_child() -> None:
     global _threads
-    _threads = _ThreadWatch()  # the parent's watchdog thread did not come along
+    _threads.close_pipe()  # the parent's; its watchdog thread did not come along
+    _threads = _ThreadWatch()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

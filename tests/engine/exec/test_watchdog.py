@@ -50,3 +50,49 @@ def test_the_watchdog_drops_closed_pools_and_leaves_when_none_is_left():
         thread.join(30)       # it notices at its next tick (at most MAX_TICK seconds)
         assert not thread.is_alive()
     assert list(watchdog._threads._pools) == []
+
+
+def test_the_watchdog_thread_ends_when_its_last_pool_closes_not_at_its_next_tick(monkeypatch):
+    # A thread left behind makes the fork of a process that ran a pipeline warn on Python 3.12
+    # ("This process is multi-threaded"), as torch's DataLoader forks its workers.
+    import numpy as np
+
+    import headrace.dataset as ds
+    monkeypatch.setattr(watchdog, "MAX_TICK", 3600.0)  # its next tick would be an hour away
+    data = ds.NumpySlicesDataset({"x": np.arange(12)}, shuffle=False).map(lambda x: x + 1, num_parallel_workers=2)
+    assert [int(r[0]) for r in data.create_tuple_iterator(num_epochs=1, output_numpy=True)] == list(range(1, 13))
+    thread = watchdog._threads._thread  # the finished iterator was dropped: its run closed its pools
+    assert thread is not None or not [t for t in threading.enumerate() if t.name == "headrace-watchdog"]
+    if thread is not None:
+        thread.join(60)
+        assert not thread.is_alive()
+    assert not [t for t in threading.enumerate() if t.name == "headrace-watchdog"]
+
+
+def test_a_forked_child_gets_a_watchdog_of_its_own():
+    import os
+    pool = _pool()
+    watchdog.watch_thread_pool(pool)
+    parent = watchdog._threads
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        ok = watchdog._threads is not parent and watchdog._threads._thread is None
+        child_pool = _pool()
+        watchdog.watch_thread_pool(child_pool)
+        thread = watchdog._threads._thread
+        ok = ok and thread is not None and thread.is_alive()
+        watchdog.unwatch_thread_pool(child_pool)
+        thread.join(60)
+        ok = ok and not thread.is_alive()
+        os.write(w, b"1" if ok else b"0")
+        os._exit(0)
+    os.close(w)
+    assert os.read(r, 1) == b"1"
+    os.close(r)
+    os.waitpid(pid, 0)
+    thread = parent._thread
+    assert thread is not None and thread.is_alive()  # the parent's still watches its pool
+    watchdog.unwatch_thread_pool(pool)
+    thread.join(60)
+    assert not thread.is_alive()
