@@ -58,8 +58,10 @@ def pinned(t: torch.Tensor) -> torch.Tensor:
     """A copy of CPU tensor ``t`` in pinned memory (torch's caching host allocator).
 
     NumPy does the copy: one thread, with the GIL let go. ``Tensor.pin_memory()`` copies with
-    torch's intra-op thread pool, every core of the host; torch's own DataLoader limits its pinning
-    thread to one intra-op thread for that reason, a setting that is process-wide in torch.
+    torch's intra-op thread pool, on every core of the host (torch's own DataLoader sets its pinning
+    thread to one intra-op thread for that reason; headrace leaves torch's thread settings alone).
+    Measured on an H100 host feeding W2 at 8 workers: the main process used 1.1-1.5 ms of CPU per
+    image with ``pin_memory()``, 0.30 ms with this copy.
     """
     try:
         src = t.numpy()
