@@ -183,6 +183,8 @@ class _ThreadWatch:
         # The thread waits on this pipe between ticks; a byte written wakes it (a write takes no lock).
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
+        self._waiter = select.poll()  # (poll, not select: a process can hold fds past select's 1024)
+        self._waiter.register(self._wake_r, select.POLLIN)
 
     def add(self, pool: Any) -> None:
         with self._cond:
@@ -235,7 +237,7 @@ class _ThreadWatch:
                     return
                 tick = min(_tick(p.watch[1]) for p in live)
                 live = []  # no reference kept while waiting
-            if select.select([self._wake_r], [], [], tick)[0]:
+            if self._waiter.poll(tick * 1000):
                 os.read(self._wake_r, 4096)
             with self._cond:
                 pools = self._live()

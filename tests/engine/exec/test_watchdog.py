@@ -96,3 +96,34 @@ def test_a_forked_child_gets_a_watchdog_of_its_own():
     watchdog.unwatch_thread_pool(pool)
     thread.join(60)
     assert not thread.is_alive()
+
+
+def test_the_watchdog_works_when_its_pipe_is_numbered_past_1024(monkeypatch):
+    # select() refuses descriptors from 1024 up; a process with many files open gets such numbers
+    import os
+    import resource
+    failures = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: failures.append(args.exc_value))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1100:
+        import pytest
+        pytest.skip(f"the hard limit on open files is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1100), hard))
+    base_r, base_w = os.pipe()
+    high = [base_r, base_w]
+    try:
+        while high[-1] < 1030:  # the next descriptors made are numbered past 1024
+            high.append(os.dup(base_r))
+        watch = watchdog._ThreadWatch()
+        assert watch._wake_r > 1024
+        pool = _pool()
+        watch.add(pool)
+        thread = watch._thread
+        watch.discard(pool)
+        thread.join(60)
+        assert not thread.is_alive() and failures == []  # it ended by leaving, not by an error
+        watch.close_pipe()
+    finally:
+        for fd in high:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
