@@ -106,16 +106,14 @@ def run_loop(torch, loader, device, model, epochs):
                 break
             waits.append(time.perf_counter() - a)
             images += x.shape[0]
-            if acc is None:
-                pass
-            elif model is None:
-                acc += x.sum()
-            else:
+            if model is not None:
                 with torch.autocast(device.split(":")[0], dtype=torch.bfloat16):
                     loss = torch.nn.functional.cross_entropy(model(x), y.long())
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
+            elif acc is not None:  # the feed loop (the host loop only counts)
+                acc += x.sum()
         sync()
         seconds = time.perf_counter() - t0
         out.append((images, seconds, sum(waits[1:]), main_cpu() - c0))

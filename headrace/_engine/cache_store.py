@@ -79,8 +79,9 @@ atexit.register(lambda: flush_all(wait=True, final=True))
 # in 2 of 10 runs of test_worker_processes_fill_and_commit_on_exit).
 _flush_lock = threading.Lock()
 _exiting = False
-LOCK_WAIT = 5.0  # flush_all goes on without the lock after this (it may run in a signal handler
-#                  that interrupted a flush_all of the same thread: waiting for good would deadlock)
+# flush_all goes on without the lock after this many seconds: it may run in a signal handler that
+# interrupted a flush_all of the same thread, where waiting for good would deadlock.
+LOCK_WAIT = 5.0
 
 
 def flush_all(wait: bool = False, final: bool = False) -> None:

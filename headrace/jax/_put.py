@@ -28,8 +28,9 @@ except ImportError:  # pragma: no cover - a JAX version without them
 
 
 class DevicePut:
-    """``put(array)`` = ``jax.device_put(array, device)``, through the direct path where it was
-    checked to agree (see the module docstring). One instance serves one epoch's device thread."""
+    """``put(array)`` = ``jax.device_put(array, device)`` for an array of numbers (dtype kind
+    ``biufc``, which the Loader checks), through the direct path where it was checked to agree
+    (see the module docstring). One instance serves one epoch's device thread."""
 
     def __init__(self, device: jax.Device | None) -> None:
         self.device = device
@@ -50,8 +51,7 @@ class DevicePut:
     def _is_canonical(self, dtype: np.dtype) -> bool:
         known = self._canonical.get(dtype)
         if known is None:
-            known = self._canonical[dtype] = (jax.dtypes.canonicalize_dtype(dtype) == dtype
-                                              and dtype.kind in "biufc")
+            known = self._canonical[dtype] = jax.dtypes.canonicalize_dtype(dtype) == dtype
         return known
 
 
