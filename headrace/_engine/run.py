@@ -34,6 +34,7 @@ HEAVY_ROW_S = 1e-3
 HEAVY_AFTER = 3  # rows timed before rows count as heavy
 BUSY_CONSUMER = 0.25
 MIN_AWAY_S = 50e-6  # ...and at least this long: loop bookkeeping is not work worth overlapping
+PRESTART_TRIAL = 8  # rows read through a prestarted prefetch thread before judging whether to keep it
 TUNE_TIMING_S = 0.2  # an autotuned run's stages time their ops one by one every this many seconds
 
 
@@ -102,6 +103,8 @@ class PipelineRun:
             self._prefetch_size = 0  # everything in the reading thread
         self._pools = PoolRegistry()
         self._prefetcher: Prefetcher | None = None
+        self._draining: Prefetcher | None = None  # a released prefetcher whose rows are handed out first
+        self._trial = 0  # rows read through a prestarted prefetch thread, while it is on trial (0: none)
         self._failed: BaseException | None = None
         self._closed = False
         self._lock = threading.Lock()
@@ -165,8 +168,10 @@ class PipelineRun:
         try:
             if pf is not None:
                 row = pf.get()
+                if self._trial:
+                    self._judge_prestart(pf, now)
             else:
-                row = next(self.tree)
+                row = next(self.tree) if self._draining is None else self._drain()
                 if self._finish is not None:
                     row = self._finish(row)
                 if not first:
@@ -196,8 +201,56 @@ class PipelineRun:
         self.step += 1
         return row
 
+    def prestart(self) -> None:
+        """Starts the pass the next ``next_row`` reads in a prefetch thread, so that its first rows
+        are made before they are asked for (a framework loader calls it ahead of an epoch). The
+        thread is on trial: every ``PRESTART_TRIAL`` rows it is judged, and released where ``next_row`` would
+        not have started it (rows are not heavy, and the consumer spends little time between them
+        compared with making one: a hand-off per row then costs more than it overlaps); the rows
+        it made are handed out first. Does nothing once the pass has started, without prefetch
+        (``prefetch_size`` 0) and after the last epoch."""
+        if (self._started or self._closed or self._failed is not None or self._prefetch_size <= 0
+                or (self.num_epochs != -1 and self.epoch >= self.num_epochs)):
+            return
+        self.tree.reset(self.epoch)
+        self._started = True
+        self._handed = None
+        self._start_prefetch()
+        self._trial = 1
+
+    def _judge_prestart(self, pf: Prefetcher, now: float) -> None:
+        if self._handed is not None:
+            self._away += 0.2 * ((now - self._handed) - self._away)
+        self._trial += 1
+        if self._trial % PRESTART_TRIAL == 1:  # every PRESTART_TRIAL rows (it starts at 1)
+            make = pf.make_s
+            heavy = make > HEAVY_ROW_S and not self._ahead
+            if not heavy and self._away <= max(BUSY_CONSUMER * make, MIN_AWAY_S) and self._finish is None:
+                pf.release()
+                self._prefetcher = self._res.prefetcher = None
+                self._draining = pf
+                self._make = make  # next_row judges whether to start one again against it
+                self._trial = 0
+                self._handed = None  # (the wait for the thread is not the consumer's)
+                return
+        self._handed = _clock()
+
+    def _drain(self) -> Row:
+        """The next row made by a released prefetch thread, then the tree's."""
+        d = self._draining
+        if d is not None and d.pending():
+            return d.get()
+        self._draining = None
+        return next(self.tree)
+
     def _start_prefetch(self) -> Prefetcher:
         produce = self.tree.__next__
+        d, self._draining = self._draining, None
+        if d is not None and d.pending():  # the rows a released thread made come first
+            made_next = produce
+
+            def produce() -> Any:
+                return d.get() if d.pending() else made_next()
         if self._finish is not None:
             finish, made = self._finish, produce  # the thread refers to these, not to the run
 
@@ -225,13 +278,14 @@ class PipelineRun:
         makes no more rows, and whoever keeps ``e`` (a log, an interactive shell's last error)
         keeps this run alive through its frames. ``set_state`` rebuilds what it needs."""
         self._failed = detached(e)
-        self._prefetcher = None
+        self._prefetcher = self._draining = None
         self._res.close()
 
     def _end_pass(self) -> bool:
         """Stops the pass's prefetch thread; False if it is still inside a (slow) call."""
         pf, self._prefetcher = self._prefetcher, None
-        self._res.prefetcher = None
+        self._res.prefetcher = self._draining = None
+        self._trial = 0
         return pf.stop() if pf is not None else True
 
     def start_at(self, epoch: int, step: int) -> None:
@@ -297,6 +351,16 @@ class PipelineRun:
     def prefetch_size(self) -> int:
         return self._prefetch_size
 
+    @prefetch_size.setter
+    def prefetch_size(self, rows: int) -> None:
+        """Rows the prefetch threads of passes started from now on hold ready (0: none)."""
+        self._prefetch_size = rows
+
+    def prefetched(self) -> int:
+        """Rows the prefetch thread has made and the consumer not yet taken."""
+        pf = self._prefetcher or self._draining
+        return pf.size() if pf is not None else 0
+
     @property
     def prefetching(self) -> bool:
         return self._prefetcher is not None
@@ -330,7 +394,7 @@ class PipelineRun:
             self._closed = True
         if self.tuner is not None:
             self.tuner.close()
-        self._prefetcher = None
+        self._prefetcher = self._draining = None
         if self._profile is not None:
             self._profile.closed = _clock()
         self._finalizer()

@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 from headrace._feed import elastic
 from headrace._feed.shard import reshard
-from headrace._util.device_queue import Feeder
+from headrace._util.device_queue import Direct, Feeder
 from headrace.dataset.callback import TrainSync
 
 FORMAT = "headrace.loader"
@@ -42,7 +42,7 @@ class _Resources:
 
     def __init__(self) -> None:
         self.iterator: Any = None
-        self.feeder: Feeder | None = None
+        self.feeder: Feeder | Direct | None = None
 
     def end_feeder(self) -> None:
         """Joins the thread of a feeder that delivered its epoch's end (it is leaving); the
@@ -101,7 +101,7 @@ class EpochReader:
         self._abandoned: int | None = None  # the epoch last left before its end
         self._reading = 0  # the epoch the running epoch() generator reads
         self._base: dict = {}  # the iterator's state when the epoch being read started
-        self._early: Feeder | None = None  # started by prestart() for epoch _early_epoch
+        self._early: Feeder | Direct | None = None  # started by prestart() for epoch _early_epoch
         self._early_epoch = 0
         self.stats = None
         # The training side of the pipeline's WaitedDSCallbacks (None without any): a step ends
@@ -130,10 +130,20 @@ class EpochReader:
         run = it._run
         self._base = run.get_state()
         self._early_epoch = run.epoch
-        self._res.feeder = self._early = Feeder(_puller(it, run), self._transfer, self._depth,
-                                                f"{self._name} device queue")
+        self._res.feeder = self._early = self._feeder(it, run)
+        if isinstance(self._early, Direct):
+            run.prestart()
 
-    def _early_feeder(self) -> Feeder | None:
+    def _feeder(self, it: Any, run: Any) -> Feeder | Direct:
+        """The device queue of an epoch: a feeder thread, or for a transfer marked ``inline`` (and
+        no WaitedDSCallback, whose steps the feeder thread keeps apart from the loop's) the
+        pipeline's prefetch thread, ``depth`` batches deep (see ``Direct``)."""
+        if getattr(self._transfer, "inline", False) and self.sync is None:
+            run.prefetch_size = self._depth
+            return Direct(_puller(it, run), self._transfer, run.prefetched)
+        return Feeder(_puller(it, run), self._transfer, self._depth, f"{self._name} device queue")
+
+    def _early_feeder(self) -> Feeder | Direct | None:
         """The feeder prestart() started, while it is still this reader's and unread."""
         early = self._early
         return early if early is not None and early is self._res.feeder else None
@@ -179,8 +189,7 @@ class EpochReader:
             run = it._run
             reading = run.epoch
             self._base = run.get_state()
-            self._res.feeder = feeder = Feeder(_puller(it, run), self._transfer, self._depth,
-                                               f"{self._name} device queue")
+            self._res.feeder = feeder = self._feeder(it, run)
         self.stats = feeder.stats
         self._in_epoch = True
         self._reading = reading

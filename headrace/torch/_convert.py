@@ -32,7 +32,7 @@ def to_tensor(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in _TENSOR_KINDS:
             return value
-        if not value.flags.writeable or not value.dtype.isnative or any(s < 0 for s in value.strides):
+        if not value.flags.writeable or not value.dtype.isnative or min(value.strides, default=0) < 0:
             value = np.array(value, dtype=value.dtype.newbyteorder("="))
         return torch.from_numpy(value)
     if isinstance(value, dict):
@@ -99,6 +99,9 @@ class Transfer:
                           "memory is not used.", UserWarning, stacklevel=3)
             self.pin = False
         self.cuda = self.device is not None and self.device.type == "cuda"
+        # CPU tensors with nothing to pin: a few microseconds a batch, made in the loop's thread
+        # (``_util/device_queue.Direct``) rather than handed over by a thread of its own
+        self.inline = not self.pin and (self.device is None or self.device.type == "cpu")
         self.stream = torch.cuda.Stream(self.device) if self.cuda else None
 
     def __call__(self, row: list) -> tuple[list, Any]:

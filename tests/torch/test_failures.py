@@ -33,7 +33,10 @@ PRELUDE = textwrap.dedent("""
             fn, input_columns="x", num_parallel_workers=2, python_multiprocessing=True).batch(2)
 
     def queue_threads():
-        return sorted(t.name for t in threading.enumerate() if "device queue" in t.name)
+        # the device queue: a thread of its own, or (CPU tensors, nothing to pin) the pipeline's
+        # prefetch thread
+        return sorted(t.name for t in threading.enumerate()
+                      if "device queue" in t.name or t.name.startswith("headrace-prefetch"))
 
     from headrace._engine.exec import forkserver
 

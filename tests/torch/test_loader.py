@@ -3,6 +3,7 @@ import json
 import time
 import subprocess
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -237,20 +238,29 @@ def test_device_cpu_and_pinning_without_an_accelerator_warns():
     assert [b[0].tolist() for b in pinned][0] == [0, 1, 2]
 
 
-def test_device_queue_holds_at_most_queue_depth_batches():
-    loader = Loader(numbers(n=40, batch=1), queue_depth=2)
+def test_on_the_cpu_the_pipeline_reads_at_most_queue_depth_batches_ahead():
+    # CPU tensors with nothing to pin are made in the loop's thread; the pipeline's prefetch
+    # thread is the queue, queue_depth batches deep
+    seen = []
+
+    def note(x):
+        seen.append(int(x))
+        return x
+
+    data = ds.NumpySlicesDataset({"x": np.arange(40)}, shuffle=False).map(note, input_columns="x",
+                                                                          num_parallel_workers=1).batch(1)
+    loader = Loader(data, queue_depth=2)
     it = iter(loader)
-    next(it)
-    import time
-    deadline = time.monotonic() + 30
-    while loader.status()["have_sent"] < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    time.sleep(0.2)  # the thread would run further if the queue let it
+    assert next(it)[0].tolist() == [0]
+    _wait_for(lambda: len(seen) >= 3, "two batches read ahead")
+    time.sleep(0.2)  # a training step: the pipeline would read further if the queue let it
+    assert seen == [0, 1, 2]  # 1 taken + 2 ready
     status = loader.status()
-    assert status["have_sent"] == 4  # 1 taken + 2 waiting + 1 transferred and blocked on the full queue
-    assert max(status["queue_sizes"]) <= 2
+    assert status["have_sent"] == 1 and len(status["queue_sizes"]) == 1 and status["queue_sizes"][0] <= 2
+    assert not [t.name for t in threading.enumerate() if "device queue" in t.name]
     rest = list(it)
-    assert len(rest) == 39 and loader.status()["have_sent"] == 40
+    assert [b[0].tolist() for b in rest] == [[i] for i in range(1, 40)]
+    assert loader.status()["have_sent"] == 40 and max(loader.status()["queue_sizes"]) <= 2
     loader.close()
 
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import collections
 import threading
+import time
 from typing import Any, Callable
 
 from headrace._engine.exec.ordered import POLL, PoolClosed
 from headrace._engine.machine import bind_thread
 
 _END = object()
+_clock = time.perf_counter
 
 
 class _Failure:
@@ -39,6 +41,8 @@ class Prefetcher:
         self._consumer_waiting = False
         self._producer_waiting = False
         self._stop = False
+        self._release = False  # release(): end after the current row, keeping what was made
+        self.make_s = 0.0  # moving average: seconds a row took to make (read by the run)
         self._done = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
@@ -47,12 +51,15 @@ class Prefetcher:
     def _run(self) -> None:
         bind_thread(self._cpus)
         dq, cap, produce = self._dq, self._capacity, self._produce
+        clock = _clock
         try:
-            while not self._stop:
+            while not (self._stop or self._release):
                 if len(dq) >= cap and not self._wait_for_room():
                     return
                 try:
+                    start = clock()
                     item = produce()
+                    self.make_s += 0.2 * ((clock() - start) - self.make_s)
                 except StopIteration:
                     item = _END
                 except PoolClosed:
@@ -77,11 +84,11 @@ class Prefetcher:
         with self._cond:
             self._producer_waiting = True
             try:
-                while len(self._dq) >= self._capacity and not self._stop:
+                while len(self._dq) >= self._capacity and not (self._stop or self._release):
                     self._cond.wait(POLL)
             finally:
                 self._producer_waiting = False
-        return not self._stop
+        return not (self._stop or self._release)
 
     # ---- consumer side ------------------------------------------------------------------------
     def get(self) -> Any:
@@ -130,6 +137,25 @@ class Prefetcher:
             self._thread.join(timeout)
         self._dq.clear()
         return not self._thread.is_alive()
+
+    def release(self) -> None:
+        """Ends the thread once the call it is in (if any) returns, keeping what it made: ``get``
+        then hands out those rows, and the end of the pass or an error among them, in order, while
+        ``pending()``; after that the caller reads the tree itself. Waits for the thread, as ``get``
+        would wait for its row."""
+        self._release = True
+        with self._cond:
+            self._cond.notify_all()
+        while self._thread.is_alive():
+            self._thread.join(POLL)
+
+    def pending(self) -> bool:
+        """Whether rows (or the pass's end, or an error) made before ``release`` are left."""
+        return bool(self._dq)
+
+    def size(self) -> int:
+        """Rows made and not yet taken."""
+        return len(self._dq)
 
     @property
     def alive(self) -> bool:

@@ -10,8 +10,9 @@ import pytest
 from headrace._engine import options
 from headrace._engine import run as pipeline_mod
 from headrace._engine import plan as P
-from headrace._engine.run import PipelineRun
+from headrace._engine.run import PRESTART_TRIAL as PRESTART, PipelineRun
 from headrace._engine.samplers import SequentialPlan
+from headrace._util.errors import PipelineError
 
 
 class Rows:
@@ -143,3 +144,157 @@ def test_rows_from_worker_processes_are_not_prefetched_for_a_consumer_that_only_
 def test_rows_from_worker_processes_are_prefetched_for_a_busy_consumer(clock):
     clock.make, clock.away_s = 0.0005, 0.01
     assert _process_rows(clock) == (list(range(1, 13)), True)
+
+
+# ---- a pass started ahead of its first row (``PipelineRun.prestart``, for framework loaders) ----
+
+class ThreadStepClock(StepClock):
+    """A StepClock of each thread's own: the rows the prefetch thread makes take its time, not the
+    consumer's (whose time is the rows it makes itself and its ``away()``)."""
+
+    def __init__(self):
+        import threading
+        self._local = threading.local()
+        super().__init__()
+
+    @property
+    def t(self):
+        return getattr(self._local, "t", 0.0)
+
+    @t.setter
+    def t(self, value):
+        self._local.t = value
+
+
+@pytest.fixture
+def both_clocks(monkeypatch):
+    """The run's clock, also timing the rows the prefetch thread makes."""
+    from headrace._engine.exec import prefetch
+    c = ThreadStepClock()
+    monkeypatch.setattr(pipeline_mod, "_clock", c)
+    monkeypatch.setattr(prefetch, "_clock", c)
+    return c
+
+
+def prestarted(clock, rows=None, prefetch=8, epochs=1):
+    node = P.RandomAccessNode((), ("x",), rows or Rows(), SequentialPlan(), "Rows")
+    r = timed(PipelineRun(node, epochs, options.Options(seed=1), prefetch=prefetch), clock)
+    r.prestart()
+    assert r._prefetcher is not None and r._trial == 1
+    return r
+
+
+def read_to_the_judgement(r, full):
+    """Reads the rows of the prestart trial, the last one with ``full`` rows made ahead."""
+    got = [int(r.next_row()[0]) for _ in range(PRESTART - 1)]
+    wait_until(lambda: r.prefetched() == full)
+    got.append(int(r.next_row()[0]))
+    return got
+
+
+def wait_until(cond):
+    import time
+    deadline = time.monotonic() + 60
+    while not cond():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
+
+
+def test_a_prestarted_pass_is_released_for_a_consumer_that_only_reads(both_clocks):
+    both_clocks.make = 0.0005  # cheap rows
+    r = prestarted(both_clocks)
+    wait_until(lambda: r.prefetched() == 8)  # made before the first row is asked for
+    got = read_to_the_judgement(r, 8)
+    pf = r._draining
+    assert r._prefetcher is None and pf is not None and not pf.alive
+    assert pf.pending()  # rows it made are handed out before the tree is read again
+    assert read_rest(r, got) == list(range(200))
+    assert r._draining is None and r._prefetcher is None
+    r.close()
+
+
+def test_a_prestarted_pass_is_kept_for_a_busy_consumer(both_clocks):
+    both_clocks.make, both_clocks.away_s = 0.0005, 0.01
+    r = prestarted(both_clocks)
+    got = []
+    for _ in range(3 * PRESTART):
+        got.append(int(r.next_row()[0]))
+        both_clocks.away()
+    assert r._prefetcher is not None and r._prefetcher.alive and r._draining is None
+    assert read_rest(r, got) == list(range(200))
+    r.close()
+
+
+def test_a_prestarted_pass_of_heavy_rows_is_kept(both_clocks):
+    both_clocks.make = 0.005  # well above HEAVY_ROW_S
+    r = prestarted(both_clocks)
+    got = [int(r.next_row()[0]) for _ in range(3 * PRESTART)]
+    assert r._prefetcher is not None and r._draining is None
+    assert read_rest(r, got) == list(range(200))
+    r.close()
+
+
+class Ten(Rows):
+    def __len__(self):
+        return 10
+
+
+def test_the_end_of_the_pass_made_before_the_release_ends_it_and_the_next_pass_reads_anew(both_clocks):
+    both_clocks.make = 0.0005
+    r = prestarted(both_clocks, Ten(), prefetch=16, epochs=2)
+    wait_until(lambda: r.prefetched() == 11)  # 10 rows and the end of the pass
+    got = [int(r.next_row()[0]) for _ in range(PRESTART)]
+    assert r._draining is not None
+    assert read_rest(r, got) == list(range(10))
+    assert read_rest(r, []) == list(range(10))  # the second epoch, read by the tree itself
+    with pytest.raises(Exception, match="beyond the specified number of epochs"):
+        r.next_row()
+    r.close()
+
+
+class FailsAt9(Ten):
+    def read(self, i):
+        if i == 9:
+            raise ZeroDivisionError("row 9 is bad")
+        return (np.array(i),)
+
+
+def test_an_error_made_before_the_release_is_raised_in_its_place(both_clocks):
+    both_clocks.make = 0.0005
+    r = prestarted(both_clocks, FailsAt9(), prefetch=16)
+    wait_until(lambda: r.prefetched() == 10)  # rows 0-8 and the error
+    got = [int(r.next_row()[0]) for _ in range(PRESTART)]
+    assert r._draining is not None
+    assert int(r.next_row()[0]) == 8
+    with pytest.raises(PipelineError, match="Rows failed at sample index: 9") as e:
+        r.next_row()
+    assert "ZeroDivisionError: row 9 is bad" in str(e.value)
+    assert got == list(range(8)) and r.failed
+    r.close()
+
+
+def test_a_prefetch_thread_started_while_released_rows_wait_hands_them_out_first(both_clocks):
+    both_clocks.make = 0.0005
+    r = prestarted(both_clocks)
+    got = read_to_the_judgement(r, 8)
+    assert r._draining is not None and r._draining.pending()
+    both_clocks.away_s = 0.01  # the consumer turns busy: next_row starts a prefetch thread again
+    for _ in range(3):
+        got.append(int(r.next_row()[0]))
+        both_clocks.away()
+    assert r._prefetcher is not None and r._draining is None
+    assert read_rest(r, got) == list(range(200))
+    r.close()
+
+
+def test_prestart_does_nothing_once_the_pass_has_started_or_without_prefetch(clock):
+    r = run(clock)
+    r.next_row()
+    r.prestart()
+    assert r._prefetcher is None and r._trial == 0
+    r.close()
+    node = P.RandomAccessNode((), ("x",), Rows(), SequentialPlan(), "Rows")
+    r = PipelineRun(node, 1, options.Options(seed=1), prefetch=0)
+    r.prestart()
+    assert r._prefetcher is None and [int(r.next_row()[0]) for _ in range(3)] == [0, 1, 2]
+    r.close()
