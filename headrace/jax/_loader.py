@@ -24,8 +24,15 @@ def _check_buffer(value: Any, name: str) -> int:
     return value
 
 
-def _host(row: list) -> list:
-    return row  # the CPU buffer holds the engine's NumPy batches as they are
+class _Host:
+    """The CPU buffer's transfer: none, it holds the engine's NumPy batches as they are. So the
+    buffer is the pipeline's own prefetch thread (``inline``: see ``_util/device_queue.Direct``),
+    and the device thread reads the pipeline itself."""
+
+    inline = True
+
+    def __call__(self, row: list) -> list:
+        return row
 
 
 class Loader:
@@ -85,7 +92,7 @@ class Loader:
         self._columns = columns if columns is not None else [
             c for c in dataset.get_col_names() if not c.startswith("_meta-")]
         self._as_dict = as_dict
-        self._reader = EpochReader(dataset, columns, _host, cpu_buffer, (count, index), "headrace.jax.Loader",
+        self._reader = EpochReader(dataset, columns, _Host(), cpu_buffer, (count, index), "headrace.jax.Loader",
                                    unsharded)
         self._device: Feeder | None = None  # the device buffer of the epoch being read
         self._reader.prestart()  # the first batches are read while the training loop is being set up
@@ -98,9 +105,11 @@ class Loader:
         return value
 
     def __iter__(self):
-        # Two threads: the reader's (the CPU buffer: NumPy batches read ahead) and the device
-        # thread below, which dispatches each batch to the devices and holds ``device_buffer`` of
-        # them, so that the training loop pays neither the read nor the put.
+        # Two threads: the pipeline's prefetch thread (the CPU buffer: NumPy batches read ahead;
+        # it is released when the device thread turns out to take them as fast as they come) and
+        # the device thread below, which reads the pipeline, dispatches each batch to the devices
+        # and holds ``device_buffer`` of them, so that the training loop pays neither the read nor
+        # the put.
         reader, names, as_dict = self._reader, self._columns, self._as_dict
         sync = reader.sync  # WaitedDSCallbacks: a batch is made only once the step before ended
         depth = 1 if sync is not None else self._device_buffer
