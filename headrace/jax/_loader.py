@@ -57,8 +57,9 @@ class Loader:
         as_dict (bool, optional): batches as {column: array} dicts. Default: False.
         sharding (jax.sharding.Sharding, optional): build global arrays with it. Default: None.
         device (jax.Device, optional): the device for the arrays (not with ``sharding``). Default: None.
-        cpu_buffer (int, optional): NumPy batches read ahead on the host by one thread, 1 to 1024.
-            Default: 2.
+        cpu_buffer (int, optional): NumPy batches read ahead on the host by the pipeline's
+            prefetch thread (let go when the device thread takes them as fast as they come),
+            1 to 1024. Default: 2.
         device_buffer (int, optional): batches another thread has dispatched to the devices ahead
             of the loop, 1 to 1024. Default: 2.
         shard (bool, optional): read this process's shard when there are several. Default: True.

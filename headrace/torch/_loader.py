@@ -19,7 +19,11 @@ class Loader:
     the batch's memory where they can (see ``headrace.torch._convert``: no copy for the engine's
     batches; text columns stay NumPy arrays). A background thread reads ahead, converts, pins
     (``pin_memory``) and copies to ``device`` (CUDA: non-blocking, on a stream of its own), keeping
-    up to ``queue_depth`` batches ready.
+    up to ``queue_depth`` batches ready. Tensors that stay on the CPU with nothing to pin cost a
+    few microseconds a batch: they are made in the loop's thread, and the pipeline's prefetch
+    thread keeps up to ``queue_depth`` batches ready (from the start of each epoch; it is let go
+    when the loop turns out to take batches as fast as they come, where a hand-off per batch
+    would cost more than it overlaps).
 
     Under ``torch.distributed`` (a default process group of more than one rank) each rank reads its
     shard of the dataset (``shard=True``): the source is rebuilt with ``num_shards`` = world size
