@@ -166,10 +166,12 @@ class PipelineRun:
                                             or self._away > max(BUSY_CONSUMER * self._make, MIN_AWAY_S)):
                 pf = self._start_prefetch()
         try:
+            if pf is not None and self._trial and self._judge_prestart(pf, now):
+                pf = None  # released (before taking a row: an interrupted wait loses none)
             if pf is not None:
                 row = pf.get()
                 if self._trial:
-                    self._judge_prestart(pf, now)
+                    self._handed = _clock()
             else:
                 row = next(self.tree) if self._draining is None else self._drain()
                 if self._finish is not None:
@@ -218,7 +220,8 @@ class PipelineRun:
         self._start_prefetch()
         self._trial = 1
 
-    def _judge_prestart(self, pf: Prefetcher, now: float) -> None:
+    def _judge_prestart(self, pf: Prefetcher, now: float) -> bool:
+        """Counts a row asked of a prestarted prefetch thread; True if it released the thread."""
         if self._handed is not None:
             self._away += 0.2 * ((now - self._handed) - self._away)
         self._trial += 1
@@ -226,26 +229,31 @@ class PipelineRun:
             make = pf.make_s
             heavy = make > HEAVY_ROW_S and not self._ahead
             if not heavy and self._away <= max(BUSY_CONSUMER * make, MIN_AWAY_S) and self._finish is None:
-                pf.release()
-                self._prefetcher = self._res.prefetcher = None
-                self._draining = pf
+                # (set before the wait, which a KeyboardInterrupt can cut short: _drain waits again;
+                # _res keeps the thread until its rows are out, so close() still stops it)
+                self._prefetcher, self._draining = None, pf
                 self._make = make  # next_row judges whether to start one again against it
                 self._trial = 0
                 self._handed = None  # (the wait for the thread is not the consumer's)
-                return
-        self._handed = _clock()
+                pf.release()
+                return True
+        return False
 
     def _drain(self) -> Row:
         """The next row made by a released prefetch thread, then the tree's."""
         d = self._draining
-        if d is not None and d.pending():
-            return d.get()
-        self._draining = None
+        if d is not None:
+            d.release()  # at once: the thread has ended (unless a KeyboardInterrupt cut the wait short)
+            if d.pending():
+                return d.get()
+            self._draining = self._res.prefetcher = None
         return next(self.tree)
 
     def _start_prefetch(self) -> Prefetcher:
         produce = self.tree.__next__
         d, self._draining = self._draining, None
+        if d is not None:
+            d.release()
         if d is not None and d.pending():  # the rows a released thread made come first
             made_next = produce
 
@@ -283,8 +291,8 @@ class PipelineRun:
 
     def _end_pass(self) -> bool:
         """Stops the pass's prefetch thread; False if it is still inside a (slow) call."""
-        pf, self._prefetcher = self._prefetcher, None
-        self._res.prefetcher = self._draining = None
+        pf = self._prefetcher or self._draining
+        self._prefetcher = self._res.prefetcher = self._draining = None
         self._trial = 0
         return pf.stop() if pf is not None else True
 

@@ -143,6 +143,8 @@ class Prefetcher:
         then hands out those rows, and the end of the pass or an error among them, in order, while
         ``pending()``; after that the caller reads the tree itself. Waits for the thread, as ``get``
         would wait for its row."""
+        if self._release and not self._thread.is_alive():
+            return
         self._release = True
         with self._cond:
             self._cond.notify_all()

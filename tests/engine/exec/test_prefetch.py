@@ -298,3 +298,27 @@ def test_prestart_does_nothing_once_the_pass_has_started_or_without_prefetch(clo
     r.prestart()
     assert r._prefetcher is None and [int(r.next_row()[0]) for _ in range(3)] == [0, 1, 2]
     r.close()
+
+
+def test_a_release_cut_short_by_ctrl_c_loses_no_row(both_clocks, monkeypatch):
+    from headrace._engine.exec import prefetch
+    both_clocks.make = 0.0005
+    r = prestarted(both_clocks)
+    real = prefetch.Prefetcher.release
+    calls = []
+
+    def interrupted(self):
+        calls.append(1)
+        if len(calls) == 1:  # the flag is set, then Ctrl-C lands in the wait for the thread
+            self._release = True
+            raise KeyboardInterrupt
+        real(self)
+
+    monkeypatch.setattr(prefetch.Prefetcher, "release", interrupted)
+    got = [int(r.next_row()[0]) for _ in range(PRESTART - 1)]
+    with pytest.raises(KeyboardInterrupt):
+        r.next_row()  # the judgement comes before a row is taken
+    assert r._draining is not None and not r.failed and r.get_state()["step"] == PRESTART - 1
+    assert read_rest(r, got) == list(range(200))
+    assert len(calls) > 1
+    r.close()
