@@ -105,6 +105,9 @@ class PipelineRun:
         self._prefetcher: Prefetcher | None = None
         self._draining: Prefetcher | None = None  # a released prefetcher whose rows are handed out first
         self._trial = 0  # rows read through a prestarted prefetch thread, while it is on trial (0: none)
+        # applied by the prefetch thread to the rows it makes (after finish), not to rows made in
+        # the consumer's thread; it must not refer to the run (a framework loader's transfer)
+        self.ahead: Callable[[Row], Any] | None = None
         self._failed: BaseException | None = None
         self._closed = False
         self._lock = threading.Lock()
@@ -251,19 +254,24 @@ class PipelineRun:
 
     def _start_prefetch(self) -> Prefetcher:
         produce = self.tree.__next__
-        d, self._draining = self._draining, None
-        if d is not None:
-            d.release()
-        if d is not None and d.pending():  # the rows a released thread made come first
-            made_next = produce
-
-            def produce() -> Any:
-                return d.get() if d.pending() else made_next()
         if self._finish is not None:
             finish, made = self._finish, produce  # the thread refers to these, not to the run
 
             def produce() -> Any:
                 return finish(made())
+        if self.ahead is not None:
+            ahead, unmade = self.ahead, produce
+
+            def produce() -> Any:
+                return ahead(unmade())
+        d, self._draining = self._draining, None
+        if d is not None:
+            d.release()
+        if d is not None and d.pending():  # the rows a released thread made (and finished) come first
+            made_next = produce
+
+            def produce() -> Any:
+                return d.get() if d.pending() else made_next()
         pf = self._prefetcher = self._res.prefetcher = Prefetcher(produce, self._prefetch_size,
                                                                   cpus=self.options.bind_cpus)
         return pf

@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 from headrace._feed import elastic
 from headrace._feed.shard import reshard
-from headrace._util.device_queue import Direct, Feeder
+from headrace._util.device_queue import Direct, Feeder, Made
 from headrace.dataset.callback import TrainSync
 
 FORMAT = "headrace.loader"
@@ -140,7 +140,9 @@ class EpochReader:
         pipeline's prefetch thread, ``depth`` batches deep (see ``Direct``)."""
         if getattr(self._transfer, "inline", False) and self.sync is None:
             run.prefetch_size = self._depth
-            return Direct(_puller(it, run), self._transfer, run.prefetched)
+            direct = Direct(_puller(it, run, direct=True), self._transfer, run.prefetched)
+            run.ahead = direct.ahead.converting(None if it._converted else it._rows)
+            return direct
         return Feeder(_puller(it, run), self._transfer, self._depth, f"{self._name} device queue")
 
     def _early_feeder(self) -> Feeder | Direct | None:
@@ -366,27 +368,29 @@ class EpochReader:
         self._finalizer()
 
 
-def _puller(it: Any, run: Any) -> Callable[[], tuple[Any, Any]]:
+def _puller(it: Any, run: Any, direct: bool = False) -> Callable[[], tuple[Any, Any]]:
     """The device queue's ``pull``: the next row of ``it`` and the run's position right after it.
 
     The position is ``(epoch, step)`` when no op keeps a stream state (the rest of the state does
     not change within an epoch: ``EpochReader._full`` completes it); otherwise the whole state.
     At the end of the epoch, ``StopIteration`` carries the whole state.
+
+    ``direct``: for ``Direct``, whose ``ahead`` the run's prefetch thread applies to the rows it
+    makes, after the iterator's conversion of a row (``_Rows``, which may run in that thread):
+    those rows come as they are, the others are converted here.
     """
-    if any(op.keeps_pass_state for op in run.ctx.ops):
-        def pull():
-            try:
-                row = next(it)
-            except StopIteration:
-                raise StopIteration(run.get_state()) from None
-            return row, run.get_state()
-    else:
-        def pull():
-            try:
-                row = next(it)
-            except StopIteration:
-                raise StopIteration(run.get_state()) from None
-            return row, (run.epoch, run.step)
+    convert = None if it._converted else it._rows
+    next_row = run.next_row if direct else it.__next__
+    state = run.get_state if any(op.keeps_pass_state for op in run.ctx.ops) else None
+
+    def pull():
+        try:
+            row = next_row()
+        except StopIteration:
+            raise StopIteration(run.get_state()) from None
+        if direct and convert is not None and type(row) is not Made:
+            row = convert(row)
+        return row, state() if state is not None else (run.epoch, run.step)
     return pull
 
 

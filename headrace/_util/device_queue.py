@@ -217,22 +217,60 @@ class Feeder:
         self._q.clear()
 
 
+class Made:
+    """A batch transferred ahead, in the pipeline's prefetch thread (see ``Direct``)."""
+
+    __slots__ = ("value", "start", "finish", "error")
+
+    def __init__(self, value: Any, start: float, finish: float, error: BaseException | None) -> None:
+        self.value, self.start, self.finish, self.error = value, start, finish, error
+
+
+class Ahead:
+    """``Direct``'s transfer as the pipeline's prefetch thread runs it on the rows it makes (it
+    holds the transfer only: nothing that keeps the pipeline alive)."""
+
+    def __init__(self, transfer: Callable[[Any], Any], convert: Callable[[Any], Any] | None = None) -> None:
+        self._transfer = transfer
+        self._convert = convert
+
+    def converting(self, convert: Callable[[Any], Any] | None) -> "Ahead":
+        """This transfer, after ``convert`` (the iterator's conversion of an engine row)."""
+        return Ahead(self._transfer, convert)
+
+    def __call__(self, row: Any) -> Made:
+        if type(row) is Made:  # made ahead already (a released thread's row, handed on)
+            return row
+        start = time.time()
+        try:
+            if self._convert is not None:
+                row = self._convert(row)
+            value, error = self._transfer(row), None
+        except Exception as e:  # noqa: BLE001 - raised by Direct.get, in the loop's thread
+            value, error = None, e
+        return Made(value, start, time.time(), error)
+
+
 class Direct:
-    """A :class:`Feeder` without the thread, for a transfer too cheap to overlap with anything (torch
-    tensors on the CPU, nothing to pin: ``torch.from_numpy``, about 8 us a batch): ``get`` pulls and
-    transfers in the caller's thread, and the pipeline's own prefetch thread is the queue
-    (``ready``: its rows made ahead). A batch then crosses no thread boundary when the training loop
-    takes batches as fast as they come, and one (the prefetch thread's) when it works between them;
-    a feeder thread is a second hand-off, whose wake-ups and switches of the GIL cost the main
-    process ~150 us of CPU a batch on W1 with worker processes (0.27 cores against 0.13 for
-    NumPy output, on the 2-core VM: taken from the workers). ``get`` raises what ``pull`` or
-    ``transfer`` raised."""
+    """A :class:`Feeder` without its thread, for a transfer that costs microseconds (torch tensors
+    on the CPU, nothing to pin: ``torch.from_numpy``): the pipeline's own prefetch thread is the
+    queue (``ready``: its rows made ahead) and transfers the rows it makes (``ahead``, which the
+    owner gives the run); ``get`` transfers, in the caller's thread, the rows made there.
+
+    So a batch crosses one thread boundary when the loop works between batches (a training
+    step; the transfer is done by then: ``torch.from_numpy`` right after a 10 ms sleep took
+    ~170 us against ~5 us warm on the 2-core VM), and none when the loop takes batches as fast
+    as they come and the run has let its prefetch thread go. A feeder thread is a second
+    hand-off, whose wake-ups and switches of the GIL cost the main process ~150 us of CPU a batch
+    on W1 with worker processes (0.27 cores against 0.13 for NumPy output: CPU taken from the
+    workers). ``get`` raises what ``pull`` or ``transfer`` raised."""
 
     def __init__(self, pull: Callable[[], tuple[Any, Any]], transfer: Callable[[Any], Any],
                  ready: Callable[[], int]) -> None:
         self._pull = pull
         self._transfer = transfer
         self._ready = ready
+        self.ahead = Ahead(transfer)
         self.stats = FeederStats()
 
     def get(self, timeout: float | None = None) -> tuple[str, Any, Any]:
@@ -240,10 +278,16 @@ class Direct:
             batch, state = self._pull()
         except StopIteration as end:
             return "end", None, end.value
+        if type(batch) is Made:
+            if batch.error is not None:
+                raise batch.error
+            value, start, finish = batch.value, batch.start, batch.finish
+        else:
+            start = time.time()
+            value = self._transfer(batch)
+            finish = time.time()
+        batch = None
         stats = self.stats
-        start = time.time()
-        value = self._transfer(batch)
-        finish = time.time()
         stats.pushes.append((start, finish))
         if stats.first_push is None:
             stats.first_push = (start, finish)

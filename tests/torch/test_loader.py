@@ -333,3 +333,64 @@ def test_a_batch_the_loop_drops_is_freed_at_once(as_dict):
     assert ref() is None
     assert plain(next(it).values() if as_dict else next(it)) == [[3, 4, 5], [1.5, 2.0, 2.5]]
     loader.close()
+
+
+def _transfer_threads(monkeypatch, fail_at=None):
+    from headrace.torch import _convert
+    real, threads = _convert.Transfer.__call__, []
+
+    def spy(self, row):
+        threads.append(threading.current_thread().name)
+        if fail_at is not None and len(threads) == fail_at:
+            raise OverflowError("no room for this batch")
+        return real(self, row)
+
+    monkeypatch.setattr(_convert.Transfer, "__call__", spy)
+    return threads
+
+
+def test_a_loop_that_works_between_batches_gets_them_converted_ahead(monkeypatch):
+    threads = _transfer_threads(monkeypatch)
+    got = []
+    for b in Loader(numbers(n=60, batch=2)):
+        got.append(b[0].tolist())
+        time.sleep(0.005)  # a training step
+    assert got == [[i, i + 1] for i in range(0, 60, 2)]
+    # by the pipeline's prefetch thread, before the loop asks; then the next epoch's first two
+    assert threads == ["headrace-prefetch"] * 32
+
+
+def _nap(x):
+    time.sleep(0.002)
+    return x
+
+
+def test_a_loop_that_only_reads_converts_in_its_own_thread_once_the_prefetch_thread_is_let_go(monkeypatch):
+    # rows from worker processes that take ~2 ms each, a loop that takes them at once: the
+    # prestarted prefetch thread only adds a hand-off, and is let go after its trial
+    threads = _transfer_threads(monkeypatch)
+    data = ds.NumpySlicesDataset({"x": np.arange(400)}, shuffle=False).map(
+        _nap, input_columns="x", num_parallel_workers=2, python_multiprocessing=True).batch(2)
+    loader = Loader(data)
+    got = []
+    for b in loader:
+        got.append(b[0].tolist())
+        seen = len(threads)
+    loader.close()
+    assert got == [[i, i + 1] for i in range(0, 400, 2)]
+    epoch = threads[:seen]
+    assert len(epoch) == 200 and set(epoch) == {"headrace-prefetch", "MainThread"}
+    assert epoch[:7] == ["headrace-prefetch"] * 7  # the trial
+
+
+def test_a_conversion_that_fails_ahead_fails_in_the_loop_at_its_batch(monkeypatch):
+    _transfer_threads(monkeypatch, fail_at=4)
+    loader = Loader(numbers(n=20, batch=2))
+    got = []
+    with pytest.raises(OverflowError, match="no room for this batch"):
+        for b in loader:
+            got.append(b[0].tolist())
+            time.sleep(0.005)
+    assert got == [[0, 1], [2, 3], [4, 5]]
+    assert [b[0].tolist() for b in loader][0] == [0, 1]  # the next epoch reads again
+    loader.close()
