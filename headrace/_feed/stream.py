@@ -140,8 +140,9 @@ class EpochReader:
         pipeline's prefetch thread, ``depth`` batches deep (see ``Direct``)."""
         if getattr(self._transfer, "inline", False) and self.sync is None:
             run.prefetch_size = self._depth
-            direct = Direct(_puller(it, run, direct=True), self._transfer, run.prefetched)
-            run.ahead = direct.ahead.converting(None if it._converted else it._rows)
+            direct = Direct(_puller(it, run, direct=True), self._transfer, run.prefetched,
+                            None if it._converted else it._rows)
+            run.ahead = direct.ahead
             return direct
         return Feeder(_puller(it, run), self._transfer, self._depth, f"{self._name} device queue")
 

@@ -230,13 +230,9 @@ class Ahead:
     """``Direct``'s transfer as the pipeline's prefetch thread runs it on the rows it makes (it
     holds the transfer only: nothing that keeps the pipeline alive)."""
 
-    def __init__(self, transfer: Callable[[Any], Any], convert: Callable[[Any], Any] | None = None) -> None:
+    def __init__(self, transfer: Callable[[Any], Any], convert: Callable[[Any], Any] | None) -> None:
         self._transfer = transfer
-        self._convert = convert
-
-    def converting(self, convert: Callable[[Any], Any] | None) -> "Ahead":
-        """This transfer, after ``convert`` (the iterator's conversion of an engine row)."""
-        return Ahead(self._transfer, convert)
+        self._convert = convert  # the iterator's conversion of an engine row, or None
 
     def __call__(self, row: Any) -> Made:
         if type(row) is Made:  # made ahead already (a released thread's row, handed on)
@@ -266,11 +262,11 @@ class Direct:
     workers). ``get`` raises what ``pull`` or ``transfer`` raised."""
 
     def __init__(self, pull: Callable[[], tuple[Any, Any]], transfer: Callable[[Any], Any],
-                 ready: Callable[[], int]) -> None:
+                 ready: Callable[[], int], convert: Callable[[Any], Any] | None = None) -> None:
         self._pull = pull
         self._transfer = transfer
         self._ready = ready
-        self.ahead = Ahead(transfer)
+        self.ahead = Ahead(transfer, convert)  # for rows the prefetch thread makes: converted first
         self.stats = FeederStats()
 
     def get(self, timeout: float | None = None) -> tuple[str, Any, Any]:
@@ -279,8 +275,13 @@ class Direct:
         except StopIteration as end:
             return "end", None, end.value
         if type(batch) is Made:
-            if batch.error is not None:
-                raise batch.error
+            error = batch.error
+            if error is not None:
+                error.add_note("(raised converting the batch in the pipeline's prefetch thread)")
+                try:
+                    raise error
+                finally:  # the exception will hold this frame: the frame must not hold it
+                    error = batch = None
             value, start, finish = batch.value, batch.start, batch.finish
         else:
             start = time.time()

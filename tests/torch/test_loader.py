@@ -387,10 +387,11 @@ def test_a_conversion_that_fails_ahead_fails_in_the_loop_at_its_batch(monkeypatc
     _transfer_threads(monkeypatch, fail_at=4)
     loader = Loader(numbers(n=20, batch=2))
     got = []
-    with pytest.raises(OverflowError, match="no room for this batch"):
+    with pytest.raises(OverflowError, match="no room for this batch") as e:
         for b in loader:
             got.append(b[0].tolist())
             time.sleep(0.005)
+    assert e.value.__notes__ == ["(raised converting the batch in the pipeline's prefetch thread)"]
     assert got == [[0, 1], [2, 3], [4, 5]]
     assert [b[0].tolist() for b in loader][0] == [0, 1]  # the next epoch reads again
     loader.close()
