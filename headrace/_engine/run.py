@@ -369,8 +369,9 @@ class PipelineRun:
 
     @prefetch_size.setter
     def prefetch_size(self, rows: int) -> None:
-        """Rows the prefetch threads of passes started from now on hold ready (0: none)."""
-        self._prefetch_size = rows
+        """Rows the prefetch threads of passes started from now on hold ready (0: none; always 0
+        in debug mode, where everything runs in the reading thread)."""
+        self._prefetch_size = 0 if self.options.serial else rows
 
     def prefetched(self) -> int:
         """Rows the prefetch thread has made and the consumer not yet taken."""

@@ -352,12 +352,14 @@ def _transfer_threads(monkeypatch, fail_at=None):
 def test_a_loop_that_works_between_batches_gets_them_converted_ahead(monkeypatch):
     threads = _transfer_threads(monkeypatch)
     got = []
-    for b in Loader(numbers(n=60, batch=2)):
+    loader = Loader(numbers(n=60, batch=2))
+    for b in loader:
         got.append(b[0].tolist())
+        seen = len(threads)  # (the next epoch's first batches are read ahead when this one ends)
         time.sleep(0.005)  # a training step
+    loader.close()
     assert got == [[i, i + 1] for i in range(0, 60, 2)]
-    # by the pipeline's prefetch thread, before the loop asks; then the next epoch's first two
-    assert threads == ["headrace-prefetch"] * 32
+    assert threads[:seen] == ["headrace-prefetch"] * 30  # by the pipeline's prefetch thread, ahead
 
 
 def _nap(x):
@@ -395,3 +397,21 @@ def test_a_conversion_that_fails_ahead_fails_in_the_loop_at_its_batch(monkeypatc
     assert got == [[0, 1], [2, 3], [4, 5]]
     assert [b[0].tolist() for b in loader][0] == [0, 1]  # the next epoch reads again
     loader.close()
+
+
+def test_in_debug_mode_the_loader_reads_in_the_loops_thread(monkeypatch):
+    threads = _transfer_threads(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the debug-mode notice
+        ds.config.set_debug_mode(True)
+    try:
+        loader = Loader(numbers(n=20, batch=2))
+        got = []
+        for b in loader:
+            got.append(b[0].tolist())
+            assert not [t.name for t in threading.enumerate() if t.name.startswith("headrace-prefetch")]
+        loader.close()
+    finally:
+        ds.config.set_debug_mode(False)
+    assert got == [[i, i + 1] for i in range(0, 20, 2)]
+    assert set(threads) == {"MainThread"}
