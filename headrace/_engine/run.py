@@ -34,7 +34,7 @@ HEAVY_ROW_S = 1e-3
 HEAVY_AFTER = 3  # rows timed before rows count as heavy
 BUSY_CONSUMER = 0.25
 MIN_AWAY_S = 50e-6  # ...and at least this long: loop bookkeeping is not work worth overlapping
-PRESTART_TRIAL = 8  # rows read through a prestarted prefetch thread before judging whether to keep it
+PRESTART_TRIAL = 8  # a prestarted prefetch thread is judged (kept or released) every this many rows
 TUNE_TIMING_S = 0.2  # an autotuned run's stages time their ops one by one every this many seconds
 
 
@@ -220,8 +220,9 @@ class PipelineRun:
         self.tree.reset(self.epoch)
         self._started = True
         self._handed = None
-        self._start_prefetch()
-        self._trial = 1
+        # on trial, unless rows are finished in the prefetch thread (next_row would start it again)
+        self._trial = 1 if self._finish is None else 0
+        self._start_prefetch(timed=bool(self._trial))
 
     def _judge_prestart(self, pf: Prefetcher, now: float) -> bool:
         """Counts a row asked of a prestarted prefetch thread; True if it released the thread."""
@@ -231,7 +232,7 @@ class PipelineRun:
         if self._trial % PRESTART_TRIAL == 1:  # every PRESTART_TRIAL rows (it starts at 1)
             make = pf.make_s
             heavy = make > HEAVY_ROW_S and not self._ahead
-            if not heavy and self._away <= max(BUSY_CONSUMER * make, MIN_AWAY_S) and self._finish is None:
+            if not heavy and self._away <= max(BUSY_CONSUMER * make, MIN_AWAY_S):
                 # (set before the wait, which a KeyboardInterrupt can cut short: _drain waits again;
                 # _res keeps the thread until its rows are out, so close() still stops it)
                 self._prefetcher, self._draining = None, pf
@@ -252,7 +253,7 @@ class PipelineRun:
             self._draining = self._res.prefetcher = None
         return next(self.tree)
 
-    def _start_prefetch(self) -> Prefetcher:
+    def _start_prefetch(self, timed: bool = False) -> Prefetcher:
         produce = self.tree.__next__
         if self._finish is not None:
             finish, made = self._finish, produce  # the thread refers to these, not to the run
@@ -266,14 +267,14 @@ class PipelineRun:
                 return ahead(unmade())
         d, self._draining = self._draining, None
         if d is not None:
-            d.release()
-        if d is not None and d.pending():  # the rows a released thread made (and finished) come first
+            d.release()  # (ended already, unless a KeyboardInterrupt cut its release short)
+        if d is not None and d.pending():  # the rows a released thread made come first
             made_next = produce
 
             def produce() -> Any:
                 return d.get() if d.pending() else made_next()
         pf = self._prefetcher = self._res.prefetcher = Prefetcher(produce, self._prefetch_size,
-                                                                  cpus=self.options.bind_cpus)
+                                                                  cpus=self.options.bind_cpus, timed=timed)
         return pf
 
     def error_rows(self) -> list:

@@ -296,9 +296,6 @@ class Direct:
         stats.queue_sizes.append(self._ready())
         return "batch", value, state
 
-    def ready(self) -> int:
-        return self._ready()
-
     def request_stop(self) -> None:
         pass
 

@@ -99,8 +99,8 @@ class Transfer:
                           "memory is not used.", UserWarning, stacklevel=3)
             self.pin = False
         self.cuda = self.device is not None and self.device.type == "cuda"
-        # CPU tensors with nothing to pin: a few microseconds a batch, made in the loop's thread
-        # (``_util/device_queue.Direct``) rather than handed over by a thread of its own
+        # CPU tensors with nothing to pin: a few microseconds a batch, made by the pipeline's
+        # prefetch thread or the loop's (``_util/device_queue.Direct``), not by a thread of its own
         self.inline = not self.pin and (self.device is None or self.device.type == "cpu")
         self.stream = torch.cuda.Stream(self.device) if self.cuda else None
 

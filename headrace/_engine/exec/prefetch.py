@@ -32,7 +32,7 @@ class _Failure:
 
 class Prefetcher:
     def __init__(self, produce: Callable[[], Any], capacity: int, name: str = "headrace-prefetch",
-                 cpus: str = "") -> None:
+                 cpus: str = "", timed: bool = False) -> None:
         self._produce = produce
         self._cpus = cpus  # a CPU list to run on (numa_enable), or ""
         self._capacity = max(1, int(capacity))
@@ -42,7 +42,8 @@ class Prefetcher:
         self._producer_waiting = False
         self._stop = False
         self._release = False  # release(): end after the current row, keeping what was made
-        self.make_s = 0.0  # moving average: seconds a row took to make (read by the run)
+        self._timed = timed  # keep make_s (two clock reads a row: only for a run judging this thread)
+        self.make_s = 0.0  # moving average: seconds a row took to make
         self._done = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
@@ -51,15 +52,18 @@ class Prefetcher:
     def _run(self) -> None:
         bind_thread(self._cpus)
         dq, cap, produce = self._dq, self._capacity, self._produce
-        clock = _clock
+        clock, timed = _clock, self._timed
         try:
             while not (self._stop or self._release):
                 if len(dq) >= cap and not self._wait_for_room():
                     return
                 try:
-                    start = clock()
-                    item = produce()
-                    self.make_s += 0.2 * ((clock() - start) - self.make_s)
+                    if timed:
+                        start = clock()
+                        item = produce()
+                        self.make_s += 0.2 * ((clock() - start) - self.make_s)
+                    else:
+                        item = produce()
                 except StopIteration:
                     item = _END
                 except PoolClosed:
