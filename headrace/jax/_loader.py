@@ -35,6 +35,45 @@ class _Host:
         return row
 
 
+class _Put:
+    """The put of a batch: each numeric column to ``device`` (``jax.device_put``), or a global
+    array of ``sharding``; other columns stay NumPy arrays. ``inline`` (the target devices are
+    CPU devices: a put is a few microseconds and no copy of a large array) makes the pipeline's
+    prefetch thread do it (see ``Loader.__iter__``). It holds no loader."""
+
+    def __init__(self, sharding: Any, device: Any, inline: bool) -> None:
+        self.sharding, self.device, self.inline = sharding, device, inline
+        self.put: Callable[[np.ndarray], Any] = DevicePut(device)
+
+    def renew(self) -> None:
+        """A new ``DevicePut``, whose direct path is checked again on its first array (JAX's
+        settings may have changed between epochs; see _put.py)."""
+        self.put = DevicePut(self.device)
+
+    def __call__(self, row: list) -> list:
+        put, sharding = self.put, self.sharding
+        return [_put_value(v, put, sharding) for v in row]
+
+
+def _put_value(value: Any, put: Callable[[np.ndarray], Any], sharding: Any) -> Any:
+    if isinstance(value, np.ndarray) and value.dtype.kind in _ARRAY_KINDS:
+        if sharding is not None:
+            return jax.make_array_from_process_local_data(sharding, value)
+        return put(value)
+    return value
+
+
+def _on_cpu(sharding: Any, device: Any) -> bool:
+    """Whether the arrays go to CPU devices only (where a put costs microseconds and no copy)."""
+    if sharding is not None:
+        return all(d.platform == "cpu" for d in sharding.device_set)
+    if device is None:
+        device = jax.config.jax_default_device  # a Device, a platform name, or None
+    if device is None:
+        return jax.default_backend() == "cpu"
+    return (device if isinstance(device, str) else device.platform) == "cpu"
+
+
 class Loader:
     """Reads a headrace dataset as JAX arrays.
 
@@ -62,6 +101,12 @@ class Loader:
             1 to 1024. Default: 2.
         device_buffer (int, optional): batches another thread has dispatched to the devices ahead
             of the loop, 1 to 1024. Default: 2.
+
+    On CPU devices (the arrays' devices are all CPU devices) the two buffers are one: a put
+    there costs microseconds and copies no large array, so the pipeline's prefetch thread puts
+    the batches it makes and holds up to ``cpu_buffer + device_buffer`` of them, and no device
+    thread runs (a thread hand-off per batch cost more CPU than the put). Whether the devices are
+    CPU devices is decided when the loader is made.
         shard (bool, optional): read this process's shard when there are several. Default: True.
 
     Examples:
@@ -93,19 +138,37 @@ class Loader:
         self._columns = columns if columns is not None else [
             c for c in dataset.get_col_names() if not c.startswith("_meta-")]
         self._as_dict = as_dict
-        self._reader = EpochReader(dataset, columns, _Host(), cpu_buffer, (count, index), "headrace.jax.Loader",
+        if _on_cpu(sharding, device):  # one buffer, the pipeline's prefetch thread (see above)
+            self._host: _Put | None = _Put(sharding, device, inline=True)
+            transfer, depth = self._host, cpu_buffer + self._device_buffer
+        else:
+            self._host = None
+            transfer, depth = _Host(), cpu_buffer
+        self._reader = EpochReader(dataset, columns, transfer, depth, (count, index), "headrace.jax.Loader",
                                    unsharded)
         self._device: Feeder | None = None  # the device buffer of the epoch being read
         self._reader.prestart()  # the first batches are read while the training loop is being set up
 
-    def _put(self, value: Any, put: Callable[[np.ndarray], Any]) -> Any:
-        if isinstance(value, np.ndarray) and value.dtype.kind in _ARRAY_KINDS:
-            if self.sharding is not None:
-                return jax.make_array_from_process_local_data(self.sharding, value)
-            return put(value)
-        return value
-
     def __iter__(self):
+        if self._host is not None:
+            return self._on_host()
+        return self._through_device_thread()
+
+    def _on_host(self):
+        # CPU devices: the reader's device queue (the pipeline's prefetch thread, or a feeder
+        # thread with WaitedDSCallbacks) puts the batches; see the class docstring
+        names, as_dict = self._columns, self._as_dict
+        self._host.renew()
+        batches = self._reader.epoch()
+        try:
+            for arrays in batches:
+                out = [arrays]
+                arrays = None  # no frame keeps the batch (see EpochReader.epoch)
+                yield dict(zip(names, out.pop())) if as_dict else out.pop()
+        finally:
+            batches.close()  # now, not at garbage collection (see headrace.torch.Loader.__iter__)
+
+    def _through_device_thread(self):
         # Two threads: the pipeline's prefetch thread (the CPU buffer: NumPy batches read ahead;
         # it is released when the device thread turns out to take them as fast as they come) and
         # the device thread below, which reads the pipeline, dispatches each batch to the devices
@@ -122,9 +185,8 @@ class Loader:
                 raise StopIteration(state)
             return row, state
 
-        put = DevicePut(self.device)  # checked anew each epoch (see _put.py)
-        device = self._device = Feeder(pull, lambda row: self._put_row(row, put), depth,
-                                       "headrace.jax.Loader device buffer")
+        put = _Put(self.sharding, self.device, inline=False)  # checked anew each epoch (see _put.py)
+        device = self._device = Feeder(pull, put, depth, "headrace.jax.Loader device buffer")
         ended = False
         try:
             while True:
@@ -148,9 +210,6 @@ class Loader:
             host.close()
             if self._device is device:
                 self._device = None
-
-    def _put_row(self, row: list, put: Callable[[np.ndarray], Any]) -> list:
-        return [self._put(v, put) for v in row]  # dispatched: the copies run while earlier batches train
 
     def __len__(self):
         """Batches per epoch (of this process's shard)."""

@@ -5,7 +5,9 @@ sharding and abstract-value checks) before the C++ copy, with the GIL held. On t
 a GIL-bound pipeline (W1: a Python map on threads, 256-row batches), that made the thread the
 bottleneck: headrace.jax delivered 0.71-0.73x of the NumPy output, against 0.99x with the put
 removed. JAX's own NumPy path ends in ``pxla.batched_device_put(aval, sharding, [array], [device],
-committed)``; calling it directly costs ~10 us per array.
+committed)``, a thin Python wrapper of the C++ ``xla_client.batched_device_put``; calling the C++
+function directly, with the abstract value kept per shape and dtype, costs ~10 us per array
+(~19 us through the wrapper with a new abstract value each time).
 
 That function is JAX's internal API, so ``DevicePut`` uses it only after checking, for the first
 array of each epoch, that it gives what ``jax.device_put`` gives: the same type, abstract value,
@@ -25,12 +27,19 @@ try:  # JAX's internals; their absence only means the public path
     from jax._src.interpreters import pxla as _pxla
 except ImportError:  # pragma: no cover - a JAX version without them
     _core = _pxla = None
+try:
+    from jax._src.lib import xla_client as _xc
+    _batched_put = _xc.batched_device_put
+except (ImportError, AttributeError):  # pragma: no cover - then the Python wrapper
+    _batched_put = _pxla.batched_device_put if _pxla is not None else None
+
+MAX_AVALS = 64  # abstract values kept (one per batch shape and dtype: a few in a pipeline)
 
 
 class DevicePut:
     """``put(array)`` = ``jax.device_put(array, device)`` for an array of numbers (dtype kind
     ``biufc``, which the Loader checks), through the direct path where it was checked to agree
-    (see the module docstring). One instance serves one epoch's device thread."""
+    (see the module docstring). One instance serves the puts of one epoch."""
 
     def __init__(self, device: jax.Device | None) -> None:
         self.device = device
@@ -58,16 +67,23 @@ class DevicePut:
 def _checked_fast_path(value: np.ndarray, reference: Any) -> Callable[[np.ndarray], Any] | None:
     """The direct put for arrays like ``value``, if it reproduces ``reference`` (what
     ``jax.device_put`` made of ``value``); else None."""
-    if _core is None or _pxla is None:  # pragma: no cover
+    if _core is None or _batched_put is None:  # pragma: no cover
         return None
     try:
         sharding = reference.sharding
         devices = [next(iter(reference.devices()))]
         committed = reference._committed
-        shaped, put = _core.ShapedArray, _pxla.batched_device_put
+        shaped, put = _core.ShapedArray, _batched_put
+        avals: dict = {}
 
         def fast(x: np.ndarray) -> Any:
-            return put(shaped(x.shape, x.dtype), sharding, [x], devices, committed)
+            key = (x.shape, x.dtype)
+            aval = avals.get(key)
+            if aval is None:
+                if len(avals) >= MAX_AVALS:
+                    avals.clear()
+                aval = avals[key] = shaped(x.shape, x.dtype)
+            return put(aval, sharding, [x], devices, committed)
 
         trial = fast(value)
         agrees = (type(trial) is type(reference) and trial.aval == reference.aval and trial.sharding == sharding

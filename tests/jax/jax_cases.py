@@ -42,7 +42,8 @@ def test_batches_are_jax_arrays_and_text_stays_numpy():
     assert all(b[0].devices() == {device} for b in placed)
 
 
-def test_device_puts_run_on_the_device_thread_not_the_loop(monkeypatch):
+def _put_threads(monkeypatch, fail_at=None):
+    """The names of the threads that put each array (the put raises at the ``fail_at``-th)."""
     import threading
 
     from headrace.jax._put import DevicePut
@@ -51,22 +52,93 @@ def test_device_puts_run_on_the_device_thread_not_the_loop(monkeypatch):
 
     def spy(self, x):
         threads.append(threading.current_thread().name)
+        if fail_at is not None and len(threads) == fail_at:
+            raise OverflowError("no room on the device")
         return real(self, x)
 
     monkeypatch.setattr(DevicePut, "__call__", spy)
+    return threads
+
+
+def _not_cpu(monkeypatch):
+    """Makes new loaders treat their CPU device as another device: the device thread's path."""
+    import headrace.jax._loader as loader_module
+    monkeypatch.setattr(loader_module, "_on_cpu", lambda sharding, device: False)
+
+
+def test_device_puts_run_on_the_device_thread_not_the_loop(monkeypatch):
+    _not_cpu(monkeypatch)
+    threads = _put_threads(monkeypatch)
     got = [b[0].tolist() for b in Loader(numbers(), columns=["x"])]
     assert got == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     assert threads == ["headrace.jax.Loader device buffer"] * 3
 
 
-def test_leaving_early_stops_both_threads():
+def test_on_cpu_devices_the_prefetch_thread_puts_ahead_and_no_device_thread_runs(monkeypatch):
     import threading
+    import time
+    threads = _put_threads(monkeypatch)
+    loader = Loader(numbers(n=60, batch=2), columns=["x"])
+    got = []
+    for b in loader:
+        assert isinstance(b[0], jax.Array)
+        got.append(b[0].tolist())
+        seen = len(threads)  # (the next epoch's first batches are put ahead when this one ends)
+        assert not [t.name for t in threading.enumerate() if "headrace.jax.Loader" in t.name]
+        time.sleep(0.005)  # a training step
+    loader.close()
+    assert got == [[i, i + 1] for i in range(0, 60, 2)]
+    assert threads[:seen] == ["headrace-prefetch"] * 30
+
+
+def test_on_cpu_devices_both_buffers_bound_the_batches_read_ahead():
+    import time
+    seen = []
+
+    def note(x):
+        seen.append(int(x))
+        return x
+
+    data = ds.NumpySlicesDataset({"x": np.arange(40)}, shuffle=False).map(note, input_columns="x",
+                                                                          num_parallel_workers=1).batch(1)
+    loader = Loader(data, cpu_buffer=2, device_buffer=3)
+    it = iter(loader)
+    assert next(it)[0].tolist() == [0]
+    deadline = time.monotonic() + 30
+    while len(seen) < 6 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)  # a training step: the pipeline would read further if the buffers let it
+    assert seen == [0, 1, 2, 3, 4, 5]  # 1 taken + 2 + 3 ready
+    assert [b[0].tolist() for b in it] == [[i] for i in range(1, 40)]
+    loader.close()
+
+
+def test_a_put_that_fails_ahead_fails_in_the_loop_at_its_batch(monkeypatch):
+    import time
+    _put_threads(monkeypatch, fail_at=4)
+    loader = Loader(numbers(n=20, batch=2), columns=["x"])
+    got = []
+    with pytest.raises(OverflowError, match="no room on the device") as e:
+        for b in loader:
+            got.append(b[0].tolist())
+            time.sleep(0.005)
+    assert e.value.__notes__ == ["(raised converting the batch in the pipeline's prefetch thread)"]
+    assert got == [[0, 1], [2, 3], [4, 5]]
+    assert [b[0].tolist() for b in loader][0] == [0, 1]  # the next epoch reads again
+    loader.close()
+
+
+@pytest.mark.parametrize("cpu", [True, False])
+def test_leaving_early_stops_both_threads(monkeypatch, cpu):
+    import threading
+    if not cpu:
+        _not_cpu(monkeypatch)
     loader = Loader(numbers(n=40, batch=2), columns=["x"], cpu_buffer=2, device_buffer=2)
     for i, b in enumerate(loader):
         if i == 1:
             break
     names = [t.name for t in threading.enumerate()]
-    assert not [n for n in names if "headrace.jax.Loader" in n], names
+    assert not [n for n in names if "headrace.jax.Loader" in n or n.startswith("headrace-prefetch")], names
     assert [b[0].tolist() for b in loader][:1] == [[0, 1]]   # reading again works: a fresh epoch
     loader.close()
 
@@ -270,10 +342,11 @@ def test_a_state_of_two_jax_processes_restores_in_one(tmp_path):
     one.close()
 
 
-def test_close_during_an_epoch_ends_the_device_thread_and_the_epoch_raises():
+def test_close_during_an_epoch_ends_the_device_thread_and_the_epoch_raises(monkeypatch):
     # The device thread of a suspended epoch outlived close() and, at interpreter exit, was torn
     # down inside JAX: "terminate called ... FATAL: exception not rethrown" (3 exits in 14).
     import threading
+    _not_cpu(monkeypatch)
 
     def device_threads():
         return [t.name for t in threading.enumerate() if t.name == "headrace.jax.Loader device buffer"]
@@ -287,6 +360,22 @@ def test_close_during_an_epoch_ends_the_device_thread_and_the_epoch_raises():
     with pytest.raises(RuntimeError, match="The device queue was stopped"):
         next(it)
     loader.close()  # idempotent
+
+
+def test_close_during_an_epoch_on_cpu_devices_ends_the_prefetch_thread():
+    import threading
+
+    def prefetch_threads():
+        return [t.name for t in threading.enumerate() if t.name.startswith("headrace-prefetch")]
+
+    loader = Loader(numbers(40))
+    it = iter(loader)
+    assert next(it)[0].tolist() == [0, 1, 2, 3]
+    loader.close()
+    assert prefetch_threads() == []
+    with pytest.raises(RuntimeError, match="The iterator has been stopped"):
+        next(it)
+    loader.close()
 
 
 def test_a_batch_the_loop_drops_is_freed_at_once():
@@ -328,7 +417,7 @@ def test_the_direct_put_gives_what_device_put_gives(device):
     from headrace.jax._put import DevicePut
     device = jax.devices()[0] if device == "first" else device
     put = DevicePut(device)
-    for value in PUT_ARRAYS:
+    for value in PUT_ARRAYS * 2:  # (the second time with the abstract values kept from the first)
         same_as_device_put(put(value), value, device)
     assert put._fast is not None  # the first float32 array checked the direct path; it agreed
     # dtypes JAX converts (64-bit ones without x64) take jax.device_put itself
@@ -336,16 +425,14 @@ def test_the_direct_put_gives_what_device_put_gives(device):
 
 
 def test_the_direct_put_is_not_used_when_it_disagrees_with_device_put(monkeypatch):
-    import types
-
     from headrace.jax import _put
-    real = _put._pxla.batched_device_put
+    real = _put._batched_put
 
     def off_by_one(aval, sharding, xs, devices, committed):
         return real(aval, sharding, [x + 1 for x in xs], devices, committed)
 
     # only headrace's module sees the stand-ins (jax.device_put keeps the real function)
-    monkeypatch.setattr(_put, "_pxla", types.SimpleNamespace(batched_device_put=off_by_one))
+    monkeypatch.setattr(_put, "_batched_put", off_by_one)
     put = _put.DevicePut(None)
     for value in PUT_ARRAYS:
         same_as_device_put(put(value), value, None)
@@ -354,7 +441,7 @@ def test_the_direct_put_is_not_used_when_it_disagrees_with_device_put(monkeypatc
     def broken(*args):
         raise TypeError("changed signature")
 
-    monkeypatch.setattr(_put, "_pxla", types.SimpleNamespace(batched_device_put=broken))
+    monkeypatch.setattr(_put, "_batched_put", broken)
     put = _put.DevicePut(None)
     assert np.asarray(put(PUT_ARRAYS[0])).tolist() == PUT_ARRAYS[0].tolist() and put._fast is None
     loader = Loader(numbers())  # the loader reads through the public path then
