@@ -429,6 +429,8 @@ class StageIter(OpIter):
         if self._registry is not None:
             self._registry.release(self._key, self.pool)
         else:
+            program = self.program
+            getattr(program, "program", program).stopped = True  # (a ProfiledProgram wraps it)
             self.pool.close()
         self._out.clear()
         for p in self.parents:

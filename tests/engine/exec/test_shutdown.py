@@ -291,3 +291,32 @@ def test_a_killed_parent_leaves_no_orphan_workers_and_no_shared_memory(method, w
     assert not still_alive(pids, 10)
     prefix = f"hr{proc.pid:x}_"
     assert not [n for n in os.listdir("/dev/shm") if n.startswith(prefix)]
+
+
+def test_stopping_ends_thread_workers_between_rows_not_after_their_whole_batch():
+    # A task of a stage topped by a batch is the whole batch (here 40 rows of 5 ms): stopping used
+    # to wait for each worker's task (W2's 128 images: a closing loader took 0.3-0.7 s).
+    import numpy as np
+
+    import headrace.dataset as ds
+    calls = []
+
+    def slow_row(x):
+        calls.append(int(x))
+        time.sleep(0.005)
+        return x
+
+    data = ds.NumpySlicesDataset({"x": np.arange(400)}, shuffle=False).map(
+        slow_row, input_columns="x", num_parallel_workers=2).batch(40)
+    it = data.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    assert next(it)[0].tolist() == list(range(40))
+    deadline = time.monotonic() + 30
+    while len(calls) < 130 and time.monotonic() < deadline:  # the workers are inside later batches
+        time.sleep(0.001)
+    before = len(calls)
+    it.stop()
+    after = len(calls)
+    assert after - before <= 2  # each worker ends the row it is in, and starts no other
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("headrace-stage")]
+    time.sleep(0.05)
+    assert len(calls) == after
