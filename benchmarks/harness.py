@@ -88,6 +88,30 @@ def time_epochs(make_iter, count, epochs: int, warmup: int, check=None, before=N
     return out
 
 
+def time_paired(make_base, make_other, count, epochs: int, warmup: int, check=None) -> dict:
+    """Epochs of ``make_other()`` paired with epochs of ``make_base()`` in the same process, in
+    turns (base first, then other first, and so on), so that both see the same load: each of
+    ``other``'s epoch records carries ``paired_ratio``, its rate over the base epoch next to it,
+    and ``base_rate``. On a shared machine a rate drifts by more than an adapter costs; the
+    ratio of a pair drifts far less. ``warmup`` pairs are not counted."""
+    out: dict = {"warmup": [], "epochs": []}
+    for e in range(warmup + epochs):
+        order = ("base", "other") if e % 2 == 0 else ("other", "base")
+        recs = {}
+        for which in order:
+            made = make_base if which == "base" else make_other
+            res = time_epochs(made, count, 1, 0, check if e == 0 else None)
+            recs[which] = res["epochs"][0]
+            if e == 0 and which == "other":
+                out["batch_bytes"] = res.get("batch_bytes")
+        base, rec = recs["base"], recs["other"]
+        base_rate = base["items"] / base["seconds"]
+        rec["base_rate"] = base_rate
+        rec["paired_ratio"] = rec["items"] / rec["seconds"] / base_rate
+        out["warmup" if e < warmup else "epochs"].append(rec)
+    return out
+
+
 def batch_bytes(batch) -> int:
     """Bytes held by one batch's arrays or tensors (what each prefetched batch costs in memory)."""
     if isinstance(batch, dict):

@@ -1,6 +1,8 @@
 """Turns the list of run results into the Markdown table (and ratios headrace / peer)."""
 from __future__ import annotations
 
+import statistics
+
 from .harness import summarize
 from .suite import UNITS
 
@@ -118,6 +120,25 @@ def feed_waits(results: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def paired(results: list[dict]) -> str:
+    """The paired rows' figures: each adapter epoch's rate over the NumPy epoch read next to it."""
+    rows = [r for r in results if r.get("summary") and r["epochs"] and "paired_ratio" in r["epochs"][0]]
+    if not rows:
+        return ""
+    lines = ["Adapters, paired: epochs through a loader and through a NumPy iterator over the same "
+             "pipeline, in turns in one process (each epoch makes its pipeline and loader anew); the ratio "
+             "of each pair of epochs (above 1: the loader was faster).\n",
+             "| workload | variant | workers | pairs | NumPy median | loader median | paired ratio, median "
+             "| min–max |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ratios = sorted(e["paired_ratio"] for e in r["epochs"])
+        base = statistics.median(e["base_rate"] for e in r["epochs"])
+        lines.append(f"| {r['workload']} | {r['variant']} | {r['workers']} | {len(ratios)} "
+                     f"| {_fmt(base)} | {_fmt(r['summary']['median'])} "
+                     f"| {statistics.median(ratios):.3f} | {ratios[0]:.3f}–{ratios[-1]:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(results: list[dict], header: str) -> str:
     parts = [header]
     for wl in ("w1", "w2", "w3", "limits", "text", "feed"):
@@ -127,6 +148,9 @@ def markdown(results: list[dict], header: str) -> str:
     waits = feed_waits(results)
     if waits:
         parts.append(waits)
+    pairs = paired(results)
+    if pairs:
+        parts.append(pairs)
     mem = memory(results)
     if mem:
         parts.append(mem)

@@ -88,6 +88,10 @@ CONFIGS = [
            note="one headrace.torch.Loader read every epoch, as a training loop does (issue 15)"),
     Config("w1", "headrace", "threads + headrace.jax, kept", (2,), compare="threads",
            note="one headrace.jax.Loader read every epoch, as a training loop does (issue 15)"),
+    *[Config("w1", "headrace", f"{mode} + headrace.{fw}, paired", (2,), compare=mode,
+             note=f"epochs through headrace.{fw}.Loader and through a NumPy iterator, in turns in one "
+                  "process (issue 15: the adapter's cost as a paired ratio)")
+      for mode in ("threads", "processes") for fw in ("torch", "jax")],
     Config("w1", "mindspore", "threads", compare="threads"),
     Config("w1", "mindspore", "processes", items=SLOW_ITEMS, compare="processes",
            note="python_multiprocessing=True"),

@@ -264,6 +264,9 @@ CONFIGS = [
            note="one headrace.torch.Loader read every epoch, as a training loop does (issue 15)"),
     Config("w2", "headrace", "MindDataset + headrace.jax, kept", (2,), compare="MindDataset",
            note="one headrace.jax.Loader read every epoch, as a training loop does (issue 15)"),
+    *[Config("w2", "headrace", f"MindDataset + headrace.{fw}, paired", (2,), compare="MindDataset",
+             note=f"epochs through headrace.{fw}.Loader and through a NumPy iterator, in turns in one "
+                  "process (issue 15: the adapter's cost as a paired ratio)") for fw in ("torch", "jax")],
     Config("w2", "torch", "OpenCV", compare="MindDataset", note="files, hand-written cv2 chain"),
     Config("w2", "torch", "Pillow", compare="MindDataset", note="files, PIL decode + resize"),
     Config("w2", "grain", "threads", compare="MindDataset",

@@ -13,7 +13,7 @@ import os
 import numpy as np
 
 from .. import w1, w2, w3, wfeed, wtext
-from ..harness import Unavailable, import_or_unavailable, runner_main, time_calls, time_epochs
+from ..harness import Unavailable, import_or_unavailable, runner_main, time_calls, time_epochs, time_paired
 
 
 def api(module: str, *names: str):
@@ -39,12 +39,43 @@ PROFILED = ", profiled"  # headrace only: the epochs run inside ``ds.profile()``
 
 
 KEPT = ", kept"  # headrace only: one iterator (or loader) made for the first epoch serves every epoch
+# headrace only, with an adapter: epochs through a loader paired with epochs of a NumPy iterator
+# over the same pipeline, read in turns in the same process (harness.time_paired: the adapter's
+# cost as a ratio); each epoch makes its pipeline anew, and the loader is closed after it
+PAIRED = ", paired"
 _kept: dict = {}
 
 
 def base_variant(variant: str) -> str:
     """``variant`` without the suffixes that change only how it is read."""
-    return variant.removesuffix(KEPT).removesuffix(TORCH_ADAPTER).removesuffix(JAX_ADAPTER).removesuffix(PROFILED)
+    return (variant.removesuffix(KEPT).removesuffix(PAIRED).removesuffix(TORCH_ADAPTER).removesuffix(JAX_ADAPTER)
+            .removesuffix(PROFILED))
+
+
+def _loader(a, data):
+    """The variant's framework loader over ``data`` (this rank reads it whole)."""
+    adapter = "headrace.torch" if TORCH_ADAPTER in a.variant else "headrace.jax"
+    return import_or_unavailable(adapter).Loader(data, shard=False)
+
+
+def time_variant(a, make_data, count, check, output_numpy=True) -> dict:
+    """The row's epochs over pipelines from ``make_data()``: through ``adapter_iter``, or for a
+    PAIRED variant, the loader's epochs paired with a NumPy iterator's (``time_paired``)."""
+    if a.variant.endswith(PAIRED):
+        # Not kept: a kept loader starts its next epoch when one ends (its feature), which would
+        # then run during the NumPy epoch of the pair, taking its CPU and giving the loader a
+        # head start (W2: the loader's epochs came out 1.47x the NumPy ones). Closed when its
+        # epoch ends, so that nothing of it runs during the next epoch.
+        def loader_epoch():
+            loader = _loader(a, make_data())
+            try:
+                yield from loader
+            finally:
+                loader.close()
+
+        return time_paired(lambda: iter(make_data().create_tuple_iterator(output_numpy=True, num_epochs=1)),
+                           loader_epoch, count, a.epochs, a.warmup, check)
+    return time_epochs(lambda: adapter_iter(a, make_data(), output_numpy), count, a.epochs, a.warmup, check)
 
 
 def adapter_iter(a, data, output_numpy=True):
@@ -58,8 +89,7 @@ def adapter_iter(a, data, output_numpy=True):
     if kept and "it" in _kept:
         return iter(_kept["it"])
     if TORCH_ADAPTER in a.variant or JAX_ADAPTER in a.variant:
-        adapter = "headrace.torch" if TORCH_ADAPTER in a.variant else "headrace.jax"
-        it = import_or_unavailable(adapter).Loader(data, shard=False)
+        it = _loader(a, data)
     else:
         it = data.create_tuple_iterator(output_numpy=output_numpy, num_epochs=-1 if kept else 1)
     if kept:
@@ -76,19 +106,18 @@ def run_w1(a) -> dict:
     procs = base_variant(a.variant) == "processes"
     output_numpy = a.variant != "ms.Tensor output"
 
-    def make_iter():
+    def make_data():
         data = ds.GeneratorDataset(src, ["data", "label"], shuffle=False,
                                    num_parallel_workers=a.workers, python_multiprocessing=procs)
         data = data.map(w1.plus1, input_columns=["data"], num_parallel_workers=a.workers,
                         python_multiprocessing=procs)
-        data = data.batch(w1.BATCH)
-        return adapter_iter(a, data, output_numpy)
+        return data.batch(w1.BATCH)
 
     def check(batch):
         w1.check_batch(*(np.asarray(c.asnumpy() if hasattr(c, "asnumpy") else c) for c in batch))
 
     with ds.profile() if a.variant.endswith(PROFILED) else contextlib.nullcontext():
-        return time_epochs(make_iter, lambda b: (len(b[0]), 0), a.epochs, a.warmup, check)
+        return time_variant(a, make_data, lambda b: (len(b[0]), 0), check, output_numpy)
 
 
 # --------------------------------------------------------------------------- W2
@@ -154,13 +183,12 @@ def run_w2(a) -> dict:
             return ds.MindDataset(path, columns_list=["image", "label"], shuffle=True,
                                   num_parallel_workers=a.workers)
 
-    def make_iter():
+    def make_data():
         data = source().map(ops, input_columns=["image"], num_parallel_workers=a.workers)
-        data = data.batch(w2.BATCH)
-        return adapter_iter(a, data)
+        return data.batch(w2.BATCH)
 
-    return time_epochs(make_iter, lambda b: (len(b[0]), 0), a.epochs, a.warmup,
-                       lambda b: w2.check_batch(np.asarray(b[0]), np.asarray(b[1])))
+    return time_variant(a, make_data, lambda b: (len(b[0]), 0),
+                        lambda b: w2.check_batch(np.asarray(b[0]), np.asarray(b[1])))
 
 
 # --------------------------------------------------------------------------- W3

@@ -112,6 +112,40 @@ def test_feed_runner_measures_the_loops_waits(data, tmp_path):
     assert md.splitlines()[-1].startswith("| headrace | headrace.torch | ")
 
 
+def test_time_paired_reads_the_two_in_turns_and_keeps_the_ratio_of_each_pair():
+    from benchmarks import harness
+    order = []
+
+    def maker(name, batches):
+        def make():
+            order.append(name)
+            return iter([[0] * 4] * batches)
+        return make
+
+    checked = []
+    out = harness.time_paired(maker("base", 3), maker("other", 2), lambda b: (len(b), 0), epochs=3, warmup=1,
+                              check=checked.append)
+    assert order == ["base", "other", "other", "base", "base", "other", "other", "base"]
+    assert checked == [[0] * 4, [0] * 4]  # the first batch of each, in the first pair only
+    assert len(out["warmup"]) == 1 and len(out["epochs"]) == 3
+    for rec in out["epochs"]:
+        assert rec["items"] == 8
+        assert rec["paired_ratio"] == pytest.approx(rec["items"] / rec["seconds"] / rec["base_rate"])
+
+
+def test_paired_runner_reads_a_loader_and_numpy_in_one_process(data, tmp_path):
+    pytest.importorskip("torch")
+    results = run(data, tmp_path, "-s", "headrace", "-w", "w1", "--epochs", "3",
+                  "--variant", "threads + headrace.torch, paired")
+    assert_ran(results)
+    (r,) = results
+    assert len(r["epochs"]) == 3 and all(e["items"] == 512 and e["paired_ratio"] > 0 for e in r["epochs"])
+    report.add_summaries(results)
+    lines = report.paired(results).splitlines()
+    assert lines[-1].startswith("| w1 | threads + headrace.torch, paired | 2 | 3 | ")
+    assert report.paired([{**r, "variant": "threads", "epochs": [{"items": 1, "seconds": 1}]}]) == ""
+
+
 def test_batch_bytes_counts_arrays_of_tuples_and_dicts():
     import numpy as np
 
