@@ -90,6 +90,12 @@ class Loader:
     checkpoint behave as in ``headrace.torch.Loader``; the state counts the batches the loop
     received, not those waiting in either buffer.
 
+    On CPU devices (the arrays' devices are all CPU devices) the two buffers are one: a put
+    there costs microseconds and copies no large array, so the pipeline's prefetch thread puts
+    the batches it makes and holds up to ``cpu_buffer + device_buffer`` of them, and no device
+    thread runs (a thread hand-off per batch cost more CPU than the put). Whether the devices are
+    CPU devices is decided when the loader is made.
+
     Args:
         dataset (Dataset): the headrace dataset (usually ending in ``batch``).
         columns (list[str], optional): columns to read. Default: None (all).
@@ -101,12 +107,6 @@ class Loader:
             1 to 1024. Default: 2.
         device_buffer (int, optional): batches another thread has dispatched to the devices ahead
             of the loop, 1 to 1024. Default: 2.
-
-    On CPU devices (the arrays' devices are all CPU devices) the two buffers are one: a put
-    there costs microseconds and copies no large array, so the pipeline's prefetch thread puts
-    the batches it makes and holds up to ``cpu_buffer + device_buffer`` of them, and no device
-    thread runs (a thread hand-off per batch cost more CPU than the put). Whether the devices are
-    CPU devices is decided when the loader is made.
         shard (bool, optional): read this process's shard when there are several. Default: True.
 
     Examples:

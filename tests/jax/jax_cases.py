@@ -66,6 +66,22 @@ def _not_cpu(monkeypatch):
     monkeypatch.setattr(loader_module, "_on_cpu", lambda sharding, device: False)
 
 
+def test_only_arrays_bound_for_cpu_devices_alone_take_the_prefetch_threads_put():
+    from headrace.jax._loader import _on_cpu
+
+    class Gpu:
+        platform = "gpu"
+
+    class Sharding:
+        def __init__(self, *devices):
+            self.device_set = set(devices)
+
+    cpu, gpu = jax.devices("cpu")[0], Gpu()
+    assert _on_cpu(None, cpu) and not _on_cpu(None, gpu)
+    assert _on_cpu(Sharding(cpu), None) and not _on_cpu(Sharding(cpu, gpu), None)
+    assert _on_cpu(None, None) == (jax.default_backend() == "cpu")
+
+
 def test_device_puts_run_on_the_device_thread_not_the_loop(monkeypatch):
     _not_cpu(monkeypatch)
     threads = _put_threads(monkeypatch)
