@@ -79,6 +79,7 @@ class Prefetcher:
                 if item is _END or type(item) is _Failure:
                     item = None  # the failure's frames hold this frame: no cycle through a local
                     return
+                item = None  # handed over: while the next row is made, this frame must not keep this one
         finally:
             self._done = True
             with self._cond:

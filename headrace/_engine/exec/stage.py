@@ -430,7 +430,7 @@ class StageIter(OpIter):
             self._registry.release(self._key, self.pool)
         else:
             program = self.program
-            getattr(program, "program", program).stopped = True  # (a ProfiledProgram wraps it)
+            (program.program if isinstance(program, ProfiledProgram) else program).stopped = True
             self.pool.close()
         self._out.clear()
         for p in self.parents:

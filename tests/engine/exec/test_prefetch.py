@@ -322,3 +322,37 @@ def test_a_release_cut_short_by_ctrl_c_loses_no_row(both_clocks, monkeypatch):
     assert read_rest(r, got) == list(range(200))
     assert len(calls) > 1
     r.close()
+
+
+def test_a_row_taken_is_not_kept_by_the_thread_while_it_makes_the_next():
+    # The thread's frame kept the last row it made while it made the next one: a batch the loop
+    # had dropped stayed alive until then (seen as a flaky headrace.jax test).
+    import threading
+    import weakref
+
+    from headrace._engine.exec.prefetch import Prefetcher
+
+    class Row:
+        pass
+
+    made, gate, making = [], threading.Event(), threading.Event()
+
+    def produce():
+        if made:
+            making.set()
+            gate.wait(30)  # the next row takes as long as the test needs
+            raise StopIteration
+        made.append(Row())
+        return made[-1]
+
+    pf = Prefetcher(produce, 4)
+    row = pf.get()
+    ref = weakref.ref(row)
+    del row
+    made.clear()
+    assert making.wait(30)  # the thread is making the next row
+    assert ref() is None
+    gate.set()
+    with pytest.raises(StopIteration):
+        pf.get()
+    assert pf.stop()
