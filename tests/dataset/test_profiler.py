@@ -328,3 +328,19 @@ def test_row_by_row_stage_gets_its_callers_time():
     st = [s for s in run["stages"] if s["id"] == m["id"]][0]
     assert st["tasks"] == 0 and st["busy_seconds"] == m["wall_seconds"] >= 40 * 0.004
     assert run["verdict"]["bottleneck"] == "map[slow]"
+
+
+def test_a_tasks_blocks_are_its_own_threads_voluntary_switches():
+    # read with getrusage(RUSAGE_THREAD): no file I/O, which let go of the GIL in GIL-bound stages
+    import threading
+
+    from headrace._engine.exec.profiled import _switches
+    before = _switches()
+    for _ in range(30):
+        time.sleep(0.001)  # each sleep blocks this thread once at least
+    assert _switches() - before >= 30
+    other = []
+    t = threading.Thread(target=lambda: other.append(_switches()))
+    t.start()
+    t.join()
+    assert 0 <= other[0] < 10  # a new thread counts its own, from zero

@@ -20,9 +20,13 @@ timed task of this program (per worker process; shared by a stage's threads); th
 None. Cheap tasks are then timed rarely (W1, 0.2 s: about one task in 350), costly ones, where a clock
 reading per row is nothing, nearly all. A timed task, and a task expected to take over
 ``WATCH_TASK_S`` (from the rows' cost in the last timed one), also reports ``switches``: how many times
-its thread blocked (voluntary context switches, ``/proc/thread-self/status``: 50 us a reading
-here; -1 where missing or not timed). Threads that compute but take turns on the GIL block about
-every switch interval (5 ms: measured 95-112 a second each), threads computing in native code
+its thread blocked (voluntary context switches, ``getrusage(RUSAGE_THREAD)``: ~1 us a reading
+here, without letting go of the GIL; -1 where missing or not timed). Reading them from
+``/proc/thread-self/status`` took 50 us, as file I/O that lets go of the GIL, which a thread of a
+GIL-bound stage then waits to take back: with W1's 2 threads, whose tasks all passed
+``WATCH_TASK_S`` that way, 15% of a profiled run's samples (py-spy) were in that reading.
+Threads that compute but take turns on the GIL block about every switch interval (5 ms: measured
+95-112 a second each), threads computing in native code
 that releases it rarely (14 a second), sleeping ones at every sleep but with almost no CPU time.
 Where the last timed task's rows took over ``CPU_PER_OP_ROW_S`` each, a timed task also reads the
 thread's CPU clock per op per row (``op_cpu_seconds``; None otherwise): with threads, an op's wall
@@ -39,6 +43,12 @@ import time
 from typing import Any
 
 from headrace._util.errors import PipelineError, format_traceback
+
+try:
+    import resource as _resource
+except ImportError:  # pragma: no cover - Windows
+    _resource = None  # type: ignore[assignment]
+_RUSAGE_THREAD: int | None = getattr(_resource, "RUSAGE_THREAD", None)  # Linux only
 
 _clock = time.perf_counter
 _cpu = time.thread_time
@@ -77,8 +87,8 @@ class ProfiledProgram:
         ops: list[float] | None
         op_cpu: list[float] | None
         timed = t0 >= self.next_timed
-        # the thread's blocks are read on timed tasks and on tasks long enough for two readings
-        # of 50 us each to be under 1% of them
+        # the thread's blocks are read on timed tasks and on tasks long enough for their two
+        # readings to be nothing next to them
         watch = timed or self.row_seconds * len(task[3]) >= WATCH_TASK_S
         if timed or watch or n % CPU_EVERY == 0:
             if timed:
@@ -109,14 +119,12 @@ class ProfiledProgram:
 
 def _switches() -> int:
     """This thread's voluntary context switches so far; -1 if unknown."""
+    if _RUSAGE_THREAD is None:
+        return -1
     try:
-        with open("/proc/thread-self/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"voluntary_ctxt_switches"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return -1
+        return _resource.getrusage(_RUSAGE_THREAD).ru_nvcsw
+    except OSError:
+        return -1
 
 
 def run_timed(program: Any, task: tuple, cpu: bool = False) -> tuple[list, PipelineError | None, list[float],
