@@ -17,6 +17,46 @@ def rows(dataset, num_epochs=1, **kw):
     return out
 
 
+def noted_rows(n=40, batch=1):
+    """``(dataset, seen)``: the numbers 0..n-1 in batches of ``batch``, through a map (one worker)
+    that appends each number it reads to the list ``seen``: what a pipeline has read ahead."""
+    import headrace.dataset as ds
+    seen = []
+
+    def note(x):
+        seen.append(int(x))
+        return x
+
+    data = ds.NumpySlicesDataset({"x": np.arange(n)}, shuffle=False).map(note, input_columns="x",
+                                                                         num_parallel_workers=1)
+    return data.batch(batch), seen
+
+
+def wait_for(cond, what, seconds=60):
+    """Polls ``cond()`` until it is true; fails after ``seconds``."""
+    import time
+    deadline = time.monotonic() + seconds
+    while not cond():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+def assert_fails_at_the_fourth_batch(loader, error, match):
+    """A loader over 0..19 in batches of 2 whose conversion fails ahead at the 4th batch: the loop,
+    which works between batches, gets 3 batches, then the error with a note saying where it was
+    raised; the next epoch reads again."""
+    import time
+    got = []
+    with pytest.raises(error, match=match) as e:
+        for b in loader:
+            got.append(b[0].tolist())
+            time.sleep(0.005)  # a training step
+    assert e.value.__notes__ == ["(raised converting the batch in the pipeline's prefetch thread)"]
+    assert got == [[0, 1], [2, 3], [4, 5]]
+    assert [b[0].tolist() for b in loader][0] == [0, 1]
+    loader.close()
+
+
 def plain(v):
     if isinstance(v, np.ndarray):
         return v.tolist()

@@ -17,7 +17,7 @@ jax = pytest.importorskip("jax")
 
 import headrace.dataset as ds
 from headrace.jax import Loader
-from tests.helpers import rows, run_together
+from tests.helpers import assert_fails_at_the_fourth_batch, noted_rows, rows, run_together, wait_for
 
 
 def numbers(n=10, shuffle=False, batch=4):
@@ -109,20 +109,11 @@ def test_on_cpu_devices_the_prefetch_thread_puts_ahead_and_no_device_thread_runs
 
 def test_on_cpu_devices_both_buffers_bound_the_batches_read_ahead():
     import time
-    seen = []
-
-    def note(x):
-        seen.append(int(x))
-        return x
-
-    data = ds.NumpySlicesDataset({"x": np.arange(40)}, shuffle=False).map(note, input_columns="x",
-                                                                          num_parallel_workers=1).batch(1)
+    data, seen = noted_rows(40)
     loader = Loader(data, cpu_buffer=2, device_buffer=3)
     it = iter(loader)
     assert next(it)[0].tolist() == [0]
-    deadline = time.monotonic() + 30
-    while len(seen) < 6 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for(lambda: len(seen) >= 6, "five batches read ahead")
     time.sleep(0.2)  # a training step: the pipeline would read further if the buffers let it
     assert seen == [0, 1, 2, 3, 4, 5]  # 1 taken + 2 + 3 ready
     assert [b[0].tolist() for b in it] == [[i] for i in range(1, 40)]
@@ -130,18 +121,9 @@ def test_on_cpu_devices_both_buffers_bound_the_batches_read_ahead():
 
 
 def test_a_put_that_fails_ahead_fails_in_the_loop_at_its_batch(monkeypatch):
-    import time
     _put_threads(monkeypatch, fail_at=4)
-    loader = Loader(numbers(n=20, batch=2), columns=["x"])
-    got = []
-    with pytest.raises(OverflowError, match="no room on the device") as e:
-        for b in loader:
-            got.append(b[0].tolist())
-            time.sleep(0.005)
-    assert e.value.__notes__ == ["(raised converting the batch in the pipeline's prefetch thread)"]
-    assert got == [[0, 1], [2, 3], [4, 5]]
-    assert [b[0].tolist() for b in loader][0] == [0, 1]  # the next epoch reads again
-    loader.close()
+    assert_fails_at_the_fourth_batch(Loader(numbers(n=20, batch=2), columns=["x"]), OverflowError,
+                                     "no room on the device")
 
 
 @pytest.mark.parametrize("cpu", [True, False])

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 import headrace.dataset as ds
 from headrace.torch import Loader, to_tensor
-from tests.helpers import rows
+from tests.helpers import assert_fails_at_the_fourth_batch, noted_rows, rows, wait_for
 
 
 def numbers(n=10, shuffle=False, batch=3, **kw):
@@ -241,18 +241,11 @@ def test_device_cpu_and_pinning_without_an_accelerator_warns():
 def test_on_the_cpu_the_pipeline_reads_at_most_queue_depth_batches_ahead():
     # CPU tensors with nothing to pin are made in the loop's thread; the pipeline's prefetch
     # thread is the queue, queue_depth batches deep
-    seen = []
-
-    def note(x):
-        seen.append(int(x))
-        return x
-
-    data = ds.NumpySlicesDataset({"x": np.arange(40)}, shuffle=False).map(note, input_columns="x",
-                                                                          num_parallel_workers=1).batch(1)
+    data, seen = noted_rows(40)
     loader = Loader(data, queue_depth=2)
     it = iter(loader)
     assert next(it)[0].tolist() == [0]
-    _wait_for(lambda: len(seen) >= 3, "two batches read ahead")
+    wait_for(lambda: len(seen) >= 3, "two batches read ahead")
     time.sleep(0.2)  # a training step: the pipeline would read further if the queue let it
     assert seen == [0, 1, 2]  # 1 taken + 2 ready
     status = loader.status()
@@ -288,23 +281,10 @@ def test_unknown_column_is_reported():
         list(Loader(numbers(), columns=["nope"]))
 
 
-def _wait_for(cond, what, seconds=60):
-    deadline = time.monotonic() + seconds
-    while not cond():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.01)
-
-
 def test_a_loader_reads_its_first_batches_before_the_loop_asks():
-    seen = []
-
-    def note(x):
-        seen.append(int(x))
-        return x
-
-    data = ds.NumpySlicesDataset({"x": np.arange(12)}, shuffle=False).map(note, input_columns="x").batch(3)
+    data, seen = noted_rows(12, batch=3)
     loader = Loader(data, queue_depth=2)
-    _wait_for(lambda: len(seen) >= 3, "a batch read before iterating")
+    wait_for(lambda: len(seen) >= 3, "a batch read before iterating")
     assert seen[:3] == [0, 1, 2]
     assert loader.status()["have_sent"] == 0                 # the status is that of epochs iterated
     assert loader.state_dict()["iterator"] == "null"         # the state counts batches received only
@@ -312,7 +292,7 @@ def test_a_loader_reads_its_first_batches_before_the_loop_asks():
     assert [b[0].tolist() for b in loader] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]]
     assert seen[:12] == list(range(12))                       # each row read once, no restart
     # at the end of an epoch the next one is read ahead as well
-    _wait_for(lambda: len(seen) >= 15, "the next epoch's first batch")
+    wait_for(lambda: len(seen) >= 15, "the next epoch's first batch")
     assert loader.status()["have_sent"] == 4                 # still the epoch iterated last
     assert json.loads(loader.state_dict()["iterator"])["epoch"] == 1
     loader.set_epoch(5)                                       # another epoch: read ahead from its start
@@ -387,16 +367,7 @@ def test_a_loop_that_only_reads_converts_in_its_own_thread_once_the_prefetch_thr
 
 def test_a_conversion_that_fails_ahead_fails_in_the_loop_at_its_batch(monkeypatch):
     _transfer_threads(monkeypatch, fail_at=4)
-    loader = Loader(numbers(n=20, batch=2))
-    got = []
-    with pytest.raises(OverflowError, match="no room for this batch") as e:
-        for b in loader:
-            got.append(b[0].tolist())
-            time.sleep(0.005)
-    assert e.value.__notes__ == ["(raised converting the batch in the pipeline's prefetch thread)"]
-    assert got == [[0, 1], [2, 3], [4, 5]]
-    assert [b[0].tolist() for b in loader][0] == [0, 1]  # the next epoch reads again
-    loader.close()
+    assert_fails_at_the_fourth_batch(Loader(numbers(n=20, batch=2)), OverflowError, "no room for this batch")
 
 
 def test_in_debug_mode_the_loader_reads_in_the_loops_thread(monkeypatch):
