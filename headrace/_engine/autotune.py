@@ -14,7 +14,8 @@ window) and makes at most one change, so that the next window judges it alone:
    over ``SATURATED`` busy:
 
    * on threads, computing, yet its threads take turns on the GIL (they block about every switch
-     interval, or compute well under a core each while cores are idle), or its Python functions run
+     interval and compute about one core between them, or compute well under a core each while
+     cores are idle), or its Python functions run
      under the lock that keys the global random generators (a seed is set): it moves to
      processes (``threads -> processes``; a source read in the stage moves with it);
    * waiting (CPU under ``WAITING_CPU`` of its busy time: sleep, I/O, a lock): twice the workers,
@@ -29,8 +30,9 @@ the machine's RAM (or ``Options.autotune_ram``). A change that adds memory is ma
 process tree's resident memory (this process plus the stage's worker processes seen so far) plus
 what the change adds (a worker process: the largest worker's resident size; a thread: its tasks'
 results; prefetch: rows of the last row's size) stays within the budget; it is logged as kept
-otherwise. A change whose window delivered rows more than ``REGRESSION`` slower than the window
-before it is undone, and that value is not tried again.
+otherwise. More workers, or another mode, whose window delivered rows no faster than the window
+before it (``MIN_GAIN``) are undone, as is a deeper prefetch whose window was more than
+``REGRESSION`` slower; the undone value is not tried again.
 
 A change is applied by ``PipelineRun.retune``: the plan is rewritten with the new settings (plan
 nodes are values: the user's pipeline is untouched), the tree rebuilt and brought to where the run
@@ -63,6 +65,11 @@ CONSUMER_WAIT = 0.30      # below: the consumer is the limit
 SATURATED = 0.40          # a stage busier than this is a bottleneck
 WAITING_CPU = 0.10        # CPU over busy time below this: the stage waits rather than computes
 GIL_BLOCKS_PER_CPU_S = 300.0   # threads taking turns on the GIL block about every switch interval
+# ...and compute well under a core each: w threads taking turns compute about one core between
+# them (W1's Python map, 2 threads: 0.67 of their busy time). Threads in native code that lets go
+# of the GIL often block as often or more, yet compute nearly all of it (W2's OpenCV chain: 0.82-0.86,
+# ~1,000 blocks per CPU second), and worker processes then only add copies (20-27% slower)
+GIL_TURNS_CPU = 1.5            # threads take turns when their CPU over busy time is under this / w
 SLEEPER_BLOCKS_PER_CPU_S = 3000.0  # threads that sleep or wait for I/O block far more often
 WAITING_OVERSUBSCRIBE = 4  # workers per core for a stage that mostly waits
 MIN_PREFETCH = 4
@@ -71,10 +78,19 @@ MIN_WINDOW_S = 2.0        # a window shorter than this is extended (rows/s over 
 MIN_WINDOW_ROWS = 8       # ...and one with fewer rows
 MIN_TASKS = 2             # tasks a stage must have finished in a window to be judged
 REGRESSION = 0.15         # a change whose window is this much slower than the one before is undone
-MIN_GAIN = 0.0            # ...and more workers of the same kind that are not this much faster
+MIN_GAIN = 0.0            # ...and more workers or another mode that are not this much faster
 PROCESS_WORKER_FLOOR = 32 << 20  # a worker process's size before one has been seen
 
 INLINE, THREADS, PROCESSES = "inline", "threads", "processes"
+
+
+def _must_gain(decisions: list["Decision"]) -> bool:
+    """Whether a change stays only if it is faster: more workers, or another mode. Worker
+    processes cost memory and copies: W2's decode chain (OpenCV, which lets go of the GIL often, so
+    its threads block often) was moved to processes, which ran 20-27% slower in the grid, and the
+    15% allowed to a change for noise kept that move in one run of three. A deeper prefetch only
+    must not cost (``REGRESSION``)."""
+    return any(d.setting in ("workers", "mode") for d in decisions)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,7 +274,7 @@ class Tuner:
             return False
         before, prefetch_before, rate_before, more = trial
         rate = self._rate(next(iter(before), None))
-        # more workers of the same kind must pay for themselves; other changes must not cost
+        # more workers and another mode must pay for themselves; a deeper prefetch must not cost
         floor = (1.0 + MIN_GAIN) if more else (1.0 - REGRESSION)
         log.debug("autotune: judging the last change: %.1f rows/s after it, %.1f before", rate, rate_before)
         if rate_before <= 0 or rate <= 0 or rate >= floor * rate_before:
@@ -309,7 +325,7 @@ class Tuner:
                                  "the global random generators per sample (a seed is set): threads run them one at "
                                  "a time")
         if can_procs and st.mode == THREADS and w >= 2 and not sleeper and ratio >= WAITING_CPU:
-            turns = per_cpu is not None and per_cpu >= GIL_BLOCKS_PER_CPU_S
+            turns = per_cpu is not None and per_cpu >= GIL_BLOCKS_PER_CPU_S and ratio <= GIL_TURNS_CPU / w
             # threads computing well under a core each while our stages leave cores idle, and so does
             # the machine (busy with other work, it gives threads little CPU whatever they run)
             starved = ratio <= 1.3 / w and used < 0.85 * self.cores and self._idle() >= 0.15
@@ -404,8 +420,7 @@ class Tuner:
         prof = self.run.profile_record
         if prof.last_return is not None:  # the rebuild is not the consumer's time away
             prof.last_return = _clock()
-        more = any(d.setting == "workers" for d in decisions)
-        self._trial = (before, prefetch_before, rate, more) if rate >= 0 else None
+        self._trial = (before, prefetch_before, rate, _must_gain(decisions)) if rate >= 0 else None
         self._mark()
 
     # ---- measuring -----------------------------------------------------------------------------
