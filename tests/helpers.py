@@ -41,6 +41,22 @@ def wait_for(cond, what, seconds=60):
         time.sleep(0.01)
 
 
+def thread_spy(monkeypatch, owner, method, fail_at=None, error=None):
+    """Records the name of the thread each call of ``owner.method`` runs in (the returned list);
+    the ``fail_at``-th call raises ``error`` instead."""
+    import threading
+    real, threads = getattr(owner, method), []
+
+    def spy(self, *args):
+        threads.append(threading.current_thread().name)
+        if fail_at is not None and len(threads) == fail_at:
+            raise error
+        return real(self, *args)
+
+    monkeypatch.setattr(owner, method, spy)
+    return threads
+
+
 def assert_fails_at_the_fourth_batch(loader, error, match):
     """A loader over 0..19 in batches of 2 whose conversion fails ahead at the 4th batch: the loop,
     which works between batches, gets 3 batches, then the error with a note saying where it was

@@ -212,8 +212,8 @@ class PipelineRun:
         thread is on trial: every ``PRESTART_TRIAL`` rows it is judged, and released where
         ``next_row`` would not have started it (rows are not heavy, and the consumer spends little
         time between them compared with making one: a hand-off per row then costs more than it
-        overlaps); the rows it made are handed out first. Does nothing once the pass has started, without prefetch
-        (``prefetch_size`` 0) and after the last epoch."""
+        overlaps); the rows it made are handed out first. Does nothing once the pass has started,
+        without prefetch (``prefetch_size`` 0) and after the last epoch."""
         if (self._started or self._closed or self._failed is not None or self._prefetch_size <= 0
                 or (self.num_epochs != -1 and self.epoch >= self.num_epochs)):
             return

@@ -17,7 +17,8 @@ jax = pytest.importorskip("jax")
 
 import headrace.dataset as ds
 from headrace.jax import Loader
-from tests.helpers import assert_fails_at_the_fourth_batch, noted_rows, rows, run_together, wait_for
+from tests.helpers import (assert_fails_at_the_fourth_batch, noted_rows, rows, run_together, thread_spy,
+                           wait_for)
 
 
 def numbers(n=10, shuffle=False, batch=4):
@@ -44,20 +45,8 @@ def test_batches_are_jax_arrays_and_text_stays_numpy():
 
 def _put_threads(monkeypatch, fail_at=None):
     """The names of the threads that put each array (the put raises at the ``fail_at``-th)."""
-    import threading
-
     from headrace.jax._put import DevicePut
-    threads = []
-    real = DevicePut.__call__
-
-    def spy(self, x):
-        threads.append(threading.current_thread().name)
-        if fail_at is not None and len(threads) == fail_at:
-            raise OverflowError("no room on the device")
-        return real(self, x)
-
-    monkeypatch.setattr(DevicePut, "__call__", spy)
-    return threads
+    return thread_spy(monkeypatch, DevicePut, "__call__", fail_at, OverflowError("no room on the device"))
 
 
 def _not_cpu(monkeypatch):

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 
 import headrace.dataset as ds
 from headrace.torch import Loader, to_tensor
-from tests.helpers import assert_fails_at_the_fourth_batch, noted_rows, rows, wait_for
+from tests.helpers import assert_fails_at_the_fourth_batch, noted_rows, rows, thread_spy, wait_for
 
 
 def numbers(n=10, shuffle=False, batch=3, **kw):
@@ -239,8 +239,8 @@ def test_device_cpu_and_pinning_without_an_accelerator_warns():
 
 
 def test_on_the_cpu_the_pipeline_reads_at_most_queue_depth_batches_ahead():
-    # CPU tensors with nothing to pin are made in the loop's thread; the pipeline's prefetch
-    # thread is the queue, queue_depth batches deep
+    # CPU tensors with nothing to pin are made by the pipeline's prefetch thread or the loop's;
+    # the prefetch thread is the queue, queue_depth batches deep
     data, seen = noted_rows(40)
     loader = Loader(data, queue_depth=2)
     it = iter(loader)
@@ -317,16 +317,7 @@ def test_a_batch_the_loop_drops_is_freed_at_once(as_dict):
 
 def _transfer_threads(monkeypatch, fail_at=None):
     from headrace.torch import _convert
-    real, threads = _convert.Transfer.__call__, []
-
-    def spy(self, row):
-        threads.append(threading.current_thread().name)
-        if fail_at is not None and len(threads) == fail_at:
-            raise OverflowError("no room for this batch")
-        return real(self, row)
-
-    monkeypatch.setattr(_convert.Transfer, "__call__", spy)
-    return threads
+    return thread_spy(monkeypatch, _convert.Transfer, "__call__", fail_at, OverflowError("no room for this batch"))
 
 
 def test_a_loop_that_works_between_batches_gets_them_converted_ahead(monkeypatch):
