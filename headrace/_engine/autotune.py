@@ -14,8 +14,8 @@ window) and makes at most one change, so that the next window judges it alone:
    over ``SATURATED`` busy:
 
    * on threads, computing, yet its threads take turns on the GIL (they block about every switch
-     interval and compute about one core between them, or compute well under a core each while
-     cores are idle), or its Python functions run
+     interval and compute about one core between them, or compute well under a core each, while
+     the machine's cores are idle), or its Python functions run
      under the lock that keys the global random generators (a seed is set): it moves to
      processes (``threads -> processes``; a source read in the stage moves with it);
    * waiting (CPU under ``WAITING_CPU`` of its busy time: sleep, I/O, a lock): twice the workers,
@@ -32,7 +32,8 @@ what the change adds (a worker process: the largest worker's resident size; a th
 results; prefetch: rows of the last row's size) stays within the budget; it is logged as kept
 otherwise. More workers, or another mode, whose window delivered rows no faster than the window
 before it (``MIN_GAIN``) are undone, as is a deeper prefetch whose window was more than
-``REGRESSION`` slower; the undone value is not tried again.
+``REGRESSION`` slower; the undone value is not tried again. A thread added to a computing stage
+and undone is replaced by worker processes in the same step.
 
 A change is applied by ``PipelineRun.retune``: the plan is rewritten with the new settings (plan
 nodes are values: the user's pipeline is untouched), the tree rebuilt and brought to where the run
@@ -51,6 +52,7 @@ import dataclasses
 import logging
 import os
 import time
+import types
 import weakref
 from typing import Any, Callable
 
@@ -70,6 +72,7 @@ GIL_BLOCKS_PER_CPU_S = 300.0   # threads taking turns on the GIL block about eve
 # of the GIL often block as often or more, yet compute nearly all of it (W2's OpenCV chain: 0.82-0.86,
 # ~1,000 blocks per CPU second), and worker processes then only add copies (20-27% slower)
 GIL_TURNS_CPU = 1.5            # threads take turns when their CPU over busy time is under this / w
+IDLE_TO_GAIN = 0.15            # the machine's idle share that processes need to gain over threads
 SLEEPER_BLOCKS_PER_CPU_S = 3000.0  # threads that sleep or wait for I/O block far more often
 WAITING_OVERSUBSCRIBE = 4  # workers per core for a stage that mostly waits
 MIN_PREFETCH = 4
@@ -127,6 +130,11 @@ class _Window:
 
     def blocks_per_cpu(self) -> float | None:
         return self.switches / self.switch_cpu if self.switch_cpu > 0 else None
+
+    def waits(self) -> bool:
+        """Whether the stage mostly waited (sleep, I/O, a lock) rather than computed."""
+        per_cpu = self.blocks_per_cpu()
+        return (per_cpu is not None and per_cpu >= SLEEPER_BLOCKS_PER_CPU_S) or self.cpu_ratio() < WAITING_CPU
 
 
 class Tuner:
@@ -297,8 +305,37 @@ class Tuner:
             undo.append(self._note("prefetch", "prefetch", self.run.prefetch_size, prefetch_before, why))
         if not undo:
             return False
-        self._apply(undo, -1.0)
+        swap = self._processes_instead(before, stages, rate, rate_before)
+        if swap:  # judged against the rate before the threads, as if they had not been tried
+            self._apply(undo + swap, rate_before, before)
+        else:
+            self._apply(undo, -1.0)
         return True
+
+    def _processes_instead(self, before: dict[int, tuple[int, bool]], stages: dict[int, Any], rate: float,
+                           rate_before: float) -> list[Decision]:
+        """When the change undone gave a computing stage one more thread: the stage goes to
+        worker processes at once (its threads hold the GIL), rather than back to its threads for a
+        window that would only measure them again (W1: 2 s of 10). Empty otherwise."""
+        if len(before) != 1:
+            return []
+        (sid, (w, procs)), = before.items()
+        st = stages.get(sid)
+        win = self._windows().get(sid)
+        if (st is None or win is None or procs or st.mode != THREADS or st.workers <= w or _has_hooks(st)
+                or (sid, max(2, w), True) in self._bad):
+            return []
+        if win.waits():
+            return []  # processes would wait as well
+        ratio = win.cpu_ratio()
+        self._pending.pop(sid, None)
+        was = types.SimpleNamespace(name=st.name, op_id=sid, workers=w, mode=INLINE if w == 1 else THREADS)
+        got = self._propose(was, max(2, w), True, f"{st.workers} threads were no faster than {w} ({rate:.1f} rows/s "
+                            f"against {rate_before:.1f}) while computing (CPU {ratio:.0%} of their busy time): "
+                            "they hold the GIL")
+        if not got:
+            self._pending[sid] = (w, procs)
+        return got
 
     def _stage_decision(self, stages: dict[int, Any], windows: dict[int, _Window], waited: float) -> list[Decision]:
         judged = [(windows[sid].util(st.workers), sid) for sid, st in stages.items()
@@ -317,23 +354,27 @@ class Tuner:
         head = (f"{min(util, 1.0):.0%} busy with {w} {'worker' if w == 1 else 'workers'} ({st.mode}), "
                 f"consumer waited {waited:.0%}")
         used = sum(windows[s].cpu / windows[s].wall for s in windows if windows[s].wall > 0)
-        sleeper = per_cpu >= SLEEPER_BLOCKS_PER_CPU_S if per_cpu is not None else ratio < WAITING_CPU
+        waits = win.waits()
         to_procs = max(2, w) if w < 2 else w
         can_procs = not procs and (sid, to_procs, True) not in self._bad
         if can_procs and _locked(st):
             return self._propose(st, to_procs, True, f"{head}; its Python functions run under the lock that keys "
                                  "the global random generators per sample (a seed is set): threads run them one at "
                                  "a time")
-        if can_procs and st.mode == THREADS and w >= 2 and not sleeper and ratio >= WAITING_CPU:
-            turns = per_cpu is not None and per_cpu >= GIL_BLOCKS_PER_CPU_S and ratio <= GIL_TURNS_CPU / w
-            # threads computing well under a core each while our stages leave cores idle, and so does
-            # the machine (busy with other work, it gives threads little CPU whatever they run)
-            starved = ratio <= 1.3 / w and used < 0.85 * self.cores and self._idle() >= 0.15
+        if can_procs and st.mode == THREADS and w >= 2 and not waits:
+            # Either needs idle cores: processes only gain by using them. On a machine busy with other
+            # work, threads are given little CPU whatever they run, and block as often as threads
+            # taking turns (W2's OpenCV threads, while another pipeline's workers filled its
+            # prefetch: 43% of their busy time, 2,641 blocks per CPU second; processes ran 4x slower).
+            idle = self._idle() >= IDLE_TO_GAIN
+            turns = idle and per_cpu is not None and per_cpu >= GIL_BLOCKS_PER_CPU_S and ratio <= GIL_TURNS_CPU / w
+            # threads computing well under a core each while our stages leave cores idle
+            starved = idle and ratio <= 1.3 / w and used < 0.85 * self.cores
             if turns or starved:
                 seen = "" if per_cpu is None else f", {per_cpu:.0f} blocks per CPU second"
                 return self._propose(st, w, True, f"{head}; its threads computed {ratio:.0%} of their busy "
                                      f"time{seen}: they take turns on the GIL")
-        if sleeper or ratio < WAITING_CPU:
+        if waits:
             new = min(2 * w, WAITING_OVERSUBSCRIBE * self.cores)
             why = f"{head}; it waits (CPU {ratio:.0%} of its busy time)"
         else:
@@ -349,7 +390,7 @@ class Tuner:
         if (sid, new, procs) in self._bad:
             # More threads did not help (undone): a computing stage then holds the GIL, and worker
             # processes might. A 1-worker stage runs inline, so it gets the 2 processes it tried as threads.
-            if can_procs and st.mode in (THREADS, INLINE) and not sleeper:
+            if can_procs and st.mode in (THREADS, INLINE) and not waits:
                 return self._propose(st, to_procs, True, f"{head}; more threads made it no faster")
             return []
         return self._propose(st, new, procs, why)
@@ -393,11 +434,14 @@ class Tuner:
         return Decision(self.run.epoch, self.run.step, op, setting, old, new, why)
 
     # ---- applying ------------------------------------------------------------------------------
-    def _apply(self, decisions: list[Decision], rate: float = 0.0) -> None:
+    def _apply(self, decisions: list[Decision], rate: float = 0.0,
+               before: dict[int, tuple[int, bool]] | None = None) -> None:
         """Rebuilds the run with the pending settings; ``rate``: rows/s before them (-1: an undo,
-        which is not judged again)."""
+        which is not judged again); ``before``: the settings an undo of them returns to (default:
+        the current ones)."""
         stages = self._stages()
-        before = {sid: (st.workers, st.mode == PROCESSES) for sid, st in stages.items() if sid in self._pending}
+        if before is None:
+            before = {sid: (st.workers, st.mode == PROCESSES) for sid, st in stages.items() if sid in self._pending}
         prefetch_before = self.run.prefetch_size
         swaps: dict[int, P.Node] = {}
         for sid, (w, procs) in self._pending.items():
