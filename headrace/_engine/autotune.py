@@ -13,9 +13,8 @@ window) and makes at most one change, so that the next window judges it alone:
 2. The busiest stage (busy seconds over its workers and the window) is the bottleneck once it is
    over ``SATURATED`` busy:
 
-   * on threads, computing, yet its threads take turns on the GIL (they block about every switch
-     interval and compute about one core between them, or compute well under a core each, while
-     the machine's cores are idle), or its Python functions run
+   * on threads, computing, yet its threads take turns on the GIL (they use about one core
+     between them while the machine's cores are idle), or its Python functions run
      under the lock that keys the global random generators (a seed is set): it moves to
      processes (``threads -> processes``; a source read in the stage moves with it);
    * waiting (CPU under ``WAITING_CPU`` of its busy time: sleep, I/O, a lock): twice the workers,
@@ -66,13 +65,13 @@ _clock = time.perf_counter
 CONSUMER_WAIT = 0.30      # below: the consumer is the limit
 SATURATED = 0.40          # a stage busier than this is a bottleneck
 WAITING_CPU = 0.10        # CPU over busy time below this: the stage waits rather than computes
-GIL_BLOCKS_PER_CPU_S = 300.0   # threads taking turns on the GIL block about every switch interval
-# ...and compute well under a core each: w threads taking turns compute about one core between
-# them (W1's Python map, 2 threads: 0.67 of their busy time). Threads in native code that lets go
-# of the GIL often block as often or more, yet compute nearly all of it (W2's OpenCV chain: 0.82-0.86,
-# ~1,000 blocks per CPU second), and worker processes then only add copies (20-27% slower)
-GIL_TURNS_CPU = 1.5            # threads take turns when their CPU over busy time is under this / w
-IDLE_TO_GAIN = 0.15            # the machine's idle share that processes need to gain over threads
+# Threads that take turns on the GIL use about one core between them, however many they are:
+# within their tasks (W1's Python map on 2 threads, 88% busy, computed 67% of it: 1.2 cores), or
+# task by task when a task is shorter than the switch interval (2 threads each 43% busy, computing
+# all of it: 0.86 cores). Threads in native code that lets go of the GIL use their cores (W2's OpenCV
+# chain: 1.6-1.7 of 2), and worker processes then only add copies (20-27% slower).
+GIL_TURNS_CORES = 1.5          # threads using at most this many cores between them take turns...
+IDLE_TO_GAIN = 0.15            # ...when the machine's cores are idle this share of the time
 SLEEPER_BLOCKS_PER_CPU_S = 3000.0  # threads that sleep or wait for I/O block far more often
 WAITING_OVERSUBSCRIBE = 4  # workers per core for a stage that mostly waits
 MIN_PREFETCH = 4
@@ -81,7 +80,7 @@ MIN_WINDOW_S = 2.0        # a window shorter than this is extended (rows/s over 
 MIN_WINDOW_ROWS = 8       # ...and one with fewer rows
 MIN_TASKS = 2             # tasks a stage must have finished in a window to be judged
 REGRESSION = 0.15         # a change whose window is this much slower than the one before is undone
-MIN_GAIN = 0.0            # ...and more workers or another mode that are not this much faster
+MIN_GAIN = 0.05           # ...and more workers or another mode that are not this much faster
 PROCESS_WORKER_FLOOR = 32 << 20  # a worker process's size before one has been seen
 
 INLINE, THREADS, PROCESSES = "inline", "threads", "processes"
@@ -362,18 +361,15 @@ class Tuner:
                                  "the global random generators per sample (a seed is set): threads run them one at "
                                  "a time")
         if can_procs and st.mode == THREADS and w >= 2 and not waits:
-            # Either needs idle cores: processes only gain by using them. On a machine busy with other
-            # work, threads are given little CPU whatever they run, and block as often as threads
-            # taking turns (W2's OpenCV threads, while another pipeline's workers filled its
-            # prefetch: 43% of their busy time, 2,641 blocks per CPU second; processes ran 4x slower).
-            idle = self._idle() >= IDLE_TO_GAIN
-            turns = idle and per_cpu is not None and per_cpu >= GIL_BLOCKS_PER_CPU_S and ratio <= GIL_TURNS_CPU / w
-            # threads computing well under a core each while our stages leave cores idle
-            starved = idle and ratio <= 1.3 / w and used < 0.85 * self.cores
-            if turns or starved:
+            # Only with idle cores: processes gain by using them. On a machine busy with other work,
+            # threads are given little CPU whatever they run (W2's OpenCV threads, while another
+            # pipeline's workers filled its prefetch, used 0.86 cores; processes ran 4x slower).
+            cores = win.cpu / win.wall
+            if cores <= GIL_TURNS_CORES and self._idle() >= IDLE_TO_GAIN:
                 seen = "" if per_cpu is None else f", {per_cpu:.0f} blocks per CPU second"
-                return self._propose(st, w, True, f"{head}; its threads computed {ratio:.0%} of their busy "
-                                     f"time{seen}: they take turns on the GIL")
+                return self._propose(st, w, True, f"{head}; its threads used {cores:.2f} cores between them "
+                                     f"(CPU {ratio:.0%} of their busy time{seen}) while cores were idle: they take "
+                                     "turns on the GIL")
         if waits:
             new = min(2 * w, WAITING_OVERSUBSCRIBE * self.cores)
             why = f"{head}; it waits (CPU {ratio:.0%} of its busy time)"
