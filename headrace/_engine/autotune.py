@@ -171,6 +171,8 @@ class Tuner:
 
     # ---- hooks called by the run ----------------------------------------------------------------
     def after_row(self, row: Any) -> None:
+        if self.interval < 0:  # stopped: nothing is measured any more
+            return
         now = _clock()
         self._times.append(now)
         if not self._prefetching and self.run.prefetching:
@@ -192,6 +194,15 @@ class Tuner:
 
     def close(self) -> None:
         self._write()
+
+    def stop(self) -> None:
+        """Tunes no more: the settings stay as they are (a change waiting for the end of the epoch
+        is dropped, and the last one is not judged)."""
+        self.interval = -1
+        self._pending.clear()
+        self._pending_prefetch = None
+        self._pending_why = []
+        self._trial = None
 
     @property
     def run(self) -> Any:
@@ -228,9 +239,7 @@ class Tuner:
             self._decide(mid_epoch)
         except Exception as e:  # noqa: BLE001 - tuning never breaks the run it tunes
             log.warning("autotune: stopped tuning this run after an error: %s: %s", type(e).__name__, e)
-            self.interval = -1
-            self._pending.clear()
-            self._pending_prefetch = None
+            self.stop()
 
     def _decide(self, mid_epoch: bool) -> None:
         if self._judge_trial():

@@ -135,6 +135,20 @@ def test_a_sleeping_map_gets_more_workers(caplog):
     assert ds.serialize(d)["children"][0]["num_parallel_workers"] == 1  # the user's pipeline is a value
 
 
+def test_a_stopped_tuner_changes_and_measures_nothing_more():
+    _tune(interval=5)
+    d = ds.NumpySlicesDataset(np.arange(600), ["x"], shuffle=False).map(sleepy, ["x"], num_parallel_workers=1).batch(4)
+    it = d.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    tuner = it._run.tuner
+    rows = [next(it)[0].tolist() for _ in range(3)]
+    tuner.stop()
+    seen = len(tuner._times)
+    rows += [r[0].tolist() for r in it]
+    assert rows == [list(range(i, i + 4)) for i in range(0, 600, 4)]
+    assert tuner.decisions == [] and len(tuner._times) == seen  # the sleeping map would get workers
+    it.stop()
+
+
 def test_a_seeded_python_function_on_threads_moves_to_processes():
     ds.config.set_seed(7)
     _tune(interval=5)
