@@ -17,7 +17,8 @@ RandomHorizontalFlip, Normalize, HWC2CHW, batch 128, read by ImageFolderDataset)
    out best in three runs of five, yet read in turns with 2 they were 6.6% slower), so it is then
    compared again, paired: the tuned iterator and an iterator at the best grid setting, both kept,
    are read in turns for ``--pairs`` pairs of ``--measure``-second windows (the order
-   alternating), and the median of the pairs' ratios is reported.
+   alternating, each after the iterator not read has had time to fill its prefetch), and the
+   median of the pairs' ratios is reported.
 3. W2 with 1% of its JPEGs corrupt (every 100th file replaced by bytes that do not decode) under
    ``ErrorSamplesMode.SKIP`` and ``REPLACE``, at the best grid setting, against the clean run:
    whole epochs, alternated (``--only corrupt``: this alone, at one thread worker a core).
@@ -45,6 +46,7 @@ from . import w1, w2
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_data")
 GRID = [(w, p, f) for w in (1, 2, 4) for p in (False, True) for f in (1, 16)]
 BAD = (1, False, 1)
+_sleep = time.sleep
 INTERVAL = {"w1": 100, "w2": 3}  # steps between decisions: one or two a second at the bad setting
 
 
@@ -124,22 +126,37 @@ def measure(ds: Any, make: Callable[[], Any], prefetch: int, warm: float, second
 
 
 def paired(ds: Any, tuned: Any, make_best: Callable[[], Any], prefetch: int, warm: float, seconds: float,
-           pairs: int) -> list[float]:
+           pairs: int, settle: float = 0.0) -> list[float]:
     """The tuned iterator's rate over the best grid setting's, for ``pairs`` pairs of windows read
-    in turns (the order alternating; the best setting's iterator is warmed up first)."""
+    in turns (the order alternating; the best setting's iterator is warmed up first).
+
+    ``settle``: seconds waited before each window, for the iterator not read to fill its
+    prefetch. Its workers would otherwise compete with the one being read, and more so the
+    deeper its prefetch: W2 at 2 threads with prefetch 4 over prefetch 16 came out at a median of
+    0.92 (0.55-1.30) read without the wait, since 16 batches are 2.5 s of both cores."""
     best = open_iterator(ds, make_best, prefetch)
     try:
         rate(best, warm, 0.1)
         ratios = []
+
+        def window(it: Any) -> float:
+            _sleep(settle)
+            return rate(it, 0.2, seconds)
         for i in range(pairs):
             if i % 2 == 0:
-                t, b = rate(tuned, 0.2, seconds), rate(best, 0.2, seconds)
+                t, b = window(tuned), window(best)
             else:
-                b, t = rate(best, 0.2, seconds), rate(tuned, 0.2, seconds)
+                b, t = window(best), window(tuned)
             ratios.append(t / b)
         return ratios
     finally:
         best.stop()
+
+
+def settle_seconds(prefetch: int, batch: int, rows_per_s: float) -> float:
+    """Time for an iterator left unread to fill ``prefetch`` batches (and a few its workers hold),
+    with a margin: ``paired``'s wait."""
+    return 1.5 * (prefetch + 4) * batch / max(rows_per_s, 1.0)
 
 
 def corrupt_copy(src: str, dst: str, every: int = 100) -> int:
@@ -253,7 +270,9 @@ def main(argv: list[str] | None = None) -> None:
         for d in tuner.decisions:
             print(f"    {d.line()}")
         if grid and a.pairs:  # the best of noisy windows again, paired with the tuned iterator
-            ratios = paired(ds, tuned, lambda: pipeline(best_s), best_s[2], a.warm, a.measure, a.pairs)
+            batch = w1.BATCH if name == "w1" else w2.BATCH
+            settle = settle_seconds(max(best_s[2], tuner.settings()[1]), batch, best)
+            ratios = paired(ds, tuned, lambda: pipeline(best_s), best_s[2], a.warm, a.measure, a.pairs, settle)
             print(f"{name} autotune / best grid point, {len(ratios)} paired windows: median "
                   f"{statistics.median(ratios):.2f} (each: {', '.join(f'{x:.2f}' for x in ratios)})")
         tuned.stop()
