@@ -1,4 +1,4 @@
-"""The autotune benchmark's paired comparison (benchmarks/autotune.py), on a tiny pipeline."""
+"""The autotune benchmark's comparison in turns (benchmarks/autotune.py), on a tiny pipeline."""
 import numpy as np
 
 import headrace.dataset as ds
@@ -12,7 +12,7 @@ def tiny(setting):
                     python_multiprocessing=processes).batch(8)
 
 
-def test_paired_reads_the_tuned_and_the_best_iterator_in_turns(monkeypatch):
+def test_the_tuned_iterator_and_the_rivals_are_read_in_turns(monkeypatch):
     calls = []
     real = autotune.rate
 
@@ -26,15 +26,17 @@ def test_paired_reads_the_tuned_and_the_best_iterator_in_turns(monkeypatch):
     tuned = autotune.open_iterator(ds, lambda: tiny(autotune.BAD), 1, tune=5)
     try:
         assert tuned._run.tuner is not None and ds.config.get_enable_autotune() is False
-        ratios = autotune.paired(ds, tuned, lambda: tiny((2, False, 16)), 16, 0.01, 0.02, pairs=3, settle=0.5)
+        rivals = [(lambda: tiny((2, False, 16)), 16), (lambda: tiny((1, False, 4)), 4)]
+        ratios = autotune.in_turns(ds, tuned, rivals, 0.01, 0.02, rounds=4, settle=0.5)
     finally:
         tuned.stop()
-    assert len(ratios) == 3 and all(r > 0 for r in ratios)
-    best = calls[0]  # the best setting's iterator, warmed up first
-    assert best is not tuned
-    assert calls[1:] == [tuned, best, best, tuned, tuned, best]
-    assert ds.config.get_prefetch_size() == 16
-    assert sleeps == [0.5] * 6  # before each window, for the other iterator to fill its prefetch
+    assert [len(r) for r in ratios] == [4, 4] and all(x > 0 for r in ratios for x in r)
+    a, b = calls[:2]  # the rivals' iterators, each warmed up first
+    assert len({id(tuned), id(a), id(b)}) == 3
+    # rounds of one window each, the order rotating by one
+    assert calls[2:] == [tuned, a, b, a, b, tuned, b, tuned, a, tuned, a, b]
+    assert ds.config.get_prefetch_size() == 4  # the last iterator made set it
+    assert sleeps == [0.5] * 12  # before each window, for the others to fill their prefetch
 
 
 def test_the_wait_lets_the_unread_iterator_fill_its_prefetch():
