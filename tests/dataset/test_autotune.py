@@ -60,6 +60,14 @@ def _tune(interval=5, cores=2, ram=None):
     _options.update(autotune_cores=cores, autotune_ram=ram)
 
 
+def _spin_tuner(cores):
+    """An iterator over a small GIL-bound pipeline, and its tuner (decisions every 5 rows)."""
+    _tune(interval=5, cores=cores)
+    d = ds.NumpySlicesDataset(np.arange(8), ["x"], shuffle=False).map(spin, ["x"]).batch(2)
+    it = d.create_tuple_iterator(num_epochs=1, output_numpy=True)
+    return it, it._run.tuner
+
+
 # ---- the settings ---------------------------------------------------------------------------------
 def test_settings_and_argument_errors(tmp_path):
     assert ds.config.get_enable_autotune() is False and ds.config.get_autotune_interval() == 0
@@ -287,10 +295,7 @@ class _Stage:
 def test_a_computing_stage_whose_extra_thread_was_undone_tries_processes(mode, workers, monkeypatch):
     # W1's case: 1 inline worker -> 2 threads was no faster (the GIL) and undone; the stage is
     # inline again, and the next decision tries 2 worker processes rather than giving up.
-    _tune(interval=5, cores=4)  # room for the extra thread, so that only its undo stands in the way
-    d = ds.NumpySlicesDataset(np.arange(8), ["x"], shuffle=False).map(spin, ["x"]).batch(2)
-    it = d.create_tuple_iterator(num_epochs=1, output_numpy=True)
-    tuner = it._run.tuner
+    it, tuner = _spin_tuner(cores=4)  # room for the extra thread, so that only its undo stands in the way
     st = _Stage(mode, workers)
     tuner._bad.add((7, workers + 1, False))  # the extra thread, undone
     monkeypatch.setattr(tuner, "_memory_for", lambda *a: 0)
@@ -307,10 +312,7 @@ def test_a_computing_stage_whose_extra_thread_was_undone_tries_processes(mode, w
 def test_another_mode_stays_only_if_it_is_faster(monkeypatch):
     # W2's decode chain was moved to processes (its threads block often: OpenCV lets go of the GIL),
     # which ran 20-27% slower; 15% allowed for noise kept the move in one run of three.
-    _tune(interval=5, cores=4)
-    d = ds.NumpySlicesDataset(np.arange(8), ["x"], shuffle=False).map(spin, ["x"]).batch(2)
-    it = d.create_tuple_iterator(num_epochs=1, output_numpy=True)
-    tuner = it._run.tuner
+    it, tuner = _spin_tuner(cores=4)
     st = _Stage("processes", 2)
     applied = []
     monkeypatch.setattr(tuner, "_stages", lambda: {7: st})
@@ -344,10 +346,7 @@ def test_another_mode_stays_only_if_it_is_faster(monkeypatch):
     (2.0, 1.34, 0.0, False),   # threads crowded out by other work: processes would gain nothing
 ])
 def test_threads_that_use_about_one_core_between_them_move_to_processes(busy, cpu, idle, moves, monkeypatch):
-    _tune(interval=5, cores=2)
-    d = ds.NumpySlicesDataset(np.arange(8), ["x"], shuffle=False).map(spin, ["x"]).batch(2)
-    it = d.create_tuple_iterator(num_epochs=1, output_numpy=True)
-    tuner = it._run.tuner
+    it, tuner = _spin_tuner(cores=2)
     monkeypatch.setattr(tuner, "_memory_for", lambda *a: 0)
     monkeypatch.setattr(tuner, "_idle", lambda: idle)
     window = autotune._Window(tasks=50, busy=busy, cpu=cpu, switches=int(500 * cpu), switch_cpu=cpu, wall=1.0)
@@ -367,10 +366,7 @@ def test_an_undone_thread_of_a_computing_stage_gives_way_to_processes_at_once(bl
     # W1: 1 inline worker -> 2 threads was no faster. Going back to 1 for a window only measured it
     # again (2 s of the 10 the issue allows): the stage goes to 2 processes in the same step, judged
     # against the rate before the threads. A stage that waits (blocks very often) only goes back.
-    _tune(interval=5, cores=2)
-    d = ds.NumpySlicesDataset(np.arange(8), ["x"], shuffle=False).map(spin, ["x"]).batch(2)
-    it = d.create_tuple_iterator(num_epochs=1, output_numpy=True)
-    tuner = it._run.tuner
+    it, tuner = _spin_tuner(cores=2)
     st = _Stage("threads", 2)
     applied = []
     monkeypatch.setattr(tuner, "_stages", lambda: {7: st})
