@@ -14,7 +14,7 @@ RandomHorizontalFlip, Normalize, HWC2CHW, batch 128, read by ImageFolderDataset)
    ``--measure`` seconds with the settings it had reached then (it tunes no more); the ratio to
    the best grid point is what issue 16 asks to be >= 0.9. The grid's best point is the best of
    twelve noisy windows (a shared machine's load moves by the minute: W1's 4 worker processes came
-   out best in three runs of five, yet read in turns with 2 they were 6.6% slower), so it is then
+   out best in 7 runs of 15, yet read in turns with 2 they were 6.6% slower), so it is then
    compared again, in turns: the tuned iterator and iterators at the ``--rivals`` best grid
    settings, all kept, are read for one ``--measure``-second window each in ``--pairs`` rounds
    (the order rotating, each window after the iterators not read have had time to fill their
