@@ -10,7 +10,7 @@ RandomHorizontalFlip, Normalize, HWC2CHW, batch 128, read by ImageFolderDataset)
 1. a grid: every (num_parallel_workers in 1, 2, 4) x (threads, processes) x (prefetch 1, 16),
    each measured in rows/s over ``--measure`` seconds after ``--warm`` seconds;
 2. autotune started from the bad setting (1 worker, threads, prefetch 1): it tunes for
-   ``--tune-seconds`` seconds, then the same iterator (still tuning) is measured over
+   ``--tune-seconds`` seconds, then the same iterator is measured over
    ``--measure`` seconds with the settings it had reached then (it tunes no more); the ratio to
    the best grid point is what issue 16 asks to be >= 0.9. The grid's best point is the best of
    twelve noisy windows (a shared machine's load moves by the minute: W1's 4 worker processes came
