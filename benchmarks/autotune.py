@@ -10,15 +10,15 @@ RandomHorizontalFlip, Normalize, HWC2CHW, batch 128, read by ImageFolderDataset)
 1. a grid: every (num_parallel_workers in 1, 2, 4) x (threads, processes) x (prefetch 1, 16),
    each measured in rows/s over ``--measure`` seconds after ``--warm`` seconds;
 2. autotune started from the bad setting (1 worker, threads, prefetch 1): it tunes for
-   ``--tune-seconds`` seconds, then the same iterator is measured over
-   ``--measure`` seconds with the settings it had reached then (it tunes no more); the ratio to
-   the best grid point is what issue 16 asks to be >= 0.9. The grid's best point is the best of
-   twelve noisy windows (a shared machine's load moves by the minute: W1's 4 worker processes came
-   out best in 7 runs of 15, yet read in turns with 2 they were 6.6% slower), so it is then
-   compared again, in turns: the tuned iterator and iterators at the ``--rivals`` best grid
-   settings, all kept, are read for one ``--measure``-second window each in ``--pairs`` rounds
-   (the order rotating, each window after the iterators not read have had time to fill their
-   prefetch); the median ratio to each, and the lowest of them, are reported.
+   ``--tune-seconds`` seconds, then the same iterator is measured over ``--measure`` seconds with
+   the settings it had reached then (it tunes no more); the ratio to the best grid point is what
+   issue 16 asks to be >= 0.9. The grid's best point is the best of twelve noisy windows (a
+   shared machine's load moves by the minute: W1's 4 worker processes came out best in 7 runs of
+   15, yet read in turns with 2 they were 6.6% slower), so it is then compared again, in turns:
+   the tuned iterator and iterators at the ``--rivals`` best grid settings, all kept, are read
+   for one ``--measure``-second window each in ``--pairs`` rounds (the order rotating, each
+   window after the iterators not read have had time to fill their prefetch); the median ratio to
+   each, and the lowest of them, are reported.
 3. W2 with 1% of its JPEGs corrupt (every 100th file replaced by bytes that do not decode) under
    ``ErrorSamplesMode.SKIP`` and ``REPLACE``, at the best grid setting, against the clean run:
    whole epochs, alternated (``--only corrupt``: this alone, at one thread worker a core).

@@ -81,7 +81,8 @@ def time_variant(a, make_data, count, check, output_numpy=True) -> dict:
 def adapter_iter(a, data, output_numpy=True):
     """The iterator over ``data`` a row measures: headrace's own (NumPy), or, for a variant with
     TORCH_ADAPTER / JAX_ADAPTER, ``headrace.torch.Loader`` (torch tensors; on the CPU converted
-    by the pipeline's prefetch thread or the loop's) / ``headrace.jax.Loader`` (JAX arrays on the default device, here the CPU).
+    by the pipeline's prefetch thread or the loop's) / ``headrace.jax.Loader`` (JAX arrays on the
+    default device, here the CPU).
     Made anew each epoch, as the other rows' iterators are; a variant ending in KEPT makes one
     (``num_epochs=-1``, or one loader) and reads it again each epoch, as a training loop does
     (``data`` of later epochs is not used)."""

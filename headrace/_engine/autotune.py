@@ -29,8 +29,8 @@ the machine's RAM (or ``Options.autotune_ram``). A change that adds memory is ma
 process tree's resident memory (this process plus the stage's worker processes seen so far) plus
 what the change adds (a worker process: the largest worker's resident size; a thread: its tasks'
 results; prefetch: rows of the last row's size) stays within the budget; it is logged as kept
-otherwise. More workers, or another mode, whose window delivered rows no faster than the window
-before it (``MIN_GAIN``) are undone, as is a deeper prefetch whose window was more than
+otherwise. More workers, or another mode, whose window delivered rows less than ``MIN_GAIN``
+faster than the window before it are undone, as is a deeper prefetch whose window was more than
 ``REGRESSION`` slower; the undone value is not tried again. A thread added to a computing stage
 and undone is replaced by worker processes in the same step.
 
@@ -66,7 +66,7 @@ CONSUMER_WAIT = 0.30      # below: the consumer is the limit
 SATURATED = 0.40          # a stage busier than this is a bottleneck
 WAITING_CPU = 0.10        # CPU over busy time below this: the stage waits rather than computes
 # Threads that take turns on the GIL use about one core between them, however many they are:
-# within their tasks (W1's Python map on 2 threads, 88% busy, computed 67% of it: 1.2 cores), or
+# within their tasks (W1's Python map on 2 threads computed 67% of their busy time: 1.34 at most), or
 # task by task when a task is shorter than the switch interval (2 threads each 43% busy, computing
 # all of it: 0.86 cores). Threads in native code that lets go of the GIL use their cores (W2's OpenCV
 # chain: 1.6-1.7 of 2), and worker processes then only add copies (20-27% slower).
