@@ -28,6 +28,18 @@ def check_source(dataset: Any, columns: Any, as_dict: Any, shard: Any) -> list[s
     return columns
 
 
+MAX_DEPTH = 1024  # batches a loader's queue or buffer may hold
+
+
+def check_depth(value: Any, name: str) -> int:
+    """A queue's or buffer's depth in batches: an int in [1, MAX_DEPTH]."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, but got {value!r}.")
+    if not 1 <= value <= MAX_DEPTH:
+        raise ValueError(f"{name} must be in [1, {MAX_DEPTH}], but got {value}.")
+    return value
+
+
 def check_epoch(epoch: Any) -> int:
     if isinstance(epoch, bool) or not isinstance(epoch, int):
         raise TypeError(f"epoch must be an int, but got {epoch!r}.")

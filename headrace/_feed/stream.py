@@ -34,6 +34,7 @@ from headrace.dataset.callback import TrainSync
 
 FORMAT = "headrace.loader"
 VERSION = 2
+FEEDER_DEPTH = 2  # batches a feeder thread holds ready when the loader names no depth
 STATE_KEYS = ("format", "version", "num_shards", "shard_id", "epoch", "iterator", "resume")
 
 
@@ -75,14 +76,16 @@ class EpochReader:
         columns: the columns to read (None: all, as the dataset's iterators choose).
         transfer: ``transfer(row) -> value`` run on the device queue thread for each row (a list
             of NumPy arrays, one per column).
-        depth: batches the device queue holds ready.
+        depth: batches the device queue holds ready; None: on the pipeline's prefetch thread (a
+            transfer marked ``inline``), the pipeline's own prefetch size, so that the loader reads
+            as far ahead as NumPy output does, and ``FEEDER_DEPTH`` for a feeder thread.
         shard: ``(num_shards, shard_id)`` recorded in the state.
         name: the loader's name, used in thread names and error messages.
         unsharded: the user's dataset before resharding (for restoring a state saved on another
             number of ranks); default ``dataset``.
     """
 
-    def __init__(self, dataset: Any, columns: list[str] | None, transfer: Callable[[Any], Any], depth: int,
+    def __init__(self, dataset: Any, columns: list[str] | None, transfer: Callable[[Any], Any], depth: int | None,
                  shard: tuple[int, int], name: str, unsharded: Any = None) -> None:
         self._sharded = dataset  # this rank's pipeline; _dataset is it, or it resuming a pass
         self._unsharded = dataset if unsharded is None else unsharded
@@ -139,12 +142,14 @@ class EpochReader:
         no WaitedDSCallback, whose steps the feeder thread keeps apart from the loop's) the
         pipeline's prefetch thread, ``depth`` batches deep (see ``Direct``)."""
         if getattr(self._transfer, "inline", False) and self.sync is None:
-            run.prefetch_size = self._depth
+            if self._depth is not None:  # (None: the run's own, as configured or autotuned)
+                run.prefetch_size = self._depth
             direct = Direct(_puller(it, run, direct=True), self._transfer, run.prefetched,
                             None if it._converted else it._rows)
             run.ahead = direct.ahead
             return direct
-        return Feeder(_puller(it, run), self._transfer, self._depth, f"{self._name} device queue")
+        depth = FEEDER_DEPTH if self._depth is None else self._depth
+        return Feeder(_puller(it, run), self._transfer, depth, f"{self._name} device queue")
 
     def _early_feeder(self) -> Feeder | Direct | None:
         """The feeder prestart() started, while it is still this reader's and unread."""

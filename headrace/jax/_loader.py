@@ -6,22 +6,13 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from headrace._feed.args import check_epoch, check_source
+from headrace._feed.args import check_depth, check_epoch, check_source
 from headrace._feed.shard import reshard
 from headrace._feed.stream import EpochReader
 from headrace._util.device_queue import Feeder
 from headrace.jax._put import DevicePut
 
-MAX_BUFFER = 1024
 _ARRAY_KINDS = frozenset("biufc")
-
-
-def _check_buffer(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, but got {value!r}.")
-    if not 1 <= value <= MAX_BUFFER:
-        raise ValueError(f"{name} must be in [1, {MAX_BUFFER}], but got {value}.")
-    return value
 
 
 class _Host:
@@ -92,7 +83,8 @@ class Loader:
 
     On CPU devices (the arrays' devices are all CPU devices) the two buffers are one: a put
     there costs microseconds and copies no large array, so the pipeline's prefetch thread puts
-    the batches it makes and holds up to ``cpu_buffer + device_buffer`` of them, and no device
+    the batches it makes and holds up to ``cpu_buffer + device_buffer`` of them (by default as
+    many as it holds for NumPy output: the pipeline's prefetch size), and no device
     thread runs (a thread hand-off per batch cost more CPU than the put). Whether the devices are
     CPU devices is decided when the loader is made.
 
@@ -104,7 +96,8 @@ class Loader:
         device (jax.Device, optional): the device for the arrays (not with ``sharding``). Default: None.
         cpu_buffer (int, optional): NumPy batches read ahead on the host by the pipeline's
             prefetch thread (let go when the device thread takes them as fast as they come),
-            1 to 1024. Default: 2.
+            1 to 1024. Default: None (as many as for NumPy output: the pipeline's prefetch size,
+            16 unless ``ds.config.set_prefetch_size`` says otherwise).
         device_buffer (int, optional): batches another thread has dispatched to the devices ahead
             of the loop, 1 to 1024. Default: 2.
         shard (bool, optional): read this process's shard when there are several. Default: True.
@@ -117,7 +110,7 @@ class Loader:
         (2, [[0, 1], [2, 3]])
     """
 
-    def __init__(self, dataset, columns=None, as_dict=False, sharding=None, device=None, cpu_buffer=2,
+    def __init__(self, dataset, columns=None, as_dict=False, sharding=None, device=None, cpu_buffer=None,
                  device_buffer=2, shard=True):
         columns = check_source(dataset, columns, as_dict, shard)
         if sharding is not None and not isinstance(sharding, jax.sharding.Sharding):
@@ -126,8 +119,9 @@ class Loader:
             raise TypeError(f"device must be a jax.Device or None, but got {type(device).__name__}.")
         if sharding is not None and device is not None:
             raise ValueError("sharding and device cannot both be given: the sharding places the arrays.")
-        self._device_buffer = _check_buffer(device_buffer, "device_buffer")
-        cpu_buffer = _check_buffer(cpu_buffer, "cpu_buffer")
+        self._device_buffer = check_depth(device_buffer, "device_buffer")
+        if cpu_buffer is not None:
+            check_depth(cpu_buffer, "cpu_buffer")
         count, index = (jax.process_count(), jax.process_index()) if shard else (1, 0)
         unsharded = dataset
         if count > 1:
@@ -140,7 +134,8 @@ class Loader:
         self._as_dict = as_dict
         if _on_cpu(sharding, device):  # one buffer, the pipeline's prefetch thread (see above)
             self._host: _Put | None = _Put(sharding, device, inline=True)
-            transfer, depth = self._host, cpu_buffer + self._device_buffer
+            transfer = self._host
+            depth = None if cpu_buffer is None else cpu_buffer + self._device_buffer
         else:
             self._host = None
             transfer, depth = _Host(), cpu_buffer

@@ -2,14 +2,11 @@
 from __future__ import annotations
 
 
-from headrace._feed.args import check_bool, check_epoch, check_source
+from headrace._feed.args import check_bool, check_depth, check_epoch, check_source
 from headrace._feed.shard import reshard
 from headrace._feed.stream import EpochReader
 from headrace.torch._convert import Transfer
 from headrace.torch._dist import torch_shard
-
-MAX_DEPTH = 1024
-
 
 class Loader:
     """Reads a headrace dataset as torch tensors.
@@ -21,9 +18,11 @@ class Loader:
     (``pin_memory``) and copies to ``device`` (CUDA: non-blocking, on a stream of its own), keeping
     up to ``queue_depth`` batches ready. Tensors that stay on the CPU with nothing to pin cost a
     few microseconds a batch: they are made in the loop's thread, and the pipeline's prefetch
-    thread keeps up to ``queue_depth`` batches ready (from the start of each epoch; it is let go
-    when the loop turns out to take batches as fast as they come, where a hand-off per batch
-    would cost more than it overlaps).
+    thread is the queue, keeping up to ``queue_depth`` batches ready, by default as many as it
+    keeps for NumPy output (``ds.config.set_prefetch_size``), so that reading through the loader
+    costs no read-ahead (from the start of each epoch; the thread is let go when the loop turns
+    out to take batches as fast as they come, where a hand-off per batch would cost more than it
+    overlaps).
 
     Under ``torch.distributed`` (a default process group of more than one rank) each rank reads its
     shard of the dataset (``shard=True``): the source is rebuilt with ``num_shards`` = world size
@@ -46,7 +45,9 @@ class Loader:
         device (str or torch.device, optional): where the tensors go. Default: None (stay on the CPU).
         pin_memory (bool, optional): pin host tensors before the copy (warns and does nothing
             without an accelerator). Default: False.
-        queue_depth (int, optional): batches the device queue keeps ready, 1 to 1024. Default: 2.
+        queue_depth (int, optional): batches the device queue keeps ready, 1 to 1024. Default: None
+            (on the CPU with nothing to pin: the pipeline's prefetch size, 16 unless configured;
+            otherwise 2).
         shard (bool, optional): read this rank's shard under torch.distributed. Default: True.
 
     Raises:
@@ -61,14 +62,12 @@ class Loader:
         (3, [[0, 1], [2, 3], [4]])
     """
 
-    def __init__(self, dataset, columns=None, as_dict=False, device=None, pin_memory=False, queue_depth=2,
+    def __init__(self, dataset, columns=None, as_dict=False, device=None, pin_memory=False, queue_depth=None,
                  shard=True):
         columns = check_source(dataset, columns, as_dict, shard)
         check_bool(pin_memory, "pin_memory")
-        if isinstance(queue_depth, bool) or not isinstance(queue_depth, int):
-            raise TypeError(f"queue_depth must be an int, but got {queue_depth!r}.")
-        if not 1 <= queue_depth <= MAX_DEPTH:
-            raise ValueError(f"queue_depth must be in [1, {MAX_DEPTH}], but got {queue_depth}.")
+        if queue_depth is not None:
+            check_depth(queue_depth, "queue_depth")
         if device is not None and not isinstance(device, (str, int)) and type(device).__name__ != "device":
             raise TypeError(f"device must be None, a str, an int or a torch.device, but got {device!r}.")
         world, rank = torch_shard() if shard else (1, 0)

@@ -109,6 +109,20 @@ def test_on_cpu_devices_both_buffers_bound_the_batches_read_ahead():
     loader.close()
 
 
+def test_on_cpu_devices_by_default_the_buffer_is_the_pipelines_prefetch():
+    import time
+    ds.config.set_prefetch_size(4)  # cpu_buffer=None: as far ahead as NumPy output reads
+    data, seen = noted_rows(40)
+    loader = Loader(data, device_buffer=3)
+    it = iter(loader)
+    assert next(it)[0].tolist() == [0]
+    wait_for(lambda: len(seen) >= 5, "four batches read ahead")
+    time.sleep(0.2)  # a training step: the pipeline would read further if the buffer let it
+    assert seen == [0, 1, 2, 3, 4]  # 1 taken + 4 ready: device_buffer adds none
+    assert [b[0].tolist() for b in it] == [[i] for i in range(1, 40)]
+    loader.close()
+
+
 def test_a_put_that_fails_ahead_fails_in_the_loop_at_its_batch(monkeypatch):
     _put_threads(monkeypatch, fail_at=4)
     assert_fails_at_the_fourth_batch(Loader(numbers(n=20, batch=2), columns=["x"]), OverflowError,

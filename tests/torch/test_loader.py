@@ -257,6 +257,23 @@ def test_on_the_cpu_the_pipeline_reads_at_most_queue_depth_batches_ahead():
     loader.close()
 
 
+@pytest.mark.parametrize("prefetch", [3, 5])
+def test_by_default_the_loader_on_the_cpu_reads_as_far_ahead_as_numpy_output(prefetch):
+    # queue_depth=None: the prefetch thread keeps the pipeline's own prefetch size ready (a
+    # read-ahead of 2 cost W1 with thread workers ~10% against NumPy output)
+    ds.config.set_prefetch_size(prefetch)
+    data, seen = noted_rows(40)
+    loader = Loader(data)
+    it = iter(loader)
+    assert next(it)[0].tolist() == [0]
+    wait_for(lambda: len(seen) >= 1 + prefetch, f"{prefetch} batches read ahead")
+    time.sleep(0.2)  # a training step: the pipeline would read further if the queue let it
+    assert seen == list(range(1 + prefetch))  # 1 taken + prefetch ready
+    assert [b[0].tolist() for b in it] == [[i] for i in range(1, 40)]
+    assert max(loader.status()["queue_sizes"]) <= prefetch
+    loader.close()
+
+
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"queue_depth": 0}, ValueError, r"queue_depth must be in \[1, 1024\], but got 0"),
     ({"queue_depth": "2"}, TypeError, "queue_depth must be an int"),

@@ -1,0 +1,210 @@
+"""What a framework adapter costs a training loop (issue 15: within 3% of headrace's NumPy output),
+measured as steadily as a shared machine allows.
+
+    python -m benchmarks.adapter_cost --workload w1 --mode processes --adapter torch --pairs 40
+    python -m benchmarks.adapter_cost --workload w2 --adapter jax --pairs 20
+
+One process holds two kept iterators over the same pipeline (``num_epochs=-1``; a loader read
+every epoch, as a training loop reads it): headrace's NumPy iterator and ``headrace.<adapter>.Loader``
+(CPU tensors / JAX arrays on the CPU device). They are read one epoch each in turns, the order
+alternating, so that the machine's drift hits both alike. Each epoch gives two rates:
+
+- **steady**: rows/s between the ``--skip``-th batch and the ``--tail``-th batch from the end.
+  This leaves out how the epoch starts: the loader starts its next epoch as soon as one ends
+  (its feature), the NumPy iterator when it is asked, so whole-epoch rates favour the loader by
+  its head start, however long the other iterator's epoch took.
+- **whole**: rows/s over the whole epoch, the head start included.
+
+Printed: the per-pair ratio loader / NumPy of each, its median and a 95% bootstrap interval of
+that median (resampling the pairs), and both iterators' median rates.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from types import SimpleNamespace
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from . import w1, w2
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_data")
+SKIP = {"w1": 100, "w2": 4}  # batches a steady window leaves out at the start (W1: 782 an epoch, W2: 16)
+TAIL = {"w1": 20, "w2": 1}
+
+
+def tree_cpu() -> float:
+    """CPU seconds (user + system) used so far by this process and every process under it (its
+    workers), read from /proc; outside Linux, this process's own."""
+    if not os.path.isdir("/proc/self/task"):
+        t = os.times()
+        return t.user + t.system
+    tick = os.sysconf("SC_CLK_TCK")
+    total, todo = 0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children", "rb") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a process that ended meanwhile
+    return total / tick
+
+
+def epoch_times(it: Iterable, marks: tuple[int, int] = (-1, -1)) -> tuple[list[float], list[int], float]:
+    """Reads one epoch of ``it``: the time each batch arrived (from the epoch's start), its rows,
+    and the CPU seconds of this process tree between the arrivals of batches ``marks`` (0.0 when a
+    mark is not reached)."""
+    times, sizes, cpu = [], [], [0.0, 0.0]
+    t0 = time.perf_counter()
+    for batch in it:
+        sizes.append(batch[0].shape[0])  # (torch's len() is a Python call: not the adapter's cost)
+        times.append(time.perf_counter() - t0)
+        i = len(times) - 1
+        if i == marks[0] or i == marks[1]:
+            cpu[i == marks[1]] = tree_cpu()
+    return times, sizes, cpu[1] - cpu[0] if cpu[0] and cpu[1] else 0.0
+
+
+def window(times: Sequence[float], skip: int, tail: int) -> tuple[int, int]:
+    """The batches whose arrivals bound an epoch's steady window: ``skip`` and ``len - 1 - tail``."""
+    last = len(times) - 1 - tail
+    if skip < 0 or tail < 0 or last <= skip:
+        raise ValueError(f"an epoch of {len(times)} batches has no window after skip={skip} and tail={tail}")
+    return skip, last
+
+
+def steady_rate(times: Sequence[float], sizes: Sequence[int], skip: int, tail: int) -> float:
+    """Rows/s from the arrival of batch ``skip`` to that of batch ``len - 1 - tail`` (the rows of
+    the batches after the first of them).
+
+    >>> steady_rate([1.0, 2.0, 3.0, 4.0, 9.0], [10] * 5, skip=1, tail=1)
+    10.0
+    """
+    first, last = window(times, skip, tail)
+    return sum(sizes[first + 1:last + 1]) / (times[last] - times[first])
+
+
+def median_interval(ratios: Sequence[float], resamples: int = 4000, seed: int = 0) -> tuple[float, float]:
+    """A 95% bootstrap interval of the median of ``ratios`` (pairs resampled with replacement)."""
+    if not ratios:
+        raise ValueError("no ratios")
+    rng = np.random.default_rng(seed)
+    a = np.asarray(ratios, dtype=np.float64)
+    medians = np.median(a[rng.integers(0, len(a), (resamples, len(a)))], axis=1)
+    lo, hi = np.quantile(medians, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
+def make_pipeline(workload: str, mode: str, workers: int, data_root: str, items: int) -> Any:
+    """W1 (a Python map over rows, in ``mode`` workers) or W2 (MindDataset, the decode chain in
+    threads), as the suite's headrace rows build them."""
+    import headrace.dataset as ds  # noqa: PLC0415
+    if workload == "w1":
+        w1.generate(data_root)
+        procs = mode == "processes"
+        data = ds.GeneratorDataset(w1.load_source(data_root, items), ["data", "label"], shuffle=False,
+                                   num_parallel_workers=workers, python_multiprocessing=procs)
+        return data.map(w1.plus1, input_columns=["data"], num_parallel_workers=workers,
+                        python_multiprocessing=procs).batch(w1.BATCH)
+    from headrace.dataset import vision  # noqa: PLC0415
+    from headrace.mindrecord import FileWriter  # noqa: PLC0415
+
+    from .peers.msapi import mindrecord_file  # noqa: PLC0415
+    count = items or w2.COUNT
+    w2.generate(data_root, count)
+    path = mindrecord_file(SimpleNamespace(data=data_root, items=count, module="headrace"), FileWriter,
+                           w2.manifest(w2.w2_dir(data_root, count)))
+    ops = [vision.Decode(), vision.RandomResizedCrop(w2.SIZE), vision.RandomHorizontalFlip(),
+           vision.Normalize(mean=[float(v) for v in w2.MEAN], std=[float(v) for v in w2.STD]), vision.HWC2CHW()]
+    data = ds.MindDataset(path, columns_list=["image", "label"], shuffle=True, num_parallel_workers=workers)
+    return data.map(ops, input_columns=["image"], num_parallel_workers=workers).batch(w2.BATCH)
+
+
+def measure(numpy_it: Any, loader: Any, pairs: int, skip: int, tail: int) -> dict:
+    """``pairs`` rounds of one epoch of each (the order alternating, after one untimed epoch of
+    each): per-pair ratios loader / NumPy of the steady rate, the whole-epoch rate and the steady
+    window's rows per CPU second (of this process and its workers), and each side's figures."""
+    times, _, _ = epoch_times(iter(numpy_it))
+    epoch_times(iter(loader))
+    marks = window(times, skip, tail)
+    out: dict = {"numpy": [], "loader": [], "steady": [], "whole": [], "cpu": []}
+    for i in range(pairs):
+        got = {}
+        for name, it in ((("numpy", numpy_it), ("loader", loader)) if i % 2 == 0
+                         else (("loader", loader), ("numpy", numpy_it))):
+            times, sizes, cpu = epoch_times(iter(it), marks)
+            if len(times) != marks[1] + 1 + tail:
+                raise RuntimeError(f"{name}: an epoch of {len(times)} batches, not {marks[1] + 1 + tail}")
+            rows = sum(sizes[marks[0] + 1:marks[1] + 1])
+            got[name] = (steady_rate(times, sizes, skip, tail), sum(sizes) / times[-1], rows / cpu if cpu else 0.0)
+            out[name].append(got[name])
+        out["steady"].append(got["loader"][0] / got["numpy"][0])
+        out["whole"].append(got["loader"][1] / got["numpy"][1])
+        if got["loader"][2] and got["numpy"][2]:
+            out["cpu"].append(got["loader"][2] / got["numpy"][2])
+    return out
+
+
+def report(res: dict, label: str) -> str:
+    lines = [label]
+    for key, what in (("steady", "rows/s, steady window"), ("whole", "rows/s, whole epoch"),
+                      ("cpu", "rows per CPU second, steady window")):
+        r = res[key]
+        if not r:
+            lines.append(f"  {what}: not measured (CPU time too short for the clock)")
+            continue
+        lo, hi = median_interval(r)
+        lines.append(f"  {what}, loader/NumPy: median {statistics.median(r):.3f} (95% interval of the median "
+                     f"{lo:.3f}-{hi:.3f}; range {min(r):.3f}-{max(r):.3f}; {len(r)} pairs)")
+    for name in ("numpy", "loader"):
+        steady, whole, cpu = (statistics.median(x[k] for x in res[name]) for k in range(3))
+        lines.append(f"  {name:6s} medians: {steady:,.0f} rows/s steady, {whole:,.0f} rows/s whole, "
+                     f"{cpu:,.0f} rows per CPU second")
+    lines.append(f"  load average {os.getloadavg()[0]:.2f}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workload", choices=("w1", "w2"), default="w1")
+    ap.add_argument("--mode", choices=("threads", "processes"), default="threads",
+                    help="W1's workers (W2's decode chain runs in threads)")
+    ap.add_argument("--adapter", choices=("torch", "jax"), default="torch")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--pairs", type=int, default=20)
+    ap.add_argument("--skip", type=int, default=None, help="batches left out at an epoch's start")
+    ap.add_argument("--tail", type=int, default=None, help="batches left out at an epoch's end")
+    ap.add_argument("--queue-depth", type=int, default=None, help="the loader's queue_depth (default: its own)")
+    ap.add_argument("--items", type=int, default=0, help="rows (W1) or images (W2) an epoch; 0: the workload's")
+    ap.add_argument("--data", default=ROOT)
+    a = ap.parse_args(argv)
+    if a.pairs < 1 or a.workers < 1:
+        ap.error("--pairs and --workers must be at least 1")
+    adapter = __import__(f"headrace.{a.adapter}", fromlist=["Loader"])
+    numpy_it = make_pipeline(a.workload, a.mode, a.workers, a.data, a.items).create_tuple_iterator(
+        output_numpy=True, num_epochs=-1)
+    depth = {} if a.queue_depth is None else (
+        {"queue_depth": a.queue_depth} if a.adapter == "torch" else {"device_buffer": a.queue_depth})
+    loader = adapter.Loader(make_pipeline(a.workload, a.mode, a.workers, a.data, a.items), shard=False, **depth)
+    skip = SKIP[a.workload] if a.skip is None else a.skip
+    tail = TAIL[a.workload] if a.tail is None else a.tail
+    try:
+        res = measure(numpy_it, loader, a.pairs, skip, tail)
+    finally:
+        loader.close()
+        numpy_it.stop()
+    mode = f"{a.mode}, " if a.workload == "w1" else ""
+    print(report(res, f"{a.workload.upper()} {mode}{a.workers} workers, headrace.{a.adapter}.Loader vs NumPy "
+                      f"(kept; steady window: batches {skip}..end-{tail})"))
+
+
+if __name__ == "__main__":
+    main()
