@@ -105,9 +105,10 @@ class PipelineRun:
         self._prefetcher: Prefetcher | None = None
         self._draining: Prefetcher | None = None  # a released prefetcher whose rows are handed out first
         self._trial = 0  # rows read through a prestarted prefetch thread, while it is on trial (0: none)
-        # applied by the prefetch thread to the rows it makes (after finish), not to rows made in
-        # the consumer's thread; it must not refer to the run (a framework loader's transfer)
-        self.ahead: Callable[[Row], Any] | None = None
+        # ahead(row, consumer_waiting): applied by the prefetch thread to the rows it makes (after
+        # finish; with whether the consumer waits for a row as this one is done), not to rows made
+        # in the consumer's thread; it must not refer to the run (a framework loader's transfer)
+        self.ahead: Callable[[Row, bool], Any] | None = None
         self._failed: BaseException | None = None
         self._closed = False
         self._lock = threading.Lock()
@@ -260,11 +261,14 @@ class PipelineRun:
 
             def produce() -> Any:
                 return finish(made())
+        waiting: list = []  # the prefetcher, weakly (its thread's produce must not keep it alive)
         if self.ahead is not None:
             ahead, unmade = self.ahead, produce
 
             def produce() -> Any:
-                return ahead(unmade())
+                row = unmade()
+                pf = waiting[0]() if waiting else None
+                return ahead(row, pf is not None and pf.consumer_waiting)
         d, self._draining = self._draining, None
         if d is not None:
             d.release()  # (ended already, unless a KeyboardInterrupt cut its release short)
@@ -275,6 +279,7 @@ class PipelineRun:
                 return d.get() if d.pending() else made_next()
         pf = self._prefetcher = self._res.prefetcher = Prefetcher(produce, self._prefetch_size,
                                                                   cpus=self.options.bind_cpus, timed=timed)
+        waiting.append(weakref.ref(pf))
         return pf
 
     def error_rows(self) -> list:

@@ -32,6 +32,10 @@ class _Put:
     CPU devices: a put is a few microseconds and no copy of a large array) makes the pipeline's
     prefetch thread do it (see ``Loader.__iter__``). It holds no loader."""
 
+    # XLA's put lets go of the GIL: a batch the loop waits for is put in the loop's thread
+    # (see _util/device_queue.Ahead)
+    lets_go_of_gil = True
+
     def __init__(self, sharding: Any, device: Any, inline: bool) -> None:
         self.sharding, self.device, self.inline = sharding, device, inline
         self.put: Callable[[np.ndarray], Any] = DevicePut(device)

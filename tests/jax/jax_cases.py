@@ -79,21 +79,67 @@ def test_device_puts_run_on_the_device_thread_not_the_loop(monkeypatch):
     assert threads == ["headrace.jax.Loader device buffer"] * 3
 
 
+def _prefetched(loader):
+    """How many batches the loader's pipeline has made ahead (its prefetch thread's queue)."""
+    return loader._reader._res.iterator._run.prefetched()
+
+
 def test_on_cpu_devices_the_prefetch_thread_puts_ahead_and_no_device_thread_runs(monkeypatch):
     import threading
     import time
     threads = _put_threads(monkeypatch)
     loader = Loader(numbers(n=60, batch=2), columns=["x"])
+    it = iter(loader)
     got = []
-    for b in loader:
+    for _ in range(31):
+        # a training step, after which the next batch is ready (a batch the loop waits for is
+        # put in the loop's thread: see the next test)
+        time.sleep(0.005)
+        wait_for(lambda: _prefetched(loader) > 0, "a batch ready")
+        b = next(it, None)
+        if b is None:
+            break
         assert isinstance(b[0], jax.Array)
         got.append(b[0].tolist())
         seen = len(threads)  # (the next epoch's first batches are put ahead when this one ends)
         assert not [t.name for t in threading.enumerate() if "headrace.jax.Loader" in t.name]
-        time.sleep(0.005)  # a training step
     loader.close()
     assert got == [[i, i + 1] for i in range(0, 60, 2)]
     assert threads[:seen] == ["headrace-prefetch"] * 30
+
+
+def test_on_cpu_devices_a_batch_the_loop_waits_for_is_put_in_the_loops_thread(monkeypatch):
+    # XLA's put lets go of the GIL, and taking it back in the prefetch thread would delay the
+    # next batch; the loop waits anyway
+    import threading
+    threads = _put_threads(monkeypatch)
+    gates = [threading.Event() for _ in range(6)]
+
+    def gated(x):
+        assert gates[int(x)].wait(60)
+        return x
+
+    data = ds.NumpySlicesDataset({"x": np.arange(6, dtype=np.float32)}, shuffle=False).map(gated, input_columns="x")
+    loader = Loader(data.batch(1))
+    it = iter(loader)
+    for i in range(6):
+        if i % 2 == 0:  # the loop asks first, and the batch is made while it waits
+            opener = threading.Thread(target=lambda: (wait_for(lambda: _waiting(loader), "the loop waits"),
+                                                       gates[i].set()))
+            opener.start()
+            assert next(it)[0].tolist() == [i]
+            opener.join()
+        else:  # the batch is ready before the loop asks
+            gates[i].set()
+            wait_for(lambda: _prefetched(loader) > 0, "a batch ready")
+            assert next(it)[0].tolist() == [i]
+    assert threads == ["MainThread", "headrace-prefetch"] * 3
+    loader.close()
+
+
+def _waiting(loader):
+    pf = loader._reader._res.iterator._run._prefetcher
+    return pf is not None and pf.consumer_waiting
 
 
 def test_on_cpu_devices_both_buffers_bound_the_batches_read_ahead():

@@ -160,6 +160,11 @@ class Prefetcher:
         """Whether rows (or the pass's end, or an error) made before ``release`` are left."""
         return bool(self._dq)
 
+    @property
+    def consumer_waiting(self) -> bool:
+        """Whether the consumer is waiting for a row now (the queue was empty when it asked)."""
+        return self._consumer_waiting
+
     def size(self) -> int:
         """Rows made and not yet taken."""
         return len(self._dq)

@@ -356,3 +356,46 @@ def test_a_row_taken_is_not_kept_by_the_thread_while_it_makes_the_next():
     with pytest.raises(StopIteration):
         pf.get()
     assert pf.stop()
+
+
+class Gated(Rows):
+    """Rows 0..9; row ``i`` is read only once ``gates[i]`` is set."""
+
+    def __init__(self):
+        import threading
+        self.gates = [threading.Event() for _ in range(10)]
+
+    def __len__(self):
+        return 10
+
+    def read(self, i):
+        assert self.gates[i].wait(60)
+        return (np.array(i),)
+
+
+def test_the_prefetch_threads_ahead_is_told_whether_the_consumer_waits_for_the_row(clock):
+    import threading
+    rows = Gated()
+    node = P.RandomAccessNode((), ("x",), rows, SequentialPlan(), "Rows")
+    r = PipelineRun(node, 1, options.Options(seed=1), prefetch=8)
+    seen = []
+    r.ahead = lambda row, waiting: seen.append((int(row[0]), waiting)) or row
+    r.prestart()
+    pf = r._prefetcher
+
+    def open_when_waited():
+        wait_until(lambda: pf.consumer_waiting)
+        rows.gates[0].set()
+
+    opener = threading.Thread(target=open_when_waited)
+    opener.start()
+    assert int(r.next_row()[0]) == 0  # waited for: the row is done while the consumer waits
+    opener.join()
+    rows.gates[1].set()
+    wait_until(lambda: r.prefetched() == 1)  # done while the consumer is away
+    assert int(r.next_row()[0]) == 1
+    assert seen == [(0, True), (1, False)]
+    for g in rows.gates[2:]:
+        g.set()
+    assert read_rest(r, []) == list(range(2, 10))
+    r.close()

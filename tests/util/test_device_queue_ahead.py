@@ -1,0 +1,71 @@
+"""``Direct``'s transfer in the pipeline's prefetch thread (``Ahead``), and the rows it leaves to
+the loop's thread (a transfer that lets go of the GIL, for a row the loop waits for)."""
+import threading
+
+import pytest
+
+from headrace._util.device_queue import Ahead, Direct, Made
+
+
+class Transfer:
+    """Records the thread each transfer runs in; ``lets_go_of_gil`` as given."""
+
+    def __init__(self, lets_go_of_gil):
+        self.lets_go_of_gil = lets_go_of_gil
+        self.threads = []
+
+    def __call__(self, row):
+        self.threads.append(threading.current_thread().name)
+        return [f"t({v})" for v in row]
+
+
+def convert(row):
+    return [f"c({v})" for v in row]
+
+
+@pytest.mark.parametrize("gil_free", [True, False])
+def test_ahead_transfers_a_row_unless_the_loop_waits_for_it_and_the_transfer_lets_go_of_the_gil(gil_free):
+    transfer = Transfer(gil_free)
+    ahead = Ahead(transfer, convert)
+    made = ahead([1], False)
+    assert type(made) is Made and not made.pending and made.value == ["t(c(1))"] and made.error is None
+    waited = ahead([2], True)
+    if gil_free:
+        assert waited.pending and waited.value == ["c(2)"] and waited.error is None  # converted, not transferred
+        assert len(transfer.threads) == 1
+    else:
+        assert not waited.pending and waited.value == ["t(c(2))"]
+        assert len(transfer.threads) == 2
+    assert ahead(made, True) is made  # made ahead already: handed on as it is
+
+
+def test_direct_transfers_a_pending_row_in_the_loops_thread():
+    transfer = Transfer(True)
+    rows = [([1], "s1"), ([2], "s2")]
+    direct = Direct(lambda: rows.pop(0), transfer, lambda: 0)
+    pending = direct.ahead(rows[0][0], True)
+    rows[0] = (pending, "s1")
+    ahead_made = direct.ahead(rows[1][0], False)  # (in this thread, standing in for the prefetch thread)
+    rows[1] = (ahead_made, "s2")
+    transfer.threads.clear()
+    out = []
+
+    def loop():
+        out.extend([direct.get(), direct.get()])
+
+    t = threading.Thread(target=loop, name="the-loop")
+    t.start()
+    t.join(60)
+    assert out == [("batch", ["t(1)"], "s1"), ("batch", ["t(2)"], "s2")]
+    assert transfer.threads == ["the-loop"]  # only the pending row, in the loop's thread
+    assert direct.stats.have_sent == 2
+
+
+def test_a_pending_row_whose_transfer_fails_raises_in_the_loop():
+    class Failing(Transfer):
+        def __call__(self, row):
+            raise OverflowError("no room on the device")
+
+    direct = Direct(lambda: (Made([1], 0.0, 0.0, None, pending=True), "s"), Failing(True), lambda: 0)
+    with pytest.raises(OverflowError, match="no room on the device"):
+        direct.get()
