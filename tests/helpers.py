@@ -57,16 +57,21 @@ def thread_spy(monkeypatch, owner, method, fail_at=None, error=None):
     return threads
 
 
-def assert_fails_at_the_fourth_batch(loader, error, match):
+def assert_fails_at_the_fourth_batch(loader, error, match, ready=None):
     """A loader over 0..19 in batches of 2 whose conversion fails ahead at the 4th batch: the loop,
     which works between batches, gets 3 batches, then the error with a note saying where it was
-    raised; the next epoch reads again."""
+    raised; the next epoch reads again. ``ready()``: whether the next batch is made, waited for
+    before each (a loader that converts a batch the loop waits for in the loop's thread)."""
     import time
     got = []
     with pytest.raises(error, match=match) as e:
+        if ready is not None:
+            wait_for(ready, "the first batch made")
         for b in loader:
             got.append(b[0].tolist())
             time.sleep(0.005)  # a training step
+            if ready is not None:
+                wait_for(ready, "the next batch made")
     assert e.value.__notes__ == ["(raised converting the batch in the pipeline's prefetch thread)"]
     assert got == [[0, 1], [2, 3], [4, 5]]
     assert [b[0].tolist() for b in loader][0] == [0, 1]

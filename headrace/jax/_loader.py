@@ -89,8 +89,10 @@ class Loader:
     there costs microseconds and copies no large array, so the pipeline's prefetch thread puts
     the batches it makes and holds up to ``cpu_buffer + device_buffer`` of them (by default as
     many as it holds for NumPy output: the pipeline's prefetch size), and no device
-    thread runs (a thread hand-off per batch cost more CPU than the put). Whether the devices are
-    CPU devices is decided when the loader is made.
+    thread runs (a thread hand-off per batch cost more CPU than the put). A batch the loop is
+    already waiting for when it is made is put in the loop's thread instead: XLA's put lets go of
+    the GIL, and taking it back in the prefetch thread would hold up the next batch. Whether the
+    devices are CPU devices is decided when the loader is made.
 
     Args:
         dataset (Dataset): the headrace dataset (usually ending in ``batch``).

@@ -39,55 +39,76 @@ MAX_AVALS = 64  # abstract values kept (one per batch shape and dtype: a few in 
 class DevicePut:
     """``put(array)`` = ``jax.device_put(array, device)`` for an array of numbers (dtype kind
     ``biufc``, which the Loader checks), through the direct path where it was checked to agree
-    (see the module docstring). One instance serves the puts of one epoch."""
+    (see the module docstring). One instance serves the puts of one epoch.
+
+    A dtype JAX converts (int64 to int32, float64 to float32, ... unless 64-bit mode is on) is
+    converted here by NumPy, as JAX itself does it (``np.asarray(x, canonical dtype)``: the same
+    values, the same overflow warning), then put directly: through ``jax.device_put`` an int64
+    label column cost ~130 us a batch. Each dtype's first array of an epoch takes the public
+    path, and the direct path is used for that dtype only if it gave the same array."""
 
     def __init__(self, device: jax.Device | None) -> None:
         self.device = device
         self._fast: Callable[[np.ndarray], Any] | None = None
-        self._checked = False
-        self._canonical: dict = {}  # dtype -> whether JAX keeps it as it is
+        self._broken = False  # the direct path disagreed or failed: public puts only
+        self._target: dict = {}  # dtype -> the dtype JAX keeps it as, once checked to agree
+        self._tried: set = set()  # dtypes checked (whether they agreed or not)
 
     def __call__(self, value: np.ndarray) -> Any:
-        fast = self._fast
-        if fast is not None and self._is_canonical(value.dtype):
-            return fast(value)
+        dtype = value.dtype
+        target = self._target.get(dtype)
+        if target is not None:
+            return self._fast(value if target is dtype else np.asarray(value, target))  # type: ignore[misc]
         out = jax.device_put(value, self.device)
-        if not self._checked and self._is_canonical(value.dtype):
-            self._checked = True
-            self._fast = _checked_fast_path(value, out)
+        if dtype not in self._tried and not self._broken:
+            self._tried.add(dtype)
+            self._check(value, out)
         return out
 
-    def _is_canonical(self, dtype: np.dtype) -> bool:
-        known = self._canonical.get(dtype)
-        if known is None:
-            known = self._canonical[dtype] = jax.dtypes.canonicalize_dtype(dtype) == dtype
-        return known
+    def _check(self, value: np.ndarray, reference: Any) -> None:
+        """Registers ``value``'s dtype for the direct path if it reproduces ``reference``."""
+        canonical = np.dtype(jax.dtypes.canonicalize_dtype(value.dtype))
+        if self._fast is None:
+            self._fast = _direct_put(reference)
+        converted = value if canonical == value.dtype else np.asarray(value, canonical)
+        if self._fast is not None and _agrees(self._fast, converted, reference):
+            self._target[value.dtype] = value.dtype if canonical == value.dtype else canonical
+        elif canonical == value.dtype:  # the direct path itself is wrong here: never use it
+            self._broken, self._fast, self._target = True, None, {}
 
 
-def _checked_fast_path(value: np.ndarray, reference: Any) -> Callable[[np.ndarray], Any] | None:
-    """The direct put for arrays like ``value``, if it reproduces ``reference`` (what
-    ``jax.device_put`` made of ``value``); else None."""
+def _direct_put(reference: Any) -> Callable[[np.ndarray], Any] | None:
+    """The direct put onto ``reference``'s device, sharding and committed flag (what
+    ``jax.device_put`` made of an array); None without JAX's internals."""
     if _core is None or _batched_put is None:  # pragma: no cover
         return None
     try:
         sharding = reference.sharding
         devices = [next(iter(reference.devices()))]
         committed = reference._committed
-        shaped, put = _core.ShapedArray, _batched_put
-        avals: dict = {}
-
-        def fast(x: np.ndarray) -> Any:
-            key = (x.shape, x.dtype)
-            aval = avals.get(key)
-            if aval is None:
-                if len(avals) >= MAX_AVALS:
-                    avals.clear()
-                aval = avals[key] = shaped(x.shape, x.dtype)
-            return put(aval, sharding, [x], devices, committed)
-
-        trial = fast(value)
-        agrees = (type(trial) is type(reference) and trial.aval == reference.aval and trial.sharding == sharding
-                  and trial._committed == committed and np.array_equal(np.asarray(trial), value, equal_nan=True))
     except Exception:  # noqa: BLE001 - any difference in JAX's internals means the public path
         return None
-    return fast if agrees else None
+    shaped, put = _core.ShapedArray, _batched_put
+    avals: dict = {}
+
+    def fast(x: np.ndarray) -> Any:
+        key = (x.shape, x.dtype)
+        aval = avals.get(key)
+        if aval is None:
+            if len(avals) >= MAX_AVALS:
+                avals.clear()
+            aval = avals[key] = shaped(x.shape, x.dtype)
+        return put(aval, sharding, [x], devices, committed)
+    return fast
+
+
+def _agrees(fast: Callable[[np.ndarray], Any], value: np.ndarray, reference: Any) -> bool:
+    """Whether ``fast(value)`` is the array ``reference`` is: type, abstract value, sharding,
+    committed flag and values."""
+    try:
+        trial = fast(value)
+        return (type(trial) is type(reference) and trial.aval == reference.aval
+                and trial.sharding == reference.sharding and trial._committed == reference._committed
+                and np.array_equal(np.asarray(trial), np.asarray(reference), equal_nan=True))
+    except Exception:  # noqa: BLE001 - any difference in JAX's internals means the public path
+        return False

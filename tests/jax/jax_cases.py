@@ -171,8 +171,9 @@ def test_on_cpu_devices_by_default_the_buffer_is_the_pipelines_prefetch():
 
 def test_a_put_that_fails_ahead_fails_in_the_loop_at_its_batch(monkeypatch):
     _put_threads(monkeypatch, fail_at=4)
-    assert_fails_at_the_fourth_batch(Loader(numbers(n=20, batch=2), columns=["x"]), OverflowError,
-                                     "no room on the device")
+    loader = Loader(numbers(n=20, batch=2), columns=["x"])
+    assert_fails_at_the_fourth_batch(loader, OverflowError, "no room on the device",
+                                     ready=lambda: _prefetched(loader) > 0)
 
 
 @pytest.mark.parametrize("cpu", [True, False])
@@ -449,7 +450,9 @@ def test_a_large_batch_reaches_the_cpu_device_without_a_copy():
 
 PUT_ARRAYS = [np.arange(12, dtype=np.float32).reshape(3, 4), np.arange(5, dtype=np.int32), np.array(7, np.uint8),
               np.array([True, False]), np.arange(6, dtype=np.float16)[::2], np.array([np.nan, 1.5], np.float32),
-              np.arange(4, dtype=np.int64), np.arange(3, dtype=np.float64), np.zeros((0, 3), np.float32)]
+              np.arange(4, dtype=np.int64), np.arange(3, dtype=np.float64), np.zeros((0, 3), np.float32),
+              np.array([2**40 + 3, -(2**33) - 1, 9], np.int64), np.array([2**63 + 5], np.uint64),
+              np.array([1 + 2j], np.complex128)]
 
 
 def same_as_device_put(got, value, device):
@@ -467,8 +470,29 @@ def test_the_direct_put_gives_what_device_put_gives(device):
     for value in PUT_ARRAYS * 2:  # (the second time with the abstract values kept from the first)
         same_as_device_put(put(value), value, device)
     assert put._fast is not None  # the first float32 array checked the direct path; it agreed
-    # dtypes JAX converts (64-bit ones without x64) take jax.device_put itself
-    assert not put._is_canonical(np.dtype(np.int64)) and put._is_canonical(np.dtype(np.float16))
+    # dtypes JAX converts (64-bit ones without x64) are converted by NumPy, then put directly
+    assert put._target == {np.dtype(t): np.dtype(t) for t in (np.float32, np.int32, np.uint8, np.bool_, np.float16)} | {
+        np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.float64): np.dtype(np.float32),
+        np.dtype(np.uint64): np.dtype(np.uint32), np.dtype(np.complex128): np.dtype(np.complex64)}
+
+
+def test_an_int64_column_is_put_directly_after_its_first_array(monkeypatch):
+    from headrace.jax import _put
+    real, calls = _put._batched_put, []
+
+    def counted(*args):
+        calls.append(args[0])
+        return real(*args)
+
+    monkeypatch.setattr(_put, "_batched_put", counted)
+    put = _put.DevicePut(None)
+    first = put(np.arange(3, dtype=np.int64))  # the public path, then the check: one direct put
+    assert len(calls) == 1 and first.dtype == np.int32
+    labels = np.array([5, 2**40 + 7, -1], np.int64)
+    got = put(labels)
+    assert len(calls) == 2 and calls[1].dtype == np.int32
+    same_as_device_put(got, labels, None)
+    assert np.asarray(got).tolist() == [5, 7, -1]  # as JAX wraps it
 
 
 def test_the_direct_put_is_not_used_when_it_disagrees_with_device_put(monkeypatch):
@@ -483,7 +507,7 @@ def test_the_direct_put_is_not_used_when_it_disagrees_with_device_put(monkeypatc
     put = _put.DevicePut(None)
     for value in PUT_ARRAYS:
         same_as_device_put(put(value), value, None)
-    assert put._checked and put._fast is None
+    assert put._broken and put._fast is None and put._target == {}
 
     def broken(*args):
         raise TypeError("changed signature")
