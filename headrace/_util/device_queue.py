@@ -236,9 +236,9 @@ class Ahead:
     loop is waiting for as it is done: taking the GIL back after the put costs the thread that
     puts a wait behind every other running thread, and the prefetch thread then makes the next
     row that much later, while the loop would only have waited. W1 with 2 thread workers through
-    headrace.jax, 30 rounds in turns, rows/s against NumPy output: 0.891 putting in the prefetch
-    thread, 0.967 this way (worker processes: 0.929 and 0.960). A loop that works between batches
-    finds them ready, and they are put ahead."""
+    headrace.jax, rows/s against NumPy output (``benchmarks/adapter_cost.py``, 40 pairs): 0.893
+    putting every batch in the prefetch thread, 0.956 and 0.923 in two runs this way. A loop that
+    works between batches finds them ready, and they are put ahead."""
 
     def __init__(self, transfer: Callable[[Any], Any], convert: Callable[[Any], Any] | None) -> None:
         self._transfer = transfer

@@ -476,6 +476,19 @@ def test_the_direct_put_gives_what_device_put_gives(device):
         np.dtype(np.uint64): np.dtype(np.uint32), np.dtype(np.complex128): np.dtype(np.complex64)}
 
 
+def test_the_direct_put_is_checked_on_the_first_values_of_a_large_array(monkeypatch):
+    # (comparing a whole 77 MB batch cost W2 ~0.1-0.5 s an epoch)
+    from headrace.jax import _put
+    real, checked = _put._agrees, []
+    monkeypatch.setattr(_put, "_agrees", lambda fast, value, ref: checked.append(value.copy()) or real(fast, value, ref))
+    put = _put.DevicePut(None)
+    big = np.arange(100_000, dtype=np.float32).reshape(1000, 100)
+    same_as_device_put(put(big), big, None)
+    assert [c.tolist() for c in checked] == [list(range(_put.PROBE))] and put._target == {big.dtype: big.dtype}
+    same_as_device_put(put(big + 1), big + 1, None)  # the direct path now
+    assert len(checked) == 1
+
+
 def test_an_int64_column_is_put_directly_after_its_first_array(monkeypatch):
     from headrace.jax import _put
     real, calls = _put._batched_put, []
