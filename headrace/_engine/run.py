@@ -207,6 +207,15 @@ class PipelineRun:
         self.step += 1
         return row
 
+    def consumer_starts(self) -> None:
+        """The consumer's own work (what a prefetch thread would overlap) starts now: the time
+        since ``next_row`` handed the row over went on making it (a framework loader's transfer,
+        which a prefetch thread would do as well), not away. A headrace.jax loader over worker
+        processes, whose puts counted as time away, had a prefetch thread started in every epoch
+        for it: 85 us more of the main process's CPU a batch than NumPy output, 7% fewer rows/s."""
+        if self._handed is not None:
+            self._handed = _clock()
+
     def prestart(self) -> None:
         """Starts the pass the next ``next_row`` reads in a prefetch thread, so that its first rows
         are made before they are asked for (a framework loader calls it ahead of an epoch). The

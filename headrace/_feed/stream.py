@@ -144,8 +144,10 @@ class EpochReader:
         if getattr(self._transfer, "inline", False) and self.sync is None:
             if self._depth is not None:  # (None: the run's own, as configured or autotuned)
                 run.prefetch_size = self._depth
+            # (a transfer in the loop's thread is making the batch, not the loop's time away:
+            # run.consumer_starts)
             direct = Direct(_puller(it, run, direct=True), self._transfer, run.prefetched,
-                            None if it._converted else it._rows)
+                            None if it._converted else it._rows, run.consumer_starts)
             run.ahead = direct.ahead
             return direct
         depth = FEEDER_DEPTH if self._depth is None else self._depth

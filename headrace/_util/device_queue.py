@@ -275,10 +275,12 @@ class Direct:
     workers). ``get`` raises what ``pull`` or ``transfer`` raised."""
 
     def __init__(self, pull: Callable[[], tuple[Any, Any]], transfer: Callable[[Any], Any],
-                 ready: Callable[[], int], convert: Callable[[Any], Any] | None = None) -> None:
+                 ready: Callable[[], int], convert: Callable[[Any], Any] | None = None,
+                 transferred: Callable[[], None] | None = None) -> None:
         self._pull = pull
         self._transfer = transfer
         self._ready = ready
+        self._transferred = transferred  # told when get() has transferred a row in the caller's thread
         self.ahead = Ahead(transfer, convert)  # for rows the prefetch thread makes: converted first
         self.stats = FeederStats()
 
@@ -299,12 +301,16 @@ class Direct:
                 start, batch = time.time(), batch.value
                 value = self._transfer(batch)
                 finish = time.time()
+                if self._transferred is not None:
+                    self._transferred()
             else:
                 value, start, finish = batch.value, batch.start, batch.finish
         else:
             start = time.time()
             value = self._transfer(batch)
             finish = time.time()
+            if self._transferred is not None:
+                self._transferred()
         batch = None
         stats = self.stats
         stats.pushes.append((start, finish))

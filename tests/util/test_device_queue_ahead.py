@@ -69,3 +69,12 @@ def test_a_pending_row_whose_transfer_fails_raises_in_the_loop():
     direct = Direct(lambda: (Made([1], 0.0, 0.0, None, pending=True), "s"), Failing(True), lambda: 0)
     with pytest.raises(OverflowError, match="no room on the device"):
         direct.get()
+
+
+def test_direct_says_when_it_transferred_a_row_in_the_callers_thread():
+    transfer, told = Transfer(True), []
+    ahead = Ahead(transfer, None)
+    rows = [(ahead([1], False), "s1"), (ahead([2], True), "s2"), ([3], "s3")]  # ahead, pending, unmade
+    direct = Direct(lambda: rows.pop(0), transfer, lambda: 0, None, lambda: told.append(len(transfer.threads)))
+    assert [direct.get()[1] for _ in range(3)] == [["t(1)"], ["t(2)"], ["t(3)"]]
+    assert told == [2, 3]  # after the pending row's transfer and the unmade row's, not the one made ahead

@@ -87,6 +87,24 @@ def test_a_consumer_that_only_reads_gets_no_prefetch_thread(clock):
     r.close()
 
 
+@pytest.mark.parametrize("loaders_own", [False, True])
+def test_time_a_loader_spends_transferring_a_row_is_not_time_away(clock, loaders_own):
+    # the same 0.5 ms after each row: the loop's work (a prefetch thread would overlap it), or a
+    # framework loader's transfer of the row in the loop's thread (a prefetch thread would only
+    # move it), after which the loader calls consumer_starts()
+    clock.make, clock.away_s = 0.0005, 0.0005
+    r = run(clock)
+    got = []
+    for _ in range(20):
+        got.append(int(r.next_row()[0]))
+        clock.away()
+        if loaders_own:
+            r.consumer_starts()
+    assert (r._prefetcher is None) == loaders_own
+    assert read_rest(r, got) == list(range(200))
+    r.close()
+
+
 def test_a_busy_consumer_gets_rows_prefetched_in_order(clock):
     clock.make, clock.away_s = 0.0005, 0.01  # cheap rows, and "training" between them
     r = run(clock)
