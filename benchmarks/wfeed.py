@@ -76,9 +76,9 @@ def time_loops(make_iter, steps: int, epochs: int, warmup: int) -> dict:
 
 CONFIGS = [
     Config("feed", "headrace", "headrace.torch", (1,), compare="headrace.torch",
-           note="Loader(data): torch tensors on CPU, device queue of 2"),
+           note="Loader(data): torch tensors on CPU, the pipeline's prefetch thread as the queue (its prefetch size deep)"),
     Config("feed", "headrace", "headrace.jax", (1,), compare="headrace.torch",
-           note="Loader(data): jax arrays on the CPU device, cpu_buffer 2, device_buffer 2"),
+           note="Loader(data): jax arrays on the CPU device, one buffer (the pipeline's prefetch size deep)"),
     Config("feed", "torch", "DataLoader", (1,), compare="headrace.torch",
            note="batch_size=None over the same batches, num_workers=1, prefetch_factor 2"),
     Config("feed", "grain", "device_put", (1,), compare="headrace.jax",
