@@ -57,6 +57,19 @@ def thread_spy(monkeypatch, owner, method, fail_at=None, error=None):
     return threads
 
 
+def assert_reads_ahead(loader, seen, ahead):
+    """Takes the first batch of ``loader`` (over ``noted_rows``, batches of 1) and checks that the
+    pipeline then reads exactly ``ahead`` batches further while the loop works; returns the
+    epoch's iterator, one batch in."""
+    import time
+    it = iter(loader)
+    assert next(it)[0].tolist() == [0]
+    wait_for(lambda: len(seen) >= 1 + ahead, f"{ahead} batches read ahead")
+    time.sleep(0.2)  # a training step: the pipeline would read further if the queue let it
+    assert seen == list(range(1 + ahead))  # 1 taken + ahead ready
+    return it
+
+
 def assert_fails_at_the_fourth_batch(loader, error, match, ready=None):
     """A loader over 0..19 in batches of 2 whose conversion fails ahead at the 4th batch: the loop,
     which works between batches, gets 3 batches, then the error with a note saying where it was

@@ -17,8 +17,8 @@ jax = pytest.importorskip("jax")
 
 import headrace.dataset as ds
 from headrace.jax import Loader
-from tests.helpers import (assert_fails_at_the_fourth_batch, noted_rows, rows, run_together, thread_spy,
-                           wait_for)
+from tests.helpers import (assert_fails_at_the_fourth_batch, assert_reads_ahead, noted_rows, rows, run_together,
+                           thread_spy, wait_for)
 
 
 def numbers(n=10, shuffle=False, batch=4):
@@ -143,28 +143,18 @@ def _waiting(loader):
 
 
 def test_on_cpu_devices_both_buffers_bound_the_batches_read_ahead():
-    import time
     data, seen = noted_rows(40)
     loader = Loader(data, cpu_buffer=2, device_buffer=3)
-    it = iter(loader)
-    assert next(it)[0].tolist() == [0]
-    wait_for(lambda: len(seen) >= 6, "five batches read ahead")
-    time.sleep(0.2)  # a training step: the pipeline would read further if the buffers let it
-    assert seen == [0, 1, 2, 3, 4, 5]  # 1 taken + 2 + 3 ready
+    it = assert_reads_ahead(loader, seen, 2 + 3)
     assert [b[0].tolist() for b in it] == [[i] for i in range(1, 40)]
     loader.close()
 
 
 def test_on_cpu_devices_by_default_the_buffer_is_the_pipelines_prefetch():
-    import time
     ds.config.set_prefetch_size(4)  # cpu_buffer=None: as far ahead as NumPy output reads
     data, seen = noted_rows(40)
     loader = Loader(data, device_buffer=3)
-    it = iter(loader)
-    assert next(it)[0].tolist() == [0]
-    wait_for(lambda: len(seen) >= 5, "four batches read ahead")
-    time.sleep(0.2)  # a training step: the pipeline would read further if the buffer let it
-    assert seen == [0, 1, 2, 3, 4]  # 1 taken + 4 ready: device_buffer adds none
+    it = assert_reads_ahead(loader, seen, 4)  # device_buffer adds none
     assert [b[0].tolist() for b in it] == [[i] for i in range(1, 40)]
     loader.close()
 

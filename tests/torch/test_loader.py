@@ -13,7 +13,8 @@ torch = pytest.importorskip("torch")
 
 import headrace.dataset as ds
 from headrace.torch import Loader, to_tensor
-from tests.helpers import assert_fails_at_the_fourth_batch, noted_rows, rows, thread_spy, wait_for
+from tests.helpers import (assert_fails_at_the_fourth_batch, assert_reads_ahead, noted_rows, rows, thread_spy,
+                           wait_for)
 
 
 def numbers(n=10, shuffle=False, batch=3, **kw):
@@ -243,11 +244,7 @@ def test_on_the_cpu_the_pipeline_reads_at_most_queue_depth_batches_ahead():
     # the prefetch thread is the queue, queue_depth batches deep
     data, seen = noted_rows(40)
     loader = Loader(data, queue_depth=2)
-    it = iter(loader)
-    assert next(it)[0].tolist() == [0]
-    wait_for(lambda: len(seen) >= 3, "two batches read ahead")
-    time.sleep(0.2)  # a training step: the pipeline would read further if the queue let it
-    assert seen == [0, 1, 2]  # 1 taken + 2 ready
+    it = assert_reads_ahead(loader, seen, 2)
     status = loader.status()
     assert status["have_sent"] == 1 and len(status["queue_sizes"]) == 1 and status["queue_sizes"][0] <= 2
     assert not [t.name for t in threading.enumerate() if "device queue" in t.name]
@@ -264,11 +261,7 @@ def test_by_default_the_loader_on_the_cpu_reads_as_far_ahead_as_numpy_output(pre
     ds.config.set_prefetch_size(prefetch)
     data, seen = noted_rows(40)
     loader = Loader(data)
-    it = iter(loader)
-    assert next(it)[0].tolist() == [0]
-    wait_for(lambda: len(seen) >= 1 + prefetch, f"{prefetch} batches read ahead")
-    time.sleep(0.2)  # a training step: the pipeline would read further if the queue let it
-    assert seen == list(range(1 + prefetch))  # 1 taken + prefetch ready
+    it = assert_reads_ahead(loader, seen, prefetch)
     assert [b[0].tolist() for b in it] == [[i] for i in range(1, 40)]
     assert max(loader.status()["queue_sizes"]) <= prefetch
     loader.close()
