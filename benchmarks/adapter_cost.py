@@ -17,7 +17,8 @@ epoch gives three figures:
 - **whole**: rows/s over the whole epoch, that head start included.
 - **CPU**: rows per CPU second of this process and its workers over the steady window.
 
-Printed: the per-pair ratio loader / NumPy of each, its median and a 95% bootstrap interval of
+``--adapter numpy`` reads a second NumPy iterator in the loader's place: a check of the method,
+whose ratios should sit at 1. Printed: the per-pair ratio loader / NumPy of each, its median and a 95% bootstrap interval of
 that median (resampling the pairs), and both iterators' medians. W2 is not measured this way: its
 16-batch epoch fits in a kept loader's read-ahead (the pipeline's prefetch size), so no window of
 it is steady; the suite's ``, paired`` rows measure it with loaders made anew each epoch.
@@ -164,7 +165,8 @@ def report(res: dict, label: str) -> str:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mode", choices=("threads", "processes"), default="threads", help="W1's workers")
-    ap.add_argument("--adapter", choices=("torch", "jax"), default="torch")
+    ap.add_argument("--adapter", choices=("torch", "jax", "numpy"), default="torch",
+                    help="numpy: a second NumPy iterator in the loader's place (a check of the method: ~1.0)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--pairs", type=int, default=20)
     ap.add_argument("--skip", type=int, default=SKIP, help="batches left out at an epoch's start")
@@ -176,17 +178,25 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     if a.pairs < 1 or a.workers < 1:
         ap.error("--pairs and --workers must be at least 1")
-    adapter = __import__(f"headrace.{a.adapter}", fromlist=["Loader"])
+    if a.adapter == "numpy" and a.depth is not None:
+        ap.error("--depth is the loader's: not with --adapter numpy")
     numpy_it = make_pipeline(a.mode, a.workers, a.data, a.items).create_tuple_iterator(
         output_numpy=True, num_epochs=-1)
-    depth = {} if a.depth is None else {"queue_depth" if a.adapter == "torch" else "cpu_buffer": a.depth}
-    loader = adapter.Loader(make_pipeline(a.mode, a.workers, a.data, a.items), shard=False, **depth)
+    if a.adapter == "numpy":
+        other = make_pipeline(a.mode, a.workers, a.data, a.items).create_tuple_iterator(
+            output_numpy=True, num_epochs=-1)
+        close, name = other.stop, "a second NumPy iterator"
+    else:
+        adapter = __import__(f"headrace.{a.adapter}", fromlist=["Loader"])
+        depth = {} if a.depth is None else {"queue_depth" if a.adapter == "torch" else "cpu_buffer": a.depth}
+        other = adapter.Loader(make_pipeline(a.mode, a.workers, a.data, a.items), shard=False, **depth)
+        close, name = other.close, f"headrace.{a.adapter}.Loader"
     try:
-        res = measure(numpy_it, loader, a.pairs, a.skip, a.tail)
+        res = measure(numpy_it, other, a.pairs, a.skip, a.tail)
     finally:
-        loader.close()
+        close()
         numpy_it.stop()
-    print(report(res, f"W1 {a.mode}, {a.workers} workers, headrace.{a.adapter}.Loader vs NumPy "
+    print(report(res, f"W1 {a.mode}, {a.workers} workers, {name} vs NumPy "
                       f"(kept; steady window: batches {a.skip}..end-{a.tail})"))
 
 

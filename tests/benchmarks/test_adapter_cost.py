@@ -93,3 +93,14 @@ def test_measure_refuses_iterators_whose_epochs_differ():
     finally:
         loader.close()
         numpy_it.stop()
+
+
+def test_the_check_run_reads_a_second_numpy_iterator(tmp_path, capsys):
+    ac.main(["--adapter", "numpy", "--pairs", "2", "--items", "5120", "--skip", "2", "--tail", "1",
+             "--data", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert out.startswith("W1 threads, 2 workers, a second NumPy iterator vs NumPy (kept; steady window: batches 2..end-1)")
+    assert out.count("95% interval of the median") >= 2
+    with pytest.raises(SystemExit):
+        ac.main(["--adapter", "numpy", "--depth", "4", "--data", str(tmp_path)])
+    assert "--depth is the loader's: not with --adapter numpy" in capsys.readouterr().err
