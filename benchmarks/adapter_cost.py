@@ -34,6 +34,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from . import w1
+from .harness import cpu_seconds, tree_pids
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_data")
 SKIP = 100  # batches a steady window leaves out at the start (of 782 an epoch)
@@ -41,25 +42,8 @@ TAIL = 20
 
 
 def tree_cpu() -> float:
-    """CPU seconds (user + system) used so far by this process and every process under it (its
-    workers), read from /proc; outside Linux, this process's own."""
-    if not os.path.isdir("/proc/self/task"):
-        t = os.times()
-        return t.user + t.system
-    tick = os.sysconf("SC_CLK_TCK")
-    total, todo = 0, [os.getpid()]
-    while todo:
-        pid = todo.pop()
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
-            for task in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{task}/children", "rb") as f:
-                    todo.extend(int(c) for c in f.read().split())
-        except (FileNotFoundError, ProcessLookupError):
-            continue  # a process that ended meanwhile
-    return total / tick
+    """CPU seconds used so far by this process and every process under it (its workers)."""
+    return sum(cpu_seconds(p) for p in tree_pids(os.getpid()))
 
 
 def epoch_times(it: Iterable, marks: tuple[int, int] = (-1, -1)) -> tuple[list[float], list[int], float]:

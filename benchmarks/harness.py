@@ -226,7 +226,7 @@ def loadavg() -> float:
     return float(_read("/proc/loadavg").split()[0])
 
 
-def _cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int) -> float:
     """CPU seconds used by `pid` and by its children it has already reaped."""
     stat = _read(f"/proc/{pid}/stat")
     if not stat:
@@ -263,7 +263,7 @@ class TreeMonitor(threading.Thread):
             self.peak_rss = max(self.peak_rss, rss)
             self.peak_pss = max(self.peak_pss, pss)
             self.max_procs = max(self.max_procs, len(pids))
-            if self.stall_s > 0 and self._check_stall(sum(_cpu_seconds(p) for p in pids)):
+            if self.stall_s > 0 and self._check_stall(sum(cpu_seconds(p) for p in pids)):
                 return
             self._stop_evt.wait(self.period)
 

@@ -211,8 +211,9 @@ class PipelineRun:
         """The consumer's own work (what a prefetch thread would overlap) starts now: the time
         since ``next_row`` handed the row over went on making it (a framework loader's transfer,
         which a prefetch thread would do as well), not away. A headrace.jax loader over worker
-        processes, whose puts counted as time away, had a prefetch thread started in every epoch
-        for it: 85 us more of the main process's CPU a batch than NumPy output, 7% fewer rows/s."""
+        processes, whose puts counted as time away, had a prefetch thread started again in most
+        epochs (cProfile: 1,614 of W1's 2,349 batches over 3 epochs came through it), a hand-off
+        per batch that only moved the puts."""
         if self._handed is not None:
             self._handed = _clock()
 

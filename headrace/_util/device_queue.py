@@ -297,21 +297,18 @@ class Direct:
                     raise error
                 finally:  # the exception will hold this frame: the frame must not hold it
                     error = batch = None
-            if batch.pending:  # converted ahead, transferred here (see Ahead)
-                start, batch = time.time(), batch.value
-                value = self._transfer(batch)
-                finish = time.time()
-                if self._transferred is not None:
-                    self._transferred()
+            if batch.pending:  # converted ahead, transferred below (see Ahead)
+                batch = batch.value
             else:
                 value, start, finish = batch.value, batch.start, batch.finish
-        else:
+                batch = None
+        if batch is not None:  # transferred here, in the caller's thread
             start = time.time()
             value = self._transfer(batch)
             finish = time.time()
+            batch = None
             if self._transferred is not None:
                 self._transferred()
-        batch = None
         stats = self.stats
         stats.pushes.append((start, finish))
         if stats.first_push is None:

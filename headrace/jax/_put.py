@@ -45,9 +45,10 @@ class DevicePut:
 
     A dtype JAX converts (int64 to int32, float64 to float32, ... unless 64-bit mode is on) is
     converted here by NumPy, as JAX itself does it (``np.asarray(x, canonical dtype)``: the same
-    values, the same overflow warning), then put directly: through ``jax.device_put`` an int64
-    label column cost ~130 us a batch. Each dtype's first array of an epoch takes the public
-    path, and the direct path is used for that dtype only if it gave the same array."""
+    values, the same overflow warning), then put directly. Through ``jax.device_put``, the loader
+    cost 166 us a batch of a float32 and an int64 column (warm), against 20 us now. Each dtype's
+    first array of an epoch takes the public path, and the direct path is used for that dtype
+    only if it gave the same array."""
 
     def __init__(self, device: jax.Device | None) -> None:
         self.device = device
