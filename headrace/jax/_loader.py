@@ -162,6 +162,9 @@ class Loader:
         self._host.renew()
         batches = self._reader.epoch()
         try:
+            if not as_dict:
+                yield from batches  # (no frame here holds a batch: see EpochReader.epoch)
+                return
             for arrays in batches:
                 out = [arrays]
                 arrays = None  # no frame keeps the batch (see EpochReader.epoch)

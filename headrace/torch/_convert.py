@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 _TENSOR_KINDS = frozenset("biufc")
+_SHARED: dict = {}  # dtype -> whether torch.from_numpy shares an array of it (its kind and byte order)
 
 
 def to_tensor(value: Any) -> Any:
@@ -29,6 +30,19 @@ def to_tensor(value: Any) -> Any:
         >>> t.tolist(), t.data_ptr() == a.ctypes.data   # shared memory, no copy
         ([0, 1, 2], True)
     """
+    if type(value) is np.ndarray:
+        shared = _SHARED.get(value.dtype)
+        if shared is None:
+            shared = _SHARED[value.dtype] = value.dtype.kind in _TENSOR_KINDS and value.dtype.isnative
+        if shared:
+            flags = value.flags
+            # (C-contiguous: no negative strides; the engine's batch columns all are)
+            if flags.writeable and (flags.c_contiguous or min(value.strides, default=0) >= 0):
+                return torch.from_numpy(value)
+    return _to_tensor(value)
+
+
+def _to_tensor(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in _TENSOR_KINDS:
             return value
@@ -104,8 +118,12 @@ class Transfer:
         self.inline = not self.pin and (self.device is None or self.device.type == "cpu")
         self.stream = torch.cuda.Stream(self.device) if self.cuda else None
 
-    def __call__(self, row: list) -> tuple[list, Any]:
+    def __call__(self, row: list) -> Any:
+        """``row`` transferred: its tensors for an ``inline`` transfer, else ``(value, event)``
+        for ``arrive``."""
         value = to_tensors(row)
+        if self.inline:
+            return value
         if self.pin:
             value = _map_tensors(value, pinned)
         if self.device is None:

@@ -90,11 +90,15 @@ class Loader:
         return self._transfer.device
 
     def __iter__(self):
-        arrive, names, as_dict = self._transfer.arrive, self._columns, self._as_dict
+        names, as_dict = self._columns, self._as_dict
+        arrive = None if self._transfer.inline else self._transfer.arrive  # (inline: the tensors as made)
         batches = self._reader.epoch()
         try:
+            if arrive is None and not as_dict:
+                yield from batches  # (no frame here holds a batch: see EpochReader.epoch)
+                return
             for item in batches:
-                out = [arrive(*item)]
+                out = [item if arrive is None else arrive(*item)]
                 item = None  # no frame keeps the batch (see EpochReader.epoch)
                 yield dict(zip(names, out.pop())) if as_dict else out.pop()
         finally:

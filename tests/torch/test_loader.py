@@ -65,7 +65,11 @@ def test_to_tensor_shares_memory_and_copies_only_when_it_must():
         warnings.simplefilter("error")  # torch warns when it shares read-only memory: we copy instead
         t_ro = to_tensor(ro)
     assert t_ro.data_ptr() != ro.ctypes.data and t_ro.tolist() == ro.tolist()
+    # a native int32 first: what to_tensor keeps about its dtype must not decide for '>i4'
+    assert to_tensor(np.arange(3, dtype="<i4")).tolist() == [0, 1, 2]
     swapped = np.arange(3, dtype=">i4")
+    zero_d = np.array(7, dtype=np.int16)
+    assert to_tensor(zero_d).item() == 7 and to_tensor(zero_d).data_ptr() == zero_d.ctypes.data
     assert to_tensor(swapped).tolist() == [0, 1, 2] and to_tensor(swapped).dtype == torch.int32
     assert to_tensor(a[::-1]).tolist() == [[3.0, 4.0, 5.0], [42.0, 1.0, 2.0]]
     text = np.array(["a", "b"])
