@@ -1,7 +1,7 @@
 """``headrace.jax.Loader``: a headrace dataset as JAX arrays, with a CPU and a device buffer."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import numpy as np
@@ -10,9 +10,7 @@ from headrace._feed.args import check_depth, check_epoch, check_source
 from headrace._feed.shard import reshard
 from headrace._feed.stream import EpochReader
 from headrace._util.device_queue import Feeder
-from headrace.jax._put import DevicePut
-
-_ARRAY_KINDS = frozenset("biufc")
+from headrace.jax._put import ARRAY_KINDS, DevicePut
 
 
 class _Host:
@@ -38,7 +36,7 @@ class _Put:
 
     def __init__(self, sharding: Any, device: Any, inline: bool) -> None:
         self.sharding, self.device, self.inline = sharding, device, inline
-        self.put: Callable[[np.ndarray], Any] = DevicePut(device)
+        self.put = DevicePut(device)
 
     def renew(self) -> None:
         """A new ``DevicePut``, whose direct path is checked again on its first array (JAX's
@@ -46,16 +44,11 @@ class _Put:
         self.put = DevicePut(self.device)
 
     def __call__(self, row: list) -> list:
-        put, sharding = self.put, self.sharding
-        return [_put_value(v, put, sharding) for v in row]
-
-
-def _put_value(value: Any, put: Callable[[np.ndarray], Any], sharding: Any) -> Any:
-    if isinstance(value, np.ndarray) and value.dtype.kind in _ARRAY_KINDS:
-        if sharding is not None:
-            return jax.make_array_from_process_local_data(sharding, value)
-        return put(value)
-    return value
+        sharding = self.sharding
+        if sharding is None:
+            return self.put.row(row)
+        return [jax.make_array_from_process_local_data(sharding, v)
+                if isinstance(v, np.ndarray) and v.dtype.kind in ARRAY_KINDS else v for v in row]
 
 
 def _on_cpu(sharding: Any, device: Any) -> bool:

@@ -44,9 +44,9 @@ def test_batches_are_jax_arrays_and_text_stays_numpy():
 
 
 def _put_threads(monkeypatch, fail_at=None):
-    """The names of the threads that put each array (the put raises at the ``fail_at``-th)."""
+    """The names of the threads that put each batch (the put raises at the ``fail_at``-th)."""
     from headrace.jax._put import DevicePut
-    return thread_spy(monkeypatch, DevicePut, "__call__", fail_at, OverflowError("no room on the device"))
+    return thread_spy(monkeypatch, DevicePut, "row", fail_at, OverflowError("no room on the device"))
 
 
 def _not_cpu(monkeypatch):
@@ -464,6 +464,13 @@ def test_the_direct_put_gives_what_device_put_gives(device):
     assert put._target == {np.dtype(t): np.dtype(t) for t in (np.float32, np.int32, np.uint8, np.bool_, np.float16)} | {
         np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.float64): np.dtype(np.float32),
         np.dtype(np.uint64): np.dtype(np.uint32), np.dtype(np.complex128): np.dtype(np.complex64)}
+    # a batch's columns at once: the same arrays, text and Python objects left as they are
+    text, obj = np.array(["a"]), {"k": np.arange(2)}
+    for puts in (DevicePut(device), put):  # no dtype checked yet, then all of them
+        got = puts.row(PUT_ARRAYS + [text, obj])
+        for g, value in zip(got, PUT_ARRAYS):
+            same_as_device_put(g, value, device)
+        assert len(got) == len(PUT_ARRAYS) + 2 and got[-2] is text and got[-1] is obj
 
 
 def test_the_direct_put_is_checked_on_the_first_values_of_a_large_array(monkeypatch):
@@ -511,6 +518,18 @@ def test_the_direct_put_is_not_used_when_it_disagrees_with_device_put(monkeypatc
     for value in PUT_ARRAYS:
         same_as_device_put(put(value), value, None)
     assert put._broken and put._fast is None and put._target == {}
+
+    def wrong_for_int32(aval, sharding, xs, devices, committed):
+        return real(aval, sharding, [x + 1 if x.dtype == np.int32 else x for x in xs], devices, committed)
+
+    # within one batch: float32 agrees and is put directly, int32 then disagrees, and the batch's
+    # last float32 column takes the public path
+    monkeypatch.setattr(_put, "_batched_put", wrong_for_int32)
+    put = _put.DevicePut(None)
+    batch = [PUT_ARRAYS[0], PUT_ARRAYS[1], PUT_ARRAYS[0] * 2]
+    for got, value in zip(put.row(batch), batch):
+        same_as_device_put(got, value, None)
+    assert put._broken and put._fast is None
 
     def broken(*args):
         raise TypeError("changed signature")
