@@ -39,8 +39,9 @@ def to_tensors(row: Any) -> list:
     """Each value of ``row`` (a list or tuple) as :func:`to_tensor` makes it.
 
     An array of a native numeric dtype that is writeable and C-contiguous (the engine's batch
-    columns) costs one dict lookup and two flag reads before ``torch.from_numpy``: 2.1-2.6 us a batch of
-    two columns, against 5.7 us with the full checks of each value (warm, on the 2-core VM)."""
+    columns) costs one dict lookup and two flag reads before ``torch.from_numpy``: 2.1-2.6 us a
+    batch of two columns, against 5.7 us with the full checks of each value (warm, on the 2-core
+    VM)."""
     out = []
     for v in row:
         if type(v) is _ndarray:
