@@ -17,6 +17,9 @@ epoch gives three figures:
 - **whole**: rows/s over the whole epoch, that head start included.
 - **CPU**: rows per CPU second of this process and its workers over the steady window.
 
+``--step torch`` (or ``jax``) runs one operation of the framework after each batch of both
+iterators, as any training loop of that framework does between batches (see ``make_step``).
+
 ``--adapter numpy`` reads a second NumPy iterator in the loader's place: a check of the method,
 whose ratios should sit at 1. Printed: the per-pair ratio loader / NumPy of each, its median and a 95% bootstrap interval of
 that median (resampling the pairs), and both iterators' medians. W2 is not measured this way: its
@@ -29,7 +32,7 @@ import argparse
 import os
 import statistics
 import time
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -46,19 +49,47 @@ def tree_cpu() -> float:
     return sum(cpu_seconds(p) for p in tree_pids(os.getpid()))
 
 
-def epoch_times(it: Iterable, marks: tuple[int, int] = (-1, -1)) -> tuple[list[float], list[int], float]:
+def epoch_times(it: Iterable, marks: tuple[int, int] = (-1, -1),
+                step: Callable[[], Any] | None = None) -> tuple[list[float], list[int], float]:
     """Reads one epoch of ``it``: the time each batch arrived (from the epoch's start), its rows,
     and the CPU seconds of this process tree between the arrivals of batches ``marks`` (0.0 when a
-    mark is not reached)."""
+    mark is not reached). ``step``, if given, is called after each batch (see ``make_step``)."""
     times, sizes, cpu = [], [], [0.0, 0.0]
     t0 = time.perf_counter()
     for batch in it:
+        if step is not None:
+            step()
         sizes.append(batch[0].shape[0])  # (torch's len() is a Python call: not the adapter's cost)
         times.append(time.perf_counter() - t0)
         i = len(times) - 1
         if i == marks[0] or i == marks[1]:
             cpu[i == marks[1]] = tree_cpu()
     return times, sizes, cpu[1] - cpu[0] if cpu[0] and cpu[1] else 0.0
+
+
+def make_step(kind: str) -> Callable[[], Any] | None:
+    """The smallest training step of a framework: one operation on a 4-value tensor of the loop's
+    own, the same for both iterators (``kind``: "none", "torch" or "jax"; None for "none").
+
+    A loop that trains with torch runs torch's code between batches. Without such a step, each
+    batch's ``torch.from_numpy`` runs with torch's code evicted from the caches by the workers:
+    after evicting 64 MB, the first ``from_numpy`` took 40-68 us and a second one 2-3 us; after
+    one ``w + 1`` it took 15-18 us (2026-11-28, the 2-core VM). So "none" charges the adapter
+    with making torch's code cache-resident, which any torch training step pays for itself.
+    """
+    if kind == "none":
+        return None
+    if kind == "torch":
+        import torch  # noqa: PLC0415
+        w = torch.ones(4)
+        return lambda: w.add(1)
+    if kind == "jax":
+        import jax  # noqa: PLC0415
+        import jax.numpy as jnp  # noqa: PLC0415
+        v = jnp.ones(4)
+        add = jax.jit(lambda x: x + 1)
+        return lambda: add(v).block_until_ready()
+    raise ValueError(f"step must be 'none', 'torch' or 'jax', but got {kind!r}")
 
 
 def window(times: Sequence[float], skip: int, tail: int) -> tuple[int, int]:
@@ -102,19 +133,21 @@ def make_pipeline(mode: str, workers: int, data_root: str, items: int) -> Any:
                     python_multiprocessing=procs).batch(w1.BATCH)
 
 
-def measure(numpy_it: Any, loader: Any, pairs: int, skip: int, tail: int) -> dict:
+def measure(numpy_it: Any, loader: Any, pairs: int, skip: int, tail: int,
+            step: Callable[[], Any] | None = None) -> dict:
     """``pairs`` rounds of one epoch of each (the order alternating, after one untimed epoch of
     each): per-pair ratios loader / NumPy of the steady rate, the whole-epoch rate and the steady
-    window's rows per CPU second (of this process and its workers), and each side's figures."""
-    times, _, _ = epoch_times(iter(numpy_it))
-    epoch_times(iter(loader))
+    window's rows per CPU second (of this process and its workers), and each side's figures.
+    ``step`` runs after every batch of both (``make_step``)."""
+    times, _, _ = epoch_times(iter(numpy_it), step=step)
+    epoch_times(iter(loader), step=step)
     marks = window(times, skip, tail)
     out: dict = {"numpy": [], "loader": [], "steady": [], "whole": [], "cpu": []}
     for i in range(pairs):
         got = {}
         for name, it in ((("numpy", numpy_it), ("loader", loader)) if i % 2 == 0
                          else (("loader", loader), ("numpy", numpy_it))):
-            times, sizes, cpu = epoch_times(iter(it), marks)
+            times, sizes, cpu = epoch_times(iter(it), marks, step)
             if len(times) != marks[1] + 1 + tail:
                 raise RuntimeError(f"{name}: an epoch of {len(times)} batches, not {marks[1] + 1 + tail}")
             rows = sum(sizes[marks[0] + 1:marks[1] + 1])
@@ -158,6 +191,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--depth", type=int, default=None,
                     help="the loader's queue_depth (torch) or cpu_buffer (JAX); default: its own")
     ap.add_argument("--items", type=int, default=0, help="rows an epoch (0: W1's 200,000)")
+    ap.add_argument("--step", choices=("none", "torch", "jax"), default="none",
+                    help="after each batch of both iterators, one operation of this framework (see make_step)")
     ap.add_argument("--data", default=ROOT)
     a = ap.parse_args(argv)
     if a.pairs < 1 or a.workers < 1:
@@ -176,12 +211,13 @@ def main(argv: list[str] | None = None) -> None:
         other = adapter.Loader(make_pipeline(a.mode, a.workers, a.data, a.items), shard=False, **depth)
         close, name = other.close, f"headrace.{a.adapter}.Loader"
     try:
-        res = measure(numpy_it, other, a.pairs, a.skip, a.tail)
+        res = measure(numpy_it, other, a.pairs, a.skip, a.tail, make_step(a.step))
     finally:
         close()
         numpy_it.stop()
+    step = "" if a.step == "none" else f"; a {a.step} operation after each batch of both"
     print(report(res, f"W1 {a.mode}, {a.workers} workers, {name} vs NumPy "
-                      f"(kept; steady window: batches {a.skip}..end-{a.tail})"))
+                      f"(kept; steady window: batches {a.skip}..end-{a.tail}{step})"))
 
 
 if __name__ == "__main__":

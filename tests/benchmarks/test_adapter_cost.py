@@ -104,3 +104,25 @@ def test_the_check_run_reads_a_second_numpy_iterator(tmp_path, capsys):
     with pytest.raises(SystemExit):
         ac.main(["--adapter", "numpy", "--depth", "4", "--data", str(tmp_path)])
     assert "--depth is the loader's: not with --adapter numpy" in capsys.readouterr().err
+
+
+def test_a_step_runs_after_every_batch_of_both_iterators():
+    torch_loader = pytest.importorskip("headrace.torch").Loader
+    numpy_it = _tiny(10).create_tuple_iterator(output_numpy=True, num_epochs=-1)
+    loader = torch_loader(_tiny(10), shard=False)
+    calls = []
+    try:
+        ac.measure(numpy_it, loader, pairs=2, skip=1, tail=1, step=lambda: calls.append(1))
+    finally:
+        loader.close()
+        numpy_it.stop()
+    assert len(calls) == (1 + 2) * 2 * 10  # an untimed epoch and 2 pairs, of each, 10 batches an epoch
+
+
+def test_the_torch_step_is_one_operation_of_torch():
+    # (the JAX step is tested in tests/jax/jax_cases.py: JAX runs in a process of its own)
+    pytest.importorskip("torch")
+    assert ac.make_step("torch")().tolist() == [2.0] * 4
+    assert ac.make_step("none") is None
+    with pytest.raises(ValueError, match="step must be 'none', 'torch' or 'jax', but got 'tf'"):
+        ac.make_step("tf")

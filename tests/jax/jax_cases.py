@@ -540,3 +540,9 @@ def test_the_direct_put_is_not_used_when_it_disagrees_with_device_put(monkeypatc
     loader = Loader(numbers())  # the loader reads through the public path then
     assert [b[0].tolist() for b in loader] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     loader.close()
+
+
+def test_the_adapter_benchmarks_jax_step_is_one_jax_operation():
+    from benchmarks import adapter_cost
+    out = adapter_cost.make_step("jax")()
+    assert isinstance(out, jax.Array) and np.asarray(out).tolist() == [2.0] * 4
