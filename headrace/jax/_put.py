@@ -60,22 +60,12 @@ class DevicePut:
         self._tried: set = set()  # dtypes checked (whether they agreed or not)
 
     def __call__(self, value: np.ndarray) -> Any:
-        dtype = value.dtype
-        target = self._target.get(dtype)
-        if target is not None:
-            return self._fast(value if target is dtype else np.asarray(value, target))  # type: ignore[misc]
-        out = jax.device_put(value, self.device)
-        if dtype not in self._tried and not self._broken:
-            self._tried.add(dtype)
-            # checked on a few of its values: comparing a whole 77 MB batch (W2) cost ~0.1-0.5 s
-            probe = np.array(value.reshape(-1)[:PROBE])
-            self._check(probe, jax.device_put(probe, self.device))
-        return out
+        return self.row((value,))[0]
 
-    def row(self, row: list) -> list:
-        """Each array of numbers in ``row`` put as ``self(array)`` puts it; other values (text,
-        Python objects) as they are. An array whose dtype took the direct path costs no call
-        of ``self``: a frame fewer per column, on the loop's side of a batch."""
+    def row(self, row: Any) -> list:
+        """Each array of numbers in ``row`` (a list or tuple) put as ``self(array)`` puts it; other
+        values (text, Python objects) as they are. An array whose dtype took the direct path costs
+        no call of its own: a frame fewer per column, on the loop's side of a batch."""
         out = []
         target_of, fast = self._target.get, self._fast
         for v in row:
@@ -85,10 +75,22 @@ class DevicePut:
                     out.append(fast(v if target is v.dtype else np.asarray(v, target)))  # type: ignore[misc]
                     continue
             if isinstance(v, np.ndarray) and v.dtype.kind in ARRAY_KINDS:
-                out.append(self(v))
+                out.append(self._public(v))
                 target_of, fast = self._target.get, self._fast  # (the call may have checked a dtype)
             else:
                 out.append(v)
+        return out
+
+    def _public(self, value: np.ndarray) -> Any:
+        """``jax.device_put(value, device)``; the first array of a dtype also checks the direct
+        path for that dtype."""
+        out = jax.device_put(value, self.device)
+        dtype = value.dtype
+        if dtype not in self._tried and not self._broken:
+            self._tried.add(dtype)
+            # checked on a few of its values: comparing a whole 77 MB batch (W2) cost ~0.1-0.5 s
+            probe = np.array(value.reshape(-1)[:PROBE])
+            self._check(probe, jax.device_put(probe, self.device))
         return out
 
     def _check(self, value: np.ndarray, reference: Any) -> None:
