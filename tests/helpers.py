@@ -70,9 +70,10 @@ def assert_reads_ahead(loader, seen, ahead):
     return it
 
 
-def assert_fails_at_the_fourth_batch(loader, error, match, ready=None):
+def assert_fails_at_the_fourth_batch(loader, error, match, ready=None,
+                                     note="(raised converting the batch in the pipeline's prefetch thread)"):
     """A loader over 0..19 in batches of 2 whose conversion fails ahead at the 4th batch: the loop,
-    which works between batches, gets 3 batches, then the error with a note saying where it was
+    which works between batches, gets 3 batches, then the error with ``note`` saying where it was
     raised; the next epoch reads again. ``ready()``: whether the next batch is made, waited for
     before each (a loader that converts a batch the loop waits for in the loop's thread)."""
     import time
@@ -85,10 +86,51 @@ def assert_fails_at_the_fourth_batch(loader, error, match, ready=None):
             time.sleep(0.005)  # a training step
             if ready is not None:
                 wait_for(ready, "the next batch made")
-    assert e.value.__notes__ == ["(raised converting the batch in the pipeline's prefetch thread)"]
+    assert e.value.__notes__ == [note]
     assert got == [[0, 1], [2, 3], [4, 5]]
     assert [b[0].tolist() for b in loader][0] == [0, 1]
     loader.close()
+
+
+PATTERN_DTYPES = (np.float32, np.int64, np.uint8, np.float64, np.bool_, np.float16)
+
+
+def pattern_values(i, size=4096):
+    """Row ``i`` of ``patterned_batches``: one array per dtype of PATTERN_DTYPES, all differing
+    between rows, then the index."""
+    base = (np.arange(size) * 7 + i * 131) % 251
+    return [base % 3 == 0 if d is np.bool_ else base.astype(d) for d in PATTERN_DTYPES] + [np.int64(i)]
+
+
+def patterned_batches(n=256, batch=16):
+    """Shuffled rows of ``pattern_values`` made in 2 worker processes (their batches cross shared
+    memory), in batches of ``batch``."""
+    import headrace.dataset as ds
+
+    class Rows:
+        def __getitem__(self, i):
+            return tuple(pattern_values(int(i)))
+
+        def __len__(self):
+            return n
+    names = [f"c{k}" for k in range(len(PATTERN_DTYPES))] + ["i"]
+    return ds.GeneratorDataset(Rows(), names, shuffle=True, num_parallel_workers=2,
+                               python_multiprocessing=True).batch(batch)
+
+
+def assert_patterned(batches, n=256):
+    """Every batch of an epoch of ``patterned_batches`` (as arrays ``np.asarray`` reads, all held
+    at once) holds its rows' exact values, each row once. A buffer reused or freed while a batch
+    still pointed into it shows up here as wrong values."""
+    seen = []
+    for b in batches:
+        idx = np.asarray(b[-1]).tolist()
+        for k in range(len(PATTERN_DTYPES)):
+            want = np.stack([pattern_values(i)[k] for i in idx])
+            got = np.asarray(b[k])
+            assert np.array_equal(got.astype(np.float64), want.astype(np.float64)), (k, idx[:4])
+        seen += idx
+    assert sorted(seen) == list(range(n))
 
 
 def plain(v):

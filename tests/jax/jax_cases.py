@@ -17,13 +17,20 @@ jax = pytest.importorskip("jax")
 
 import headrace.dataset as ds
 from headrace.jax import Loader
-from tests.helpers import (assert_fails_at_the_fourth_batch, assert_reads_ahead, noted_rows, rows, run_together,
+from tests.helpers import (assert_fails_at_the_fourth_batch, assert_patterned, assert_reads_ahead, noted_rows,
+                           patterned_batches, rows, run_together,
                            thread_spy, wait_for)
 
 
 def numbers(n=10, shuffle=False, batch=4):
     return ds.NumpySlicesDataset({"x": np.arange(n, dtype=np.float32), "t": np.array([f"r{i}" for i in range(n)])},
                                  shuffle=shuffle).batch(batch)
+
+
+def cpu_device():
+    """The CPU device, named: the "on CPU devices" cases also run where the default device is a
+    GPU."""
+    return jax.devices("cpu")[0]
 
 
 def env():
@@ -88,7 +95,7 @@ def test_on_cpu_devices_the_prefetch_thread_puts_ahead_and_no_device_thread_runs
     import threading
     import time
     threads = _put_threads(monkeypatch)
-    loader = Loader(numbers(n=60, batch=2), columns=["x"])
+    loader = Loader(numbers(n=60, batch=2), columns=["x"], device=cpu_device())
     it = iter(loader)
     got = []
     for _ in range(31):
@@ -120,7 +127,7 @@ def test_on_cpu_devices_a_batch_the_loop_waits_for_is_put_in_the_loops_thread(mo
         return x
 
     data = ds.NumpySlicesDataset({"x": np.arange(6, dtype=np.float32)}, shuffle=False).map(gated, input_columns="x")
-    loader = Loader(data.batch(1))
+    loader = Loader(data.batch(1), device=cpu_device())
     it = iter(loader)
     for i in range(6):
         if i % 2 == 0:  # the loop asks first, and the batch is made while it waits
@@ -144,7 +151,7 @@ def _waiting(loader):
 
 def test_on_cpu_devices_both_buffers_bound_the_batches_read_ahead():
     data, seen = noted_rows(40)
-    loader = Loader(data, cpu_buffer=2, device_buffer=3)
+    loader = Loader(data, cpu_buffer=2, device_buffer=3, device=cpu_device())
     it = assert_reads_ahead(loader, seen, 2 + 3)
     assert [b[0].tolist() for b in it] == [[i] for i in range(1, 40)]
     loader.close()
@@ -153,17 +160,24 @@ def test_on_cpu_devices_both_buffers_bound_the_batches_read_ahead():
 def test_on_cpu_devices_by_default_the_buffer_is_the_pipelines_prefetch():
     ds.config.set_prefetch_size(4)  # cpu_buffer=None: as far ahead as NumPy output reads
     data, seen = noted_rows(40)
-    loader = Loader(data, device_buffer=3)
+    loader = Loader(data, device_buffer=3, device=cpu_device())
     it = assert_reads_ahead(loader, seen, 4)  # device_buffer adds none
     assert [b[0].tolist() for b in it] == [[i] for i in range(1, 40)]
     loader.close()
 
 
-def test_a_put_that_fails_ahead_fails_in_the_loop_at_its_batch(monkeypatch):
+@pytest.mark.parametrize("cpu", [True, False])
+def test_a_put_that_fails_ahead_fails_in_the_loop_at_its_batch(monkeypatch, cpu):
     _put_threads(monkeypatch, fail_at=4)
-    loader = Loader(numbers(n=20, batch=2), columns=["x"])
-    assert_fails_at_the_fourth_batch(loader, OverflowError, "no room on the device",
-                                     ready=lambda: _prefetched(loader) > 0)
+    if cpu:  # put by the pipeline's prefetch thread
+        loader = Loader(numbers(n=20, batch=2), columns=["x"], device=cpu_device())
+        assert_fails_at_the_fourth_batch(loader, OverflowError, "no room on the device",
+                                         ready=lambda: _prefetched(loader) > 0)
+    else:  # put by the device thread
+        _not_cpu(monkeypatch)
+        assert_fails_at_the_fourth_batch(
+            Loader(numbers(n=20, batch=2), columns=["x"]), OverflowError, "no room on the device",
+            note="(raised in headrace's device queue thread 'headrace.jax.Loader device buffer')")
 
 
 @pytest.mark.parametrize("cpu", [True, False])
@@ -171,7 +185,8 @@ def test_leaving_early_stops_both_threads(monkeypatch, cpu):
     import threading
     if not cpu:
         _not_cpu(monkeypatch)
-    loader = Loader(numbers(n=40, batch=2), columns=["x"], cpu_buffer=2, device_buffer=2)
+    loader = Loader(numbers(n=40, batch=2), columns=["x"], cpu_buffer=2, device_buffer=2,
+                    device=cpu_device() if cpu else None)
     for i, b in enumerate(loader):
         if i == 1:
             break
@@ -406,13 +421,24 @@ def test_close_during_an_epoch_on_cpu_devices_ends_the_prefetch_thread():
     def prefetch_threads():
         return [t.name for t in threading.enumerate() if t.name.startswith("headrace-prefetch")]
 
-    loader = Loader(numbers(40))
+    loader = Loader(numbers(40), device=cpu_device())
     it = iter(loader)
     assert next(it)[0].tolist() == [0, 1, 2, 3]
     loader.close()
     assert prefetch_threads() == []
     with pytest.raises(RuntimeError, match="The iterator has been stopped"):
         next(it)
+    loader.close()
+
+
+def test_batches_from_worker_processes_keep_their_values_while_held():
+    # On a CPU device XLA uses an aligned batch's memory as it is; on a GPU the copy is
+    # asynchronous: either way the engine must not reuse a batch's memory while an array holds it.
+    loader = Loader(patterned_batches())
+    for _ in range(2):
+        held = list(loader)
+        assert all(isinstance(a, jax.Array) for b in held for a in b)
+        assert_patterned(held)
     loader.close()
 
 

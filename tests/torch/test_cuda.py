@@ -16,6 +16,7 @@ if not torch.cuda.is_available():  # pragma: no cover - exercised on a GPU machi
 import headrace.dataset as ds
 from headrace.torch import Loader
 from headrace.torch._convert import Transfer
+from tests.helpers import assert_patterned, patterned_batches
 
 
 def pattern(n=64, size=1 << 16, batch=4):
@@ -128,3 +129,16 @@ def test_an_error_with_a_full_device_queue_reaches_the_loop_and_stops_the_thread
     assert got == 40
     loader.close()
     assert threading.active_count() <= before
+
+
+def test_batches_from_worker_processes_arrive_exact_while_all_are_held():
+    for pin in (True, False):
+        loader = Loader(patterned_batches(), device="cuda", pin_memory=pin, queue_depth=4)
+        for _ in range(2):
+            held = []
+            for b in loader:
+                assert all(t.is_cuda for t in b)
+                held.append(b)
+                torch.stack([t.float().sum() for t in b]).sum()  # the loop's work on its stream
+            assert_patterned([[t.cpu() for t in b] for b in held])
+        loader.close()
