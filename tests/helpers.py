@@ -95,9 +95,10 @@ def assert_fails_at_the_fourth_batch(loader, error, match, ready=None,
 PATTERN_DTYPES = (np.float32, np.int64, np.uint8, np.float64, np.bool_, np.float16)
 
 
-def pattern_values(i, size=4096):
+def pattern_values(i, size=16384):
     """Row ``i`` of ``patterned_batches``: one array per dtype of PATTERN_DTYPES, all differing
-    between rows, then the index."""
+    between rows, then the index. In batches of 16, the 4- and 8-byte columns are large arrays
+    (``ALIGN_FROM``), whose buffers the engine reuses once freed."""
     base = (np.arange(size) * 7 + i * 131) % 251
     return [base % 3 == 0 if d is np.bool_ else base.astype(d) for d in PATTERN_DTYPES] + [np.int64(i)]
 

@@ -3,10 +3,12 @@ import os
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from headrace._engine.exec import shm
 from headrace._engine.ops.batch import collate
-from headrace._util.arrays import ALIGN, ALIGN_FROM, empty_aligned
+from headrace._util.arrays import ALIGN, ALIGN_FROM, BUFFERS, Buffers, empty_aligned
 from headrace._util.errors import PipelineError
 
 
@@ -47,3 +49,118 @@ def test_arrays_copied_out_of_shared_memory_are_aligned():
     finally:
         reader.close()
         slot.close()
+
+
+# Buffers: the large arrays' memory, reused once nothing refers to it
+
+BIG = (ALIGN_FROM // 4 + 10,)  # float32: over ALIGN_FROM bytes
+
+
+def test_a_freed_array_gives_its_buffer_to_the_next_one_and_a_held_one_never_does():
+    BUFFERS.clear()
+    a = empty_aligned(BIG, np.float32)
+    where = a.ctypes.data
+    del a
+    b = empty_aligned(BIG, np.float32)
+    assert b.ctypes.data == where and b.ctypes.data % ALIGN == 0
+    c = empty_aligned(BIG, np.float32)
+    assert not np.shares_memory(b, c)
+    view = b[5:7]
+    del b
+    d = empty_aligned(BIG, np.float32)  # the view holds b's buffer
+    assert not np.shares_memory(view, d) and not np.shares_memory(c, d)
+    m = memoryview(c)
+    del c
+    e = empty_aligned(BIG, np.float32)  # the memoryview holds c's buffer
+    assert not np.shares_memory(np.asarray(m), e)
+    other = empty_aligned((BIG[0] + 1,), np.float32)  # another size: a buffer of its own
+    assert not any(np.shares_memory(other, x) for x in (view, d, e))
+
+
+def test_at_most_keep_free_buffers_stay_with_the_process():
+    BUFFERS.clear()
+    held = [empty_aligned(BIG, np.float32) for _ in range(Buffers.KEEP + 3)]
+    kept = [h.ctypes.data for h in held[-Buffers.KEEP:]]
+    while held:
+        held.pop(0)  # freed first to last
+    assert [b.ctypes.data + (-b.ctypes.data % ALIGN) for b in BUFFERS._free] == kept
+    BUFFERS.clear()
+    assert BUFFERS._free == []
+
+
+def test_a_batch_the_loop_still_holds_through_a_framework_keeps_its_memory():
+    # what an adapter does: a tensor made from the batch, the batch itself dropped
+    torch = pytest.importorskip("torch")
+    BUFFERS.clear()
+    a = empty_aligned(BIG, np.float32)
+    a[...] = 7
+    t = torch.from_numpy(a)
+    del a
+    b = empty_aligned(BIG, np.float32)
+    b[...] = 9
+    assert not np.shares_memory(t.numpy(), b) and bool((t == 7).all())
+    where = t.data_ptr()
+    del t
+    assert empty_aligned(BIG, np.float32).ctypes.data == where
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0, 1]), st.sampled_from(["drop", "keep", "view", "drop later"])),
+                min_size=1, max_size=40))
+def test_no_array_ever_sees_another_ones_writes(steps):
+    # each array is filled with its own number when made; whatever was dropped or kept in between,
+    # every array (or view) still held keeps its number and shares memory with no other
+    BUFFERS.clear()
+    sizes = [BIG, (BIG[0] + 16,)]
+    held, later = [], []
+    for n, (size, what) in enumerate(steps, start=1):
+        a = empty_aligned(sizes[size], np.float32)
+        a[...] = n
+        if what == "keep":
+            held.append((n, a))
+        elif what == "view":
+            held.append((n, a[3:9]))
+        elif what == "drop later":
+            later.append((n, a))
+        del a
+        if later and len(later) % 3 == 0:
+            later.pop(0)
+    for n, a in held + later:
+        assert np.all(a == n), n
+    arrays = [a for _, a in held + later]
+    assert not any(np.shares_memory(x, y) for i, x in enumerate(arrays) for y in arrays[i + 1:])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_a_child_forked_while_a_thread_holds_the_pool_allocates():
+    import threading
+    import time
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with BUFFERS._lock:
+            held.set()
+            release.wait(30)
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(30)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            a = empty_aligned(BIG, np.float32)
+            os._exit(0 if a.ctypes.data % ALIGN == 0 else 2)
+        finally:
+            os._exit(3)
+    release.set()
+    t.join()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.01)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung on the pool's lock")
+    assert os.waitstatus_to_exitcode(status) == 0
