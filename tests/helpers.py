@@ -1,7 +1,9 @@
 """Shared test helpers: reading pipelines, checkpoint equivalence, execution modes."""
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 
 import numpy as np
 import pytest
@@ -132,6 +134,35 @@ def assert_patterned(batches, n=256):
             assert np.array_equal(got.astype(np.float64), want.astype(np.float64)), (k, idx[:4])
         seen += idx
     assert sorted(seen) == list(range(n))
+
+
+def assert_held_batches_keep_their_values(loader, array_type):
+    """Two epochs of ``loader`` over ``patterned_batches()``, every batch of an epoch held (as
+    ``array_type``) until all are checked: the engine reused no memory a held array still uses."""
+    for _ in range(2):
+        held = list(loader)
+        assert all(isinstance(a, array_type) for b in held for a in b)
+        assert_patterned(held)
+    loader.close()
+
+
+@contextlib.contextmanager
+def held_by_a_thread(lock):
+    """Runs the ``with`` body while another thread holds ``lock``; that thread lets go after it."""
+    taken, done = threading.Event(), threading.Event()
+
+    def hold():
+        with lock:
+            taken.set()
+            done.wait(60)
+    t = threading.Thread(target=hold)
+    t.start()
+    try:
+        assert taken.wait(60)
+        yield
+    finally:
+        done.set()
+        t.join(60)
 
 
 def plain(v):

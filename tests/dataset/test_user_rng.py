@@ -2,7 +2,6 @@
 (seed, op, pass, sample): the same rows in every worker mode and after a resume at any step."""
 import json
 import random
-import threading
 import warnings
 
 import numpy as np
@@ -14,7 +13,7 @@ import headrace.dataset as ds
 import headrace.dataset.transforms as T
 from headrace._engine.ops.map import calls_user_code
 from headrace._util import rng
-from tests.helpers import plain
+from tests.helpers import held_by_a_thread, plain
 
 MODES = {
     "inline": dict(num_parallel_workers=1),
@@ -154,25 +153,12 @@ def test_only_functions_that_may_run_user_code_are_seeded():
 def test_a_lock_held_elsewhere_is_waited_for_then_warned_not_hung(monkeypatch):
     monkeypatch.setattr(rng, "LOCK_WAIT_S", 0.2)
     monkeypatch.setattr(rng, "_unlocked_warned", set())
-    taken, done = threading.Event(), threading.Event()
-
-    def hold():
-        with rng._globals_lock:
-            taken.set()
-            done.wait(60)
-
-    t = threading.Thread(target=hold)
-    t.start()
-    try:
-        assert taken.wait(60)
+    with held_by_a_thread(rng._globals_lock):
         ds.config.set_seed(1234)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             got = [plain(r[0]) for r in ds.NumpySlicesDataset({"x": np.arange(3)}, shuffle=False)
                    .map(draw, input_columns="x").create_tuple_iterator(num_epochs=1, output_numpy=True)]
-    finally:
-        done.set()
-        t.join(60)
     assert [r[0] for r in got] == [0, 1, 2]
     msgs = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
     assert len(msgs) == 1 and msgs[0].startswith("headrace: a user function of op 2 waited 0.2 s for the lock")

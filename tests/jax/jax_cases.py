@@ -17,8 +17,8 @@ jax = pytest.importorskip("jax")
 
 import headrace.dataset as ds
 from headrace.jax import Loader
-from tests.helpers import (assert_fails_at_the_fourth_batch, assert_patterned, assert_reads_ahead, noted_rows,
-                           patterned_batches, rows, run_together,
+from tests.helpers import (assert_fails_at_the_fourth_batch, assert_held_batches_keep_their_values, assert_reads_ahead,
+                           noted_rows, patterned_batches, rows, run_together,
                            thread_spy, wait_for)
 
 
@@ -434,12 +434,7 @@ def test_close_during_an_epoch_on_cpu_devices_ends_the_prefetch_thread():
 def test_batches_from_worker_processes_keep_their_values_while_held():
     # On a CPU device XLA uses an aligned batch's memory as it is; on a GPU the copy is
     # asynchronous: either way the engine must not reuse a batch's memory while an array holds it.
-    loader = Loader(patterned_batches())
-    for _ in range(2):
-        held = list(loader)
-        assert all(isinstance(a, jax.Array) for b in held for a in b)
-        assert_patterned(held)
-    loader.close()
+    assert_held_batches_keep_their_values(Loader(patterned_batches()), jax.Array)
 
 
 def test_a_batch_the_loop_drops_is_freed_at_once():

@@ -13,8 +13,8 @@ torch = pytest.importorskip("torch")
 
 import headrace.dataset as ds
 from headrace.torch import Loader, to_tensor
-from tests.helpers import (assert_fails_at_the_fourth_batch, assert_patterned, assert_reads_ahead, noted_rows,
-                           patterned_batches, rows, thread_spy, wait_for)
+from tests.helpers import (assert_fails_at_the_fourth_batch, assert_held_batches_keep_their_values, assert_reads_ahead,
+                           noted_rows, patterned_batches, rows, thread_spy, wait_for)
 
 
 def numbers(n=10, shuffle=False, batch=3, **kw):
@@ -395,9 +395,4 @@ def test_in_debug_mode_the_loader_reads_in_the_loops_thread(monkeypatch):
 
 def test_batches_from_worker_processes_keep_their_values_while_held():
     # torch.from_numpy shares the batch's memory: the engine must not reuse it while a tensor holds it
-    loader = Loader(patterned_batches())
-    for _ in range(2):
-        held = list(loader)
-        assert all(isinstance(t, torch.Tensor) for b in held for t in b)
-        assert_patterned(held)
-    loader.close()
+    assert_held_batches_keep_their_values(Loader(patterned_batches()), torch.Tensor)

@@ -10,6 +10,7 @@ from headrace._engine.exec import shm
 from headrace._engine.ops.batch import collate
 from headrace._util.arrays import ALIGN, ALIGN_FROM, BUFFERS, Buffers, empty_aligned
 from headrace._util.errors import PipelineError
+from tests.helpers import held_by_a_thread
 
 
 @pytest.mark.parametrize("shape,dtype", [((ALIGN_FROM,), np.uint8), ((7, 300, 301), np.float32), ((3, 5), np.int64),
@@ -133,26 +134,15 @@ def test_no_array_ever_sees_another_ones_writes(steps):
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
 def test_a_child_forked_while_a_thread_holds_the_pool_allocates():
-    import threading
     import time
-    held, release = threading.Event(), threading.Event()
-
-    def hold():
-        with BUFFERS._lock:
-            held.set()
-            release.wait(30)
-    t = threading.Thread(target=hold)
-    t.start()
-    held.wait(30)
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        try:
-            a = empty_aligned(BIG, np.float32)
-            os._exit(0 if a.ctypes.data % ALIGN == 0 else 2)
-        finally:
-            os._exit(3)
-    release.set()
-    t.join()
+    with held_by_a_thread(BUFFERS._lock):
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                a = empty_aligned(BIG, np.float32)
+                os._exit(0 if a.ctypes.data % ALIGN == 0 else 2)
+            finally:
+                os._exit(3)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         done, status = os.waitpid(pid, os.WNOHANG)
