@@ -417,3 +417,29 @@ def test_the_prefetch_threads_ahead_is_told_whether_the_consumer_waits_for_the_r
         g.set()
     assert read_rest(r, []) == list(range(2, 10))
     r.close()
+
+
+def test_the_prefetch_thread_makes_no_row_before_its_start_has_returned(monkeypatch):
+    # a thread that made rows at once kept the starting thread from the GIL (see Prefetcher)
+    import threading
+    import time
+
+    from headrace._engine.exec import prefetch
+    events = []
+
+    class SlowToReturn(threading.Thread):
+        def start(self):
+            super().start()
+            time.sleep(0.2)  # the new thread runs meanwhile
+            events.append("start returned")
+
+    def produce():
+        events.append("row made")
+        raise StopIteration
+
+    monkeypatch.setattr(prefetch.threading, "Thread", SlowToReturn)
+    pf = prefetch.Prefetcher(produce, 2)
+    with pytest.raises(StopIteration):
+        pf.get()
+    assert events == ["start returned", "row made"]
+    assert pf.stop()
