@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+from threading import get_ident
 from typing import Any
 
 import numpy as np
@@ -69,30 +70,45 @@ class Buffers:
     KEEP = 2
 
     def __init__(self) -> None:
-        self._lock = threading.RLock()  # (a lease freed while the lock is held gives back in that thread)
+        self._lock = threading.Lock()
+        self._owner = 0  # the thread changing the free list, while it does
         self._free: list[np.ndarray] = []   # the last given back last
 
     def take(self, nbytes: int) -> np.ndarray:
         """A uint8 buffer of ``nbytes``: a free one of that size, else a new one."""
         with self._lock:
-            free = self._free
-            for i in range(len(free) - 1, -1, -1):
-                if free[i].nbytes == nbytes:
-                    return free.pop(i)
+            self._owner = get_ident()
+            try:
+                free = self._free
+                for i in range(len(free) - 1, -1, -1):
+                    if free[i].nbytes == nbytes:
+                        return free.pop(i)
+            finally:
+                self._owner = 0
         return np.empty(nbytes, np.uint8)
 
     def give_back(self, buf: np.ndarray) -> None:
+        me = get_ident()
+        if self._owner == me:
+            # A lease freed by a garbage collection that ran inside take() or give_back() in this
+            # thread: the list is being searched or cut, so the buffer is freed, not kept.
+            return
         with self._lock:
-            self._free.append(buf)
-            del self._free[:-self.KEEP]
+            self._owner = me
+            try:
+                self._free.append(buf)
+                del self._free[:-self.KEEP]
+            finally:
+                self._owner = 0
 
     def clear(self) -> None:
         """Frees the buffers kept."""
         with self._lock:
-            self._free.clear()
+            self._free = []
 
     def _forked(self) -> None:
-        self._lock = threading.RLock()  # a child must not inherit a lock a parent's thread held
+        self._lock = threading.Lock()  # a child must not inherit a lock a parent's thread held
+        self._owner = 0
         self._free = []
 
 

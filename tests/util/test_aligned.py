@@ -154,3 +154,19 @@ def test_a_child_forked_while_a_thread_holds_the_pool_allocates():
         os.waitpid(pid, 0)
         pytest.fail("the forked child hung on the pool's lock")
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_memory_freed_while_this_thread_changes_the_free_list_is_not_kept():
+    # (a garbage collection inside take() or give_back() frees a lease in the same thread)
+    import threading
+    BUFFERS.clear()
+    a = empty_aligned(BIG, np.float32)
+    BUFFERS._owner = threading.get_ident()
+    try:
+        del a
+        assert BUFFERS._free == []
+    finally:
+        BUFFERS._owner = 0
+    b = empty_aligned(BIG, np.float32)
+    del b
+    assert len(BUFFERS._free) == 1
