@@ -170,3 +170,20 @@ def test_memory_freed_while_this_thread_changes_the_free_list_is_not_kept():
     b = empty_aligned(BIG, np.float32)
     del b
     assert len(BUFFERS._free) == 1
+
+
+def test_a_pipeline_reuses_the_memory_of_dropped_batches_and_never_of_held_ones():
+    import headrace.dataset as ds
+    BUFFERS.clear()
+    n, size = 64, ALIGN_FROM // 4  # float32 rows of 1 MB: each batch of 4 is 4 MB
+    data = ds.NumpySlicesDataset({"x": np.arange(n, dtype=np.float32)}, shuffle=False)
+    data = data.map(lambda x: np.full(size, x, np.float32), input_columns="x", num_parallel_workers=2)
+    held, where = [], set()
+    for i, (batch,) in enumerate(data.batch(4).create_tuple_iterator(output_numpy=True, num_epochs=1)):
+        assert batch.ctypes.data % ALIGN == 0
+        where.add(batch.ctypes.data)
+        if i % 2 == 0:
+            held.append((i, batch))
+    for i, batch in held:
+        assert np.array_equal(batch, np.repeat(np.arange(4 * i, 4 * i + 4, dtype=np.float32), size).reshape(4, size))
+    assert len(where) < n // 4  # dropped batches' memory came back
