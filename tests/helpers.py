@@ -136,13 +136,19 @@ def assert_patterned(batches, n=256):
     assert sorted(seen) == list(range(n))
 
 
-def assert_held_batches_keep_their_values(loader, array_type):
-    """Two epochs of ``loader`` over ``patterned_batches()``, every batch of an epoch held (as
-    ``array_type``) until all are checked: the engine reused no memory a held array still uses."""
+def assert_held_batches_keep_their_values(loader, placed, host=None, work=None):
+    """Two epochs of ``loader`` over ``patterned_batches()``, every batch of an epoch held until
+    all are checked: the engine reused no memory a held array still uses. ``placed(array)``: each
+    array is where the loader should put it; ``host(array)``: it as a host array (for a device);
+    ``work(batch)``: the loop's work on each batch as it arrives."""
     for _ in range(2):
-        held = list(loader)
-        assert all(isinstance(a, array_type) for b in held for a in b)
-        assert_patterned(held)
+        held = []
+        for b in loader:
+            assert all(placed(a) for a in b)
+            if work is not None:
+                work(b)
+            held.append(b)
+        assert_patterned(held if host is None else [[host(a) for a in b] for b in held])
     loader.close()
 
 

@@ -41,8 +41,8 @@ class _Lease:
 
     def __init__(self, buf: np.ndarray, nbytes: int) -> None:
         self.buf = buf
-        start = -buf.ctypes.data % ALIGN
-        self.__array_interface__ = {"data": (buf.ctypes.data + start, False), "shape": (nbytes,),
+        address = buf.ctypes.data
+        self.__array_interface__ = {"data": (address + -address % ALIGN, False), "shape": (nbytes,),
                                     "typestr": "|u1", "version": 3}
 
     def __del__(self) -> None:

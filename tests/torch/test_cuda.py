@@ -16,7 +16,7 @@ if not torch.cuda.is_available():  # pragma: no cover - exercised on a GPU machi
 import headrace.dataset as ds
 from headrace.torch import Loader
 from headrace.torch._convert import Transfer
-from tests.helpers import assert_patterned, patterned_batches
+from tests.helpers import assert_held_batches_keep_their_values, patterned_batches
 
 
 def pattern(n=64, size=1 << 16, batch=4):
@@ -133,12 +133,7 @@ def test_an_error_with_a_full_device_queue_reaches_the_loop_and_stops_the_thread
 
 def test_batches_from_worker_processes_arrive_exact_while_all_are_held():
     for pin in (True, False):
-        loader = Loader(patterned_batches(), device="cuda", pin_memory=pin, queue_depth=4)
-        for _ in range(2):
-            held = []
-            for b in loader:
-                assert all(t.is_cuda for t in b)
-                held.append(b)
-                torch.stack([t.float().sum() for t in b]).sum()  # the loop's work on its stream
-            assert_patterned([[t.cpu() for t in b] for b in held])
-        loader.close()
+        assert_held_batches_keep_their_values(
+            Loader(patterned_batches(), device="cuda", pin_memory=pin, queue_depth=4), lambda t: t.is_cuda,
+            host=lambda t: t.cpu(),
+            work=lambda b: torch.stack([t.float().sum() for t in b]).sum())  # the loop's work on its stream

@@ -10,7 +10,7 @@ from headrace._engine.exec import shm
 from headrace._engine.ops.batch import collate
 from headrace._util.arrays import ALIGN, ALIGN_FROM, BUFFERS, Buffers, empty_aligned
 from headrace._util.errors import PipelineError
-from tests.helpers import held_by_a_thread
+from tests.helpers import held_by_a_thread, wait_for
 
 
 @pytest.mark.parametrize("shape,dtype", [((ALIGN_FROM,), np.uint8), ((7, 300, 301), np.float32), ((3, 5), np.int64),
@@ -134,7 +134,6 @@ def test_no_array_ever_sees_another_ones_writes(steps):
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
 def test_a_child_forked_while_a_thread_holds_the_pool_allocates():
-    import time
     with held_by_a_thread(BUFFERS._lock):
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
@@ -143,17 +142,20 @@ def test_a_child_forked_while_a_thread_holds_the_pool_allocates():
                 os._exit(0 if a.ctypes.data % ALIGN == 0 else 2)
             finally:
                 os._exit(3)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
+    status = []
+
+    def reaped():
+        done, code = os.waitpid(pid, os.WNOHANG)
         if done:
-            break
-        time.sleep(0.01)
-    else:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        pytest.fail("the forked child hung on the pool's lock")
-    assert os.waitstatus_to_exitcode(status) == 0
+            status.append(code)
+        return bool(done)
+    try:
+        wait_for(reaped, "the forked child (hung on the pool's lock?)", seconds=30)
+    finally:
+        if not status:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status[0]) == 0
 
 
 def test_memory_freed_while_this_thread_changes_the_free_list_is_not_kept():
