@@ -370,6 +370,10 @@ ELASTIC_SCRIPT = textwrap.dedent("""
     loader = Loader(ds.NumpySlicesDataset({"x": np.arange(21)}, shuffle=True).batch(2))
     it = iter(loader)
     got = [next(it)[0].tolist() for _ in range(2)]
+    if len(sys.argv) > 3:  # also saved through the Orbax handler, into this directory
+        import orbax.checkpoint as ocp
+        from headrace.jax.orbax_handler import LoaderCheckpointHandler, LoaderSave
+        ocp.Checkpointer(LoaderCheckpointHandler()).save(sys.argv[3], args=LoaderSave(loader))
     print(json.dumps({"got": got, "state": loader.state_dict()}))
     it.close()
     loader.close()
@@ -393,6 +397,40 @@ def test_a_state_of_two_jax_processes_restores_in_one(tmp_path):
     assert sorted(before + rest) == list(range(21))                    # the 13 others, once each
     assert json.loads(one.state_dict()["resume"]) == {"pass": 0, "start": 8, "shards": 2}
     one.close()
+
+
+def test_an_orbax_checkpoint_of_two_jax_processes_restores_in_one(tmp_path):
+    pytest.importorskip("orbax.checkpoint")
+    import orbax.checkpoint as ocp
+
+    from headrace.jax.orbax_handler import LoaderCheckpointHandler, LoaderRestore
+    script = tmp_path / "elastic.py"
+    script.write_text(ELASTIC_SCRIPT)
+    port, ckpt = str(_free_port()), tmp_path / "ckpt"
+    run_env = env() | {"JAX_PLATFORMS": "cpu"}
+    outs = run_together([[sys.executable, str(script), str(i), port, str(ckpt)] for i in range(2)], run_env,
+                        timeout=240)
+    before = [x for o in outs for b in json.loads(o.strip().splitlines()[-1])["got"] for x in b]
+    assert len(set(before)) == 8
+    assert sorted(p.name for p in ckpt.iterdir() if p.suffix == ".json") == [
+        "headrace_loader_process_0_of_2.json", "headrace_loader_process_1_of_2.json"]
+    ds.config.set_seed(4)
+    one = Loader(ds.NumpySlicesDataset({"x": np.arange(21)}, shuffle=True).batch(2))
+    checkpointer = ocp.Checkpointer(LoaderCheckpointHandler())
+    checkpointer.restore(ckpt, args=LoaderRestore(one))               # 1 process: process 0's file
+    rest = [x for b in one for x in b[0].tolist()]
+    assert sorted(before + rest) == list(range(21))                    # the 13 others, once each
+    one.close()
+    # a directory with a process's file missing, or files of two saves, is refused by name
+    (ckpt / "headrace_loader_process_1_of_2.json").rename(ckpt / "headrace_loader_process_1_of_3.json")
+    with pytest.raises(ValueError, match=r"holds loader states saved by \[2, 3\] processes"):
+        checkpointer.restore(ckpt, args=LoaderRestore(Loader(ds.NumpySlicesDataset({"x": np.arange(21)}))))
+    (ckpt / "headrace_loader_process_1_of_3.json").unlink()
+    with pytest.raises(FileNotFoundError, match=r"lacks the loader states of processes \[1\] of the 2 that saved"):
+        checkpointer.restore(ckpt, args=LoaderRestore(Loader(ds.NumpySlicesDataset({"x": np.arange(21)}))))
+    (ckpt / "headrace_loader_process_0_of_2.json").unlink()
+    with pytest.raises(FileNotFoundError, match="holds no loader state"):
+        checkpointer.restore(ckpt, args=LoaderRestore(Loader(ds.NumpySlicesDataset({"x": np.arange(21)}))))
 
 
 def test_close_during_an_epoch_ends_the_device_thread_and_the_epoch_raises(monkeypatch):
