@@ -1,3 +1,4 @@
+import importlib.util
 import os
 import subprocess
 import tempfile
@@ -7,6 +8,24 @@ import pytest
 
 from headrace._util import rng
 from headrace.dataset.core import config
+
+
+def pytest_configure(config):
+    """``HEADRACE_REQUIRE_FRAMEWORKS=jax,torch,...``: modules that must be installed (scripts/test.sh
+    names those it installed), so that their tests run instead of skipping. Found, not imported: JAX
+    never runs in the suite's own process."""
+    names = [n for n in os.environ.get("HEADRACE_REQUIRE_FRAMEWORKS", "").split(",") if n]
+    missing = [n for n in names if not _installed(n)]
+    if missing:
+        raise pytest.UsageError(f"HEADRACE_REQUIRE_FRAMEWORKS names {missing}, which are not installed: their tests "
+                                "would skip.")
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # a parent package is missing
+        return False
 
 
 @pytest.fixture(autouse=True)

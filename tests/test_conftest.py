@@ -54,9 +54,9 @@ def test_that_leaves_a_folder_behind():
 '''
 
 
-def run_inner_suite(tmp_path, leave_one):
+def run_inner_suite(tmp_path, leave_one, frameworks=""):
     (tmp_path / "test_inner.py").write_text(INNER_TESTS)
-    env = dict(os.environ, PYTHONPATH=ROOT, LEAVE_ONE="1" if leave_one else "")
+    env = dict(os.environ, PYTHONPATH=ROOT, LEAVE_ONE="1" if leave_one else "", HEADRACE_REQUIRE_FRAMEWORKS=frameworks)
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.conftest",
                            f"--basetemp={tmp_path / 'base'}", str(tmp_path / "test_inner.py")],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
@@ -73,3 +73,17 @@ def test_a_run_that_keeps_its_files_in_tmp_path_passes(tmp_path):
     proc = run_inner_suite(tmp_path, leave_one=False)
     assert proc.returncode == 0, proc.stdout
     assert "2 passed" in proc.stdout and "error" not in proc.stdout
+
+
+def test_a_required_framework_that_is_not_installed_stops_the_run_before_any_test(tmp_path):
+    proc = run_inner_suite(tmp_path, leave_one=False, frameworks="numpy,no_such_framework,no_such.sub")
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert ("HEADRACE_REQUIRE_FRAMEWORKS names ['no_such_framework', 'no_such.sub'], which are not installed: "
+            "their tests would skip.") in proc.stderr
+    assert "passed" not in proc.stdout
+
+
+def test_required_frameworks_that_are_installed_let_the_run_go_on(tmp_path):
+    proc = run_inner_suite(tmp_path, leave_one=False, frameworks="numpy,json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed" in proc.stdout
