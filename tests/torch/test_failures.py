@@ -2,7 +2,10 @@
 leaves no thread, process or segment; errors reach the loop with the op, column and sample while
 the device queue is full; framework imports before worker processes neither hang nor warn.
 
-Each scenario runs in a subprocess with a hard timeout and reports what it saw as JSON."""
+Each scenario runs in a subprocess with a hard timeout and reports what it saw as JSON, on both
+paths of the device queue (``path``): "direct" (CPU tensors with nothing to pin: the pipeline's
+prefetch thread is the queue) and "thread" (the device queue's own thread and ``arrive``, the path
+of CUDA and pinned memory, forced here on the CPU)."""
 import json
 import os
 import re
@@ -59,9 +62,18 @@ PRELUDE = textwrap.dedent("""
 """)
 
 
-def run(body, timeout=180, sigint_after=None):
+THREAD_PATH = "from tests.helpers import force_torch_device_thread\nforce_torch_device_thread()\n"
+
+
+@pytest.fixture(params=["direct", "thread"])
+def path(request):
+    return request.param
+
+
+def run(body, timeout=180, sigint_after=None, path="direct"):
     env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen([sys.executable, "-c", PRELUDE + textwrap.dedent(body)], stdout=subprocess.PIPE,
+    script = PRELUDE + (THREAD_PATH if path == "thread" else "") + textwrap.dedent(body)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         if sigint_after is not None:
@@ -78,25 +90,27 @@ def run(body, timeout=180, sigint_after=None):
     return json.loads(out.strip().splitlines()[-1]), err
 
 
-def test_breaking_out_ends_the_thread_and_the_workers_without_close():
+def test_breaking_out_ends_the_thread_and_the_workers_without_close(path):
     # The next epoch after a break starts its pipeline anew, so the break releases this one at
     # once (it used to wait 0.5 s for the thread's next batch while the workers went on decoding).
     report, _ = run("""
         loader = Loader(pipeline(), queue_depth=4)
         for i, b in enumerate(loader):
             if i == 3:
+                during = [t for t in queue_threads() if "device queue" in t]
                 break
         time.sleep(0)  # the epoch generator is closed by now (reference counting)
         after_break = queue_threads()
         gone = wait_gone()
         again = [b[0].tolist() for b in loader][:2]  # the loader reads the next epoch after it
         loader.close()
-        print(json.dumps({"after_break": after_break, "again": len(again), **gone}))
-    """)
-    assert report == {"after_break": [], "again": 2, "children": [], "segments": [], "threads": []}
+        print(json.dumps({"during": during, "after_break": after_break, "again": len(again), **gone}))
+    """, path=path)
+    during = ["headrace.torch.Loader device queue"] if path == "thread" else []
+    assert report == {"during": during, "after_break": [], "again": 2, "children": [], "segments": [], "threads": []}
 
 
-def test_an_exception_in_the_loop_releases_everything():
+def test_an_exception_in_the_loop_releases_everything(path):
     report, _ = run("""
         try:
             with Loader(pipeline(), queue_depth=2) as loader:
@@ -106,11 +120,11 @@ def test_an_exception_in_the_loop_releases_everything():
         except KeyError as e:
             caught = str(e)
         print(json.dumps({"caught": caught, **wait_gone()}))
-    """)
+    """, path=path)
     assert report == {"caught": "'training step failed'", "children": [], "segments": [], "threads": []}
 
 
-def test_a_dropped_loader_releases_everything():
+def test_a_dropped_loader_releases_everything(path):
     report, _ = run("""
         loader = Loader(pipeline(), queue_depth=2)
         it = iter(loader)
@@ -118,11 +132,11 @@ def test_a_dropped_loader_releases_everything():
         del it, loader
         gc.collect()
         print(json.dumps(wait_gone()))
-    """)
+    """, path=path)
     assert report == {"children": [], "segments": [], "threads": []}
 
 
-def test_ctrl_c_in_the_loop_releases_everything():
+def test_ctrl_c_in_the_loop_releases_everything(path):
     report, _ = run("""
         loader = Loader(pipeline(n=100000), queue_depth=2)
         try:
@@ -135,12 +149,12 @@ def test_ctrl_c_in_the_loop_releases_everything():
             outcome = "interrupted"
         loader.close()
         print(json.dumps({"outcome": outcome, **wait_gone()}))
-    """, sigint_after=True)
+    """, sigint_after=True, path=path)
     assert report == {"outcome": "interrupted", "children": [], "segments": [], "threads": []}
 
 
 @pytest.mark.parametrize("depth", [1, 3])
-def test_user_error_with_a_full_device_queue_reaches_the_loop(depth):
+def test_user_error_with_a_full_device_queue_reaches_the_loop(depth, path):
     report, _ = run(f"""
         def fail_at_31(x):
             if int(x) == 31:
@@ -157,7 +171,7 @@ def test_user_error_with_a_full_device_queue_reaches_the_loop(depth):
             text = str(e)
         loader.close()
         print(json.dumps({{"error": error, "text": text, "got": got, **wait_gone()}}))
-    """)
+    """, path=path)
     assert report["error"] == "PipelineError"
     assert "map operation: [PyFunc] failed at column: ['x'], sample index: 31" in report["text"]
     assert "ZeroDivisionError: bad sample" in report["text"]
@@ -165,7 +179,7 @@ def test_user_error_with_a_full_device_queue_reaches_the_loop(depth):
     assert (report["children"], report["segments"], report["threads"]) == ([], [], [])
 
 
-def test_a_killed_worker_with_a_full_device_queue_reaches_the_loop():
+def test_a_killed_worker_with_a_full_device_queue_reaches_the_loop(path):
     report, _ = run("""
         def die_at_41(x):
             if int(x) == 41:
@@ -182,9 +196,11 @@ def test_a_killed_worker_with_a_full_device_queue_reaches_the_loop():
             text = str(e)
         loader.close()
         print(json.dumps({"error": error, "text": text, "got": got, **wait_gone()}))
-    """)
+    """, path=path)
     assert report["error"] == "PipelineError"
-    assert "map operation: [PyFunc]" in report["text"] and "killed by signal 9 (SIGKILL)" in report["text"]
+    # (the map and the batch run as one stage in the workers: both are named)
+    assert "map operation: [PyFunc] -> batch operation failed at column: ['x']. worker process" in report["text"]
+    assert "killed by signal 9 (SIGKILL)" in report["text"]
     # the task it died on is named: sample 41 is in it
     found = re.search(r"running samples? (.+?) of pass 0", report["text"])
     assert found, report["text"]

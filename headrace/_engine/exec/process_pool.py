@@ -133,11 +133,14 @@ def _close_all_at_exit() -> None:
 
 
 class ProcessPool(WorkerStarts):
-    """``num_workers`` processes running ``program.run(task)``; results in submission order."""
+    """``num_workers`` processes running ``program.run(task)``; results in submission order.
+    ``columns``: the columns its tasks work on, named when a worker dies (None: not one op's)."""
 
-    def __init__(self, program: Any, num_workers: int, name: str, options: Any, depth: int | None = None) -> None:
+    def __init__(self, program: Any, num_workers: int, name: str, options: Any, depth: int | None = None,
+                 columns: tuple[str, ...] | None = None) -> None:
         global _atexit_done
         self.name = name
+        self.columns = columns
         self.num_workers = num_workers
         self._fixed_depth = None if depth is None else max(1, min(MAX_DEPTH, depth))  # None: adapt
         self._avg_bytes = 0.0
@@ -368,7 +371,7 @@ class ProcessPool(WorkerStarts):
             how = f"exited with code {code}"
         index, at = self._task_of(seq)
         err = PipelineError(self.name, f"worker process {worker.pid} (worker {worker.index}) {how} while "
-                            f"the pipeline was running{at}.", index=index)
+                            f"the pipeline was running{at}.", columns=self.columns, index=index)
         if hint:
             err.add_note(hint)
         self._broken = detached(err)

@@ -180,7 +180,10 @@ class StageIter(OpIter):
     def _start_pool(self) -> Any:
         if self.mode == PROCESSES:
             from headrace._engine.exec.process_pool import ProcessPool  # noqa: PLC0415 - heavy, rarely needed
-            return ProcessPool(self.program, self.workers, self.name, self.ctx.options)
+            # a worker's death is named at the columns of the stage's map, when it has one map
+            maps = [m.spec for m in self.members if isinstance(m, MapStep)]
+            columns = maps[0].in_names if len(maps) == 1 else None
+            return ProcessPool(self.program, self.workers, self.name, self.ctx.options, columns=columns)
         o = self.ctx.options
         watch: tuple[str, float, float] | None = (
             self.name, float(getattr(o, "multiprocessing_timeout_interval", 300)), float(getattr(o, "worker_timeout", 0)))
