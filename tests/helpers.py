@@ -59,6 +59,24 @@ def thread_spy(monkeypatch, owner, method, fail_at=None, error=None):
     return threads
 
 
+def force_torch_device_thread(monkeypatch=None):
+    """headrace.torch loaders made after this call run the device queue's own thread and
+    ``Transfer.arrive`` on the CPU too: the path of CUDA and pinned memory, which CPU tensors with
+    nothing to pin otherwise skip (their prefetch thread is the queue). With ``monkeypatch`` the
+    change ends with the test; without it, with the process (a test's subprocess)."""
+    from headrace.torch import _convert
+    made = _convert.Transfer.__init__
+
+    def on_its_own_thread(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        self.inline = False
+
+    if monkeypatch is not None:
+        monkeypatch.setattr(_convert.Transfer, "__init__", on_its_own_thread)
+    else:
+        _convert.Transfer.__init__ = on_its_own_thread
+
+
 def assert_reads_ahead(loader, seen, ahead):
     """Takes the first batch of ``loader`` (over ``noted_rows``, batches of 1) and checks that the
     pipeline then reads exactly ``ahead`` batches further while the loop works; returns the

@@ -1,8 +1,9 @@
 """headrace.torch.Loader on a CUDA device: pinned host tensors, non-blocking copies on the device
 queue's own stream, the event the training stream waits on, and ``record_stream``.
 
-These run only where torch sees a GPU (they skip on CI, which has none); the same code path runs
-on CPU devices in test_loader.py. Each check compares exact values: a copy that the training stream
+These run only where torch sees a GPU (they skip on CI, which has none). The same path (the
+device queue's own thread, then ``arrive``) runs on the CPU in test_loader.py and test_failures.py,
+as their "thread" cases. Each check compares exact values: a copy that the training stream
 read before it had landed would show up as wrong numbers, not as a crash."""
 import threading
 

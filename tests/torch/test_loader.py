@@ -14,12 +14,26 @@ torch = pytest.importorskip("torch")
 import headrace.dataset as ds
 from headrace.torch import Loader, to_tensor
 from tests.helpers import (assert_fails_at_the_fourth_batch, assert_held_batches_keep_their_values, assert_reads_ahead,
-                           noted_rows, patterned_batches, rows, thread_spy, wait_for)
+                           force_torch_device_thread, noted_rows, patterned_batches, rows, thread_spy, wait_for)
 
 
 def numbers(n=10, shuffle=False, batch=3, **kw):
     return ds.NumpySlicesDataset({"x": np.arange(n, dtype=np.int64), "y": np.arange(n, dtype=np.float32) / 2},
                                  shuffle=shuffle, **kw).batch(batch)
+
+
+@pytest.fixture(params=["direct", "thread"])
+def path(request, monkeypatch):
+    """The device queue's two paths: "direct" (CPU tensors, nothing to pin: the pipeline's
+    prefetch thread is the queue) and "thread" (its own thread and ``arrive``: the path of CUDA and
+    pinned memory, forced on the CPU)."""
+    if request.param == "thread":
+        force_torch_device_thread(monkeypatch)
+    return request.param
+
+
+def device_queue_threads():
+    return [t.name for t in threading.enumerate() if "device queue" in t.name]
 
 
 def plain(batch):
@@ -34,9 +48,12 @@ def test_importing_headrace_imports_no_framework():
     assert out.stdout.strip() == "[]"
 
 
-def test_batches_are_tensors_in_column_order():
+def test_batches_are_tensors_in_column_order(path):
     loader = Loader(numbers())
-    got = list(loader)
+    it = iter(loader)
+    got = [next(it)]
+    assert bool(device_queue_threads()) == (path == "thread")
+    got += list(it)
     assert len(loader) == 4 and len(got) == 4
     assert all(isinstance(t, torch.Tensor) for b in got for t in b)
     assert [b[0].dtype for b in got] == [torch.int64] * 4 and got[0][1].dtype == torch.float32
@@ -44,7 +61,7 @@ def test_batches_are_tensors_in_column_order():
                                        [[6, 7, 8], [3.0, 3.5, 4.0]], [[9], [4.5]]]
 
 
-def test_as_dict_and_columns():
+def test_as_dict_and_columns(path):
     got = list(Loader(numbers(), as_dict=True, columns=["y"]))
     assert [list(b) for b in got] == [["y"]] * 4
     assert got[3]["y"].tolist() == [4.5]
@@ -79,7 +96,7 @@ def test_to_tensor_shares_memory_and_copies_only_when_it_must():
     assert isinstance(nested["l"], list) and nested["l"][0].item() == 1.5
 
 
-def test_engine_batches_are_not_copied():
+def test_engine_batches_are_not_copied(path):
     seen = []
     loader = Loader(numbers(batch=5))
     for b in loader:
@@ -87,7 +104,7 @@ def test_engine_batches_are_not_copied():
     assert seen == [True, True]
 
 
-def test_epochs_follow_the_pipeline_and_set_epoch_picks_one():
+def test_epochs_follow_the_pipeline_and_set_epoch_picks_one(path):
     ds.config.set_seed(7)
     data = numbers(shuffle=True)
     expected = rows(data, num_epochs=4)  # 4 batches per epoch
@@ -102,7 +119,7 @@ def test_epochs_follow_the_pipeline_and_set_epoch_picks_one():
     loader.close()
 
 
-def test_leaving_an_epoch_early_starts_the_next_one():
+def test_leaving_an_epoch_early_starts_the_next_one(path):
     ds.config.set_seed(3)
     data = numbers(shuffle=True)
     expected = rows(data, num_epochs=2)
@@ -129,7 +146,7 @@ def test_set_epoch_checks_and_refuses_during_an_epoch():
 
 
 @pytest.mark.parametrize("buffered", [False, True], ids=["index", "shuffle_buffer"])
-def test_state_dict_resumes_after_every_delivered_batch(buffered):
+def test_state_dict_resumes_after_every_delivered_batch(buffered, path):
     ds.config.set_seed(11)
     data = ds.NumpySlicesDataset({"x": np.arange(10)}, shuffle=not buffered)
     if buffered:
@@ -256,6 +273,25 @@ def test_on_the_cpu_the_pipeline_reads_at_most_queue_depth_batches_ahead():
     assert [b[0].tolist() for b in rest] == [[i] for i in range(1, 40)]
     assert loader.status()["have_sent"] == 40 and max(loader.status()["queue_sizes"]) <= 2
     loader.close()
+
+
+@pytest.mark.parametrize("depth", [1, 3])
+def test_the_device_queue_thread_keeps_at_most_queue_depth_batches_ready(monkeypatch, depth):
+    # the path of CUDA and pinned memory, on the CPU: its own thread, queue_depth batches deep
+    force_torch_device_thread(monkeypatch)
+    data, seen = noted_rows(40)
+    loader = Loader(data, queue_depth=depth)
+    it = iter(loader)
+    assert next(it)[0].tolist() == [0]
+    wait_for(lambda: loader.status()["queue_sizes"] and loader.status()["queue_sizes"][-1] == depth,
+             f"{depth} batches ready")
+    time.sleep(0.2)  # a training step: the thread would put more if the queue let it
+    assert max(loader.status()["queue_sizes"]) == depth
+    assert device_queue_threads() == ["headrace.torch.Loader device queue"]
+    assert [b[0].tolist() for b in it] == [[i] for i in range(1, 40)]
+    assert loader.status()["have_sent"] == 40 and max(loader.status()["queue_sizes"]) == depth
+    loader.close()
+    assert seen[:40] == list(range(40)) and not device_queue_threads()  # (then the next epoch's first)
 
 
 @pytest.mark.parametrize("prefetch", [3, 5])
@@ -393,6 +429,6 @@ def test_in_debug_mode_the_loader_reads_in_the_loops_thread(monkeypatch):
     assert set(threads) == {"MainThread"}
 
 
-def test_batches_from_worker_processes_keep_their_values_while_held():
+def test_batches_from_worker_processes_keep_their_values_while_held(path):
     # torch.from_numpy shares the batch's memory: the engine must not reuse it while a tensor holds it
     assert_held_batches_keep_their_values(Loader(patterned_batches()), lambda t: isinstance(t, torch.Tensor))
