@@ -10,7 +10,10 @@ from headrace._feed.args import check_depth, check_epoch, check_source
 from headrace._feed.shard import reshard
 from headrace._feed.stream import EpochReader
 from headrace._util.device_queue import Feeder
+from headrace.dataset.core import config as _config
 from headrace.jax._put import ARRAY_KINDS, DevicePut
+
+DEVICE_BUFFER = 2  # batches dispatched ahead when device_buffer is None (off CPU devices)
 
 
 class _Host:
@@ -80,8 +83,8 @@ class Loader:
 
     On CPU devices (the arrays' devices are all CPU devices) the two buffers are one: a put
     there costs microseconds and copies no large array, so the pipeline's prefetch thread puts
-    the batches it makes and holds up to ``cpu_buffer + device_buffer`` of them (by default as
-    many as it holds for NumPy output: the pipeline's prefetch size), and no device
+    the batches it makes and holds up to ``cpu_buffer + device_buffer`` of them (with neither
+    given, as many as it holds for NumPy output: the pipeline's prefetch size), and no device
     thread runs (a thread hand-off per batch cost more CPU than the put). A batch the loop is
     already waiting for when it is made is put in the loop's thread instead: XLA's put lets go of
     the GIL, and taking it back in the prefetch thread would hold up the next batch. Whether the
@@ -98,7 +101,8 @@ class Loader:
             1 to 1024. Default: None (as many as for NumPy output: the pipeline's prefetch size,
             16 unless ``ds.config.set_prefetch_size`` says otherwise).
         device_buffer (int, optional): batches another thread has dispatched to the devices ahead
-            of the loop, 1 to 1024. Default: 2.
+            of the loop, 1 to 1024. Default: None (2; on CPU devices with ``cpu_buffer`` None
+            too, none beyond the pipeline's prefetch size).
         shard (bool, optional): read this process's shard when there are several. Default: True.
 
     Examples:
@@ -110,7 +114,7 @@ class Loader:
     """
 
     def __init__(self, dataset, columns=None, as_dict=False, sharding=None, device=None, cpu_buffer=None,
-                 device_buffer=2, shard=True):
+                 device_buffer=None, shard=True):
         columns = check_source(dataset, columns, as_dict, shard)
         if sharding is not None and not isinstance(sharding, jax.sharding.Sharding):
             raise TypeError(f"sharding must be a jax.sharding.Sharding or None, but got {type(sharding).__name__}.")
@@ -118,7 +122,7 @@ class Loader:
             raise TypeError(f"device must be a jax.Device or None, but got {type(device).__name__}.")
         if sharding is not None and device is not None:
             raise ValueError("sharding and device cannot both be given: the sharding places the arrays.")
-        self._device_buffer = check_depth(device_buffer, "device_buffer")
+        self._device_buffer = DEVICE_BUFFER if device_buffer is None else check_depth(device_buffer, "device_buffer")
         if cpu_buffer is not None:
             check_depth(cpu_buffer, "cpu_buffer")
         count, index = (jax.process_count(), jax.process_index()) if shard else (1, 0)
@@ -134,7 +138,11 @@ class Loader:
         if _on_cpu(sharding, device):  # one buffer, the pipeline's prefetch thread (see above)
             self._host: _Put | None = _Put(sharding, device, inline=True)
             transfer = self._host
-            depth = None if cpu_buffer is None else cpu_buffer + self._device_buffer
+            if cpu_buffer is None and device_buffer is None:
+                depth = None  # (the run's own prefetch size, as configured or autotuned)
+            else:
+                host = _config.get_prefetch_size() if cpu_buffer is None else cpu_buffer
+                depth = host + self._device_buffer
         else:
             self._host = None
             transfer, depth = _Host(), cpu_buffer

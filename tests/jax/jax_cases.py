@@ -157,11 +157,12 @@ def test_on_cpu_devices_both_buffers_bound_the_batches_read_ahead():
     loader.close()
 
 
-def test_on_cpu_devices_by_default_the_buffer_is_the_pipelines_prefetch():
-    ds.config.set_prefetch_size(4)  # cpu_buffer=None: as far ahead as NumPy output reads
+@pytest.mark.parametrize("device_buffer, ahead", [(None, 4), (3, 4 + 3)])
+def test_on_cpu_devices_by_default_the_buffer_is_the_pipelines_prefetch(device_buffer, ahead):
+    ds.config.set_prefetch_size(4)  # cpu_buffer=None: as far ahead as NumPy output reads ...
     data, seen = noted_rows(40)
-    loader = Loader(data, device_buffer=3, device=cpu_device())
-    it = assert_reads_ahead(loader, seen, 4)  # device_buffer adds none
+    loader = Loader(data, device_buffer=device_buffer, device=cpu_device())
+    it = assert_reads_ahead(loader, seen, ahead)  # ... and a device_buffer given adds its batches
     assert [b[0].tolist() for b in it] == [[i] for i in range(1, 40)]
     loader.close()
 
