@@ -130,7 +130,9 @@ class Loader:
         another rank or another number of ranks (elastic resume; ``torch.distributed.checkpoint``
         gives every rank one rank's state), it takes the state as the position of the whole job,
         whose ranks step in lockstep: the rows of the epoch that no rank had received are dealt
-        out over this job's ranks, each delivered once, and later epochs are this job's own. That
+        out over this job's ranks, each delivered once (when they do not divide evenly, the short
+        ranks end with rows read before the save, so that every rank reads as many rows, as in any
+        sharded epoch), and later epochs are this job's own. That
         needs a pipeline of a random-access source, map, project, rename and batch, read in full.
 
         Raises:
