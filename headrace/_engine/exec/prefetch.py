@@ -174,8 +174,17 @@ class Prefetcher:
         return self._consumer_waiting
 
     def size(self) -> int:
-        """Rows made and not yet taken."""
-        return len(self._dq)
+        """Rows made and not yet taken (the pass's end, or an error, made last, is not a row)."""
+        dq = self._dq
+        n = len(dq)
+        if n:
+            try:
+                last = dq[-1]
+            except IndexError:  # taken meanwhile
+                return 0
+            if last is _END or type(last) is _Failure:
+                n -= 1
+        return n
 
     @property
     def alive(self) -> bool:

@@ -260,7 +260,7 @@ class Ten(Rows):
 def test_the_end_of_the_pass_made_before_the_release_ends_it_and_the_next_pass_reads_anew(both_clocks):
     both_clocks.make = 0.0005
     r = prestarted(both_clocks, Ten(), prefetch=16, epochs=2)
-    wait_until(lambda: r.prefetched() == 11)  # 10 rows and the end of the pass
+    wait_until(lambda: r.prefetched() == 10 and not r._prefetcher.alive)  # 10 rows, then the end of the pass
     got = [int(r.next_row()[0]) for _ in range(PRESTART)]
     assert r._draining is not None
     assert read_rest(r, got) == list(range(10))
@@ -280,7 +280,7 @@ class FailsAt9(Ten):
 def test_an_error_made_before_the_release_is_raised_in_its_place(both_clocks):
     both_clocks.make = 0.0005
     r = prestarted(both_clocks, FailsAt9(), prefetch=16)
-    wait_until(lambda: r.prefetched() == 10)  # rows 0-8 and the error
+    wait_until(lambda: r.prefetched() == 9 and not r._prefetcher.alive)  # rows 0-8, then the error
     got = [int(r.next_row()[0]) for _ in range(PRESTART)]
     assert r._draining is not None
     assert int(r.next_row()[0]) == 8
@@ -442,4 +442,29 @@ def test_the_prefetch_thread_makes_no_row_before_its_start_has_returned(monkeypa
     with pytest.raises(StopIteration):
         pf.get()
     assert events == ["start returned", "row made"]
+    assert pf.stop()
+
+
+@pytest.mark.parametrize("last", ["end", "error"])
+def test_size_counts_the_rows_made_not_the_passs_end_or_its_error(last):
+    from headrace._engine.exec import prefetch
+    from tests.helpers import wait_for
+    items = iter(range(3))
+
+    def produce():
+        try:
+            return next(items)
+        except StopIteration:
+            if last == "error":
+                raise ValueError("bad row") from None
+            raise
+
+    pf = prefetch.Prefetcher(produce, 8)
+    wait_for(lambda: not pf.alive, "the thread to make the pass and end")
+    assert pf.size() == 3 and pf.pending()  # 3 rows, then the end (or the error) behind them
+    assert [pf.get(), pf.get()] == [0, 1] and pf.size() == 1
+    assert pf.get() == 2 and pf.size() == 0 and pf.pending()
+    with pytest.raises(StopIteration if last == "end" else ValueError):
+        pf.get()
+    assert pf.size() == 0 and not pf.pending()
     assert pf.stop()
