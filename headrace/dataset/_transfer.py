@@ -10,20 +10,43 @@ epoch until the cap is raised; ``send_epoch_end`` puts an end-of-epoch marker af
 
 Diagnostics follow MindSpore's sink-mode status report: ``status_report()`` gives
 ``channel_name``, ``have_sent``, the last 10 host and device queue sizes, the first push's start
-and end times and the last 10 pushes', then a one-line verdict naming which of the five cases of
-MindSpore's FAQ the state shows and what to do. ``get_next`` warns with it when it has waited
-``stall_warning_s`` seconds (MindSpore: 25 s) for the first or any later batch, raises with it
-after ``timeout``, and adds it to a pipeline error. Asking for a batch after the last epoch was
-sent is reported as the "steps != batches sent" case, not a hang.
+and end times and the last 10 pushes', then a one-line verdict naming the case the state shows and
+what to do. A wait of ``stall_warning_s`` seconds (MindSpore: 25 s, a constant there; here a
+checked attribute) drives two warnings with the report: a watchdog thread warns once when the
+first batch has not been sent that long after ``send()``, whether or not the training side is
+asking yet, and ``get_next`` warns each time it has waited that long for the first or a later
+batch (a first-batch warning is given once per wait, by whichever side sees it first).
+``get_next`` raises with the report after its ``timeout``, adds it to a pipeline error, and
+raises at once when the sender has stopped (``release()``) or failed. Asking for a batch after the
+last epoch was sent is reported as the "steps != batches sent" case, not a hang.
+
+NOTE [ sink-mode verdicts ]
+    MindSpore's FAQ tells five cases apart, and so does the verdict: *nothing produced* (the
+    pipeline has not made a batch), *produced but not sent* (``stop_send`` or the
+    ``set_sending_batches`` cap holds the sender), *device side failed* (the sender was released
+    or failed while pushing), *preprocessing too slow* (the device queue is empty and so is the
+    pipeline's host queue: the sender waits for the pipeline) and *device queue starved* (the
+    device queue is empty while batches wait in the host queue). Here the push is a
+    ``queue.put`` of a reference, which waits only while the device queue is full, so the last
+    case means that the sender thread does not get to run: a training side that holds the GIL in
+    Python code, or more busy threads than cores. Only the host queue's size *now* decides
+    between the last two (a history of sizes would call a slow pipeline that had a burst earlier
+    starved). A report taken while the sender holds a batch it is about to push, with nothing
+    else ready, says "sending normally".
+
+The sender and watchdog threads end on ``release()`` (and on ``send()``, which releases first);
+a finalizer does the same when the dataset is dropped or the interpreter exits.
 """
 from __future__ import annotations
 
 import collections
+import math
 import queue
 import threading
 import time
 import uuid
 import warnings
+import weakref
 from typing import Any
 
 from headrace._util.checks import check_type
@@ -33,7 +56,10 @@ from headrace.dataset.core import config as _config
 HISTORY = 10
 DEVICE_CAPACITY = 4  # batches the device queue holds (MindSpore's device queues hold a few)
 STALL_WARNING_S = 25.0
+JOIN_S = 10.0
 FAQ = "For more details, please refer to the FAQ at https://www.mindspore.cn/docs/en/master/faq/data_processing.html."
+SENDER_THREAD = "headrace device_que sender"
+WATCHDOG_THREAD = "headrace device_que watchdog"
 _END = object()
 
 
@@ -42,12 +68,15 @@ def _ms(t: float) -> int:
 
 
 class _Sender:
-    """The sender thread and everything the status report reads (see the module docstring)."""
+    """The sender and watchdog threads and everything the status report reads (see the module
+    docstring). It holds the pipeline's iterator, never the TransferDataset."""
 
-    def __init__(self, dataset: Dataset, num_epochs: int, send_epoch_end: bool) -> None:
-        self.it = dataset.create_tuple_iterator(num_epochs=num_epochs, output_numpy=True)
+    def __init__(self, dataset: Dataset, num_epochs: int, send_epoch_end: bool, queue_name: str,
+                 first_batch_wait: float) -> None:
+        self.it = dataset.create_tuple_iterator(num_epochs=num_epochs, output_numpy=True)  # type: ignore[no-untyped-call]
         self.num_epochs = num_epochs
         self.send_epoch_end = send_epoch_end
+        self.queue_name = queue_name
         self.device: queue.Queue = queue.Queue(DEVICE_CAPACITY)
         self.running = threading.Event()
         self.running.set()
@@ -59,16 +88,42 @@ class _Sender:
         self.device_sizes: collections.deque = collections.deque(maxlen=HISTORY)
         self.first_push: tuple[int, int] = (-1, -1)
         self.pushes: collections.deque = collections.deque(maxlen=HISTORY)
-        self.error: BaseException | None = None
+        self.error: BaseException | None = None  # the pipeline's
+        self.send_error: BaseException | None = None  # the sender's own (the "device side")
         self.finished = False  # every epoch sent
         self.waiting_cap = False
-        self.thread = threading.Thread(target=self._run, name="headrace device_que sender", daemon=True)
+        self._warn_lock = threading.Lock()
+        self._watch_over = threading.Event()  # set at the first push, when the sender ends, and by close()
+        self._last_warning = -math.inf  # monotonic time of the last stall warning
+        self.thread = threading.Thread(target=self._run, name=SENDER_THREAD, daemon=True)
+        self.watchdog = threading.Thread(target=self._watch_first_batch, args=(first_batch_wait,),
+                                         name=WATCHDOG_THREAD, daemon=True)
         self.thread.start()
+        self.watchdog.start()
 
-    def _host_size(self) -> int:
-        pf = getattr(self.it._run, "_prefetcher", None)
-        dq = getattr(pf, "_dq", None)
-        return len(dq) if dq is not None else 0
+    def claim_warning(self, wait: float) -> bool:
+        """Whether a stall warning may be given now: none was given in the last ``wait`` seconds
+        (so the watchdog and ``get_next`` do not both warn about the same wait)."""
+        with self._warn_lock:
+            now = time.monotonic()
+            if now - self._last_warning < wait:
+                return False
+            self._last_warning = now
+            return True
+
+    def _watch_first_batch(self, wait: float) -> None:
+        """The watchdog thread: warns once if the sender, still running, has not pushed its first
+        batch ``wait`` seconds after it started; ends at the first push, with the sender, or on close()."""
+        if self._watch_over.wait(wait) or self.have_sent:
+            return
+        if self.claim_warning(wait):
+            warnings.warn(f"device_que: the first batch has not been sent {wait:g} s after send().\n"
+                          + report(self.queue_name, self), RuntimeWarning, stacklevel=1)
+
+    def host_size(self) -> int:
+        """Rows the pipeline's prefetch thread has ready (0 while the pipeline runs without one)."""
+        run = getattr(self.it, "_run", None)
+        return run.prefetched() if run is not None else 0
 
     def _wait_allowed(self) -> bool:
         while not self.stop.is_set():
@@ -89,6 +144,14 @@ class _Sender:
         return False
 
     def _run(self) -> None:
+        try:
+            self._send()
+        except BaseException as e:  # noqa: BLE001 - the device side failed; handed to get_next
+            self.send_error = e
+        finally:
+            self._watch_over.set()
+
+    def _send(self) -> None:
         epochs = 0
         while not self.stop.is_set():
             if not self._wait_allowed():
@@ -108,7 +171,7 @@ class _Sender:
                 self.error = e
                 return
             self.produced += 1
-            self.host_sizes.append(self._host_size())
+            self.host_sizes.append(self.host_size())
             start = time.time()
             if not self._put(row):
                 return
@@ -116,59 +179,117 @@ class _Sender:
             span = (_ms(start), _ms(end))
             if self.first_push == (-1, -1):
                 self.first_push = span
+                self._watch_over.set()
             self.pushes.append(span)
             self.have_sent += 1
             self.epoch_sent += 1
             self.device_sizes.append(self.device.qsize())
 
-    def close(self) -> None:
-        self.stop.set()
-        self.running.set()
+    def _drain(self) -> None:
         while True:
             try:
                 self.device.get_nowait()
             except queue.Empty:
-                break
+                return
+
+    def close(self) -> None:
+        """Stops both threads and the pipeline, and joins them. Idempotent."""
+        self.stop.set()
+        self.running.set()
+        self._watch_over.set()
+        self._drain()  # a put waiting for room returns
         self.it.stop()  # wakes a sender waiting inside the pipeline
-        self.thread.join(10)
+        for t in (self.thread, self.watchdog):
+            if t is not threading.current_thread():
+                t.join(JOIN_S)
+        self._drain()
+
+
+def _stopped(s: _Sender) -> str:
+    """Why a sender ended before its epochs were sent (the device side failed)."""
+    e = s.send_error
+    if e is not None:
+        return f"the sender failed sending batch {s.have_sent + 1}: {type(e).__name__}: {e}"
+    return "the sender was stopped (release() was called) before the requested epochs were sent"
+
+
+def _stopped_advice(s: _Sender) -> str:
+    return "fix the cause and call send() again" if s.send_error is not None else "call send() again"
 
 
 def verdict(s: _Sender | None, waiting: bool) -> str:
-    """Which of MindSpore's five sink-mode cases the sender's state shows, and what to do."""
+    """Which case the sender's state shows, and what to do (see NOTE [ sink-mode verdicts ])."""
     if s is None:
         return "verdict: nothing was sent: call send() before asking for data."
+    dead = not s.thread.is_alive()  # read first: once the thread has ended, the flags below are final
     if s.error is not None:
         return ("verdict: the pipeline failed (see the error above): the device queue gets no more batches; fix it "
                 "and call send() again.")
-    if not s.thread.is_alive() and not s.finished:
-        return ("verdict: device side failed: the sender stopped (release() was called or its thread ended) before "
-                "the requested epochs were sent; call send() again.")
     if s.finished:
         return (f"verdict: every requested epoch was sent ({s.have_sent} batches); a step asking for more is the "
                 "'batches sent != steps' case: make the steps per epoch match the dataset size (or the sink size), "
                 "or send more epochs.")
+    if dead or s.stop.is_set() or s.send_error is not None:
+        return f"verdict: device side failed: {_stopped(s)}; {_stopped_advice(s)}."
+    if not s.running.is_set():
+        return "verdict: produced but not sent: stop_send() was called; call continue_send()."
+    if s.waiting_cap:
+        return ("verdict: produced but not sent: ds.config.set_sending_batches() caps this epoch; raise the cap "
+                "(0 lifts it).")
     if s.produced == 0:
         return ("verdict: nothing produced: the pipeline has not made its first batch; check the source (paths, "
                 "sizes) and time the first map (headrace profile) or lower the batch size.")
-    if s.produced > s.have_sent or not s.running.is_set() or s.waiting_cap:
-        why = "stop_send() was called" if not s.running.is_set() else (
-            "ds.config.set_sending_batches() caps this epoch" if s.waiting_cap else "the push is stuck")
-        return f"verdict: produced but not sent: {why}; call continue_send() or raise the cap."
-    hosts = list(s.host_sizes)
-    if not waiting:
+    ready = s.host_size() if waiting else 0
+    if ready:
+        return (f"verdict: device queue starved: {ready} batches are ready in the host queue but the device queue is "
+                "empty: the sender thread does not get to push them; check the push times above, and whether the "
+                "training side holds the GIL (Python work between steps) or more threads are busy than there are cores.")
+    if not waiting or s.produced > s.have_sent:  # a batch in hand is pushed at once: the queue has room
         return f"verdict: sending normally ({s.have_sent} batches sent, {s.device.qsize()} waiting in the device queue)."
-    if not hosts or max(hosts) == 0:
-        return ("verdict: preprocessing too slow: the host queue stays empty; add workers "
-                "(num_parallel_workers), move work out of Python functions, or check the bottleneck with headrace "
-                "profile.")
-    return ("verdict: device queue starved: batches are ready on the host but reach the device queue too slowly; "
-            "check the push times above and the training step's own waits.")
+    return ("verdict: preprocessing too slow: the device queue is empty and the sender is waiting for the pipeline's "
+            "next batch; add workers (num_parallel_workers), move work out of Python functions, or check the "
+            "bottleneck with headrace profile.")
+
+
+def report(queue_name: str, s: _Sender | None) -> str:
+    """MindSpore's sink-mode status report for sender ``s``, then headrace's verdict line."""
+
+    def sizes(d: Any) -> str:
+        return ", ".join(str(v) for v in d)
+
+    lines = [f"channel_name: {queue_name};",
+             f"have_sent: {s.have_sent if s else 0};",
+             f"host_queue: {sizes(s.host_sizes) if s else ''};",
+             f"device_queue: {sizes(s.device_sizes) if s else ''};",
+             "      push_first_start_time -> push_first_end_time",
+             "{} -> {}".format(*(s.first_push if s else (-1, -1))),
+             "            push_start_time -> push_end_time"]
+    lines += [f"{a} -> {b}" for a, b in (s.pushes if s else ())]
+    lines += [FAQ, verdict(s, waiting=s is not None and s.device.empty())]
+    return "\n".join(lines)
+
+
+def _check_wait(value: Any) -> float:
+    check_type(value, (int, float), "stall_warning_s")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"stall_warning_s must be a positive, finite number of seconds, but got {value!r}.")
+    return float(value)
 
 
 class TransferDataset(Dataset):
-    """The dataset ``Dataset.device_que()`` returns; see the module docstring."""
+    """The dataset ``Dataset.device_que()`` returns; see the module docstring.
 
-    def __init__(self, input_dataset, send_epoch_end=True, create_data_info_queue=False, queue_name=""):
+    Attributes:
+        stall_warning_s (float): seconds of waiting before a stall warning with the status report
+            (default 25, MindSpore's fixed wait). The first-batch watchdog reads it when ``send()``
+            starts; ``get_next`` reads it as it waits. A value that is not a positive, finite
+            number raises ``TypeError`` / ``ValueError``. MindSpore 2.10 has no setting for this
+            wait (its sender's wait is a constant), so it is an attribute here, not a
+            ``ds.config`` setting.
+    """
+
+    def __init__(self, input_dataset: Dataset, send_epoch_end: bool = True, create_data_info_queue: bool = False,
+                 queue_name: str = "") -> None:
         check_type(send_epoch_end, bool, "send_epoch_end")
         check_type(create_data_info_queue, bool, "create_data_info_queue")
         check_type(queue_name, str, "queue_name")
@@ -177,46 +298,60 @@ class TransferDataset(Dataset):
         self._send_epoch_end = send_epoch_end
         self._create_data_info_queue = create_data_info_queue
         self._to_device: _Sender | None = None
-        self.column_name = input_dataset.get_col_names()
-        self.stall_warning_s = STALL_WARNING_S
+        self._finalizer: weakref.finalize | None = None
+        self.column_name = input_dataset.get_col_names()  # type: ignore[no-untyped-call]
+        self._stall_warning_s = STALL_WARNING_S
 
-    def _make_plan(self):
+    @property
+    def stall_warning_s(self) -> float:
+        return self._stall_warning_s
+
+    @stall_warning_s.setter
+    def stall_warning_s(self, value: Any) -> None:
+        self._stall_warning_s = _check_wait(value)
+
+    def _make_plan(self) -> Any:
         return self.children[0]._plan
 
-    def create_dict_iterator(self, num_epochs=-1, output_numpy=False):
+    def create_dict_iterator(self, num_epochs: int = -1, output_numpy: bool = False) -> Any:  # type: ignore[override]
         raise RuntimeError("TransferDataset is not iterable.")
 
-    def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False, do_copy=None):
+    def create_tuple_iterator(self, columns: Any = None, num_epochs: int = -1, output_numpy: bool = False,
+                              do_copy: Any = None) -> Any:
         raise RuntimeError("TransferDataset is not iterable.")
 
-    def __iter__(self):
+    def __iter__(self) -> Any:
         raise RuntimeError("TransferDataset is not iterable.")
 
-    def output_shapes(self, estimate=False):
+    def output_shapes(self, estimate: bool = False) -> Any:
         raise RuntimeError("TransferDataset does not support obtaining output_shapes.")
 
-    def output_types(self):
+    def output_types(self) -> Any:
         raise RuntimeError("TransferDataset does not support obtaining output_types.")
 
     # ---- host side ----------------------------------------------------------------------------
-    def send(self, num_epochs=-1):
-        """Starts sending ``num_epochs`` epochs (-1: until released) to the device queue."""
+    def send(self, num_epochs: int = -1) -> None:
+        """Starts sending ``num_epochs`` epochs (-1: until released) to the device queue, and the
+        first-batch watchdog (see the module docstring)."""
         if isinstance(num_epochs, bool) or not isinstance(num_epochs, int) or (num_epochs < 1 and num_epochs != -1):
             raise ValueError(f"num_epochs should be either -1 or positive integer, but got {num_epochs!r}.")
         self.release()
-        self._to_device = _Sender(self.children[0], num_epochs, self._send_epoch_end)
+        s = _Sender(self.children[0], num_epochs, self._send_epoch_end, self.queue_name, self._stall_warning_s)
+        self._to_device = s
+        # Back-up for a dataset dropped without release(), and at interpreter exit (finalize's atexit).
+        self._finalizer = weakref.finalize(self, s.close)
 
-    def stop_send(self):
+    def stop_send(self) -> None:
         """Pauses the sender after the batch it is pushing."""
         if self._to_device is not None:
             self._to_device.running.clear()
 
-    def continue_send(self):
+    def continue_send(self) -> None:
         """Resumes a sender paused by ``stop_send``."""
         if self._to_device is not None:
             self._to_device.running.set()
 
-    def get_data_info(self):
+    def get_data_info(self) -> tuple[list[str], list[list[int]]]:
         """``(types, shapes)`` of the next batch in the device queue (needs ``create_data_info_queue``)."""
         if self._to_device is None:
             raise RuntimeError("Calling get_data_info with bad state.")
@@ -226,28 +361,31 @@ class TransferDataset(Dataset):
         head = self._peek()
         return [str(a.dtype) for a in head], [list(a.shape) for a in head]
 
-    def get_mbuf_queue_size(self):
+    def get_mbuf_queue_size(self) -> int:
         """Batches waiting in the device queue."""
         if self._to_device is None:
             raise RuntimeError("Device queue is not init, call get_mbuf_queue_size failed.")
         return self._to_device.device.qsize()
 
-    def get_send_info(self):
+    def get_send_info(self) -> list:
         """``[have_sent, first push (start ms, end ms), last pushes [(start ms, end ms), ...]]``."""
         if self._to_device is None:
             raise RuntimeError("Calling get_send_info with bad state, data queue is not initialized.")
         s = self._to_device
         return [s.have_sent, list(s.first_push), [list(p) for p in s.pushes]]
 
-    def release(self):
-        """Stops the sender and the pipeline's workers. Idempotent."""
-        s, self._to_device = self._to_device, None
-        if s is not None:
-            s.close()
+    def release(self) -> None:
+        """Stops the sender, its watchdog and the pipeline's workers. Idempotent. A ``get_next``
+        waiting in another thread then raises (the "device side failed" case)."""
+        fin, self._finalizer = self._finalizer, None
+        self._to_device = None
+        if fin is not None:
+            fin()  # runs s.close() once
 
     # ---- device side (MindSpore's GetNext) ------------------------------------------------
-    def _peek(self, timeout=None):
+    def _peek(self, timeout: float | None = None) -> Any:
         s = self._to_device
+        assert s is not None, "checked by get_data_info"
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             with s.device.mutex:
@@ -255,27 +393,37 @@ class TransferDataset(Dataset):
                     return s.device.queue[0]
             self._check_sender(s)
             if deadline is not None and time.monotonic() > deadline:
-                raise RuntimeError("get_data_info: no batch arrived.\n" + self.status_report())
+                raise RuntimeError("get_data_info: no batch arrived.\n" + report(self.queue_name, s))
             time.sleep(0.01)
 
     def _check_sender(self, s: _Sender) -> None:
-        if s.error is not None and s.device.empty():
-            e = s.error
-            e.add_note(self.status_report())
-            raise e
-        if s.finished and s.device.empty():
+        """Raises when no batch can come any more: the pipeline failed, every epoch was taken, or
+        the sender stopped or failed."""
+        # Read the flags before the queue: a sender sets them after its last push, so a queue
+        # found empty afterwards stays empty.
+        dead = not s.thread.is_alive()
+        error, finished, stopped = s.error, s.finished, s.stop.is_set()
+        if not s.device.empty():
+            return
+        if error is not None:
+            error.add_note(report(self.queue_name, s))
+            raise error
+        if finished:
             raise RuntimeError(f"get_next: asked for more data than was sent: {s.have_sent} batches over "
                                f"{s.num_epochs} epoch(s) were sent and all were taken (the steps asked for exceed the "
                                f"batches sent; check the sink size and the number of steps).")
+        if dead or stopped:
+            raise RuntimeError(f"get_next: {_stopped(s)}.\n" + report(self.queue_name, s)) from s.send_error
 
-    def get_next(self, timeout=None):
+    def get_next(self, timeout: float | None = None) -> list:
         """The next batch from the device queue (a list of arrays); ``StopIteration`` at an
         end-of-epoch marker. Warns with the status report every ``stall_warning_s`` seconds of
         waiting; after ``timeout`` seconds (None: no limit) raises ``RuntimeError`` with it.
 
         Raises:
-            RuntimeError: called before ``send()``, the timeout passed, or more batches were asked
-                for than were sent; the pipeline's own error if it failed.
+            RuntimeError: called before ``send()``, the timeout passed, more batches were asked
+                for than were sent, or the sender was released or failed; the pipeline's own
+                error if it failed.
         """
         s = self._to_device
         if s is None:
@@ -289,11 +437,13 @@ class TransferDataset(Dataset):
                 self._check_sender(s)
                 now = time.monotonic()
                 if timeout is not None and now - started >= timeout:
-                    raise RuntimeError(f"get_next: no batch for {timeout} s.\n" + self.status_report()) from None
-                if now - warned >= self.stall_warning_s:
-                    which = "the first batch" if s.have_sent == 0 else f"batch {s.have_sent + 1}"
-                    warnings.warn(f"get_next has waited {now - started:.0f} s for {which}.\n" + self.status_report(),
-                                  RuntimeWarning, stacklevel=2)
+                    raise RuntimeError(f"get_next: no batch for {timeout} s.\n" + report(self.queue_name, s)) from None
+                wait = self._stall_warning_s
+                if now - warned >= wait and s.claim_warning(wait):
+                    n = s.have_sent
+                    which = "the first batch" if n == 0 else f"a later batch, batch {n + 1} (have_sent: {n})"
+                    warnings.warn(f"get_next has waited {now - started:.1f} s for {which}.\n"
+                                  + report(self.queue_name, s), RuntimeWarning, stacklevel=2)
                     warned = now
                 continue
             if item is _END:
@@ -302,18 +452,4 @@ class TransferDataset(Dataset):
 
     def status_report(self) -> str:
         """MindSpore's sink-mode status report, then headrace's verdict line."""
-        s = self._to_device
-
-        def sizes(d: Any) -> str:
-            return ", ".join(str(v) for v in d)
-
-        lines = [f"channel_name: {self.queue_name};",
-                 f"have_sent: {s.have_sent if s else 0};",
-                 f"host_queue: {sizes(s.host_sizes) if s else ''};",
-                 f"device_queue: {sizes(s.device_sizes) if s else ''};",
-                 "      push_first_start_time -> push_first_end_time",
-                 "{} -> {}".format(*(s.first_push if s else (-1, -1))),
-                 "            push_start_time -> push_end_time"]
-        lines += [f"{a} -> {b}" for a, b in (s.pushes if s else ())]
-        lines += [FAQ, verdict(s, waiting=s is not None and s.device.empty())]
-        return "\n".join(lines)
+        return report(self.queue_name, self._to_device)

@@ -1,5 +1,6 @@
 """Dataset.device_que(): MindSpore's transfer dataset, its queue API and the status report."""
 import re
+import threading
 import time
 import warnings
 
@@ -7,12 +8,83 @@ import numpy as np
 import pytest
 
 import headrace.dataset as ds
-from headrace.dataset._transfer import TransferDataset
+from headrace.dataset import _transfer
+from headrace.dataset._transfer import SENDER_THREAD, WATCHDOG_THREAD, TransferDataset
+
+NOTHING_PRODUCED = ("verdict: nothing produced: the pipeline has not made its first batch; check the source (paths, "
+                    "sizes) and time the first map (headrace profile) or lower the batch size.")
+TOO_SLOW = ("verdict: preprocessing too slow: the device queue is empty and the sender is waiting for the pipeline's "
+            "next batch; add workers (num_parallel_workers), move work out of Python functions, or check the "
+            "bottleneck with headrace profile.")
+RELEASED = "the sender was stopped (release() was called) before the requested epochs were sent"
 
 
 def numbers(n=10, batch=2):
     return ds.NumpySlicesDataset({"x": np.arange(n * 2, dtype=np.float32).reshape(n, 2), "y": np.arange(n)},
                                  shuffle=False).batch(batch)
+
+
+class Gate:
+    """A map function that holds row ``i`` until ``open(i)`` (or until ``closed`` is set): a
+    pipeline whose preprocessing is exactly as slow as the test says."""
+
+    def __init__(self, n):
+        self.rows = [threading.Event() for _ in range(n)]
+        self.closed = threading.Event()
+
+    def __call__(self, x):
+        row = self.rows[int(x)]
+        while not (row.wait(0.05) or self.closed.is_set()):
+            pass
+        return x
+
+    def open(self, *rows):
+        for i in rows:
+            self.rows[i].set()
+
+
+def gated(gate):
+    return ds.NumpySlicesDataset({"x": np.arange(len(gate.rows))}, shuffle=False).map(gate)
+
+
+def release(t, gate=None):
+    """Releases ``t`` (after letting a gated pipeline go, so that no worker waits in the gate) and
+    checks that neither of its threads is left."""
+    if gate is not None:
+        gate.closed.set()
+    t.release()
+    assert device_threads() == []
+
+
+def device_threads():
+    return [th.name for th in threading.enumerate() if th.name in (SENDER_THREAD, WATCHDOG_THREAD)]
+
+
+def in_thread(call):
+    """Runs ``call`` in a thread (a training step waiting in get_next); ``out`` gets its value or error."""
+    out = {}
+
+    def run():
+        try:
+            out["value"] = call()
+        except BaseException as e:  # noqa: BLE001 - the test looks at it
+            out["error"] = e
+
+    th = threading.Thread(target=run, name="test training step", daemon=True)
+    th.start()
+    return th, out
+
+
+def wait_for(condition, what, deadline_s=60.0):
+    end = time.monotonic() + deadline_s
+    while not condition():
+        assert time.monotonic() < end, f"gave up waiting for {what}"
+        time.sleep(0.01)
+
+
+def stall_warnings(caught, prefix):
+    return [str(w.message) for w in list(caught)
+            if issubclass(w.category, RuntimeWarning) and str(w.message).startswith(prefix)]
 
 
 def drain_epoch(t):
@@ -135,22 +207,26 @@ def test_a_pipeline_error_reaches_get_next_with_the_report():
     t.release()
 
 
-def test_a_slow_first_batch_warns_with_the_report_and_names_the_case():
-    def slow(x):
-        time.sleep(1.5)
-        return x
-
-    t = ds.NumpySlicesDataset({"x": np.arange(3)}, shuffle=False).map(slow).device_que()
-    t.stall_warning_s = 0.3
+def test_get_next_warns_while_the_first_batch_is_late_and_names_the_case():
+    gate = Gate(3)
+    t = gated(gate).device_que()
+    t.stall_warning_s = 0.05
     t.send(1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert t.get_next(timeout=60)[0].tolist() == 0
-    texts = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
-    assert texts and texts[0].startswith("get_next has waited") and "for the first batch" in texts[0]
-    assert "have_sent: 0;" in texts[0] and "verdict: nothing produced: the pipeline has not made its first batch" \
-        in texts[0]
-    t.release()
+        waiter, out = in_thread(lambda: t.get_next(timeout=60))
+        wait_for(lambda: stall_warnings(caught, "get_next has waited"), "get_next's warning")
+        gate.open(0)
+        waiter.join(60)
+    assert out["value"][0].tolist() == 0
+    text = stall_warnings(caught, "get_next has waited")[0]
+    lines = text.splitlines()
+    assert re.fullmatch(r"get_next has waited \d+\.\d s for the first batch\.", lines[0])
+    assert lines[1:8] == [f"channel_name: {t.queue_name};", "have_sent: 0;", "host_queue: ;", "device_queue: ;",
+                          "      push_first_start_time -> push_first_end_time", "-1 -> -1",
+                          "            push_start_time -> push_end_time"]
+    assert lines[-1] == NOTHING_PRODUCED
+    release(t, gate)
 
 
 def test_release_ends_the_sender_and_is_idempotent():
@@ -160,7 +236,7 @@ def test_release_ends_the_sender_and_is_idempotent():
     sender = t._to_device
     t.release()
     t.release()
-    assert not sender.thread.is_alive()
+    assert not sender.thread.is_alive() and not sender.watchdog.is_alive() and device_threads() == []
     with pytest.raises(RuntimeError, match="call send\\(\\) first"):
         t.get_next()
 
@@ -187,3 +263,197 @@ def test_create_data_info_queue_is_needed_for_get_data_info():
 def test_set_sending_batches_checks_its_argument():
     with pytest.raises(TypeError, match="batch_num"):
         ds.config.set_sending_batches("3")
+
+
+REPORT_HEAD_BEFORE_ANY_PUSH = ["have_sent: 0;", "host_queue: ;", "device_queue: ;",
+                               "      push_first_start_time -> push_first_end_time", "-1 -> -1",
+                               "            push_start_time -> push_end_time"]
+
+
+def test_the_watchdog_warns_once_when_the_first_batch_is_late_though_nobody_asks():
+    gate = Gate(2)
+    t = gated(gate).device_que()
+    t.stall_warning_s = 0.05
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t.send(1)
+        sender = t._to_device
+        sender.watchdog.join(60)  # it ends by itself after its one warning
+        assert not sender.watchdog.is_alive() and sender.thread.is_alive()
+        texts = stall_warnings(caught, "device_que:")
+    assert len(texts) == 1 and stall_warnings(caught, "get_next") == []
+    lines = texts[0].splitlines()
+    assert lines[0] == "device_que: the first batch has not been sent 0.05 s after send()."
+    assert lines[1] == f"channel_name: {t.queue_name};" and lines[2:8] == REPORT_HEAD_BEFORE_ANY_PUSH
+    assert lines[-1] == NOTHING_PRODUCED
+    gate.open(0, 1)
+    assert t.get_next(timeout=60)[0].tolist() == 0
+    release(t, gate)
+
+
+def test_the_watchdog_ends_at_the_first_push_or_on_release_without_a_warning():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t = numbers().device_que()
+        t.stall_warning_s = 600.0
+        t.send(1)
+        assert t.get_next(timeout=60)[1].tolist() == [0, 1]
+        sender = t._to_device
+        sender.watchdog.join(60)  # the first batch was pushed: nothing left to watch
+        assert not sender.watchdog.is_alive()
+        release(t)
+
+        gate = Gate(1)
+        t = gated(gate).device_que()
+        t.stall_warning_s = 600.0
+        t.send(1)
+        sender = t._to_device
+        assert sender.watchdog.is_alive()  # waiting for the first batch
+        release(t, gate)
+        assert not sender.watchdog.is_alive() and not sender.thread.is_alive()
+    assert stall_warnings(caught, "device_que:") == []
+
+
+def test_get_next_warns_for_a_later_batch_and_gives_have_sent():
+    gate = Gate(4)
+    t = gated(gate).device_que()
+    t.stall_warning_s = 0.05
+    t.send(1)
+    for i in (0, 1):
+        gate.open(i)
+        assert t.get_next(timeout=60)[0].tolist() == i
+    wait_for(lambda: t.get_send_info()[0] == 2, "the second push to be counted")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        waiter, out = in_thread(lambda: t.get_next(timeout=60))
+        wait_for(lambda: stall_warnings(caught, "get_next has waited"), "get_next's warning")
+        gate.open(2)
+        waiter.join(60)
+    assert out["value"][0].tolist() == 2
+    lines = stall_warnings(caught, "get_next has waited")[0].splitlines()
+    assert re.fullmatch(r"get_next has waited \d+\.\d s for a later batch, batch 3 \(have_sent: 2\)\.", lines[0])
+    assert lines[2:4] == ["have_sent: 2;", "host_queue: 0, 0;"]
+    assert lines[-1] == TOO_SLOW
+    release(t, gate)
+
+
+def test_a_pipeline_slower_than_training_is_preprocessing_too_slow():
+    gate = Gate(3)
+    t = gated(gate).device_que()
+    t.send(1)
+    gate.open(0)
+    assert t.get_next(timeout=60)[0].tolist() == 0
+    wait_for(lambda: t.get_send_info()[0] == 1, "the first push to be counted")
+    lines = t.status_report().splitlines()
+    assert lines[1:3] == ["have_sent: 1;", "host_queue: 0;"] and lines[-1] == TOO_SLOW
+    with pytest.raises(RuntimeError) as info:
+        t.get_next(timeout=0.05)
+    lines = str(info.value).splitlines()
+    assert lines[0] == "get_next: no batch for 0.05 s." and lines[2] == "have_sent: 1;" and lines[-1] == TOO_SLOW
+    gate.open(1)  # a batch waiting in the device queue: the training side is the slower one
+    wait_for(lambda: t.get_send_info()[0] == 2 and t.get_mbuf_queue_size() == 1, "the second batch to wait")
+    assert t.status_report().splitlines()[-1] == ("verdict: sending normally (2 batches sent, 1 waiting in the "
+                                                  "device queue).")
+    release(t, gate)
+
+
+def test_batches_waiting_on_the_host_while_the_sender_gets_no_time_is_device_queue_starved(monkeypatch):
+    # The device queue (4 batches) fills while training does not ask; the sender then waits in its
+    # push, so the pipeline starts its prefetch thread (a consumer away between rows). From its
+    # 6th push on, the sender thread is held (as a training side holding the GIL would hold it),
+    # while the prefetch thread goes on filling the host queue, and training empties the device queue.
+    held = threading.Event()
+    allowed = _transfer._Sender._wait_allowed
+
+    def held_after_six_pushes(sender):
+        if sender.have_sent >= 6:
+            held.wait()
+        return allowed(sender)
+
+    monkeypatch.setattr(_transfer._Sender, "_wait_allowed", held_after_six_pushes)
+    t = numbers(n=20, batch=1).device_que()
+    t.send(1)
+    sender = t._to_device
+    try:
+        wait_for(lambda: t.get_mbuf_queue_size() == 4 and sender.produced == 5, "a full device queue")
+        time.sleep(0.05)  # the sender waits in its push: to the pipeline, a consumer away between rows
+        assert [t.get_next(timeout=60)[1].tolist() for _ in range(6)] == [[i] for i in range(6)]
+        wait_for(lambda: sender.host_size() == 14, "the other 14 batches ready in the host queue")
+        with pytest.raises(RuntimeError) as info:
+            t.get_next(timeout=0.05)
+    finally:
+        held.set()  # (also when the test fails: no sender is left held)
+    lines = str(info.value).splitlines()
+    assert lines[0] == "get_next: no batch for 0.05 s." and lines[2] == "have_sent: 6;"
+    assert lines[-1] == ("verdict: device queue starved: 14 batches are ready in the host queue but the device "
+                         "queue is empty: the sender thread does not get to push them; check the push times above, and "
+                         "whether the training side holds the GIL (Python work between steps) or more threads are busy "
+                         "than there are cores.")
+    # the sender runs again: the rest arrives, in order
+    assert [t.get_next(timeout=60)[1].tolist() for _ in range(14)] == [[i] for i in range(6, 20)]
+    release(t)
+
+
+def test_release_while_get_next_waits_is_the_device_side_failed_case():
+    ds.config.set_sending_batches(1)  # the sender then waits on the cap, outside the pipeline
+    try:
+        t = numbers(n=10, batch=1).device_que()
+        t.stall_warning_s = 0.05
+        t.send(1)
+        assert t.get_next(timeout=60)[1].tolist() == [0]
+        sender = t._to_device
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            waiter, out = in_thread(lambda: t.get_next(timeout=60))
+            wait_for(lambda: stall_warnings(caught, "get_next has waited"), "get_next to be waiting")
+            release(t)
+            waiter.join(60)
+    finally:
+        ds.config.set_sending_batches(0)
+    assert not waiter.is_alive() and type(out["error"]) is RuntimeError
+    lines = str(out["error"]).splitlines()
+    assert lines[0] == f"get_next: {RELEASED}." and lines[2] == "have_sent: 1;"
+    assert lines[-1] == f"verdict: device side failed: {RELEASED}; call send() again."
+    assert not sender.thread.is_alive() and not sender.watchdog.is_alive()
+
+
+def test_a_failed_push_is_the_device_side_failed_case():
+    def unplugged(*args, **kwargs):
+        raise OSError("device gone")
+
+    gate = Gate(3)
+    t = gated(gate).device_que()
+    t.send(1)
+    gate.open(0)
+    assert t.get_next(timeout=60)[0].tolist() == 0
+    wait_for(lambda: t.get_send_info()[0] == 1, "the first push to be counted")
+    sender = t._to_device
+    sender.device.put = unplugged  # the device side fails from the next push on
+    gate.open(1)
+    with pytest.raises(RuntimeError) as info:
+        t.get_next(timeout=60)
+    cause = "the sender failed sending batch 2: OSError: device gone"
+    lines = str(info.value).splitlines()
+    assert lines[0] == f"get_next: {cause}." and lines[2] == "have_sent: 1;"
+    assert lines[-1] == f"verdict: device side failed: {cause}; fix the cause and call send() again."
+    assert type(info.value.__cause__) is OSError and str(info.value.__cause__) == "device gone"
+    assert not sender.thread.is_alive() and t.status_report().splitlines()[-1] == lines[-1]
+    release(t, gate)
+
+
+def test_stall_warning_s_is_checked():
+    t = numbers().device_que()
+    assert t.stall_warning_s == 25.0
+    t.stall_warning_s = 2
+    assert t.stall_warning_s == 2.0 and type(t.stall_warning_s) is float
+    types = "[<class 'int'>, <class 'float'>]"
+    for bad, message in [("1", f"value 1 is not of type {types}, but got <class 'str'>."),
+                         (None, f"value None is not of type {types}, but got <class 'NoneType'>."),
+                         (True, "value True is not of type (<class 'int'>, <class 'float'>), but got <class 'bool'>.")]:
+        with pytest.raises(TypeError, match="^" + re.escape(f"Argument stall_warning_s with {message}") + "$"):
+            t.stall_warning_s = bad
+    for bad in (0, -1.5, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="^" + re.escape(f"stall_warning_s must be a positive, finite number of "
+                                                             f"seconds, but got {bad!r}.") + "$"):
+            t.stall_warning_s = bad
+    assert t.stall_warning_s == 2.0
