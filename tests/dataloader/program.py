@@ -5,6 +5,8 @@ case's output as plain JSON-able values, with every tensor written ["T", dtype, 
 
 PROGRAM = r'''
 import json
+import multiprocessing
+
 import numpy as np
 
 
@@ -32,10 +34,31 @@ def error(fn):
     return ["no error", ""]
 
 
+def until_error(loader, go_on=True):
+    """[batches before the error, [error type, first line with the pid as N], the batches after
+    (when ``go_on``)]."""
+    import re
+    it, out = iter(loader), [[], None, []]
+    while True:
+        try:
+            b = next(it)
+        except StopIteration:
+            return out
+        except Exception as e:  # noqa: BLE001
+            if out[1] is not None:
+                raise
+            out[1] = [type(e).__name__, re.sub(r"pid: \d+", "pid: N", str(e).splitlines()[0])]
+            if not go_on:
+                e.__traceback__ = None  # its frames hold the iterator: torch's then ends 10 s later, in a GC
+                return out
+            continue
+        out[0 if out[1] is None else 2].append(describe(b))
+
+
 def run_cases(api, numpy_generators=True):
     DataLoader, Dataset, IterableDataset = api["DataLoader"], api["Dataset"], api["IterableDataset"]
     TensorDataset, default_collate, default_convert = api["TensorDataset"], api["default_collate"], api["default_convert"]
-    tensor = api["tensor"]
+    tensor, get_worker_info, Sampler = api["tensor"], api["get_worker_info"], api["Sampler"]
 
     class Records(Dataset):
         def __len__(self):
@@ -48,6 +71,67 @@ def run_cases(api, numpy_generators=True):
     class Stream(IterableDataset):
         def __iter__(self):
             return iter([(np.arange(2, dtype=np.int16) + i, "t%d" % i) for i in range(5)])
+
+    class Sharded(IterableDataset):  # each worker reads its own share
+        def __init__(self, n):
+            self.n = n
+
+        def __iter__(self):
+            info = get_worker_info()
+            if info is None:
+                return iter(range(self.n))
+            return iter(range(info.id, self.n, info.num_workers))
+
+    class Uneven(IterableDataset):  # worker 0 runs out first
+        def __iter__(self):
+            info = get_worker_info()
+            if info is None:  # MindSpore also calls __iter__ once in the calling process
+                return iter([])
+            return iter([info.id * 100 + j for j in range(1 if info.id == 0 else 5)])
+
+    class Inits(IterableDataset):  # what worker_init_fn did to this worker's copy
+        def __iter__(self):
+            info = get_worker_info()
+            if info is None:
+                return iter([])
+            return iter([[info.id, info.num_workers, getattr(self, "inits", 0), info.dataset is self]])
+
+    def count_init(worker_id):
+        copy = get_worker_info().dataset
+        copy.inits = getattr(copy, "inits", 0) + 1
+
+    def failing_init(worker_id):
+        if worker_id == 1:
+            raise KeyError("no init")
+
+    # The failing batch comes first: MindSpore 2.10 raises the error of a batch that arrives before
+    # the one it waits for at once, and then waits for that batch forever.
+    class Boom(IterableDataset):  # worker 0's iterator raises at once
+        def __iter__(self):
+            info = get_worker_info()
+            if info is not None and info.id == 0:
+                raise ValueError("boom")
+            yield 1
+            yield 2
+
+    class Bad(Dataset):
+        def __len__(self):
+            return 6
+
+        def __getitem__(self, i):
+            if i == 1:
+                raise KeyError("no sample 1")
+            return i
+
+    class Picks(Sampler):
+        def __init__(self):
+            pass
+
+        def __iter__(self):
+            return iter([5, 0, 3])
+
+        def __len__(self):
+            return 3
 
     def epochs(loader, n=2):
         return [[describe(b) for b in loader] for _ in range(n)]
@@ -66,6 +150,31 @@ def run_cases(api, numpy_generators=True):
     out["iterable"] = epochs(DataLoader(Stream(), batch_size=2))
     out["iterable_drop"] = epochs(DataLoader(Stream(), batch_size=2, drop_last=True), 1)
     out["iterable_no_batch"] = epochs(DataLoader(Stream(), batch_size=None), 1)
+    out["iterable_workers"] = epochs(DataLoader(Stream(), batch_size=2, num_workers=2))
+    out["iterable_sharded"] = epochs(DataLoader(Sharded(9), batch_size=2, num_workers=2))
+    out["iterable_sharded_persistent"] = epochs(DataLoader(Sharded(9), batch_size=2, num_workers=2,
+                                                           persistent_workers=True), 3)
+    out["iterable_uneven"] = [epochs(DataLoader(Uneven(), batch_size=2, num_workers=2), 1),
+                              epochs(DataLoader(Uneven(), batch_size=2, num_workers=2, drop_last=True), 1),
+                              epochs(DataLoader(Uneven(), batch_size=None, num_workers=2), 1)]
+    out["worker_init_once"] = epochs(DataLoader(Inits(), batch_size=None, num_workers=2, worker_init_fn=count_init))
+    out["prefetch_factor"] = [epochs(DataLoader(Records(), batch_size=3, num_workers=2, prefetch_factor=1), 1),
+                              epochs(DataLoader(Sharded(9), batch_size=2, num_workers=2, prefetch_factor=5), 1)]
+    out["in_order_false"] = [sorted(json.dumps(b) for b in epochs(DataLoader(Records(), batch_size=2, num_workers=2,
+                                                                             in_order=False), 1)[0]),
+                             sorted(json.dumps(b) for b in epochs(DataLoader(Sharded(9), batch_size=2, num_workers=2,
+                                                                             in_order=False), 1)[0])]
+    out["fork_context"] = [epochs(DataLoader(Records(), batch_size=3, num_workers=2, multiprocessing_context="fork"), 1),
+                           epochs(DataLoader(Sharded(5), num_workers=2,
+                                             multiprocessing_context=multiprocessing.get_context("fork")), 1)]
+    out["sampler"] = [epochs(DataLoader(Records(), batch_size=2, sampler=Picks()), 1),
+                      epochs(DataLoader(Records(), batch_size=2, sampler=[4, 1, 2]), 1),
+                      epochs(DataLoader(Records(), batch_size=2, sampler=[4, 1, 2], num_workers=2), 1),
+                      epochs(DataLoader(Records(), batch_size=None, sampler=[6, 0]), 1),
+                      len(DataLoader(Records(), batch_size=2, sampler=Picks()))]
+    out["worker_errors"] = [until_error(DataLoader(Bad(), batch_size=2, num_workers=2)),
+                            until_error(DataLoader(Boom(), batch_size=None, num_workers=2))]
+    out["worker_init_error"] = until_error(DataLoader(Stream(), num_workers=2, worker_init_fn=failing_init), False)[1]
     out["collate"] = [describe(default_collate([1, 2])), describe(default_collate([0.5, 1.5])),
                       describe(default_collate([True, False])), describe(default_collate(["x", "y"])),
                       describe(default_collate([np.int32(1), np.int32(2)])),

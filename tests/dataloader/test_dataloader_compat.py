@@ -33,9 +33,15 @@ def oracle_result():
     return json.loads(run_ms(ORACLE, timeout=600))
 
 
+# worker cases: iterable datasets in worker processes (each worker iterates its own copy; sharded
+# by get_worker_info() or not; a worker that runs out first), worker_init_fn once per worker,
+# prefetch_factor, in_order=False, a fork context, errors in a worker and in worker_init_fn
+WORKER_CASES = ["iterable_workers", "iterable_sharded", "iterable_sharded_persistent", "iterable_uneven",
+                "worker_init_once", "prefetch_factor", "in_order_false", "fork_context", "sampler", "worker_errors",
+                "worker_init_error"]
 CASES = ["dicts", "dicts_workers", "dicts_persistent", "len", "no_batch", "tensor_dataset", "batch_sampler",
          "collate_fn", "iterable", "iterable_drop", "iterable_no_batch", "collate", "convert", "errors", "shuffle",
-         "shuffle_workers", "random", "distributed", "batch_sampler_obj", "sampler_errors"]
+         "shuffle_workers", "random", "distributed", "batch_sampler_obj", "sampler_errors"] + WORKER_CASES
 
 
 @pytest.mark.compat
@@ -47,7 +53,7 @@ def test_same_output_as_mindspore(case):
 # torch's types and texts differ where it has its own (torch.Tensor dtype names, error wording):
 # the values, dtypes, shapes and structure must agree.
 TORCH_CASES = ["dicts", "dicts_workers", "dicts_persistent", "len", "no_batch", "tensor_dataset", "batch_sampler",
-               "collate_fn", "iterable", "iterable_drop", "iterable_no_batch", "collate", "convert"]
+               "collate_fn", "iterable", "iterable_drop", "iterable_no_batch", "collate", "convert"] + WORKER_CASES
 
 
 def _torch_neutral(value):
@@ -58,13 +64,21 @@ def _torch_neutral(value):
     return value
 
 
+def _raised(error):
+    """The type of exception a worker raised: torch raises that type with its own text, MindSpore (and
+    so headrace) a RuntimeError naming it (headrace keeps the original as the cause)."""
+    kind, text = error
+    return text.split(" caught ")[1].split()[0] if kind == "RuntimeError" else kind
+
+
 @functools.lru_cache(maxsize=None)
 def torch_result():
     torch = pytest.importorskip("torch")
     import torch.utils.data as tdl
     api = {"DataLoader": tdl.DataLoader, "Dataset": tdl.Dataset, "IterableDataset": tdl.IterableDataset,
            "TensorDataset": tdl.TensorDataset, "default_collate": tdl.default_collate,
-           "default_convert": tdl.default_convert, "tensor": torch.from_numpy}
+           "default_convert": tdl.default_convert, "get_worker_info": tdl.get_worker_info, "Sampler": tdl.Sampler,
+           "tensor": torch.from_numpy}
     return load()["run_cases"](api, False)
 
 
@@ -76,6 +90,11 @@ def test_same_output_as_torch_dataloader(case):
         # NumPy int32 scalars: torch keeps int32, MindSpore (and so headrace) makes int64
         assert expected[4] == ["T", "int32", [1, 2]] and got[4] == ["T", "int64", [1, 2]]
         expected, got = expected[:4] + expected[5:], got[:4] + got[5:]
+    if case == "worker_errors":
+        expected = [[before, _raised(error), after] for before, error, after in expected]
+        got = [[before, _raised(error), after] for before, error, after in got]
+    elif case == "worker_init_error":
+        expected, got = _raised(expected), _raised(got)
     assert got == expected
 
 
@@ -111,8 +130,11 @@ def test_a_failing_sample_in_a_worker_names_it():
                 raise KeyError("no sample 4")
             return i
 
-    with pytest.raises(RuntimeError, match="(?s)sample index: 2.*KeyError: 'no sample 4'"):
+    with pytest.raises(RuntimeError, match=r"(?s)^DataLoader worker 0 \(pid: \d+\) caught KeyError with message:\n"
+                                           r"Traceback.*KeyError: 'no sample 4'") as e:
         list(hdl.DataLoader(Bad(), batch_size=2, num_workers=2))
+    assert e.value.__notes__ == ["(fetching the batch of indices [4, 5])"]
+    assert type(e.value.__cause__) is KeyError
 
 
 def test_timeout_raises_mindspore_error():

@@ -51,13 +51,7 @@ def program_worker_main(blob_fd: int, task_fd: int, res_fd: int, cfg: dict) -> N
     _worker_main(program, cfg, tasks, results)
 
 
-# In a worker process: its index in its pool (0 .. workers - 1); None in any other process.
-# headrace.dataset.dataloader's get_worker_info() reads it.
-WORKER_INDEX: int | None = None
-
-
 def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Connection) -> None:
-    global WORKER_INDEX
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's business
     parent = cfg["parent_pid"]
     if cfg["pdeathsig"]:
@@ -67,7 +61,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
     limit_native_threads(cfg.get("cv2_threads"), inherited="cv2_threads" in cfg)
     _options.install(cfg.get("options", {}))  # ops read settings (e.g. decode limits) in the worker
     bind_thread(_options.snapshot().bind_cpus)  # numa_enable: before any other thread starts
-    index = WORKER_INDEX = cfg["index"]
+    index = cfg["index"]
     slots = [shm.Slot(f"{cfg['prefix']}w{index}r{k}") for k in range(MAX_DEPTH)] if cfg["use_shm"] else None
     reader = shm.Reader()
 

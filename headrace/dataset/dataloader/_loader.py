@@ -1,39 +1,80 @@
 """``DataLoader``: MindSpore 2.10's PyTorch-style loader on headrace's engine.
 
 With ``num_workers=0`` batches are fetched and collated in the calling process, as MindSpore
-does. With workers, a map-style dataset runs as a headrace pipeline: the batch sampler's index
-lists are read in order by the pipeline's source, a ``map`` in ``num_workers`` headrace worker
-processes fetches and collates each batch (see ``_worker``), and batches come back in sampler
-order (``in_order=False`` is accepted: in-order delivery is one of the orders it allows). Worker
-processes come from headrace's fork server, whatever ``multiprocessing_context`` says; the
-engine decides how far it reads ahead (``prefetch_factor`` is checked, not used).
+does. With workers (``_pool``), each worker is a process of its own, started the way
+``multiprocessing_context`` says ('fork' or 'spawn'; None: ``ds.config``'s
+``multiprocessing_start_method``) by headrace's engine:
+
+* map-style dataset: the batch sampler's index lists are handed to the workers in turn; each
+  worker fetches and collates its batches;
+* iterable dataset: each worker iterates its own copy of the dataset (``get_worker_info()``
+  tells it which worker it is, to shard) and makes batches of it; batches are taken from the
+  workers in turn, and a worker whose iterator has ended is skipped;
+* ``worker_init_fn(worker_id)`` runs once in each worker when it starts;
+* at most ``num_workers * prefetch_factor`` batches are fetched ahead of what the caller took;
+* ``in_order=True`` delivers batches in the order they were handed out; ``in_order=False``
+  delivers each as soon as its worker has made it;
+* an exception in a worker reaches the caller as MindSpore's RuntimeError ("DataLoader worker 1
+  (pid: ...) caught ValueError with message: <traceback>") in that batch's place, with the
+  original exception as its cause (when it can be pickled); one in ``worker_init_fn`` ends the
+  iteration; ``timeout`` bounds each wait for a batch.
 
 Differences from MindSpore 2.10 on purpose:
-* an ``IterableDataset`` is read in the calling process even with ``num_workers > 0`` (each
-  MindSpore worker would iterate its own copy; code that shards by ``get_worker_info()`` reads
-  every sample once either way, code that does not would read each sample ``num_workers`` times
-  there and once here);
+* 'fork' in a process that already runs threads has headrace's fork server fork the workers (a
+  fork of a process with threads can deadlock): the dataset and functions are then pickled
+  (cloudpickle), and functions of importable modules see their module as a fresh import leaves
+  it, as with 'spawn';
+* 'forkserver' starts the workers as 'spawn' does (fresh interpreters, the dataset pickled to
+  them): what Python's fork server guarantees, by another road (their parent is this process);
+* MindSpore also calls ``iter(dataset)`` of an iterable dataset once in the calling process when
+  workers are used; headrace does not;
 * a worker's NumPy global RNG is seeded with ``(base_seed + worker_id) mod 2**32``;
 * ``pin_memory`` has no device to pin for: it logs MindSpore's CPU warning and does nothing.
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
 import multiprocessing
-import pickle
+from typing import Any
 
 import numpy as np
 
-from headrace._util.device_queue import Feeder
+from headrace._engine import options as _options
 from headrace.dataset.dataloader._collate import default_collate, default_convert
 from headrace.dataset.dataloader._datasets import IterableDataset
+from headrace.dataset.dataloader._pool import WorkerIter
 from headrace.dataset.dataloader._samplers import (
     BatchSampler, InfiniteSampler, RandomSampler, SequentialSampler, check_non_negative, check_positive, check_type,
 )
-from headrace.dataset.dataloader._worker import FetchBatch, fetch, unpack
+from headrace.dataset.dataloader._worker import IterableBatches, WorkerProgram, fetch
 
 _log = logging.getLogger("headrace.dataset.dataloader")
 _INT64_END = np.iinfo(np.int64).max + 1
+
+
+# Python's start methods -> the engine's. 'forkserver' gives what Python's does: workers that
+# inherit nothing of the caller's state but what is pickled to them, as 'spawn' gives.
+_START_METHODS = {"fork": "fork", "spawn": "spawn", "forkserver": "spawn"}
+
+
+def _start_method(context: Any) -> str | None:
+    """The engine's start method for ``multiprocessing_context`` (None: the configured one).
+
+    Raises:
+        ValueError: a start method other than 'fork', 'spawn' or 'forkserver'.
+    """
+    if context is None:
+        return None
+    if isinstance(context, str):
+        method = context
+    else:  # the default context has no method of its own until one is set: the platform default then
+        method = context.get_start_method(allow_none=True) or multiprocessing.get_all_start_methods()[0]
+    if method not in _START_METHODS:
+        raise ValueError(f"multiprocessing_context must be one of {list(_START_METHODS)} or a multiprocessing "
+                         f"context with one of these start methods, but got: {context!r}.")
+    return _START_METHODS[method]
 
 
 def _exclusive(condition: bool, name: str, description: str) -> None:
@@ -74,6 +115,7 @@ def _check_args(dataset, batch_size, shuffle, sampler, batch_sampler, num_worker
         if not isinstance(multiprocessing_context, (str, multiprocessing.context.BaseContext)):
             raise TypeError(f"multiprocessing_context must be {multiprocessing.get_all_start_methods()} or "
                             f"multiprocessing.context.BaseContext, but got: {multiprocessing_context}.")
+        _start_method(multiprocessing_context)
     check_type(generator, "generator", np.random.Generator, allow_none=True)
     if prefetch_factor is not None:
         if num_workers <= 0:
@@ -138,33 +180,52 @@ class DataLoader:
         self.prefetch_factor = prefetch_factor
         self._persistent = None
 
-    def _collate(self):
+    def _collate(self) -> Any:
         if self.collate_fn is not None:
             return self.collate_fn
         return default_collate if self.auto_collation else default_convert
 
-    def __iter__(self):
+    def __iter__(self) -> Any:
         if self.pin_memory:
             _log.warning("Set pin_memory as True on CPU device will not have any effect.")
-        if self.iterable:
-            return _IterableIter(self)
         if self.num_workers == 0:
-            return _MapIter(self)
+            return _IterableIter(self) if self.iterable else _MapIter(self)
         if self.persistent_workers:
-            if self._persistent is None:
-                self._persistent = _EngineIter(self, persistent=True)
+            if self._persistent is None or self._persistent.closed:
+                self._persistent = self._workers(persistent=True)
             else:
                 self._persistent.reset()
             return self._persistent
-        return _EngineIter(self, persistent=False)
+        return self._workers(persistent=False)
 
-    def __len__(self):
-        if self.iterable:
-            n = len(self.dataset)
-            if self.batch_size is None:
-                return n
-            return n // self.batch_size if self.drop_last else (n - 1) // self.batch_size + 1
-        return len(self.index_sampler)
+    def _workers(self, persistent: bool) -> WorkerIter:
+        options = _options.snapshot()
+        method = _start_method(self.multiprocessing_context)
+        if method is not None:
+            options = dataclasses.replace(options, multiprocessing_start_method=method)
+        base_seed = int(self.generator.integers(0, _INT64_END, dtype=np.int64))
+        n, collate = self.num_workers, self._collate()
+        batch_size = self.batch_size if self.auto_collation else None
+        programs = [WorkerProgram(self.dataset, w, n, base_seed, self.worker_init_fn, self.auto_collation, collate,
+                                  batch_size, self.drop_last) for w in range(n)]
+        length = functools.partial(_length, self.dataset if self.iterable else None, self.index_sampler,
+                                   self.batch_size, self.drop_last)
+        return WorkerIter(programs, None if self.iterable else self.index_sampler, persistent=persistent,
+                          in_order=self.in_order, timeout=self.timeout, prefetch_factor=self.prefetch_factor,
+                          options=options, length=length)
+
+    def __len__(self) -> int:
+        return _length(self.dataset if self.iterable else None, self.index_sampler, self.batch_size, self.drop_last)
+
+
+def _length(iterable: Any, index_sampler: Any, batch_size: int | None, drop_last: bool) -> int:
+    """Batches in an epoch: of the iterable dataset's length when there is one, else of the sampler's."""
+    if iterable is None:
+        return len(index_sampler)
+    n = len(iterable)
+    if batch_size is None:
+        return n
+    return n // batch_size if drop_last else (n - 1) // batch_size + 1
 
 
 class _MapIter:
@@ -175,13 +236,13 @@ class _MapIter:
         self._dataset, self._auto, self._collate = loader.dataset, loader.auto_collation, loader._collate()
         self._len = loader.index_sampler
 
-    def __iter__(self):
+    def __iter__(self) -> "_MapIter":
         return self
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._len)
 
-    def __next__(self):
+    def __next__(self) -> Any:
         return fetch(self._dataset, next(self._indices), self._auto, self._collate)
 
 
@@ -189,132 +250,11 @@ class _IterableIter:
     """An iterable dataset read in the calling process (``batch_size`` items per batch)."""
 
     def __init__(self, loader: DataLoader) -> None:
-        self._items = iter(loader.dataset)
-        self._batch = loader.batch_size if loader.auto_collation else None
-        self._drop_last = loader.drop_last
-        self._collate = loader._collate()
-        self._ended = False
+        self._batches = IterableBatches(loader.dataset, loader.batch_size if loader.auto_collation else None,
+                                        loader.drop_last, loader._collate())
 
-    def __iter__(self):
+    def __iter__(self) -> "_IterableIter":
         return self
 
-    def __next__(self):
-        if self._batch is None:
-            return self._collate(next(self._items))
-        if self._ended:
-            raise StopIteration
-        data = []
-        for _ in range(self._batch):
-            try:
-                data.append(next(self._items))
-            except StopIteration:
-                self._ended = True
-                break
-        if not data or (self._drop_last and len(data) < self._batch):
-            raise StopIteration
-        return self._collate(data)
-
-
-class _EngineIter:
-    """A map-style dataset fetched and collated by headrace worker processes (see the module notes)."""
-
-    def __init__(self, loader: DataLoader, persistent: bool) -> None:
-        self._loader = loader
-        self._persistent = persistent
-        self._base_seed = int(loader.generator.integers(0, _INT64_END, dtype=np.int64))
-        self._timeout = loader.timeout or None
-        self._it = None
-        self._feeder = None
-        self._len = loader.index_sampler
-        self.reset()
-
-    def _pipeline(self):
-        from headrace.dataset import GeneratorDataset  # noqa: PLC0415 - dataset is the layer above this package
-        loader = self._loader
-        sampler = loader.index_sampler
-
-        def indices():
-            for idx in sampler:
-                yield (np.frombuffer(pickle.dumps(idx, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8),)
-
-        fn = FetchBatch(loader.dataset, loader.auto_collation, loader._collate(), loader.num_workers,
-                        self._base_seed, loader.worker_init_fn)
-        source = GeneratorDataset(indices, ["indices"], python_multiprocessing=False)
-        return source.map(fn, input_columns="indices", output_columns="batch",
-                          num_parallel_workers=loader.num_workers, python_multiprocessing=True)
-
-    def reset(self) -> None:
-        """Starts an epoch (persistent workers: on the same pipeline and workers)."""
-        self._stop_feeder()
-        if self._it is not None and not self._persistent:
-            self.close()
-        if self._it is None:
-            self._it = self._pipeline().create_tuple_iterator(num_epochs=-1 if self._persistent else 1,
-                                                              output_numpy=True)
-        elif not self._at_epoch_start():  # an epoch left early: its rows are not wanted
-            self.close()
-            self._it = self._pipeline().create_tuple_iterator(num_epochs=-1, output_numpy=True)
-        if self._timeout is not None:
-            it = self._it
-
-            def pull():
-                try:
-                    return next(it), None
-                except StopIteration:
-                    raise StopIteration(None) from None
-
-            self._feeder = Feeder(pull, lambda row: row, 2, "DataLoader timeout watcher")
-
-    def _at_epoch_start(self) -> bool:
-        return self._it._run.step == 0
-
-    def __iter__(self):
-        return self
-
-    def __len__(self):
-        return len(self._len)
-
-    def __next__(self):
-        if self._it is None:
-            raise StopIteration
-        if self._feeder is not None:
-            item = self._feeder.get(self._timeout)
-            if item is None:
-                raise RuntimeError(f"DataLoader timed out waiting for data after {self._loader.timeout} seconds.")
-            kind, row, _ = item
-            if kind == "end":
-                self._end()
-                raise StopIteration
-        else:
-            try:
-                row = next(self._it)
-            except StopIteration:
-                self._end()
-                raise
-        return unpack(row[0])
-
-    def _end(self) -> None:
-        self._stop_feeder()
-        if not self._persistent:
-            self.close()
-
-    def _stop_feeder(self) -> None:
-        feeder, self._feeder = self._feeder, None
-        if feeder is not None and not feeder.stop(timeout=0.5) and self._it is not None:
-            self.close()
-            feeder.stop()
-
-    def close(self) -> None:
-        """Stops the workers. Idempotent."""
-        it, self._it = self._it, None
-        if it is not None:
-            it.stop()
-
-    def __del__(self):
-        try:
-            self._stop_feeder()
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
-
-
+    def __next__(self) -> Any:
+        return self._batches.next_batch()
