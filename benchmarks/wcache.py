@@ -30,7 +30,7 @@ MS_PORT = 50071
 RESIZE = 256
 
 CONFIGS = [Config("cache", s, v, workers=(1,), compare=(v if s == "mindspore" else None),
-                  note="warm-up epoch = cache fill" if "cached" in v else "")
+                  note="warm-up epoch = cache fill" if "uncached" not in v else "")
            for s in ("headrace", "mindspore") for v in VARIANTS]
 
 
