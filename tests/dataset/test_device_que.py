@@ -207,20 +207,25 @@ def test_a_pipeline_error_reaches_get_next_with_the_report():
     t.release()
 
 
+def warned_while_waiting(t, gate, row):
+    """Lines of the stall warning a ``get_next`` gives while it waits for gated ``row``, which is
+    let through once it has warned (and then is what get_next returns)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        waiter, out = in_thread(lambda: t.get_next(timeout=60))
+        wait_for(lambda: stall_warnings(caught, "get_next has waited"), "get_next's warning")
+        gate.open(row)
+        waiter.join(60)
+    assert out["value"][0].tolist() == row
+    return stall_warnings(caught, "get_next has waited")[0].splitlines()
+
+
 def test_get_next_warns_while_the_first_batch_is_late_and_names_the_case():
     gate = Gate(3)
     t = gated(gate).device_que()
     t.stall_warning_s = 0.05
     t.send(1)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        waiter, out = in_thread(lambda: t.get_next(timeout=60))
-        wait_for(lambda: stall_warnings(caught, "get_next has waited"), "get_next's warning")
-        gate.open(0)
-        waiter.join(60)
-    assert out["value"][0].tolist() == 0
-    text = stall_warnings(caught, "get_next has waited")[0]
-    lines = text.splitlines()
+    lines = warned_while_waiting(t, gate, 0)
     assert re.fullmatch(r"get_next has waited \d+\.\d s for the first batch\.", lines[0])
     assert lines[1:8] == [f"channel_name: {t.queue_name};", "have_sent: 0;", "host_queue: ;", "device_queue: ;",
                           "      push_first_start_time -> push_first_end_time", "-1 -> -1",
@@ -323,14 +328,7 @@ def test_get_next_warns_for_a_later_batch_and_gives_have_sent():
         gate.open(i)
         assert t.get_next(timeout=60)[0].tolist() == i
     wait_for(lambda: t.get_send_info()[0] == 2, "the second push to be counted")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        waiter, out = in_thread(lambda: t.get_next(timeout=60))
-        wait_for(lambda: stall_warnings(caught, "get_next has waited"), "get_next's warning")
-        gate.open(2)
-        waiter.join(60)
-    assert out["value"][0].tolist() == 2
-    lines = stall_warnings(caught, "get_next has waited")[0].splitlines()
+    lines = warned_while_waiting(t, gate, 2)
     assert re.fullmatch(r"get_next has waited \d+\.\d s for a later batch, batch 3 \(have_sent: 2\)\.", lines[0])
     assert lines[2:4] == ["have_sent: 2;", "host_queue: 0, 0;"]
     assert lines[-1] == TOO_SLOW
