@@ -107,9 +107,7 @@ class Buffers:
             self._free = []
 
     def _forked(self) -> None:
-        self._lock = threading.Lock()  # a child must not inherit a lock a parent's thread held
-        self._owner = 0
-        self._free = []
+        self.__init__()  # type: ignore[misc]  # a child must not inherit a lock a parent's thread held
 
 
 BUFFERS = Buffers()

@@ -213,10 +213,6 @@ def _stopped(s: _Sender) -> str:
     return "the sender was stopped (release() was called) before the requested epochs were sent"
 
 
-def _stopped_advice(s: _Sender) -> str:
-    return "fix the cause and call send() again" if s.send_error is not None else "call send() again"
-
-
 def verdict(s: _Sender | None, waiting: bool) -> str:
     """Which case the sender's state shows, and what to do (see NOTE [ sink-mode verdicts ])."""
     if s is None:
@@ -230,7 +226,8 @@ def verdict(s: _Sender | None, waiting: bool) -> str:
                 "'batches sent != steps' case: make the steps per epoch match the dataset size (or the sink size), "
                 "or send more epochs.")
     if dead or s.stop.is_set() or s.send_error is not None:
-        return f"verdict: device side failed: {_stopped(s)}; {_stopped_advice(s)}."
+        advice = "fix the cause and call send() again" if s.send_error is not None else "call send() again"
+        return f"verdict: device side failed: {_stopped(s)}; {advice}."
     if not s.running.is_set():
         return "verdict: produced but not sent: stop_send() was called; call continue_send()."
     if s.waiting_cap:

@@ -207,6 +207,18 @@ def test_a_pipeline_error_reaches_get_next_with_the_report():
     t.release()
 
 
+def one_batch_sent():
+    """``(gate, t)``: a transfer dataset over 3 gated rows, sending, whose first batch the training
+    side has taken (rows 1 and 2 wait in the gate)."""
+    gate = Gate(3)
+    t = gated(gate).device_que()
+    t.send(1)
+    gate.open(0)
+    assert t.get_next(timeout=60)[0].tolist() == 0
+    wait_for(lambda: t.get_send_info()[0] == 1, "the first push to be counted")
+    return gate, t
+
+
 def warned_while_waiting(t, gate, row):
     """Lines of the stall warning a ``get_next`` gives while it waits for gated ``row``, which is
     let through once it has warned (and then is what get_next returns)."""
@@ -336,12 +348,7 @@ def test_get_next_warns_for_a_later_batch_and_gives_have_sent():
 
 
 def test_a_pipeline_slower_than_training_is_preprocessing_too_slow():
-    gate = Gate(3)
-    t = gated(gate).device_que()
-    t.send(1)
-    gate.open(0)
-    assert t.get_next(timeout=60)[0].tolist() == 0
-    wait_for(lambda: t.get_send_info()[0] == 1, "the first push to be counted")
+    gate, t = one_batch_sent()
     lines = t.status_report().splitlines()
     assert lines[1:3] == ["have_sent: 1;", "host_queue: 0;"] and lines[-1] == TOO_SLOW
     with pytest.raises(RuntimeError) as info:
@@ -419,12 +426,7 @@ def test_a_failed_push_is_the_device_side_failed_case():
     def unplugged(*args, **kwargs):
         raise OSError("device gone")
 
-    gate = Gate(3)
-    t = gated(gate).device_que()
-    t.send(1)
-    gate.open(0)
-    assert t.get_next(timeout=60)[0].tolist() == 0
-    wait_for(lambda: t.get_send_info()[0] == 1, "the first push to be counted")
+    gate, t = one_batch_sent()
     sender = t._to_device
     sender.device.put = unplugged  # the device side fails from the next push on
     gate.open(1)

@@ -120,6 +120,8 @@ class StageIter(OpIter):
         self.batch = last if isinstance(last, BatchStep) else None
         self.filter = last if isinstance(last, FilterStep) else None
         maps = tuple(m.spec for m in members if isinstance(m, MapStep))
+        # the columns named when a worker process dies: those of the stage's map, when it has one
+        self._map_columns = maps[0].in_names if len(maps) == 1 else None
         self.name = " -> ".join(m.name for m in members)
         self.program: StageProgram | ProfiledProgram = StageProgram(self.source.spec if self.source else None, maps,
                                     self.filter.spec if self.filter else None,
@@ -180,10 +182,7 @@ class StageIter(OpIter):
     def _start_pool(self) -> Any:
         if self.mode == PROCESSES:
             from headrace._engine.exec.process_pool import ProcessPool  # noqa: PLC0415 - heavy, rarely needed
-            # a worker's death is named at the columns of the stage's map, when it has one map
-            maps = [m.spec for m in self.members if isinstance(m, MapStep)]
-            columns = maps[0].in_names if len(maps) == 1 else None
-            return ProcessPool(self.program, self.workers, self.name, self.ctx.options, columns=columns)
+            return ProcessPool(self.program, self.workers, self.name, self.ctx.options, columns=self._map_columns)
         o = self.ctx.options
         watch: tuple[str, float, float] | None = (
             self.name, float(getattr(o, "multiprocessing_timeout_interval", 300)), float(getattr(o, "worker_timeout", 0)))
