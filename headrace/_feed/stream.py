@@ -11,31 +11,37 @@ the next ``epoch()`` continues exactly after the last batch the saved loader del
 The loader state is a dict of fixed shape whose leaves are str and int only, so that
 ``torch.distributed.checkpoint`` and Orbax save it as they are::
 
-    {"format": "headrace.loader", "version": 2, "num_shards": n, "shard_id": i,
+    {"format": "headrace.loader", "version": 3, "num_shards": n, "shard_id": i,
      "epoch": e, "iterator": "<the iterator's get_state() as JSON, or 'null' before the first batch>",
      "resume": "<'null', or JSON {pass, start, shards}: the pass this loader resumed from another
-                rank count, the position it resumed from, and the rank count whose order it follows>"}
+                rank count, the position it resumed from, and the rank count whose order it follows>",
+     "pipeline": "<16 hex digits: the user's pipeline before resharding, and the columns read>"}
 
 A state restores into the same shard as it is; into another shard, or on another number of ranks,
-it restores as the position of the whole job (see ``_feed/elastic.py``). Version 1 states (without
-``resume``) still load.
+it restores as the position of the whole job (see ``_feed/elastic.py``). ``pipeline`` is the same
+on every rank, so it ties even a state taken before the first batch (``iterator`` null) to its
+pipeline; the iterator's own fingerprint then checks the shard's plan. Version 1 states (without
+``resume``) and version 2 states (without ``pipeline``: not checked) still load.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import weakref
 from typing import Any, Callable
 
+from headrace._engine.state import fingerprint
 from headrace._feed import elastic
 from headrace._feed.shard import reshard
 from headrace._util.device_queue import Direct, Feeder, Made
 from headrace.dataset.callback import TrainSync
 
 FORMAT = "headrace.loader"
-VERSION = 2
+VERSION = 3
 FEEDER_DEPTH = 2  # batches a feeder thread holds ready when the loader names no depth
-STATE_KEYS = ("format", "version", "num_shards", "shard_id", "epoch", "iterator", "resume")
+STATE_KEYS = ("format", "version", "num_shards", "shard_id", "epoch", "iterator", "resume", "pipeline")
+KEYS_OF_VERSION = {1: STATE_KEYS[:-2], 2: STATE_KEYS[:-1], 3: STATE_KEYS}
 
 
 class _Resources:
@@ -96,6 +102,7 @@ class EpochReader:
         self._depth = depth
         self._shard = shard
         self._name = name
+        self._pipeline = pipeline_key(self._unsharded, columns)
         self._res = _Resources()
         self._finalizer = weakref.finalize(self, self._res.close)
         self._next_epoch = 0  # the epoch the next epoch() reads when no iterator is open
@@ -279,7 +286,7 @@ class EpochReader:
             iterator = "null"
         epoch = json.loads(iterator)["epoch"] if iterator != "null" else next_epoch
         return {"format": FORMAT, "version": VERSION, "num_shards": self._shard[0], "shard_id": self._shard[1],
-                "epoch": epoch, "iterator": iterator, "resume": json.dumps(self._resume)}
+                "epoch": epoch, "iterator": iterator, "resume": json.dumps(self._resume), "pipeline": self._pipeline}
 
     def load_state(self, state: Any) -> None:
         """Validates ``state`` completely, then makes the next epoch() continue from it."""
@@ -287,6 +294,10 @@ class EpochReader:
         st = check_loader_state(state, name)
         if self._in_epoch:
             raise RuntimeError(f"{name}: called while an epoch is being read; call it before iterating.")
+        if st["pipeline"] not in (None, self._pipeline):
+            raise ValueError(f"{name}: the state comes from a different pipeline: its state['pipeline'] is "
+                             f"{st['pipeline']!r:.40}, but this loader's pipeline (before sharding, with the columns "
+                             f"it reads) is {self._pipeline!r}.")
         if (st["num_shards"], st["shard_id"]) == self._shard:
             resume, epoch, iterator = st["resume"], st["epoch"], st["iterator"]
         else:
@@ -408,13 +419,16 @@ def check_loader_state(state: Any, name: str) -> dict:
     expected = f"a dict from state_dict() with the keys {list(STATE_KEYS)}"
     if not isinstance(state, dict):
         raise TypeError(f"{name}: state must be {expected}, but got {type(state).__name__}: {state!r:.80}.")
-    keys = STATE_KEYS if state.get("version") != 1 else STATE_KEYS[:-1]
+    version = state.get("version")
+    known = type(version) is int and version in KEYS_OF_VERSION
+    keys = KEYS_OF_VERSION[version] if known else STATE_KEYS  # type: ignore[index]
     missing = [k for k in keys if k not in state]
     extra = [k for k in state if k not in keys]
     if missing or extra:
         raise ValueError(f"{name}: state must be {expected}; missing {missing}, unknown {extra}.")
-    if state["format"] != FORMAT or state["version"] not in (1, VERSION):
-        raise ValueError(f"{name}: state['format'] / state['version'] must be {FORMAT!r} / 1 or {VERSION}, but got "
+    if state["format"] != FORMAT or not known:
+        raise ValueError(f"{name}: state['format'] / state['version'] must be {FORMAT!r} / one of "
+                         f"{list(KEYS_OF_VERSION)}, but got "
                          f"{state['format']!r:.40} / {state['version']!r:.20}: not a headrace loader state.")
     for key in ("num_shards", "shard_id", "epoch"):
         v = state[key]
@@ -436,8 +450,20 @@ def check_loader_state(state: Any, name: str) -> dict:
     if state["shard_id"] >= state["num_shards"]:
         raise ValueError(f"{name}: state['shard_id'] is {state['shard_id']}, not below state['num_shards'] "
                          f"({state['num_shards']}); the state is corrupted.")
+    pipeline = state.get("pipeline")
+    if pipeline is not None and not (isinstance(pipeline, str) and len(pipeline) == 16
+                                     and all(c in "0123456789abcdef" for c in pipeline)):
+        raise ValueError(f"{name}: state['pipeline'] must be 16 hex digits from state_dict(), but got "
+                         f"{pipeline!r:.40}; the state is corrupted.")
     return {"num_shards": state["num_shards"], "shard_id": state["shard_id"], "epoch": state["epoch"],
-            "iterator": iterator, "resume": _check_resume(state.get("resume", "null"), name)}
+            "iterator": iterator, "resume": _check_resume(state.get("resume", "null"), name), "pipeline": pipeline}
+
+
+def pipeline_key(dataset: Any, columns: list[str] | None) -> str:
+    """16 hex digits naming ``dataset`` (the user's pipeline, before resharding) read as
+    ``columns``: the same on every rank and in every process."""
+    text = repr((fingerprint(dataset._plan), columns)).encode()
+    return hashlib.blake2b(text, digest_size=8).hexdigest()
 
 
 def _check_resume(text: Any, name: str) -> dict | None:

@@ -167,15 +167,19 @@ def test_pipelines_whose_rows_cannot_be_traced_back_are_refused_by_name(make, me
     assert target.state()["iterator"] == "null"             # a refused state changes nothing
 
 
-def test_version_1_states_still_load_and_bad_resume_fields_are_named():
+def test_version_1_and_2_states_still_load_and_bad_resume_fields_are_named():
     data = pipeline(10, 2, shuffle=False)
     r = reader(data, 1, 0)
     read(r, 1)
     state = r.state()
-    v1 = {k: v for k, v in state.items() if k != "resume"} | {"version": 1}
-    fresh = reader(data, 1, 0)
-    fresh.load_state(v1)
-    assert flat(read(fresh)) == list(range(2, 10))
+    v2 = {k: v for k, v in state.items() if k != "pipeline"} | {"version": 2}
+    v1 = {k: v for k, v in v2.items() if k != "resume"} | {"version": 1}
+    for old in (v1, v2):
+        fresh = reader(data, 1, 0)
+        fresh.load_state(old)
+        assert flat(read(fresh)) == list(range(2, 10))
+    with pytest.raises(ValueError, match=r"missing \['pipeline'\], unknown \[\]"):
+        reader(data, 1, 0).load_state(v2 | {"version": 3})
     for bad in ('{"pass": 0, "start": 3}', '{"pass": -1, "start": 3, "shards": 1}', "[1]", "{"):
         with pytest.raises(ValueError, match=r"state\['resume'\] must be the JSON"):
             reader(data, 1, 0).load_state({**state, "resume": bad})
@@ -187,8 +191,16 @@ def test_a_state_of_another_pipeline_is_refused_on_any_shard():
     old = reader(pipeline(20, 3, shuffle=False), 2, 0)
     read(old, 1)
     target = reader(pipeline(20, 4, shuffle=False), 3, 1)
-    with pytest.raises(ValueError, match="saved by shard 0 of 2 of another pipeline"):
+    with pytest.raises(ValueError, match="the state comes from a different pipeline: its state"):
         target.load_state(old.state())
+    # a version 2 state has no 'pipeline': the saving shard's plan is checked instead
+    v2 = {k: v for k, v in old.state().items() if k != "pipeline"} | {"version": 2}
+    with pytest.raises(ValueError, match="saved by shard 0 of 2 of another pipeline"):
+        target.load_state(v2)
+    # before the first batch, the state names its pipeline only through 'pipeline'
+    fresh = reader(pipeline(20, 3, shuffle=False), 2, 0)
+    with pytest.raises(ValueError, match="the state comes from a different pipeline: its state"):
+        target.load_state(fresh.state())
 
 
 ELASTIC_SCRIPT = textwrap.dedent("""

@@ -1,5 +1,6 @@
 """headrace.torch.Loader: tensors, epochs, set_epoch, checkpoints, device placement, arguments."""
 import json
+import re
 import time
 import subprocess
 import sys
@@ -174,12 +175,18 @@ def test_state_dict_resumes_after_every_delivered_batch(buffered, path):
 def test_state_dict_shape_is_fixed_and_plain():
     loader = Loader(numbers())
     fresh = loader.state_dict()
-    assert fresh == {"format": "headrace.loader", "version": 2, "num_shards": 1, "shard_id": 0, "epoch": 0,
+    pipeline = fresh.pop("pipeline")
+    assert fresh == {"format": "headrace.loader", "version": 3, "num_shards": 1, "shard_id": 0, "epoch": 0,
                      "iterator": "null", "resume": "null"}
+    assert re.fullmatch("[0-9a-f]{16}", pipeline)
+    # the same for an equal pipeline made again; another for another pipeline or other columns
+    assert Loader(numbers()).state_dict()["pipeline"] == pipeline
+    assert Loader(numbers(batch=4)).state_dict()["pipeline"] != pipeline
+    assert Loader(numbers(), columns=["x"]).state_dict()["pipeline"] != pipeline
     it = iter(loader)
     next(it)
     mid = loader.state_dict()
-    assert sorted(mid) == sorted(fresh) and mid["epoch"] == 0
+    assert sorted(mid) == sorted([*fresh, "pipeline"]) and mid["epoch"] == 0
     inner = json.loads(mid["iterator"])
     assert (inner["epoch"], inner["step"]) == (0, 1)
     it.close()
@@ -226,6 +233,18 @@ def test_load_state_dict_refuses_foreign_and_corrupted_states():
         other.load_state_dict({**good, "epoch": 3})
     with pytest.raises(ValueError, match="saved by shard 1 of 2 of another pipeline .* a different pipeline"):
         loader.load_state_dict({**good, "num_shards": 2, "shard_id": 1})
+    # a state taken before the first batch names its pipeline too, also when restored elsewhere
+    with Loader(numbers()) as unread:
+        before_first = unread.state_dict()
+    assert before_first["iterator"] == "null"
+    for state in (before_first, {**before_first, "num_shards": 2, "shard_id": 1}):
+        with pytest.raises(ValueError, match=r"the state comes from a different pipeline: its state\['pipeline'\] "
+                                             f"is '{before_first['pipeline']}'"):
+            other.load_state_dict(state)
+    with pytest.raises(ValueError, match=r"state\['pipeline'\] must be 16 hex digits .* 'nope'"):
+        loader.load_state_dict({**good, "pipeline": "nope"})
+    with pytest.raises(ValueError, match=r"must be 'headrace.loader' / one of \[1, 2, 3\], but got .* / 4"):
+        loader.load_state_dict({**good, "version": 4})
     broken = json.loads(good["iterator"])
     broken["step"] = "two"
     with pytest.raises(TypeError, match=r"state\['step'\] must be an int"):
