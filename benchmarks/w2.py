@@ -273,6 +273,9 @@ CONFIGS = [
            note="files, the torch runner's cv2 chain in ReadOptions(num_threads=w)"),
     Config("w2", "grain", "mp_prefetch", compare="MindDataset",
            note="files, cv2 chain batched in w worker processes"),
+    *[Config("w2", "grain", f"{v} + device_put", (2,), compare="MindDataset + headrace.jax",
+             note=f"{v}, then grain.experimental.device_put onto the CPU device (issue 15: the JAX peer)")
+      for v in ("threads", "mp_prefetch")],
     Config("w2", "dali", "decode + random_resized_crop", compare="MindDataset",
            note="CPU pipeline (device_id=None), num_threads=w"),
     Config("w2", "dali", "image_random_crop", compare="RandomCropDecodeResize",

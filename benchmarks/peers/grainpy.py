@@ -8,6 +8,10 @@ Two ways of running the per-record work, as Grain's users do:
   (``IterDataset.mp_prefetch(MultiprocessingOptions(num_workers=w))``), each worker reading its own
   slice of the records.
 
+``threads + device_put`` and ``mp_prefetch + device_put`` add Grain's JAX path to either:
+``grain.experimental.device_put`` (a CPU buffer thread, ``jax.device_put`` of each batch onto the
+CPU device, a device buffer thread; 2 batches each), the peer of ``headrace.jax.Loader``.
+
 W1 reads the shared W1 source and runs ``w1.plus1``; W2 reads the JPEG files of the manifest in a
 shuffled order and runs the hand-written OpenCV chain of ``w2.chain_cv2`` (the one PyTorch's runner
 uses), drawing its crop and flip from Grain's per-record generator (``random_map``).
@@ -21,7 +25,8 @@ import numpy as np
 from .. import w1, w2, wfeed
 from ..harness import Unavailable, import_or_unavailable, pin_opencv, runner_main, time_epochs
 
-VARIANTS = ("threads", "mp_prefetch", "device_put")
+VARIANTS = ("threads", "mp_prefetch", "threads + device_put", "mp_prefetch + device_put")
+BUFFER = 2  # device_put's CPU and device buffers (batches), as headrace.jax.Loader's defaults hold
 SEED = 1
 
 
@@ -80,12 +85,17 @@ def run_feed(grain, a) -> dict:
     def make_iter():
         ds = grain.MapDataset.range(steps).map(wfeed.make_batch)
         ds = ds.to_iter_dataset(grain.ReadOptions(num_threads=max(1, a.workers), prefetch_buffer_size=2))
-        return grain.experimental.device_put(ds, jax.devices("cpu")[0], cpu_buffer_size=2,
-                                             device_buffer_size=2)
+        return on_cpu_device(grain, jax, ds)
 
     res = wfeed.time_loops(make_iter, steps, a.epochs, a.warmup)
     res["versions"] = {"grain": _version(), "jax": jax.__version__}
     return res
+
+
+def on_cpu_device(grain, jax, ds):
+    """``ds`` through Grain's JAX path onto the CPU device."""
+    return grain.experimental.device_put(ds, jax.devices("cpu")[0], cpu_buffer_size=BUFFER,
+                                         device_buffer_size=BUFFER)
 
 
 def run(a) -> dict:
@@ -97,24 +107,28 @@ def run(a) -> dict:
     if a.variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, not {a.variant!r}")
     epochs = iter(range(1 << 30))
+    base, _, put = a.variant.partition(" + ")
+    jax = import_or_unavailable("jax") if put else None
 
     def make_iter():
         ds, batch = pipeline(grain, a, next(epochs))
-        if a.variant == "threads":
+        if base == "threads":
             it = ds.to_iter_dataset(grain.ReadOptions(num_threads=a.workers)).batch(batch)
         else:
             it = ds.to_iter_dataset(grain.ReadOptions(num_threads=0)).batch(batch)
             it = it.mp_prefetch(grain.MultiprocessingOptions(num_workers=a.workers),
                                 worker_init_fn=worker_init)
-        return iter(it)
+        return iter(on_cpu_device(grain, jax, it) if put else it)
 
     if a.workload == "w1":
-        # mp_prefetch interleaves its workers' slices, so only the threads variant starts at row 0.
-        check = (lambda b: w1.check_batch(b[0], b[1])) if a.variant == "threads" else None
+        # mp_prefetch interleaves its workers' slices, so only the threads variants start at row 0.
+        check = (lambda b: w1.check_batch(b[0], b[1])) if base == "threads" else None
     else:
         check = lambda b: w2.check_batch(b[0], b[1])  # noqa: E731
     res = time_epochs(make_iter, lambda b: (len(b[0]), 0), a.epochs, a.warmup, check)
     res["versions"] = {"grain": _version(), "numpy": np.__version__}
+    if jax is not None:
+        res["versions"]["jax"] = jax.__version__
     return res
 
 

@@ -86,6 +86,15 @@ def test_grain_runner(data, tmp_path):
     assert_ran(results)
     w2_rows = [r for r in results if r["workload"] == "w2"]
     assert [r["batch_bytes"] for r in w2_rows] == [16 * 3 * 224 * 224 * 4 + 16 * 4] * 2
+    # Grain's JAX path (the peer of headrace.jax) runs at 2 workers, and gives JAX arrays of W2's batch
+    put = run(data, tmp_path, "-s", "grain", "--workers", "2", "-w", "w1,w2", "--variant", "device_put")
+    assert {(r["workload"], r["variant"]) for r in put} == {
+        (w, f"{v} + device_put") for w in ("w1", "w2") for v in ("threads", "mp_prefetch")}
+    assert_ran(put)
+    assert all("jax" in r["versions"] for r in put)
+    # (mp_prefetch: each of the 2 workers batches its own 8 of the 16 images)
+    assert {r["variant"]: r["batch_bytes"] for r in put if r["workload"] == "w2"} == {
+        "threads + device_put": 16 * (3 * 224 * 224 * 4 + 4), "mp_prefetch + device_put": 8 * (3 * 224 * 224 * 4 + 4)}
 
 
 @pytest.mark.slow
