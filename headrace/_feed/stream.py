@@ -112,6 +112,7 @@ class EpochReader:
         self._reading = 0  # the epoch the running epoch() generator reads
         self._base: dict = {}  # the iterator's state when the epoch being read started
         self._early: Feeder | Direct | None = None  # started by prestart() for epoch _early_epoch
+        self._restored: int | None = None  # the epoch load_state() positioned, until an epoch() starts
         self._early_epoch = 0
         self.stats = None
         # The training side of the pipeline's WaitedDSCallbacks (None without any): a step ends
@@ -169,6 +170,9 @@ class EpochReader:
         if self._in_epoch:
             raise RuntimeError(f"{self._name}.set_epoch: called while an epoch is being read; call it before "
                                "iterating over the loader.")
+        if self._restored == epoch:
+            return  # (a loop that sets each epoch, resumed: the restored position is that epoch's)
+        self._restored = None
         if self._early_feeder() is not None and self._early_epoch == epoch and not self._base.get("step"):
             return
         it = self._res.iterator
@@ -197,6 +201,7 @@ class EpochReader:
             self._res.close()
             self._state = None
         self._abandoned = None
+        self._restored = None
         feeder = self._early_feeder()
         self._early = None
         if feeder is not None:
@@ -322,6 +327,7 @@ class EpochReader:
         self._next_epoch = epoch
         self._state = iterator
         self._abandoned = None
+        self._restored = epoch
         self.prestart()
 
     def _elsewhere(self, st: dict, name: str) -> tuple[dict | None, int, dict | None]:

@@ -221,7 +221,9 @@ class Loader:
         return self.dataset.get_dataset_size()
 
     def set_epoch(self, epoch):
-        """The next iteration reads epoch ``epoch`` (its shuffle order), from its start."""
+        """The next iteration reads epoch ``epoch`` (its shuffle order), from its start; after
+        ``load_state_dict``, the restored epoch goes on from the restored position (see
+        ``headrace.torch.Loader.set_epoch``)."""
         self._reader.set_epoch(check_epoch(epoch))
 
     def state_dict(self):

@@ -112,7 +112,9 @@ class Loader:
         return self.dataset.get_dataset_size()
 
     def set_epoch(self, epoch):
-        """The next iteration reads epoch ``epoch`` (its shuffle order), from its start.
+        """The next iteration reads epoch ``epoch`` (its shuffle order), from its start; but after
+        ``load_state_dict``, the epoch the state was taken in goes on from the restored position,
+        so that a loop calling ``set_epoch(e)`` before each epoch resumes where it was saved.
 
         Raises:
             TypeError / ValueError: ``epoch`` is not an int >= 0.

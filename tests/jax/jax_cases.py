@@ -236,6 +236,26 @@ def test_set_epoch_and_early_exit_follow_the_pipeline():
     loader.close()
 
 
+def test_a_resumed_loop_that_sets_each_epoch_goes_on_from_the_restored_position():
+    ds.config.set_seed(4)
+    data = ds.NumpySlicesDataset({"x": np.arange(8)}, shuffle=True).batch(2)
+    expected = [r[0] for r in rows(data, num_epochs=3)]  # 4 batches per epoch
+    loader = Loader(data, device_buffer=2)
+    loader.set_epoch(1)
+    it = iter(loader)
+    assert [next(it)[0].tolist() for _ in range(3)] == expected[4:7]
+    state = loader.state_dict()
+    it.close()
+    loader.close()
+    resumed, got = Loader(data), []
+    resumed.load_state_dict(state)
+    for epoch in (1, 2):
+        resumed.set_epoch(epoch)
+        got += [b[0].tolist() for b in resumed]
+    assert got == expected[7:12]
+    resumed.close()
+
+
 def test_refused_states_and_argument_checks():
     loader = Loader(numbers())
     with pytest.raises(ValueError, match="the state comes from a different pipeline"):

@@ -120,6 +120,34 @@ def test_epochs_follow_the_pipeline_and_set_epoch_picks_one(path):
     loader.close()
 
 
+def test_a_resumed_loop_that_sets_each_epoch_goes_on_from_the_restored_position(path):
+    ds.config.set_seed(1)
+    data = numbers(shuffle=True)
+    expected = rows(data, num_epochs=3)  # 4 batches per epoch
+    loader = Loader(data)
+    loader.set_epoch(1)
+    it = iter(loader)
+    assert [plain(next(it)), plain(next(it))] == expected[4:6]
+    state = loader.state_dict()
+    it.close()
+    loader.close()
+    resumed, got = Loader(data), []
+    resumed.load_state_dict(state)
+    for epoch in (1, 2):                      # the README's loop, from the saved epoch
+        resumed.set_epoch(epoch)
+        got += [plain(b) for b in resumed]
+    assert got == expected[6:12]
+    resumed.close()
+    # set_epoch with another epoch starts that epoch from its beginning, as without a state
+    other = Loader(data)
+    other.load_state_dict(state)
+    other.set_epoch(2)
+    assert [plain(b) for b in other] == expected[8:12]
+    other.set_epoch(1)                        # the restored position was left: epoch 1 from its start
+    assert [plain(b) for b in other] == expected[4:8]
+    other.close()
+
+
 def test_leaving_an_epoch_early_starts_the_next_one(path):
     ds.config.set_seed(3)
     data = numbers(shuffle=True)
