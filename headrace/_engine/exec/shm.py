@@ -3,7 +3,8 @@
 Rows of plain arrays (:func:`pack_rows`) are written as raw *frames* into a :class:`Slot`, a
 shared-memory segment that its writer reuses from one message to the next and grows on demand;
 the header lists (dtype, shape, offset) per array. Anything else (:func:`pack`) is pickled with
-protocol 5, contiguous buffers of at least ``threshold`` bytes going *out of band* into the slot.
+protocol 5, contiguous buffers of at least ``threshold`` bytes going *out of band* into the slot
+(and, where plain pickle fails, once more naming the user's classes: NOTE [ classes of the main script ]).
 Only the header, the segment name and the offsets travel through the pipe. The receiver copies
 the data out at once, so a slot is free again as soon as its message has been read, and nothing
 the consumer holds points into shared memory.
@@ -25,9 +26,11 @@ unbounded ``fallocate`` there would wake the OOM killer instead of failing). A w
 """
 from __future__ import annotations
 
+import io
 import mmap
 import os
 import pickle
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -261,7 +264,7 @@ def pack(obj: Any, slot: Slot | None, threshold: int = THRESHOLD,
     Without a slot, or when ``/dev/shm`` is full (``on_full`` is told), everything is pickled in band.
     """
     if slot is None:
-        return pickle.dumps(obj, protocol=5), None, ()
+        return dumps(obj), None, ()
     bufs: list[memoryview] = []
 
     def out_of_band(pb: pickle.PickleBuffer) -> bool:
@@ -271,7 +274,13 @@ def pack(obj: Any, slot: Slot | None, threshold: int = THRESHOLD,
         bufs.append(mv)
         return False
 
-    head = pickle.dumps(obj, protocol=5, buffer_callback=out_of_band)
+    try:
+        head = pickle.dumps(obj, protocol=5, buffer_callback=out_of_band)
+    except _NOT_NAMED:
+        head = None
+    if head is None:  # outside the handler, so that an error of the second attempt stands alone
+        bufs.clear()  # what the first one put out of band
+        head = _dumps_naming_main(obj, out_of_band)
     if not bufs:
         return head, None, ()
     spans = []
@@ -284,10 +293,76 @@ def pack(obj: Any, slot: Slot | None, threshold: int = THRESHOLD,
     except ShmFull:
         if on_full is not None:
             on_full()
-        return pickle.dumps(obj, protocol=5), None, ()
+        return dumps(obj), None, ()
     for (o, n), mv in zip(spans, bufs):
         mm[o:o + n] = mv
     return head, slot.name, tuple(spans)
+
+
+# NOTE [ classes of the main script ]
+# A worker started by the fork server or by spawn runs another __main__ than the user's script.
+# Its program came by cloudpickle, which sends the script's classes by value: there they are
+# classes whose __module__ is "__main__" but that the worker's __main__ does not hold, so plain
+# pickle, which writes a class as a module and a name, cannot send back a result holding an
+# instance of one (a namedtuple, a dataclass). Such a result is pickled once more, writing those
+# classes as their qualified name that the receiving process looks up in its own __main__: the
+# caller gets instances of its own classes. Only a failed first attempt pays for the second one.
+# A class that the receiver cannot find so (made in a function; nested in a class, whose qualified
+# name cloudpickle does not keep) is an error that names it and says to define it at module level.
+
+_MAIN_NAMES = ("__main__", "__mp_main__")  # the script's module, run as such or by multiprocessing's spawn
+_NOT_NAMED = (pickle.PicklingError, AttributeError)  # 3.11 says AttributeError for a "<locals>" class
+
+
+def _attribute(root: Any, qualname: str) -> Any:
+    for part in qualname.split("."):
+        root = getattr(root, part)
+    return root
+
+
+def main_class(qualname: str) -> Any:
+    """The class ``qualname`` of this process's ``__main__``: how a result names a class of the
+    main script that its worker could not name (NOTE [ classes of the main script ])."""
+    try:
+        return _attribute(sys.modules["__main__"], qualname)
+    except AttributeError:
+        raise AttributeError(f"a worker process returned an instance of the class __main__.{qualname}, "
+                             f"but this process's __main__ module has no attribute {qualname!r}: "
+                             "define the class at the module level of the main script") from None
+
+
+class _MainNamingPickler(pickle.Pickler):
+    """A pickler that writes the main script's classes it cannot name as :func:`main_class` calls."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if not isinstance(obj, type) or obj.__module__ not in _MAIN_NAMES:
+            return NotImplemented
+        name = obj.__qualname__
+        try:
+            if _attribute(sys.modules["__main__"], name) is obj:
+                return NotImplemented  # plain pickle names it
+        except AttributeError:
+            pass
+        if "<locals>" in name:
+            raise pickle.PicklingError(f"{obj!r} is defined inside a function, so its instances cannot be "
+                                       "sent between processes: define it at the module level of the main script")
+        return main_class, (name,)
+
+
+def _dumps_naming_main(obj: Any, buffer_callback: Callable[[pickle.PickleBuffer], bool] | None = None) -> bytes:
+    out = io.BytesIO()
+    _MainNamingPickler(out, protocol=5, buffer_callback=buffer_callback).dump(obj)
+    return out.getvalue()
+
+
+def dumps(obj: Any) -> bytes:
+    """``pickle.dumps(obj, protocol=5)``, naming the main script's classes where it must (NOTE
+    [ classes of the main script ])."""
+    try:
+        return pickle.dumps(obj, protocol=5)
+    except _NOT_NAMED:
+        pass
+    return _dumps_naming_main(obj)  # outside the handler: its error then stands alone
 
 
 FRAME = "frame"  # ``spans`` = (FRAME, bytes): the message's rows are raw array frames in the slot
@@ -345,7 +420,7 @@ def pack_rows(meta: Any, rows: Any, slot: Slot | None,
     except ShmFull:
         if on_full is not None:
             on_full()
-        return pickle.dumps((meta, rows), protocol=5), None, ()
+        return dumps((meta, rows)), None, ()
     for a, (_, _, o) in zip(arrays, descs):
         n = a.nbytes
         if n >= NUMPY_COPY_FROM:
