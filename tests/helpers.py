@@ -106,7 +106,8 @@ def assert_fails_at_the_fourth_batch(loader, error, match, ready=None,
             time.sleep(0.005)  # a training step
             if ready is not None:
                 wait_for(ready, "the next batch made")
-    assert e.value.__notes__ == [note]
+    name = f"{type(loader).__module__.rsplit('.', 1)[0]}.Loader"  # headrace.torch.Loader, headrace.jax.Loader
+    assert e.value.__notes__ == [note, f"{name}: raised making batch 3 (from 0) of epoch 0."]
     assert got == [[0, 1], [2, 3], [4, 5]]
     assert [b[0].tolist() for b in loader][0] == [0, 1]
     loader.close()

@@ -216,9 +216,15 @@ class EpochReader:
         self._in_epoch = True
         self._reading = reading
         finished = False
+        delivered = self._base.get("step", 0)  # (a restored epoch goes on from there)
         try:
             while True:
-                kind, value, state = feeder.get()
+                try:
+                    kind, value, state = feeder.get()
+                except Exception as e:
+                    note_batch(e, self._name, delivered, reading)
+                    raise
+                delivered += 1
                 if not mark:
                     finished = kind == "end"
                     yield kind, value, state
@@ -266,6 +272,12 @@ class EpochReader:
         self._res.close()
         if self._in_epoch:
             self._abandoned = self._reading
+
+    @property
+    def first_batch(self) -> tuple[int, int]:
+        """``(epoch, batch)`` where the epoch being read started (its batch 0, or where a restored
+        state left it)."""
+        return self._reading, self._base.get("step", 0)
 
     def mark(self, state: Any) -> None:
         """The training loop has received the batch (or the end) that carried ``state``."""
@@ -391,6 +403,13 @@ class EpochReader:
 
     def close(self) -> None:
         self._finalizer()
+
+
+def note_batch(error: BaseException, name: str, batch: int, epoch: int) -> None:
+    """Adds to ``error`` which batch of which epoch was being made (once)."""
+    text = f"{name}: raised making batch {batch} (from 0) of epoch {epoch}."
+    if not any(n.startswith(f"{name}: raised making batch") for n in getattr(error, "__notes__", ())):
+        error.add_note(text)
 
 
 def _puller(it: Any, run: Any, direct: bool = False) -> Callable[[], tuple[Any, Any]]:

@@ -8,7 +8,7 @@ import numpy as np
 
 from headrace._feed.args import check_depth, check_epoch, check_source
 from headrace._feed.shard import reshard
-from headrace._feed.stream import EpochReader
+from headrace._feed.stream import EpochReader, note_batch
 from headrace._util.device_queue import Feeder
 from headrace.dataset.core import config as _config
 from headrace.jax._put import ARRAY_KINDS, DevicePut
@@ -37,21 +37,32 @@ class _Put:
     # (see _util/device_queue.Ahead)
     lets_go_of_gil = True
 
-    def __init__(self, sharding: Any, device: Any, inline: bool) -> None:
-        self.sharding, self.device, self.inline = sharding, device, inline
-        self.put = DevicePut(device)
+    def __init__(self, sharding: Any, device: Any, inline: bool, names: list[str], default: Any = None) -> None:
+        self.sharding, self.device, self.inline, self.default = sharding, device, inline, default
+        self.names = names  # the columns (for errors)
+        self.put = DevicePut(device, default)
 
     def renew(self) -> None:
         """A new ``DevicePut``, whose direct path is checked again on its first array (JAX's
         settings may have changed between epochs; see _put.py)."""
-        self.put = DevicePut(self.device)
+        self.put = DevicePut(self.device, self.default)
 
     def __call__(self, row: list) -> list:
         sharding = self.sharding
         if sharding is None:
             return self.put.row(row)
-        return [jax.make_array_from_process_local_data(sharding, v)
-                if isinstance(v, np.ndarray) and v.dtype.kind in ARRAY_KINDS else v for v in row]
+        return [_global(sharding, v, name) if isinstance(v, np.ndarray) and v.dtype.kind in ARRAY_KINDS else v
+                for v, name in zip(row, self.names)]
+
+
+def _global(sharding: Any, value: np.ndarray, column: str) -> Any:
+    """The global array of ``sharding`` whose local data is ``value`` (column ``column``)."""
+    try:
+        return jax.make_array_from_process_local_data(sharding, value)
+    except ValueError as e:
+        raise ValueError(f"headrace.jax.Loader: column {column!r}: this process's batch of shape {value.shape} "
+                         f"does not fit sharding={sharding}: {e}. An epoch's last batch is short unless the "
+                         "pipeline batches with drop_remainder=True.") from e
 
 
 def _on_cpu(sharding: Any, device: Any) -> bool:
@@ -70,7 +81,8 @@ class Loader:
 
     Each iteration is one epoch; each batch is a list of arrays, one per column (a dict with
     ``as_dict=True``). Text columns stay NumPy arrays. Numeric columns go to ``device``
-    (``jax.device_put``; default: JAX's default device) or, with ``sharding``, become global
+    (``jax.device_put``; default: JAX's default device where the loader is made) or, with
+    ``sharding``, become global
     arrays of that sharding built from this process's batch
     (``jax.make_array_from_process_local_data``: the batch is this process's slice of the global
     batch along the sharded axes).
@@ -95,7 +107,9 @@ class Loader:
         columns (list[str], optional): columns to read. Default: None (all).
         as_dict (bool, optional): batches as {column: array} dicts. Default: False.
         sharding (jax.sharding.Sharding, optional): build global arrays with it. Default: None.
-        device (jax.Device, optional): the device for the arrays (not with ``sharding``). Default: None.
+        device (jax.Device, optional): the device for the arrays (not with ``sharding``). Default: None
+            (JAX's default device in the thread that makes the loader, which starts reading
+            batches then; the arrays are uncommitted, as ``jax.device_put`` leaves them).
         cpu_buffer (int, optional): NumPy batches read ahead on the host by the pipeline's
             prefetch thread (let go when the device thread takes them as fast as they come),
             1 to 1024. Default: None (as many as for NumPy output: the pipeline's prefetch size,
@@ -132,11 +146,15 @@ class Loader:
         self.dataset = dataset
         self.num_shards, self.shard_id = count, index
         self.sharding, self.device = sharding, device
+        # jax.default_device is per thread, and batches are put in other threads: taken here
+        self._default = None
+        if sharding is None and device is None:
+            self._default = jax.config.jax_default_device or jax.local_devices()[0]
         self._columns = columns if columns is not None else [
             c for c in dataset.get_col_names() if not c.startswith("_meta-")]
         self._as_dict = as_dict
         if _on_cpu(sharding, device):  # one buffer, the pipeline's prefetch thread (see above)
-            self._host: _Put | None = _Put(sharding, device, inline=True)
+            self._host: _Put | None = _Put(sharding, device, True, self._columns, self._default)
             transfer = self._host
             if cpu_buffer is None and device_buffer is None:
                 depth = None  # (the run's own prefetch size, as configured or autotuned)
@@ -190,12 +208,19 @@ class Loader:
                 raise StopIteration(state)
             return row, state
 
-        put = _Put(self.sharding, self.device, inline=False)  # checked anew each epoch (see _put.py)
+        put = _Put(self.sharding, self.device, False, self._columns, self._default)  # (checked anew each epoch)
         device = self._device = Feeder(pull, put, depth, "headrace.jax.Loader device buffer")
         ended = False
+        delivered = 0
         try:
             while True:
-                kind, arrays, state = device.get()
+                try:
+                    kind, arrays, state = device.get()
+                except Exception as e:  # (one the device thread's put raised has no note yet)
+                    epoch, first = reader.first_batch  # (set once the device thread began the epoch)
+                    note_batch(e, "headrace.jax.Loader", first + delivered, epoch)
+                    raise
+                delivered += 1
                 reader.mark(state)
                 if kind == "end":
                     ended = True

@@ -14,7 +14,8 @@ for the first array of that dtype each epoch, that it gives what ``jax.device_pu
 first values of that array: the same type, abstract value, sharding, committed flag and values (a
 dtype JAX converts is converted by NumPy first, as JAX does it). Otherwise (another JAX version,
 any error) it calls ``jax.device_put``. The device, for ``device=None``, is the one
-``jax.device_put`` picked in that check, uncommitted as JAX leaves it.
+``jax.device_put`` picked in that check (under the default device the loader was made with),
+uncommitted as JAX leaves it.
 """
 from __future__ import annotations
 
@@ -52,8 +53,11 @@ class DevicePut:
     first array of an epoch takes the public path, and the direct path is used for that dtype
     only if it gave the same array."""
 
-    def __init__(self, device: jax.Device | None) -> None:
+    def __init__(self, device: jax.Device | None, default: Any = None) -> None:
         self.device = device
+        # for device None: the default device (``jax.default_device``) in force where the loader
+        # was made, which the threads that put do not see (it is per thread)
+        self._default = default
         self._fast: Callable[[np.ndarray], Any] | None = None
         self._broken = False  # the direct path disagreed or failed: public puts only
         self._target: dict = {}  # dtype -> the dtype JAX keeps it as, once checked to agree
@@ -84,14 +88,20 @@ class DevicePut:
     def _public(self, value: np.ndarray) -> Any:
         """``jax.device_put(value, device)``; the first array of a dtype also checks the direct
         path for that dtype."""
-        out = jax.device_put(value, self.device)
+        out = self._device_put(value)
         dtype = value.dtype
         if dtype not in self._tried and not self._broken:
             self._tried.add(dtype)
             # checked on a few of its values: comparing a whole 77 MB batch (W2) cost ~0.1-0.5 s
             probe = np.array(value.reshape(-1)[:PROBE])
-            self._check(probe, jax.device_put(probe, self.device))
+            self._check(probe, self._device_put(probe))
         return out
+
+    def _device_put(self, value: np.ndarray) -> Any:
+        if self.device is None and self._default is not None:
+            with jax.default_device(self._default):
+                return jax.device_put(value)
+        return jax.device_put(value, self.device)
 
     def _check(self, value: np.ndarray, reference: Any) -> None:
         """Registers ``value``'s dtype for the direct path if it reproduces ``reference``

@@ -310,6 +310,53 @@ def test_sharding_builds_global_arrays_over_two_cpu_devices():
          "sum": 22}]
 
 
+PLACEMENT_SCRIPT = textwrap.dedent("""
+    import json, time
+    import numpy as np, jax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    import headrace.dataset as ds
+    from headrace.jax import Loader
+    devs = jax.devices()
+    data = ds.NumpySlicesDataset({"x": np.arange(8)}, shuffle=False).batch(4)
+    where = lambda b: [[d.id for d in b[0].devices()], b[0].committed]
+    report = {}
+    with jax.default_device(devs[3]):
+        made_in = Loader(data)
+    time.sleep(0.3)  # it reads ahead meanwhile, outside the context
+    report["made in a context"] = [where(b) for _ in range(2) for b in made_in]
+    plain = Loader(data)
+    with jax.default_device(devs[2]):
+        report["read in a context"] = [where(b) for b in plain]
+    sharding = NamedSharding(Mesh(np.array(devs), ("data",)), P("data"))
+    short = Loader(ds.NumpySlicesDataset({"x": np.arange(10)}, shuffle=False).batch(4), sharding=sharding)
+    shapes = []
+    try:
+        for b in short:
+            shapes.append(list(b[0].shape))
+    except ValueError as e:
+        report["short"] = [shapes, str(e), e.__notes__[-1]]
+    print(json.dumps(report))
+""")
+
+
+def test_default_device_and_a_batch_that_does_not_fit_the_sharding():
+    run_env = env() | {"XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
+    out = subprocess.run([sys.executable, "-c", PLACEMENT_SCRIPT], capture_output=True, text=True, timeout=180,
+                         env=run_env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    # device=None: the default device where the loader was made, uncommitted, every epoch
+    assert report["made in a context"] == [[[3], False]] * 4
+    assert report["read in a context"] == [[[0], False]] * 2
+    shapes, message, note = report["short"]
+    assert shapes == [[4], [4]]
+    assert message.startswith("headrace.jax.Loader: column 'x': this process's batch of shape (2,) does not fit "
+                              "sharding=NamedSharding(")
+    assert message.endswith("An epoch's last batch is short unless the pipeline batches with drop_remainder=True.")
+    assert "axis 0 is partitioned 4 times, but the dimension size is 2" in message
+    assert note == "headrace.jax.Loader: raised making batch 2 (from 0) of epoch 0."
+
+
 PROCESS_SCRIPT = textwrap.dedent("""
     import json, sys
     import jax
