@@ -215,6 +215,8 @@ def run_cases(api, numpy_generators=True):
         dist.append(list(sampler))
         dist.append(list(DistributedSampler(Records(), num_replicas=3, rank=0, shuffle=False, drop_last=True)))
         dist.append(list(DistributedSampler(range(2), num_replicas=5, rank=4, shuffle=False)))
+        one = DistributedSampler(range(4))  # no distributed job: one replica, rank 0
+        dist.append([list(one), one.num_replicas, one.rank])
         out["distributed"] = dist
         out["batch_sampler_obj"] = [list(BatchSampler(SequentialSampler(range(7)), 3, False)),
                                     list(BatchSampler(SequentialSampler(range(7)), 3, True)),

@@ -143,13 +143,14 @@ class InfiniteSampler(Sampler):
 
 
 def _distributed_default(name: str) -> int:
+    """The world size (``name`` "num_replicas") or rank of an initialised torch.distributed; else
+    those of one process, 1 and 0, as MindSpore gives them before its communication is set up."""
     try:
         import torch.distributed as dist  # noqa: PLC0415 - optional: only when the caller asks for it
     except ImportError:
         dist = None
     if dist is None or not dist.is_available() or not dist.is_initialized():
-        raise RuntimeError(f"{name} was not given and no distributed job is running (headrace reads the world "
-                           "size and rank from an initialised torch.distributed): pass num_replicas and rank.")
+        return 1 if name == "num_replicas" else 0
     return dist.get_world_size() if name == "num_replicas" else dist.get_rank()
 
 
