@@ -18,8 +18,8 @@ try:
 except ImportError as e:  # pragma: no cover - exercised only where torch is missing
     raise ImportError("headrace.torch needs PyTorch: pip install headrace[torch]") from e
 
-from headrace.torch._convert import to_tensor, to_tensors
+from headrace.torch._convert import CopyWarning, to_tensor, to_tensors
 from headrace.torch._iterable import as_iterable_dataset
 from headrace.torch._loader import Loader
 
-__all__ = ["Loader", "as_iterable_dataset", "to_tensor", "to_tensors"]
+__all__ = ["CopyWarning", "Loader", "as_iterable_dataset", "to_tensor", "to_tensors"]

@@ -5,8 +5,9 @@ byte order and has no negative strides, which is what headrace's batches are (th
 each batch column as one fresh contiguous array). A copy happens for a read-only array (a row
 of a ``NumpySlicesDataset`` without ``batch`` can be a view of read-only user data; torch
 refuses to share read-only memory without a warning), a byte-swapped dtype or negative strides.
-Text and object columns (NumPy ``U``/``S``/``O`` arrays) have no torch type: they stay NumPy
-arrays. Dict values (Python-object columns) are converted item by item.
+Each of these copies is reported once per process and cause by a :class:`CopyWarning`. Text and
+object columns (NumPy ``U``/``S``/``O`` arrays) have no torch type: they stay NumPy arrays. Dict
+values (Python-object columns) are converted item by item.
 """
 from __future__ import annotations
 
@@ -20,6 +21,25 @@ _TENSOR_KINDS = frozenset("biufc")
 _ndarray = np.ndarray
 _from_numpy = torch.from_numpy
 _SHARED: dict = {}  # dtype -> whether torch.from_numpy shares an array of it (its kind and byte order)
+
+
+class CopyWarning(UserWarning):
+    """A NumPy array was copied to make a tensor: torch could not share its memory."""
+
+
+def _copied(value: np.ndarray) -> np.ndarray:
+    """A copy of ``value`` that ``torch.from_numpy`` can share (native byte order, writeable,
+    contiguous), with a :class:`CopyWarning` that says why."""
+    if not value.flags.writeable:
+        why = "is read-only (torch shares only writeable memory)"
+    elif not value.dtype.isnative:
+        why = "is not in this machine's byte order"
+    else:
+        why = "has negative strides (a reversed view)"
+    # (one text per cause: Python's default filter shows it once per process)
+    warnings.warn(f"headrace.torch: a NumPy array {why}, so its tensor is a copy, not a view of its memory.",
+                  CopyWarning, stacklevel=4)
+    return np.array(value, dtype=value.dtype.newbyteorder("="))
 
 
 def to_tensor(value: Any) -> Any:
@@ -63,7 +83,7 @@ def _any_to_tensor(value: Any) -> Any:
         if value.dtype.kind not in _TENSOR_KINDS:
             return value
         if not value.flags.writeable or not value.dtype.isnative or min(value.strides, default=0) < 0:
-            value = np.array(value, dtype=value.dtype.newbyteorder("="))
+            value = _copied(value)
         return torch.from_numpy(value)
     if isinstance(value, dict):
         return {k: to_tensor(v) for k, v in value.items()}

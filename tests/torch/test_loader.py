@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import headrace.dataset as ds
-from headrace.torch import Loader, to_tensor
+from headrace.torch import CopyWarning, Loader, to_tensor
 from tests.helpers import (assert_fails_at_the_fourth_batch, assert_held_batches_keep_their_values, assert_reads_ahead,
                            force_torch_device_thread, noted_rows, patterned_batches, rows, thread_spy, wait_for)
 
@@ -79,17 +79,23 @@ def test_to_tensor_shares_memory_and_copies_only_when_it_must():
     assert strided.tolist() == [[42.0, 2.0], [3.0, 5.0]] and strided.data_ptr() == a.ctypes.data
     ro = a.copy()
     ro.flags.writeable = False
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # torch warns when it shares read-only memory: we copy instead
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # (torch warns when it shares read-only memory: we copy instead)
         t_ro = to_tensor(ro)
+        # a native int32 first: what to_tensor keeps about its dtype must not decide for '>i4'
+        assert to_tensor(np.arange(3, dtype="<i4")).tolist() == [0, 1, 2]
+        swapped = np.arange(3, dtype=">i4")
+        zero_d = np.array(7, dtype=np.int16)
+        assert to_tensor(zero_d).item() == 7 and to_tensor(zero_d).data_ptr() == zero_d.ctypes.data
+        t_swapped = to_tensor(swapped)
+        assert t_swapped.tolist() == [0, 1, 2] and t_swapped.dtype == torch.int32
+        assert to_tensor(a[::-1]).tolist() == [[3.0, 4.0, 5.0], [42.0, 1.0, 2.0]]
     assert t_ro.data_ptr() != ro.ctypes.data and t_ro.tolist() == ro.tolist()
-    # a native int32 first: what to_tensor keeps about its dtype must not decide for '>i4'
-    assert to_tensor(np.arange(3, dtype="<i4")).tolist() == [0, 1, 2]
-    swapped = np.arange(3, dtype=">i4")
-    zero_d = np.array(7, dtype=np.int16)
-    assert to_tensor(zero_d).item() == 7 and to_tensor(zero_d).data_ptr() == zero_d.ctypes.data
-    assert to_tensor(swapped).tolist() == [0, 1, 2] and to_tensor(swapped).dtype == torch.int32
-    assert to_tensor(a[::-1]).tolist() == [[3.0, 4.0, 5.0], [42.0, 1.0, 2.0]]
+    # each copy said why, and nothing else warned
+    assert [(w.category, str(w.message)) for w in caught] == [
+        (CopyWarning, f"headrace.torch: a NumPy array {why}, so its tensor is a copy, not a view of its memory.")
+        for why in ("is read-only (torch shares only writeable memory)", "is not in this machine's byte order",
+                    "has negative strides (a reversed view)")]
     text = np.array(["a", "b"])
     assert to_tensor(text) is text  # no torch type for text: the NumPy array itself
     nested = to_tensor({"k": np.array([1, 2]), "s": np.array("z"), "l": [np.array(1.5)]})
