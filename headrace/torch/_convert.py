@@ -92,6 +92,23 @@ def _any_to_tensor(value: Any) -> Any:
     return value
 
 
+def usable_device(device: Any) -> torch.device:
+    """``torch.device(device)``, checked to hold a tensor here (this torch build, this machine):
+    a ValueError naming ``device`` otherwise, rather than torch's error at the first batch."""
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as e:
+        raise ValueError(f"device must name a torch device ('cpu', 'cuda', 'cuda:1', an accelerator index or a "
+                         f"torch.device), but got {device!r}: {e}") from None
+    if dev.type != "cpu":
+        try:
+            torch.empty(0, device=dev)
+        except Exception as e:  # noqa: BLE001 - each backend has its own (AssertionError, RuntimeError, ...)
+            raise ValueError(f"device={device!r}: torch cannot place tensors on {dev} here "
+                             f"({type(e).__name__}: {e})") from None
+    return dev
+
+
 def accelerator_available() -> bool:
     acc = getattr(torch, "accelerator", None)
     if acc is not None and hasattr(acc, "is_available"):
@@ -137,7 +154,7 @@ class Transfer:
     """
 
     def __init__(self, device: Any, pin_memory: bool) -> None:
-        self.device = None if device is None else torch.device(device)
+        self.device = None if device is None else usable_device(device)
         self.pin = bool(pin_memory)
         if self.pin and not accelerator_available():
             warnings.warn("headrace.torch.Loader: pin_memory=True but no accelerator is available; pinned "

@@ -368,10 +368,19 @@ def test_by_default_the_loader_on_the_cpu_reads_as_far_ahead_as_numpy_output(pre
     ({"shard": "yes"}, TypeError, "shard must be True or False"),
     ({"columns": [1]}, TypeError, "columns must be a list of column names"),
     ({"device": 1.5}, TypeError, "device must be None, a str, an int or a torch.device"),
+    ({"device": "nope"}, ValueError, r"device must name a torch device \('cpu', 'cuda', 'cuda:1', an accelerator "
+                                     r"index or a torch.device\), but got 'nope': Expected one of cpu, cuda"),
 ])
 def test_arguments_are_checked(kwargs, error, message):
     with pytest.raises(error, match=message):
         Loader(numbers(), **kwargs)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is present")
+@pytest.mark.parametrize("device", ["cuda", "cuda:1", torch.device("cuda")])
+def test_a_device_torch_cannot_use_here_is_refused_when_the_loader_is_made(device):
+    with pytest.raises(ValueError, match=f"device={re.escape(repr(device))}: torch cannot place tensors on cuda"):
+        Loader(numbers(), device=device)
 
 
 def test_dataset_must_be_a_headrace_dataset():
