@@ -22,6 +22,31 @@ class Node:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
+class CountedNode(Node):
+    """Stands for a subtree whose rows were counted by reading it (see :func:`counted_size`)."""
+    rows: int = 0
+
+    def size(self) -> int:
+        return self.rows
+
+
+def counted_size(node: Node, count: Callable[[Node], int]) -> int:
+    """The rows of ``node``, reading (``count(subtree)``) only the lowest subtrees whose size
+    cannot be told otherwise: a generator without a length is read by itself, and the maps,
+    batches and repeats above it are sized from its count, without running their functions (as
+    MindSpore sizes them). A filter's rows depend on its input, so its subtree is read whole."""
+    size = node.size()
+    if size is not None:
+        return size
+    if node.children:
+        kids = tuple(CountedNode((), c.columns, counted_size(c, count)) for c in node.children)
+        size = dataclasses.replace(node, children=kids).size()
+        if size is not None:
+            return size
+    return count(node)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
 class RandomAccessNode(Node):
     """Reads ``source`` at the indices ``sampler`` plans for each pass."""
     source: Any

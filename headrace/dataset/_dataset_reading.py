@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 import numpy as np
 from headrace._util.checks import check_int, check_type
+from headrace._engine.plan import counted_size
 from headrace._engine.run import PipelineRun
 from headrace._engine import options as _options
 from headrace.dataset._init_step import check_init_step
@@ -114,18 +115,7 @@ class DatasetReading:
             return size
         cached = self.__dict__.get("_counted_size")
         if cached is None:
-            run = PipelineRun(self._plan, num_epochs=1, options=_peeking())
-            try:
-                cached = 0
-                while True:
-                    try:
-                        run.next_row()
-                    except StopIteration:
-                        break
-                    cached += 1
-            finally:
-                run.close()
-            self.__dict__["_counted_size"] = cached
+            cached = self.__dict__["_counted_size"] = counted_size(self._plan, _read_rows)
         return cached
 
     def get_col_names(self):
@@ -211,6 +201,21 @@ class DatasetReading:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(columns={self.get_col_names()})"
+
+
+def _read_rows(plan: Any) -> int:
+    """The rows one pass of ``plan`` gives, by reading them."""
+    run = PipelineRun(plan, num_epochs=1, options=_peeking())
+    try:
+        rows = 0
+        while True:
+            try:
+                run.next_row()
+            except StopIteration:
+                return rows
+            rows += 1
+    finally:
+        run.close()
 
 
 def _peeking() -> _options.Options:

@@ -199,3 +199,44 @@ def test_schema_names_columns_and_casts_to_its_types():
     assert d.get_col_names() == ["a", "b"]
     row = next(iter(d.create_tuple_iterator(output_numpy=True)))
     assert (row[0].dtype, row[1].dtype) == (np.int32, np.float32) and row[1].tolist() == [1.0, 2.0]
+
+
+SIZES = """
+def sizes():
+    calls = []
+
+    def gen():
+        for i in range(40):
+            yield (np.array(i),)
+
+    def f(x):
+        calls.append(1)
+        return x
+
+    def src():
+        return ds.GeneratorDataset(gen, ["x"], shuffle=False)
+
+    out = []
+    for make in (lambda: src().map(f).batch(4),
+                 lambda: src().map(f).batch(3, drop_remainder=True).repeat(2),
+                 lambda: ds.zip((src().map(f), ds.NumpySlicesDataset({"y": np.arange(30)}))).batch(7),
+                 lambda: (src().map(f) + src()).batch(7),
+                 lambda: src().map(f).filter(lambda x: x % 2 == 0).batch(4)):
+        calls.clear()
+        out.append([make().get_dataset_size(), len(calls)])
+    return out
+"""
+
+
+@pytest.mark.compat
+def test_sizing_reads_a_generator_but_runs_no_map_above_it_as_mindspore():
+    from tests.oracles.oracle import oracle_python, run_ms
+    env = {"ds": ds, "np": np}
+    exec(SIZES, env)
+    # (rows, map calls): a generator without a length is read to size it; the maps, batches,
+    # repeats, zips and concats above it are sized from its count; a filter must see its input
+    expected = [[10, 0], [26, 0], [5, 0], [12, 0], [5, 40]]
+    assert env["sizes"]() == expected
+    if oracle_python() is None:
+        pytest.skip("the MindSpore oracle is not set up")
+    assert run_ms(SIZES + "\nRESULT = sizes()\n") == expected
