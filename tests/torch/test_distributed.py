@@ -24,11 +24,12 @@ RANK_SCRIPT = textwrap.dedent("""
     loader = Loader(data)
     out = {"shard": [loader.num_shards, loader.shard_id], "len": len(loader),
            "epochs": [[b[0].tolist() for b in loader] for _ in range(2)]}
-    # torch's DataLoader over as_iterable_dataset: shard rank * workers + worker of 2 * 2
+    # torch's DataLoader over as_iterable_dataset: the rank's shard of 2, split between 2 workers
     import torch.utils.data
     from headrace.torch import as_iterable_dataset
     items = as_iterable_dataset(ds.NumpySlicesDataset({"x": np.arange(16)}, shuffle=False).batch(2))
     out["iterable"] = [b[0].tolist() for b in torch.utils.data.DataLoader(items, batch_size=None, num_workers=2)]
+    out["iterable_len"] = len(items)
     gathered = [None, None]
     dist.all_gather_object(gathered, out)  # both ranks agree on what they read
     if dist.get_rank() == 0:
@@ -53,9 +54,11 @@ def test_each_rank_reads_its_shard_under_torch_distributed(tmp_path):
         assert len(a) == len(b) == 6
         assert sorted(set(a) | set(b)) == list(range(11))  # 12 reads: one row repeats (MindSpore's rule)
     assert r0["epochs"][0] != r0["epochs"][1]  # each epoch its own shuffle, agreed by both ranks
-    # each (rank, DataLoader worker) reads its own quarter; torch takes the workers' batches in turn
-    assert r0["iterable"] == [[0, 4], [1, 5], [8, 12], [9, 13]]
-    assert r1["iterable"] == [[2, 6], [3, 7], [10, 14], [11, 15]]
+    # each rank reads its half (rows r, r + 2, ...), each of its DataLoader workers every other row
+    # of that, batched by the worker; torch takes the workers' batches in turn
+    assert r0["iterable"] == [[0, 4], [2, 6], [8, 12], [10, 14]]
+    assert r1["iterable"] == [[1, 5], [3, 7], [9, 13], [11, 15]]
+    assert r0["iterable_len"] == r1["iterable_len"] == 4
 
 
 def test_reshard_matches_a_source_built_with_num_shards():
