@@ -296,12 +296,16 @@ SHARDING_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_sharding_builds_global_arrays_over_two_cpu_devices():
-    run_env = env() | {"XLA_FLAGS": "--xla_force_host_platform_device_count=2", "JAX_PLATFORMS": "cpu"}
-    out = subprocess.run([sys.executable, "-c", SHARDING_SCRIPT], capture_output=True, text=True, timeout=180,
-                         env=run_env)
+def on_cpu_devices(script, count):
+    """The JSON ``script`` prints last, run in a JAX process of its own with ``count`` CPU devices."""
+    run_env = env() | {"XLA_FLAGS": f"--xla_force_host_platform_device_count={count}", "JAX_PLATFORMS": "cpu"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180, env=run_env)
     assert out.returncode == 0, out.stderr[-3000:]
-    report = json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_sharding_builds_global_arrays_over_two_cpu_devices():
+    report = on_cpu_devices(SHARDING_SCRIPT, 2)
     assert report["devices"] == 2
     assert report["out"] == [
         {"shape": [4, 1], "sharding": ["data"], "shards": [[0, [[0], [1]]], [1, [[2], [3]]]],
@@ -340,11 +344,7 @@ PLACEMENT_SCRIPT = textwrap.dedent("""
 
 
 def test_default_device_and_a_batch_that_does_not_fit_the_sharding():
-    run_env = env() | {"XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu"}
-    out = subprocess.run([sys.executable, "-c", PLACEMENT_SCRIPT], capture_output=True, text=True, timeout=180,
-                         env=run_env)
-    assert out.returncode == 0, out.stderr[-3000:]
-    report = json.loads(out.stdout.strip().splitlines()[-1])
+    report = on_cpu_devices(PLACEMENT_SCRIPT, 4)
     # device=None: the default device where the loader was made, uncommitted, every epoch
     assert report["made in a context"] == [[[3], False]] * 4
     assert report["read in a context"] == [[[0], False]] * 2
