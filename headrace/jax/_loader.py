@@ -82,8 +82,7 @@ class Loader:
     Each iteration is one epoch; each batch is a list of arrays, one per column (a dict with
     ``as_dict=True``). Text columns stay NumPy arrays. Numeric columns go to ``device``
     (``jax.device_put``; default: JAX's default device where the loader is made) or, with
-    ``sharding``, become global
-    arrays of that sharding built from this process's batch
+    ``sharding``, become global arrays of that sharding built from this process's batch
     (``jax.make_array_from_process_local_data``: the batch is this process's slice of the global
     batch along the sharded axes).
 
