@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 import headrace.dataset as ds
 from tests.helpers import rows
@@ -240,3 +242,47 @@ def test_sizing_reads_a_generator_but_runs_no_map_above_it_as_mindspore():
     if oracle_python() is None:
         pytest.skip("the MindSpore oracle is not set up")
     assert run_ms(SIZES + "\nRESULT = sizes()\n") == expected
+
+
+_STEPS = st.one_of(
+    st.tuples(st.just("map")),
+    st.tuples(st.just("batch"), st.integers(1, 5), st.booleans()),
+    st.tuples(st.just("repeat"), st.integers(1, 3)),
+    st.tuples(st.just("take"), st.integers(1, 12)),
+    st.tuples(st.just("skip"), st.integers(0, 12)),
+    st.tuples(st.just("filter")),
+    st.tuples(st.just("zip"), st.integers(1, 12)),
+    st.tuples(st.just("concat"), st.integers(0, 6)))
+
+
+def _generator(rows):
+    return ds.GeneratorDataset(lambda: ((np.array(i),) for i in range(rows)), ["x"], shuffle=False)
+
+
+def _apply(data, step):
+    kind, first = step[0], data.get_col_names()[0]
+    if kind == "map":
+        return data.map(lambda x: x + 1, input_columns=[first])
+    if kind == "batch":
+        return data.batch(step[1], drop_remainder=step[2])
+    if kind in ("repeat", "take", "skip"):
+        return getattr(data, kind)(step[1])
+    if kind == "filter":
+        return data.filter(lambda x: int(np.asarray(x).reshape(-1)[0]) % 3 != 0, input_columns=[first])
+    if kind == "zip":
+        other = ds.NumpySlicesDataset({f"z{len(data.get_col_names())}": np.arange(step[1])}, shuffle=False)
+        return ds.zip((data, other))
+    return data + _generator(step[1])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=st.integers(0, 15), steps=st.lists(_STEPS, max_size=4))
+@example(rows=0, steps=[("concat", 0), ("skip", 1)])  # a skip past the last child of a concat
+@example(rows=2, steps=[("concat", 1), ("skip", 5), ("map",)])
+def test_the_size_of_a_pipeline_over_a_generator_is_the_rows_it_gives(rows, steps):
+    data = _generator(rows)
+    for step in steps:
+        if step[0] == "concat" and (data.get_col_names() != ["x"] or any(s[0] == "batch" for s in steps)):
+            continue  # (concat needs the same columns, of the same rank)
+        data = _apply(data, step)
+    assert data.get_dataset_size() == sum(1 for _ in data.create_tuple_iterator(num_epochs=1, output_numpy=True))

@@ -109,6 +109,8 @@ class ConcatIter(OpIter):
 
     def _next_in_order(self) -> Row:
         while True:
+            if self._current >= len(self.parents):  # (a skip ran past the last child)
+                raise StopIteration
             try:
                 row = next(self.parents[self._current])
             except StopIteration:
@@ -161,7 +163,7 @@ class ConcatIter(OpIter):
         if self._shard is not None or self._interleave is not None:
             return super().skip(n)
         done = 0
-        while done < n:
+        while done < n and self._current < len(self.parents):
             done += self.parents[self._current].skip(n - done)
             if done < n and not self._advance():
                 break
