@@ -38,12 +38,18 @@ def counted_size(node: Node, count: Callable[[Node], int]) -> int:
     size = node.size()
     if size is not None:
         return size
-    if node.children:
-        kids = tuple(CountedNode((), c.columns, counted_size(c, count)) for c in node.children)
-        size = dataclasses.replace(node, children=kids).size()
+    if node.children and _with_sizes(node, [1] * len(node.children)).size() is not None:
+        # (a node that sizes itself from its children's sizes: a filter does not, and its
+        # subtree is read once, whole, rather than its children first)
+        size = _with_sizes(node, [counted_size(c, count) for c in node.children]).size()
         if size is not None:
             return size
     return count(node)
+
+
+def _with_sizes(node: Node, sizes: list[int]) -> Node:
+    """``node`` over children that stand for subtrees of ``sizes`` rows."""
+    return dataclasses.replace(node, children=tuple(CountedNode((), c.columns, n) for c, n in zip(node.children, sizes)))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -244,6 +244,17 @@ def test_sizing_reads_a_generator_but_runs_no_map_above_it_as_mindspore():
     assert run_ms(SIZES + "\nRESULT = sizes()\n") == expected
 
 
+def test_sizing_reads_a_generator_once_also_under_a_filter():
+    passes = []
+
+    def gen():
+        passes.append(1)
+        yield from ((np.array(i),) for i in range(10))
+
+    data = ds.GeneratorDataset(gen, ["x"], shuffle=False).map(lambda x: x).filter(lambda x: x % 2 == 0).batch(2)
+    assert (data.get_dataset_size(), len(passes)) == (3, 1)
+
+
 _STEPS = st.one_of(
     st.tuples(st.just("map")),
     st.tuples(st.just("batch"), st.integers(1, 5), st.booleans()),
