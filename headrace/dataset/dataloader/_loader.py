@@ -205,9 +205,8 @@ class DataLoader:
             options = dataclasses.replace(options, multiprocessing_start_method=method)
         base_seed = int(self.generator.integers(0, _INT64_END, dtype=np.int64))
         n, collate = self.num_workers, self._collate()
-        batch_size = self.batch_size if self.auto_collation else None
         programs = [WorkerProgram(self.dataset, w, n, base_seed, self.worker_init_fn, self.auto_collation, collate,
-                                  batch_size, self.drop_last) for w in range(n)]
+                                  self.batch_size, self.drop_last) for w in range(n)]
         length = functools.partial(_length, self.dataset if self.iterable else None, self.index_sampler,
                                    self.batch_size, self.drop_last)
         return WorkerIter(programs, None if self.iterable else self.index_sampler, persistent=persistent,
