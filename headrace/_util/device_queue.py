@@ -38,6 +38,8 @@ POLL_S = 0.1
 JOIN_S = 10.0
 EXIT_JOIN_S = 2.0  # at interpreter exit, the longest wait for the feeder threads still running
 HISTORY = 10  # push times and queue sizes kept for the status report
+_clock = time.perf_counter
+LOOP_STEP_S = 1e-3  # a loop away this long from its last batch steps between batches (see Ahead)
 
 
 class Handoff:
@@ -232,18 +234,31 @@ class Ahead:
     """``Direct``'s transfer as the pipeline's prefetch thread runs it on the rows it makes (it
     holds the transfer only: nothing that keeps the pipeline alive).
 
-    A transfer marked ``lets_go_of_gil`` (JAX's put) is left to the loop's thread for a row the
-    loop is waiting for as it is done: taking the GIL back after the put costs the thread that
-    puts a wait behind every other running thread, and the prefetch thread then makes the next
-    row that much later, while the loop would only have waited. W1 with 2 thread workers through
-    headrace.jax, rows/s against NumPy output (``benchmarks/adapter_cost.py``, 40 pairs): 0.893
-    putting every batch in the prefetch thread, 0.956 and 0.923 in two runs this way. A loop that
-    works between batches finds them ready, and they are put ahead."""
+    A transfer marked ``lets_go_of_gil`` (JAX's put) is left to the loop's thread (the prefetch
+    thread only converts the row) when the loop is waiting for the row as it is done, or when the
+    loop does not step between batches (``loop_steps``, which ``Direct`` keeps: the loop spent
+    less than ``LOOP_STEP_S`` away from its last batch). A put in the prefetch thread must take
+    the GIL back from the other running threads, which holds up the next row, and JAX arrays made
+    in one thread and freed in another wait on a lock of JAX's in their destructor (~2% of the
+    loop's time in a profile of W1 over worker processes). A loop that steps, though, finds its
+    batches put: a put right after a 10 ms step cost the loop ~150 us, against ~4 us an array in
+    a loop that takes batches back to back.
+
+    Measured 2026-11-28 (2-core VM; back-to-back variants; rows/s of W1 with 2 workers through
+    headrace.jax against NumPy output, ``benchmarks/adapter_cost.py --step jax``; the feed
+    workload's share of a 10 ms step the loop waits): W1 over worker processes 0.973 and 0.959 (40
+    and 60 pairs) putting every batch in the loop's thread, against 0.928 and 0.933 putting ahead
+    the batches the loop was not yet waiting for; over worker threads 0.924 and 0.925 (30 pairs).
+    Feed: 1.84-1.94% waiting putting every batch in the loop's thread, against 0.51%. (Earlier,
+    putting every batch ahead: 0.893 on W1 over threads.)"""
 
     def __init__(self, transfer: Callable[[Any], Any], convert: Callable[[Any], Any] | None) -> None:
         self._transfer = transfer
         self._convert = convert  # the iterator's conversion of an engine row, or None
         self._defer = bool(getattr(transfer, "lets_go_of_gil", False))
+        # the loop steps between batches (set by Direct.get; until it has seen one, so that the
+        # first batches are put before the loop asks for them)
+        self.loop_steps = True
 
     def __call__(self, row: Any, loop_waiting: bool = False) -> Made:
         if type(row) is Made:  # made ahead already (a released thread's row, handed on)
@@ -252,7 +267,7 @@ class Ahead:
         try:
             if self._convert is not None:
                 row = self._convert(row)
-            if loop_waiting and self._defer:
+            if self._defer and (loop_waiting or not self.loop_steps):
                 return Made(row, start, start, None, pending=True)
             value, error = self._transfer(row), None
         except Exception as e:  # noqa: BLE001 - raised by Direct.get, in the loop's thread
@@ -282,9 +297,13 @@ class Direct:
         self._ready = ready
         self._transferred = transferred  # told when get() has transferred a row in the caller's thread
         self.ahead = Ahead(transfer, convert)  # for rows the prefetch thread makes: converted first
+        self._returned = 0.0  # when get() last returned a batch (0.0: not yet)
         self.stats = FeederStats()
 
     def get(self, timeout: float | None = None) -> tuple[str, Any, Any]:
+        asked = _clock()
+        if self._returned:
+            self.ahead.loop_steps = asked - self._returned >= LOOP_STEP_S
         try:
             batch, state = self._pull()
         except StopIteration as end:
@@ -315,6 +334,7 @@ class Direct:
             stats.first_push = (start, finish)
         stats.have_sent += 1
         stats.queue_sizes.append(self._ready())
+        self._returned = _clock()
         return "batch", value, state
 
     def request_stop(self) -> None:

@@ -30,11 +30,12 @@ class _Host:
 class _Put:
     """The put of a batch: each numeric column to ``device`` (``jax.device_put``), or a global
     array of ``sharding``; other columns stay NumPy arrays. ``inline`` (the target devices are
-    CPU devices: a put is a few microseconds and no copy of a large array) makes the pipeline's
-    prefetch thread do it (see ``Loader.__iter__``). It holds no loader."""
+    CPU devices: a put is a few microseconds and no copy of a large array): no device thread,
+    the pipeline's prefetch thread makes the batches and puts them, or leaves the put to the
+    loop's thread (see ``Loader.__iter__``). It holds no loader."""
 
-    # XLA's put lets go of the GIL: a batch the loop waits for is put in the loop's thread
-    # (see _util/device_queue.Ahead)
+    # XLA's put lets go of the GIL: some batches are put in the loop's thread (see
+    # _util/device_queue.Ahead)
     lets_go_of_gil = True
 
     def __init__(self, sharding: Any, device: Any, inline: bool, names: list[str], default: Any = None) -> None:
@@ -93,13 +94,15 @@ class Loader:
     received, not those waiting in either buffer.
 
     On CPU devices (the arrays' devices are all CPU devices) the two buffers are one: a put
-    there costs microseconds and copies no large array, so the pipeline's prefetch thread puts
-    the batches it makes and holds up to ``cpu_buffer + device_buffer`` of them (with neither
+    there costs microseconds (~4 us an array) and copies no large array, so the pipeline's
+    prefetch thread holds up to ``cpu_buffer + device_buffer`` batches made ahead (with neither
     given, as many as it holds for NumPy output: the pipeline's prefetch size), and no device
-    thread runs (a thread hand-off per batch cost more CPU than the put). A batch the loop is
-    already waiting for when it is made is put in the loop's thread instead: XLA's put lets go of
-    the GIL, and taking it back in the prefetch thread would hold up the next batch. Whether the
-    devices are CPU devices is decided when the loader is made.
+    thread runs (a thread hand-off per batch cost more CPU than the put). The prefetch thread
+    puts the batches it makes while the loop runs a training step; the loop's thread puts a
+    batch it was already waiting for, and every batch of a loop that takes them back to back (less
+    than 1 ms between batches): XLA's put lets go of the GIL, and a put in another thread then
+    costs more than in the loop's own (see ``_util/device_queue.Ahead``). Whether the devices are
+    CPU devices is decided when the loader is made.
 
     Args:
         dataset (Dataset): the headrace dataset (usually ending in ``batch``).
@@ -175,7 +178,8 @@ class Loader:
 
     def _on_host(self):
         # CPU devices: the reader's device queue (the pipeline's prefetch thread, or a feeder
-        # thread with WaitedDSCallbacks) puts the batches; see the class docstring
+        # thread with WaitedDSCallbacks) puts the batches, or this thread does; see the class
+        # docstring
         names, as_dict = self._columns, self._as_dict
         self._host.renew()
         batches = self._reader.epoch()

@@ -119,6 +119,7 @@ def test_on_cpu_devices_a_batch_the_loop_waits_for_is_put_in_the_loops_thread(mo
     # XLA's put lets go of the GIL, and taking it back in the prefetch thread would delay the
     # next batch; the loop waits anyway
     import threading
+    import time
     threads = _put_threads(monkeypatch)
     gates = [threading.Event() for _ in range(6)]
 
@@ -130,6 +131,7 @@ def test_on_cpu_devices_a_batch_the_loop_waits_for_is_put_in_the_loops_thread(mo
     loader = Loader(data.batch(1), device=cpu_device())
     it = iter(loader)
     for i in range(6):
+        time.sleep(0.005)  # a training step (a loop that takes batches back to back: see Ahead)
         if i % 2 == 0:  # the loop asks first, and the batch is made while it waits
             opener = threading.Thread(target=lambda: (wait_for(lambda: _waiting(loader), "the loop waits"),
                                                        gates[i].set()))

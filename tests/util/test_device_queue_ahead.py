@@ -1,10 +1,12 @@
 """``Direct``'s transfer in the pipeline's prefetch thread (``Ahead``), and the rows it leaves to
-the loop's thread (a transfer that lets go of the GIL, for a row the loop waits for)."""
+the loop's thread (a transfer that lets go of the GIL, for a row the loop waits for or a loop that
+takes its batches back to back)."""
 import threading
 
 import pytest
 
-from headrace._util.device_queue import Ahead, Direct, Made
+from headrace._util import device_queue
+from headrace._util.device_queue import LOOP_STEP_S, Ahead, Direct, Made
 
 
 class Transfer:
@@ -78,3 +80,25 @@ def test_direct_says_when_it_transferred_a_row_in_the_callers_thread():
     direct = Direct(lambda: rows.pop(0), transfer, lambda: 0, None, lambda: told.append(len(transfer.threads)))
     assert [direct.get()[1] for _ in range(3)] == [["t(1)"], ["t(2)"], ["t(3)"]]
     assert told == [2, 3]  # after the pending row's transfer and the unmade row's, not the one made ahead
+
+
+def test_a_loop_that_takes_its_batches_back_to_back_gets_them_put_in_its_own_thread(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(device_queue, "_clock", lambda: now[0])
+    transfer = Transfer(True)
+    rows = [([i], f"s{i}") for i in range(4)]
+    direct = Direct(lambda: rows.pop(0), transfer, lambda: 0)
+    assert not direct.ahead([9], False).pending  # before any batch: put ahead (the first batch is ready)
+    direct.get()
+    now[0] += LOOP_STEP_S / 2  # back to back (loop bookkeeping only)
+    direct.get()
+    assert direct.ahead.loop_steps is False
+    assert direct.ahead([9], False).pending  # left to the loop's thread
+    now[0] += LOOP_STEP_S  # a training step
+    direct.get()
+    assert direct.ahead.loop_steps is True
+    assert not direct.ahead([9], False).pending and direct.ahead([9], True).pending  # (unless it waits)
+    now[0] += LOOP_STEP_S / 4
+    direct.get()
+    assert direct.ahead.loop_steps is False
+    assert len(transfer.threads) == 6  # the 4 rows in get() and the 2 put ahead
