@@ -241,16 +241,18 @@ class Ahead:
     the GIL back from the other running threads, which holds up the next row, and JAX arrays made
     in one thread and freed in another wait on a lock of JAX's in their destructor (~2% of the
     loop's time in a profile of W1 over worker processes). A loop that steps, though, finds its
-    batches put: a put right after a 10 ms step cost the loop ~150 us, against ~4 us an array in
+    batches put: a put right after a 10 ms step cost the loop ~130 us, against ~4 us an array in
     a loop that takes batches back to back.
 
-    Measured 2026-11-28 (2-core VM; back-to-back variants; rows/s of W1 with 2 workers through
-    headrace.jax against NumPy output, ``benchmarks/adapter_cost.py --step jax``; the feed
-    workload's share of a 10 ms step the loop waits): W1 over worker processes 0.973 and 0.959 (40
-    and 60 pairs) putting every batch in the loop's thread, against 0.928 and 0.933 putting ahead
-    the batches the loop was not yet waiting for; over worker threads 0.924 and 0.925 (30 pairs).
-    Feed: 1.84-1.94% waiting putting every batch in the loop's thread, against 0.51%. (Earlier,
-    putting every batch ahead: 0.893 on W1 over threads.)"""
+    Measured 2026-11-28 (2-core VM; variants back to back; W1 with 2 workers through headrace.jax,
+    rows/s against NumPy output, ``benchmarks/adapter_cost.py --step jax``; the feed workload, the
+    share of its 10 ms steps the loop waits):
+    - this rule: W1 over worker processes 0.960 (60 pairs); feed 0.49% and 0.55%;
+    - every batch put in the loop's thread: W1 over processes 0.973 and 0.959 (40 and 60 pairs),
+      over threads 0.924 (30); feed 1.84% and 1.94%;
+    - put ahead unless the loop waits (before): W1 over processes 0.928 and 0.933, over threads
+      0.925; feed 0.51%;
+    - (earlier) every batch put ahead: W1 over threads 0.893."""
 
     def __init__(self, transfer: Callable[[Any], Any], convert: Callable[[Any], Any] | None) -> None:
         self._transfer = transfer
