@@ -241,8 +241,9 @@ class Ahead:
     the GIL back from the other running threads, which holds up the next row, and JAX arrays made
     in one thread and freed in another wait on a lock of JAX's in their destructor (~2% of the
     loop's time in a profile of W1 over worker processes). A loop that steps, though, finds its
-    batches put: a put right after a 10 ms step cost the loop ~130 us, against ~4 us an array in
-    a loop that takes batches back to back.
+    batches put: with every put in the loop's thread, the feed workload's loop waited ~130 us
+    more per 10 ms step, while a put costs ~4 us an array in a loop that takes batches back to
+    back.
 
     Measured 2026-11-28 (2-core VM; variants back to back; W1 with 2 workers through headrace.jax,
     rows/s against NumPy output, ``benchmarks/adapter_cost.py --step jax``; the feed workload, the

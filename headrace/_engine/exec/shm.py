@@ -274,13 +274,7 @@ def pack(obj: Any, slot: Slot | None, threshold: int = THRESHOLD,
         bufs.append(mv)
         return False
 
-    try:
-        head = pickle.dumps(obj, protocol=5, buffer_callback=out_of_band)
-    except _NOT_NAMED:
-        head = None
-    if head is None:  # outside the handler, so that an error of the second attempt stands alone
-        bufs.clear()  # what the first one put out of band
-        head = _dumps_naming_main(obj, out_of_band)
+    head = dumps(obj, out_of_band, bufs.clear)  # (a second attempt drops what the first put out of band)
     if not bufs:
         return head, None, ()
     spans = []
@@ -349,20 +343,20 @@ class _MainNamingPickler(pickle.Pickler):
         return main_class, (name,)
 
 
-def _dumps_naming_main(obj: Any, buffer_callback: Callable[[pickle.PickleBuffer], bool] | None = None) -> bytes:
+def dumps(obj: Any, buffer_callback: Callable[[pickle.PickleBuffer], bool] | None = None,
+          before_retry: Callable[[], None] | None = None) -> bytes:
+    """``pickle.dumps(obj, protocol=5, buffer_callback=buffer_callback)``, naming the main script's
+    classes where it must (NOTE [ classes of the main script ]); ``before_retry`` is called before
+    that second attempt."""
+    try:
+        return pickle.dumps(obj, protocol=5, buffer_callback=buffer_callback)
+    except _NOT_NAMED:
+        pass
+    if before_retry is not None:  # (outside the handler: an error of the second attempt stands alone)
+        before_retry()
     out = io.BytesIO()
     _MainNamingPickler(out, protocol=5, buffer_callback=buffer_callback).dump(obj)
     return out.getvalue()
-
-
-def dumps(obj: Any) -> bytes:
-    """``pickle.dumps(obj, protocol=5)``, naming the main script's classes where it must (NOTE
-    [ classes of the main script ])."""
-    try:
-        return pickle.dumps(obj, protocol=5)
-    except _NOT_NAMED:
-        pass
-    return _dumps_naming_main(obj)  # outside the handler: its error then stands alone
 
 
 FRAME = "frame"  # ``spans`` = (FRAME, bytes): the message's rows are raw array frames in the slot
