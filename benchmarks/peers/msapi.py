@@ -64,8 +64,17 @@ def time_variant(a, make_data, count, check, output_numpy=True) -> dict:
     if a.variant.endswith(PAIRED):
         # Not kept: a kept loader starts its next epoch when one ends (its feature), which would
         # then run during the NumPy epoch of the pair, taking its CPU and giving the loader a
-        # head start (W2: the loader's epochs came out 1.47x the NumPy ones). Closed when its
-        # epoch ends, so that nothing of it runs during the next epoch.
+        # head start (W2: the loader's epochs came out 1.47x the NumPy ones). Both are closed
+        # when their epoch ends, inside the timed epoch, so that nothing of either runs during
+        # the next epoch. (Until 2026-11-28 only the loader's close was timed: ~10 ms of W1's
+        # ~300 ms epoch over worker processes, counted against the loader alone.)
+        def numpy_epoch():
+            it = make_data().create_tuple_iterator(output_numpy=True, num_epochs=1)
+            try:
+                yield from it
+            finally:
+                it.stop()
+
         def loader_epoch():
             loader = _loader(a, make_data())
             try:
@@ -73,8 +82,7 @@ def time_variant(a, make_data, count, check, output_numpy=True) -> dict:
             finally:
                 loader.close()
 
-        return time_paired(lambda: iter(make_data().create_tuple_iterator(output_numpy=True, num_epochs=1)),
-                           loader_epoch, count, a.epochs, a.warmup, check)
+        return time_paired(numpy_epoch, loader_epoch, count, a.epochs, a.warmup, check)
     return time_epochs(lambda: adapter_iter(a, make_data(), output_numpy), count, a.epochs, a.warmup, check)
 
 

@@ -155,6 +155,57 @@ def test_paired_runner_reads_a_loader_and_numpy_in_one_process(data, tmp_path):
     assert report.paired([{**r, "variant": "threads", "epochs": [{"items": 1, "seconds": 1}]}]) == ""
 
 
+def test_paired_variant_closes_both_sides_inside_their_epoch(monkeypatch):
+    # each side of a pair is stopped before its epoch's clock stops (the loader's close was
+    # timed and the NumPy iterator's was not: the loader carried both teardowns' difference)
+    import argparse
+
+    import headrace.dataset as ds
+    from benchmarks import harness
+    from benchmarks.peers import msapi
+    pytest.importorskip("torch")
+    events = []
+
+    class Iterator:
+        def __init__(self, it):
+            self.it = it
+
+        def __iter__(self):
+            return iter(self.it)
+
+        def stop(self):
+            events.append("numpy stopped")
+            self.it.stop()
+
+    class Loader:
+        def __init__(self, data, shard):
+            import headrace.torch as ht
+            del data.create_tuple_iterator  # (the loader's own iterator is not the NumPy side's)
+            self.loader = ht.Loader(data, shard=shard)
+
+        def __iter__(self):
+            return iter(self.loader)
+
+        def close(self):
+            events.append("loader closed")
+            self.loader.close()
+
+    def make_data():
+        data = ds.NumpySlicesDataset(list(range(8)), ["x"], shuffle=False).batch(4)
+        make = data.create_tuple_iterator
+        data.create_tuple_iterator = lambda **kw: Iterator(make(**kw))
+        return data
+
+    clock = harness.time.perf_counter
+    monkeypatch.setattr(harness, "time", argparse.Namespace(perf_counter=lambda: events.append("clock") or clock()))
+    monkeypatch.setattr(msapi, "import_or_unavailable", lambda name: argparse.Namespace(Loader=Loader))
+    a = argparse.Namespace(variant="threads + headrace.torch, paired", epochs=1, warmup=0)
+    out = msapi.time_variant(a, make_data, lambda b: (len(b[0]), 0), None)
+    assert [r["items"] for r in out["epochs"]] == [8]
+    # each epoch: its start, its first batch, its close, then its end, on the clock
+    assert events == ["clock", "clock", "numpy stopped", "clock", "clock", "clock", "loader closed", "clock"]
+
+
 def test_batch_bytes_counts_arrays_of_tuples_and_dicts():
     import numpy as np
 
