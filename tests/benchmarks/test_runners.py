@@ -148,10 +148,11 @@ def test_paired_runner_reads_a_loader_and_numpy_in_one_process(data, tmp_path):
                   "--variant", "threads + headrace.torch, paired")
     assert_ran(results)
     (r,) = results
-    assert len(r["epochs"]) == 3 and all(e["items"] == 512 and e["paired_ratio"] > 0 for e in r["epochs"])
+    # 3 pairs per epoch asked
+    assert len(r["epochs"]) == 9 and all(e["items"] == 512 and e["paired_ratio"] > 0 for e in r["epochs"])
     report.add_summaries(results)
     lines = report.paired(results).splitlines()
-    assert lines[-1].startswith("| w1 | threads + headrace.torch, paired | 2 | 3 | ")
+    assert lines[-1].startswith("| w1 | threads + headrace.torch, paired | 2 | 9 | ")
     assert report.paired([{**r, "variant": "threads", "epochs": [{"items": 1, "seconds": 1}]}]) == ""
 
 
@@ -200,6 +201,7 @@ def test_paired_variant_closes_both_sides_inside_their_epoch(monkeypatch):
     monkeypatch.setattr(harness, "time", argparse.Namespace(perf_counter=lambda: events.append("clock") or clock()))
     monkeypatch.setattr(msapi, "import_or_unavailable", lambda name: argparse.Namespace(Loader=Loader))
     a = argparse.Namespace(variant="threads + headrace.torch, paired", epochs=1, warmup=0)
+    monkeypatch.setattr(msapi, "PAIRS_PER_EPOCH", 1)
     out = msapi.time_variant(a, make_data, lambda b: (len(b[0]), 0), None)
     assert [r["items"] for r in out["epochs"]] == [8]
     # each epoch: its start, its first batch, its close, then its end, on the clock
