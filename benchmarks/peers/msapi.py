@@ -41,7 +41,7 @@ PROFILED = ", profiled"  # headrace only: the epochs run inside ``ds.profile()``
 KEPT = ", kept"  # headrace only: one iterator (or loader) made for the first epoch serves every epoch
 # headrace only, with an adapter: epochs through a loader paired with epochs of a NumPy iterator
 # over the same pipeline, read in turns in the same process (harness.time_paired: the adapter's
-# cost as a ratio); each epoch makes its pipeline anew, and the loader is closed after it
+# cost as a ratio); each epoch makes its pipeline anew, and each side is closed inside its timed epoch
 PAIRED = ", paired"
 PAIRS_PER_EPOCH = 3  # a paired row reads this many pairs per epoch asked (--epochs): 3 pairs were too few
 _kept: dict = {}
