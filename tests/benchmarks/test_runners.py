@@ -157,8 +157,8 @@ def test_paired_runner_reads_a_loader_and_numpy_in_one_process(data, tmp_path):
 
 
 def test_paired_variant_closes_both_sides_inside_their_epoch(monkeypatch):
-    # each side of a pair is stopped before its epoch's clock stops (the loader's close was
-    # timed and the NumPy iterator's was not: the loader carried both teardowns' difference)
+    # each side of a pair is closed before its epoch's clock stops (before, only the loader's
+    # close was timed, so the loader's epochs carried a teardown the NumPy epochs did not)
     import argparse
 
     import headrace.dataset as ds
