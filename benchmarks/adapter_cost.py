@@ -21,8 +21,11 @@ epoch gives three figures:
 iterators, as any training loop of that framework does between batches (see ``make_step``).
 
 ``--adapter numpy`` reads a second NumPy iterator in the loader's place: a check of the method,
-whose ratios should sit at 1. Printed: the per-pair ratio loader / NumPy of each, its median and a 95% bootstrap interval of
-that median (resampling the pairs), and both iterators' medians. W2 is not measured this way: its
+whose ratios should sit at 1. ``--baseline device_put`` (with ``--adapter jax``) puts each NumPy
+batch on JAX's default device in the loop, as a JAX loop without the adapter does
+(``jax.device_put(batch)``, see ``LoopPut``): the loader against the same arrays made the
+public way. Printed: the per-pair ratio loader / baseline of each, its median and a 95% bootstrap
+interval of that median (resampling the pairs), and both iterators' medians. W2 is not measured this way: its
 16-batch epoch fits in a kept loader's read-ahead (the pipeline's prefetch size), so no window of
 it is steady; the suite's ``, paired`` rows measure it with loaders made anew each epoch.
 """
@@ -122,6 +125,21 @@ def median_interval(ratios: Sequence[float], resamples: int = 4000, seed: int = 
     return float(lo), float(hi)
 
 
+class LoopPut:
+    """Epochs of a kept NumPy iterator, each batch put on JAX's default device in the loop
+    (``jax.device_put(batch)``, the public way): what a JAX training loop without the adapter
+    reads."""
+
+    def __init__(self, numpy_it: Any) -> None:
+        import jax  # noqa: PLC0415
+        self._it, self._put = numpy_it, jax.device_put
+
+    def __iter__(self):
+        put = self._put
+        for batch in self._it:  # (iter() of a kept iterator reads one epoch)
+            yield put(batch)
+
+
 def make_pipeline(mode: str, workers: int, data_root: str, items: int) -> Any:
     """W1 (a Python map over rows, in ``mode`` workers) as the suite's headrace rows build it."""
     import headrace.dataset as ds  # noqa: PLC0415
@@ -160,7 +178,9 @@ def measure(numpy_it: Any, loader: Any, pairs: int, skip: int, tail: int,
     return out
 
 
-def report(res: dict, label: str) -> str:
+def report(res: dict, label: str, baseline: str = "NumPy") -> str:
+    """The figures of ``measure``'s result under ``label``; ``baseline``: what the loader was paired
+    with (``--baseline``)."""
     lines = [label]
     for key, what in (("steady", "rows/s, steady window"), ("whole", "rows/s, whole epoch"),
                       ("cpu", "rows per CPU second, steady window")):
@@ -169,11 +189,11 @@ def report(res: dict, label: str) -> str:
             lines.append(f"  {what}: not measured (CPU time too short for the clock)")
             continue
         lo, hi = median_interval(r)
-        lines.append(f"  {what}, loader/NumPy: median {statistics.median(r):.3f} (95% interval of the median "
+        lines.append(f"  {what}, loader/{baseline}: median {statistics.median(r):.3f} (95% interval of the median "
                      f"{lo:.3f}-{hi:.3f}; range {min(r):.3f}-{max(r):.3f}; {len(r)} pairs)")
-    for name in ("numpy", "loader"):
+    for name, shown in (("numpy", baseline), ("loader", "loader")):
         steady, whole, cpu = (statistics.median(x[k] for x in res[name]) for k in range(3))
-        lines.append(f"  {name:6s} medians: {steady:,.0f} rows/s steady, {whole:,.0f} rows/s whole, "
+        lines.append(f"  {shown} medians: {steady:,.0f} rows/s steady, {whole:,.0f} rows/s whole, "
                      f"{cpu:,.0f} rows per CPU second")
     lines.append(f"  load average {os.getloadavg()[0]:.2f}")
     return "\n".join(lines)
@@ -184,6 +204,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--mode", choices=("threads", "processes"), default="threads", help="W1's workers")
     ap.add_argument("--adapter", choices=("torch", "jax", "numpy"), default="torch",
                     help="numpy: a second NumPy iterator in the loader's place (a check of the method: ~1.0)")
+    ap.add_argument("--baseline", choices=("numpy", "device_put"), default="numpy",
+                    help="device_put: each NumPy batch put with jax.device_put in the loop (--adapter jax only)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--pairs", type=int, default=20)
     ap.add_argument("--skip", type=int, default=SKIP, help="batches left out at an epoch's start")
@@ -199,6 +221,8 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("--pairs and --workers must be at least 1")
     if a.adapter == "numpy" and a.depth is not None:
         ap.error("--depth is the loader's: not with --adapter numpy")
+    if a.baseline == "device_put" and a.adapter != "jax":
+        ap.error("--baseline device_put is JAX's put: only with --adapter jax")
     numpy_it = make_pipeline(a.mode, a.workers, a.data, a.items).create_tuple_iterator(
         output_numpy=True, num_epochs=-1)
     if a.adapter == "numpy":
@@ -210,14 +234,16 @@ def main(argv: list[str] | None = None) -> None:
         depth = {} if a.depth is None else {"queue_depth" if a.adapter == "torch" else "cpu_buffer": a.depth}
         other = adapter.Loader(make_pipeline(a.mode, a.workers, a.data, a.items), shard=False, **depth)
         close, name = other.close, f"headrace.{a.adapter}.Loader"
+    baseline = LoopPut(numpy_it) if a.baseline == "device_put" else numpy_it
     try:
-        res = measure(numpy_it, other, a.pairs, a.skip, a.tail, make_step(a.step))
+        res = measure(baseline, other, a.pairs, a.skip, a.tail, make_step(a.step))
     finally:
         close()
         numpy_it.stop()
     step = "" if a.step == "none" else f"; a {a.step} operation after each batch of both"
-    print(report(res, f"W1 {a.mode}, {a.workers} workers, {name} vs NumPy "
-                      f"(kept; steady window: batches {a.skip}..end-{a.tail}{step})"))
+    against = "NumPy + jax.device_put" if a.baseline == "device_put" else "NumPy"
+    print(report(res, f"W1 {a.mode}, {a.workers} workers, {name} vs {against} "
+                      f"(kept; steady window: batches {a.skip}..end-{a.tail}{step})", against))
 
 
 if __name__ == "__main__":

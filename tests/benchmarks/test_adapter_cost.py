@@ -81,6 +81,10 @@ def test_measure_pairs_the_loader_with_the_numpy_iterator():
         assert res[key] == pytest.approx([lo[i] / nu[i] for lo, nu in zip(res["loader"], res["numpy"])])
         assert all(x[i] > 0 for x in res["loader"] + res["numpy"])
     assert "95% interval of the median" in ac.report(res, "tiny")
+    lines = ac.report(res, "tiny", baseline="NumPy + put").splitlines()
+    assert lines[0] == "tiny"
+    assert lines[1].startswith("  rows/s, steady window, loader/NumPy + put: median ")
+    assert [line.split(" medians:")[0] for line in lines if " medians:" in line] == ["  NumPy + put", "  loader"]
 
 
 def test_measure_refuses_iterators_whose_epochs_differ():
@@ -104,6 +108,9 @@ def test_the_check_run_reads_a_second_numpy_iterator(tmp_path, capsys):
     with pytest.raises(SystemExit):
         ac.main(["--adapter", "numpy", "--depth", "4", "--data", str(tmp_path)])
     assert "--depth is the loader's: not with --adapter numpy" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        ac.main(["--adapter", "torch", "--baseline", "device_put", "--data", str(tmp_path)])
+    assert "--baseline device_put is JAX's put: only with --adapter jax" in capsys.readouterr().err
 
 
 def test_a_step_runs_after_every_batch_of_both_iterators():

@@ -675,3 +675,25 @@ def test_the_adapter_benchmarks_jax_step_is_one_jax_operation():
     from benchmarks import adapter_cost
     out = adapter_cost.make_step("jax")()
     assert isinstance(out, jax.Array) and np.asarray(out).tolist() == [2.0] * 4
+
+
+def test_the_adapter_benchmarks_device_put_baseline_puts_each_numpy_batch_in_the_loop(tmp_path, capsys):
+    from benchmarks import adapter_cost
+    numpy_it = numbers(10).create_tuple_iterator(columns=["x"], output_numpy=True, num_epochs=-1)
+    try:
+        loop = adapter_cost.LoopPut(numpy_it)
+        for _ in range(2):  # each iter() is one epoch, as the kept iterator's
+            epoch = list(loop)
+            assert [type(b[0]) for b in epoch] == [type(jax.device_put(np.zeros(1)))] * 3
+            assert [np.asarray(b[0]).tolist() for b in epoch] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+            assert {b[0].dtype for b in epoch} == {np.dtype(np.float32)}
+            assert all(not b[0].committed for b in epoch)  # jax.device_put(batch), no device named
+    finally:
+        numpy_it.stop()
+    adapter_cost.main(["--adapter", "jax", "--baseline", "device_put", "--pairs", "2", "--items", "5120",
+                       "--skip", "2", "--tail", "1", "--data", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert out.startswith("W1 threads, 2 workers, headrace.jax.Loader vs NumPy + jax.device_put (kept; "
+                          "steady window: batches 2..end-1)")
+    assert "rows/s, steady window, loader/NumPy + jax.device_put: median " in out
+    assert "  NumPy + jax.device_put medians: " in out
