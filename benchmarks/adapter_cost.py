@@ -25,9 +25,10 @@ whose ratios should sit at 1. ``--baseline device_put`` (with ``--adapter jax``)
 batch on JAX's default device in the loop, as a JAX loop without the adapter does
 (``jax.device_put(batch)``, see ``LoopPut``): the loader against the same arrays made the
 public way. Printed: the per-pair ratio loader / baseline of each, its median and a 95% bootstrap
-interval of that median (resampling the pairs), and both iterators' medians. W2 is not measured this way: its
-16-batch epoch fits in a kept loader's read-ahead (the pipeline's prefetch size), so no window of
-it is steady; the suite's ``, paired`` rows measure it with loaders made anew each epoch.
+interval of that median (resampling the pairs), and both iterators' medians. W2 is not measured
+this way: its 16-batch epoch fits in a kept loader's read-ahead (the pipeline's prefetch size),
+so no window of it is steady; the suite's ``, paired`` rows measure it with loaders made anew each
+epoch.
 """
 from __future__ import annotations
 
