@@ -1,0 +1,4 @@
+"""STFT- and mel-based audio transforms, masking, and the elementwise transforms."""
+from __future__ import annotations
+
+__all__: list[str] = []
