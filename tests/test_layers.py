@@ -18,7 +18,7 @@ LAYERS = [
     (4, ("_feed",)),
     (3, ("dataset",)),
     (2, ("mindrecord", "_engine")),
-    (1, ("_codecs", "_image")),
+    (1, ("_codecs", "_image", "_audio")),
     (0, ("_util", "common", "_native")),
 ]
 LAYER_OF = {pkg: layer for layer, pkgs in LAYERS for pkg in pkgs}
