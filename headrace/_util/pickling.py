@@ -7,7 +7,11 @@ them one by one keeps them inline (NOTE [ attributes of unpickled objects ] in
 """
 from __future__ import annotations
 
+import linecache
+import marshal
+import os
 import threading
+import types
 from typing import Any
 
 
@@ -35,3 +39,33 @@ class FreshLock:
     def __setstate__(self, state: dict) -> None:
         set_attributes(self, state)
         self._lock = threading.Lock()
+
+
+# NOTE [ code objects keep their file and lines ]
+# cloudpickle (3.1.3 and later) sends a function's code with ``co_filename = "<dynamic-code>"``, so
+# a worker's traceback or stall report of a user function showed ``File "<dynamic-code>"`` instead
+# of the user's script and line. Code objects travel here as ``marshal`` data instead, which keeps
+# every field (filename, line table, nested code) whatever the cloudpickle version; a worker runs
+# the same interpreter as its parent, so the format always matches. Code from a file that is not
+# on disk (a notebook cell, ``<stdin>``) carries its source lines as the parent's ``linecache``
+# has them, and the worker registers them, so its tracebacks quote the lines too.
+
+def reduce_code(code: types.CodeType) -> tuple:
+    """Pickle reduction of a code object that keeps its filename and, for code whose file is not
+    on disk, its source lines (NOTE [ code objects keep their file and lines ])."""
+    filename = code.co_filename
+    lines = None
+    if not os.path.isfile(filename):
+        lines = linecache.getlines(filename) or None
+    return rebuild_code, (marshal.dumps(code), lines)
+
+
+def rebuild_code(data: bytes, lines: list[str] | None) -> types.CodeType:
+    """The code object of :func:`reduce_code`; its source lines, if sent, go into ``linecache``."""
+    code = marshal.loads(data)
+    if lines and code.co_filename not in linecache.cache:
+        # mtime None: linecache.checkcache keeps the entry (there is no file to compare with)
+        linecache.cache[code.co_filename] = (sum(map(len, lines)), None, lines, code.co_filename)
+    if not isinstance(code, types.CodeType):
+        raise TypeError(f"expected a code object, got {type(code).__name__}")
+    return code

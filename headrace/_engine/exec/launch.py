@@ -18,12 +18,13 @@ import pickle
 import struct
 import subprocess
 import tempfile
+import types
 import weakref
 from typing import Any
 
 from headrace._engine.exec import forkserver
 from headrace._engine.exec.shm import _memory_room
-from headrace._util.pickling import set_attributes
+from headrace._util.pickling import reduce_code, set_attributes
 from headrace._util.wording import setting
 
 OUT_OF_BAND = 1 << 16  # buffers at least this large are shared through the mapping, not copied
@@ -108,12 +109,15 @@ _PICKLERS: dict[Any, type] = {}
 
 
 def _pickler_class(cloudpickle: Any) -> type:
-    """cloudpickle's pickler, sending plain objects with :func:`set_attributes` (see the NOTE)."""
+    """cloudpickle's pickler, sending plain objects with :func:`set_attributes` (see the NOTE) and
+    code objects with their filename and lines (:func:`reduce_code`)."""
     cls = _PICKLERS.get(cloudpickle)
     if cls is None:
         class Pickler(cloudpickle.Pickler):  # type: ignore[misc]
             def reducer_override(self, obj: Any) -> Any:
                 kind = type(obj)
+                if kind is types.CodeType:  # NOTE [ code objects keep their file and lines ]
+                    return reduce_code(obj)
                 if kind.__flags__ & _HEAPTYPE and not isinstance(obj, type):
                     descriptors = _plain_descriptors(kind)
                     if descriptors is not None:
