@@ -9,15 +9,21 @@ Damaged files never pass silently:
 
 * Size. Every decoder reads the image's size from its header first (JPEG: libjpeg-turbo's header
   parser; PNG: IHDR; other formats: Pillow's header parser) and refuses an image of more than
-  ``ds.config.get_max_image_pixels()`` pixels before allocating anything (``check_pixels``).
-* Data that ends early. A JPEG cut short (libjpeg's "premature end" warnings: no EOI, or a marker
-  where entropy-coded data should go on) decodes with a grey tail. ``ends_early_report`` makes that
-  an ``ImageDataWarning`` naming the op and the sample (the file when a source decodes, else the
+  ``ds.config.get_max_image_pixels()`` pixels before allocating anything (``check_pixels``). A PNG
+  chunk that claims more bytes than the file holds is refused before OpenCV sees it
+  (``check_png_chunks``): libpng would allocate the claimed length (up to 4 GB) first.
+* Damaged data. A JPEG cut short (libjpeg's "premature end" warnings: no EOI, or a marker
+  where entropy-coded data should go on) decodes with a grey tail; other corruption that libjpeg
+  reports and decodes past (a bad Huffman code, a bogus Huffman table in a progressive file cut
+  between scans, an inconsistent progression) decodes degraded. ``damage_report`` makes either an
+  ``ImageDataWarning`` naming the op and the sample (the file when a source decodes, else the
   sample index the engine is processing), or an error under ``ds.config.set_strict_decode(True)``.
-  ``jpeg_ends_early(message)`` is the detection, usable by other policies. MindSpore decodes
-  these with a grey tail when an EOI follows the cut and fails when none does. Limits: a JPEG
-  that the TurboJPEG API cannot read (OpenCV decodes it) is not checked, nor one whose first
-  libjpeg warning is another one (the strict decode stops at the first warning).
+  ``jpeg_ends_early(message)`` / ``jpeg_damaged(message)`` are the detections, usable by other
+  policies. MindSpore decodes cut files with a grey tail when an EOI follows the cut and fails when
+  none does. Warnings that leave the pixels as encoded (``_HARMLESS``: extraneous bytes before a
+  marker, which real datasets contain, an unknown JFIF revision, ...) are tolerated, as in
+  MindSpore. Limits: a JPEG that the TurboJPEG API cannot read (OpenCV decodes it) is not checked,
+  nor damage after a first, harmless warning (the strict decode stops at the first warning).
 
 ``decode_jpeg_region`` decodes only a rectangle, with the optional C extension
 ``headrace._native._jpegregion`` (imported here and nowhere else); without it, or for JPEGs it does
@@ -112,8 +118,10 @@ def image_size(buf: bytes | memoryview, op: str = "Decode") -> tuple[int, int] |
         size = jpeg_size(buf)
         if size is not None:
             return size
-    elif bytes(buf[:8]) == _PNG_MAGIC and bytes(buf[12:16]) == b"IHDR":
-        return int.from_bytes(buf[20:24], "big"), int.from_bytes(buf[16:20], "big")
+    elif bytes(buf[:8]) == _PNG_MAGIC:
+        check_png_chunks(buf, op)
+        if bytes(buf[12:16]) == b"IHDR":
+            return int.from_bytes(buf[20:24], "big"), int.from_bytes(buf[16:20], "big")
     try:
         with Image.open(io.BytesIO(bytes(buf))) as im:
             w, h = im.size
@@ -125,6 +133,28 @@ def image_size(buf: bytes | memoryview, op: str = "Decode") -> tuple[int, int] |
         return None
     except Exception:  # noqa: BLE001 - not an image Pillow knows: nothing to check
         return None
+
+
+def check_png_chunks(buf: bytes | memoryview, op: str, where: str | None = None) -> None:
+    """Raises the decode error for a PNG whose chunk claims more bytes than the file holds.
+
+    libpng (inside OpenCV) allocates a chunk's claimed length before reading it: a 69-byte file
+    whose chunk claims 4 GB costs 4 GB and seconds before its error. Walks the chunk headers
+    (length, type, data, CRC) up to IEND; a file cut at a chunk boundary is left to the decoder.
+    """
+    pos, size = 8, len(buf)
+    while pos + 8 <= size:
+        length = int.from_bytes(buf[pos:pos + 4], "big")
+        kind = bytes(buf[pos + 4:pos + 8])
+        left = size - pos - 12
+        if length > left:
+            name = kind.decode("latin-1") if kind.isalpha() else repr(kind)
+            raise decode_error(op, f"The PNG chunk {name} at byte {pos} claims {length:,} bytes, but the file holds "
+                                   f"only {max(left, 0):,} more{_where(where)}: refused before decoding (a truncated "
+                                   "or damaged file; OpenCV would allocate the claimed size first).")
+        if kind == b"IEND":
+            return
+        pos += 12 + length
 
 
 def check_pixels(height: int, width: int, op: str, where: str | None = None) -> None:
@@ -153,6 +183,18 @@ def jpeg_ends_early(message: str) -> bool:
     return any(m in low for m in _ENDS_EARLY)
 
 
+# libjpeg warnings about data that does not change the pixels: tolerated, as in MindSpore.
+_HARMLESS = ("extraneous bytes before marker", "unknown jfif revision", "thumbnail image size",
+             "unknown adobe color transform", "bad icc marker", "invalid sos parameters for sequential jpeg")
+
+
+def jpeg_damaged(message: str) -> bool:
+    """True when a libjpeg message (a warning, or an error that the lenient decoder decodes past)
+    says the image data is damaged: every message but the harmless ones of ``_HARMLESS``."""
+    low = message.lower()
+    return not any(m in low for m in _HARMLESS)
+
+
 def _where(where: str | None) -> str:
     """' (file: F)' / ' (sample index: N)' / '': the sample being decoded, for messages."""
     if where is None:
@@ -163,10 +205,14 @@ def _where(where: str | None) -> str:
     return f" ({where})"
 
 
-def ends_early_report(op: str, message: str, where: str | None = None) -> None:
-    """Reports a JPEG whose data ends early: an error under ``set_strict_decode(True)``, else an
-    ``ImageDataWarning`` (the caller returns the image with its grey tail)."""
-    detail = f"The JPEG data ends early{_where(where)}: libjpeg says {message!r}; the missing part decodes as grey"
+def damage_report(op: str, message: str, where: str | None = None) -> None:
+    """Reports a damaged JPEG (data that ends early, or other corruption ``jpeg_damaged`` sees): an
+    error under ``set_strict_decode(True)``, else an ``ImageDataWarning`` (the caller returns the
+    image decoded past the damage)."""
+    if jpeg_ends_early(message):
+        detail = f"The JPEG data ends early{_where(where)}: libjpeg says {message!r}; the missing part decodes as grey"
+    else:
+        detail = f"The JPEG data is corrupt{_where(where)}: libjpeg says {message!r}; the image decodes degraded"
     if _limits.current().strict_decode:
         raise decode_error(op, f"{detail} (an error because ds.config.set_strict_decode(True)).")
     warnings.warn(f"{op}: {detail}. The file is truncated or damaged; ds.config.set_strict_decode(True) makes "
@@ -183,7 +229,7 @@ def _jpeg(buf: bytes | memoryview, op: str, min_height: int = 0, min_width: int 
             return None  # not readable by the TurboJPEG API: let OpenCV try
         short = jpeg_ends_early(text)
         if short and _limits.current().strict_decode:
-            ends_early_report(op, text, where)
+            damage_report(op, text, where)
         try:  # a recoverable warning (e.g. extraneous bytes): decode leniently
             img = simplejpeg.decode_jpeg(buf, colorspace="RGB", min_height=min_height,
                                          min_width=min_width, strict=False)
@@ -192,8 +238,8 @@ def _jpeg(buf: bytes | memoryview, op: str, min_height: int = 0, min_width: int 
                 raise decode_error(op, f"The JPEG data ends early{_where(where)} and cannot be decoded "
                                        f"({text}).") from None
             return None  # some warnings stay fatal in the TurboJPEG API: OpenCV's libjpeg tries
-        if short:
-            ends_early_report(op, text, where)
+        if jpeg_damaged(text):
+            damage_report(op, text, where)
         return img
 
 
@@ -244,19 +290,28 @@ def _pil_reason(exc: Exception) -> str:
 
 
 def check_jpeg_data(buf: bytes | memoryview, op: str, where: str | None = None) -> bool:
-    """Reports (``ends_early_report``) a JPEG whose data ends early, for decoders that do not say
-    (Pillow, OpenCV): entropy-decodes the whole file at 1/8 scale, grey (no IDCT beyond DC).
-    True when it ends early (and the mode is not strict)."""
+    """Reports (``damage_report``) a JPEG whose data ends early or is otherwise damaged, for decoders
+    that do not say (Pillow, OpenCV): entropy-decodes the whole file at 1/8 scale, grey (no IDCT
+    beyond DC). True when it is damaged (and the mode is not strict). Damage other than an early end
+    is reported only when libjpeg decodes past it (else the decoder fails with its own error)."""
     size = jpeg_size(buf)
     if size is None:
         return False
     h, w = size
+    mh, mw = -(-h // 8), -(-w // 8)
     try:
-        simplejpeg.decode_jpeg(buf, colorspace="GRAY", min_height=-(-h // 8), min_width=-(-w // 8))
+        simplejpeg.decode_jpeg(buf, colorspace="GRAY", min_height=mh, min_width=mw)
     except ValueError as exc:
-        if jpeg_ends_early(str(exc)):
-            ends_early_report(op, str(exc), where)
-            return True
+        text = str(exc)
+        if "tjDecompressHeader" in text or "subsampling" in text or not jpeg_damaged(text):
+            return False
+        if not jpeg_ends_early(text):
+            try:
+                simplejpeg.decode_jpeg(buf, colorspace="GRAY", min_height=mh, min_width=mw, strict=False)
+            except ValueError:
+                return False
+        damage_report(op, text, where)
+        return True
     return False
 
 
@@ -304,8 +359,9 @@ def decode_jpeg_region(buf: bytes | memoryview, top: int, left: int, height: int
     Returns None when the extension is missing, the JPEG is not 3-component YCbCr with usual
     sampling (grey, CMYK, 4:1:1, ...), or the data is corrupt or truncated: the caller then
     decodes the whole image, which raises the usual errors (and reports data that ends early).
-    Also None when ``factor > 1`` and libjpeg warned (extraneous bytes, damaged data), because
-    ``decode_jpeg_reduced`` may refuse such data and its caller then decodes at full size.
+    Also None when libjpeg warned (extraneous bytes, damaged data): the full decode reports damage
+    (``damage_report``), and ``decode_jpeg_reduced`` may refuse such data and its caller then
+    decodes at full size.
 
     Data that ends early below the box is not seen unless ``ds.config.set_strict_decode(True)``:
     then the whole file is entropy-decoded (``whole``) so that any cut is an error, as with a full
@@ -327,7 +383,7 @@ def decode_jpeg_region(buf: bytes | memoryview, top: int, left: int, height: int
     if got is None:
         return None
     row_width, x, warnings = got  # rows hold a few columns of margin: return a view without them
-    if warnings and (factor > 1 or not _HAS_WHOLE):  # an old build passes a cut inside the box as a warning
+    if warnings:  # damaged data, or an old build passing a cut inside the box: a full decode reports it
         return None
     return out[:height * row_width * 3].reshape(height, row_width, 3)[:, x:x + width]
 
