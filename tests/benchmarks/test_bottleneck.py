@@ -4,6 +4,7 @@ sleep-based (or a pure-Python loop for the GIL) and large, so no timing is asser
 import pytest
 
 from benchmarks import bottleneck
+from headrace._engine.machine import cpu_times
 
 CASES = {c.name: c for c in bottleneck.cases()}
 SMALL = ["slow map 3 of 4, 1 thread(s)", "slow map 2 of 4, 2 thread(s)", "slow random-access source, 2 worker(s)",
@@ -21,9 +22,16 @@ def test_family_has_twenty_cases_with_distinct_names():
 @pytest.mark.parametrize("name", SMALL)
 def test_verdict_names_the_injected_bottleneck(name):
     case = CASES[name]
+    idle0, total0 = cpu_times()
     r = bottleneck.run_case(case, 96)
+    idle1, total1 = cpu_times()
     assert r["got"] == case.expect, r["text"]
-    if case.cause is not None:
+    if case.cause == "gil" and total1 > total0 and (idle1 - idle0) / (total1 - total0) < 0.25:
+        # Threads taking turns on the GIL are told from computing threads by the cores they leave
+        # idle; on a machine whose other work fills those cores (CI beside other jobs) the two
+        # look alike, and the verdict says "cpu" ("raise its workers") only then.
+        assert r["cause"] in ("gil", "cpu"), r["text"]
+    elif case.cause is not None:
         assert r["cause"] == case.cause, r["text"]
     if case.expect != "consumer":
         assert r["text"].startswith(f"{case.expect} is the bottleneck: ")

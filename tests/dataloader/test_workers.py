@@ -97,11 +97,10 @@ def test_in_order_false_delivers_later_batches_before_a_slow_one(tmp_path):
     got = []
     for b in hdl.DataLoader(Gate(tmp_path), batch_size=1, num_workers=2, in_order=False):
         got.append(int(b[0]))
-        if len(got) == 3:  # batch 0 is released only once three later ones have come
+        if len(got) == 8:  # batch 0 is released only once every batch that can pass it has come
             open(os.path.join(tmp_path, "go"), "w").close()
-    assert 0 not in got[:3] and sorted(got) == list(range(10))
     # MindSpore 2.10 and torch deliver this order (worker 0 holds batch 0 and then batch 2; the
-    # batches freed meanwhile go to worker 1)
+    # batches freed meanwhile go to worker 1). Releasing batch 0 any earlier would race worker 1.
     assert got == [1, 3, 4, 5, 6, 7, 8, 9, 0, 2]
 
 
