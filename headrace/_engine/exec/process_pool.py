@@ -113,7 +113,7 @@ import time
 from typing import Any
 
 from headrace._engine import options as _options
-from headrace._engine.exec import process_start, shm, watchdog
+from headrace._engine.exec import process_start, shm, watchdog, worker_warnings
 from headrace._engine.exec.ordered import POLL, PoolClosed
 from headrace._engine.exec.process_start import WorkerStarts, _Worker, _warn_once
 from headrace._engine.exec.process_wire import _LIVE, _PARENT_FDS, DEPTH_BYTES, MAX_DEPTH
@@ -292,6 +292,8 @@ class ProcessPool(WorkerStarts):
             head, rows = got
             err, cause, self.last_seconds = head[0], head[1], head[2]
             worker = self._workers[seq % self.num_workers]
+            if len(head) > 4 and head[4]:  # warnings raised in the worker (worker_warnings.py)
+                worker_warnings.reissue(head[4])
             if err is not None:
                 if cause is not None:
                     err.__cause__ = cause

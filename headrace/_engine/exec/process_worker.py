@@ -18,7 +18,7 @@ import time
 import traceback
 from typing import Any
 from headrace._engine import options as _options
-from headrace._engine.exec import launch, shm, watchdog
+from headrace._engine.exec import launch, shm, watchdog, worker_warnings
 from headrace._engine.machine import bind_thread
 from headrace._engine.exec.native_threads import (_set_pdeathsig,
                                                      limit_native_threads)
@@ -60,6 +60,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         os._exit(0)
     limit_native_threads(cfg.get("cv2_threads"), inherited="cv2_threads" in cfg)
     _options.install(cfg.get("options", {}))  # ops read settings (e.g. decode limits) in the worker
+    worker_warnings.capture()  # warnings travel with the results, to the main process's filters
     bind_thread(_options.snapshot().bind_cpus)  # numa_enable: before any other thread starts
     index = cfg["index"]
     slots = [shm.Slot(f"{cfg['prefix']}w{index}r{k}") for k in range(MAX_DEPTH)] if cfg["use_shm"] else None
@@ -220,7 +221,8 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         if full:
             full.clear()
         try:
-            head, seg, spans = shm.pack_rows((err, cause, took, stats), rows, slots[k] if slots else None,
+            head, seg, spans = shm.pack_rows((err, cause, took, stats, worker_warnings.take()), rows,
+                                             slots[k] if slots else None,
                                              on_full=on_full)
             msg = dumps((seq, head, seg, spans, bool(full)), protocol=5)
         except Exception as e:  # noqa: BLE001 - e.g. a function returned something unpicklable
