@@ -1,71 +1,113 @@
-"""Dataset.split: consecutive (skip/take) or dealt in a seeded random order."""
+"""Dataset.split: sizes as MindSpore computes them, and parts that never share a row.
+
+A source read by index (and a file source, which headrace reads by index too) is split by giving
+each part a ``SplitPlan`` (``headrace/_engine/samplers/split.py``): one fixed order of the rows,
+sliced. Other datasets are split as MindSpore splits them: a buffer shuffle of 10000 rows that
+draws the same order every epoch, then consecutive parts (skip / take). The seed of the split is
+the configured one, or one drawn once for all parts, so that the parts are disjoint without a
+seed too (MindSpore draws one per part then, and its parts overlap).
+"""
 from __future__ import annotations
 
 import math
 from typing import Any
 
-import numpy as np
-
 from headrace._engine import options as _options
-from headrace._engine.samplers import RandomPlan
+from headrace._engine.samplers.split import SplitPlan
 from headrace._util import checks, rng
-from headrace._util.types import SampleContext
-from headrace.dataset.samplers import SubsetSampler
 
 
 _SPLIT_BUFFER = 10000
 
 
-def _sizes_from(sizes: Any, total: int) -> list[int]:
-    if not isinstance(sizes, list) or not sizes:
-        raise TypeError(f"Argument sizes with value {sizes!r} is not of type [list], but got {type(sizes)}.")
-    if all(isinstance(s, int) and not isinstance(s, bool) for s in sizes):
+def _is_int(s: Any) -> bool:
+    return isinstance(s, int) and not isinstance(s, bool)
+
+
+def split_sizes(sizes: Any, total: int) -> list[int]:
+    """The rows of each part of a split of ``total`` rows, as MindSpore 2.10 computes them.
+
+    Ints are taken as they are (they must sum to ``total``). Fractions are rounded (Python's
+    ``round``); the difference to ``total`` goes to the first part, or, when that would leave it
+    empty, to the largest one.
+
+    Raises:
+        TypeError: ``sizes`` is not a list.
+        ValueError: ``sizes`` is empty, mixes ints and floats (or holds anything else), holds an
+            int <= 0 or a fraction outside (0, 1], or fractions that do not sum to 1.
+        RuntimeError: the ints do not sum to ``total``, a fraction leaves its part empty, or
+            no part can take the rounding difference.
+
+    Examples:
+        >>> split_sizes([0.33, 0.33, 0.34], 10)
+        [4, 3, 3]
+        >>> split_sizes([0.15, 0.15, 0.15, 0.55], 10)
+        [2, 2, 2, 4]
+    """
+    if not isinstance(sizes, list):
+        raise TypeError(f"Argument sizes with value {sizes!r} is not of type [<class 'list'>], "
+                        f"but got {type(sizes)}.")
+    if not sizes:
+        raise ValueError("sizes cannot be empty.")
+    if all(_is_int(s) for s in sizes):
         if any(s <= 0 for s in sizes):
             raise ValueError("sizes is a list of int, but there should be no negative or zero numbers.")
         if sum(sizes) != total:
             raise RuntimeError(f"Sum of split sizes {sum(sizes)} is not equal to dataset size {total}.")
-        return list(sizes)
-    if all(isinstance(s, float) for s in sizes):
-        if any(not 0 < s <= 1 for s in sizes):
-            raise ValueError("sizes is a list of float, but there should be no numbers outside the range (0, 1].")
-        if not math.isclose(sum(sizes), 1.0, abs_tol=1e-6):
-            raise ValueError("sizes is a list of float, but the percentages do not sum up to 1.")
-        out = [round(s * total) for s in sizes]
-        out[-1] += total - sum(out)  # rounding remainder goes to the last split
-        if any(s <= 0 for s in out):
-            raise RuntimeError(f"Split sizes {out} of a dataset of {total} rows leave a split empty.")
-        return out
-    raise TypeError("sizes should be a list of int or a list of float.")
-
-
-def split_dataset(dataset: Any, sizes: Any, randomize: bool) -> list[Any]:
-    checks.check_bool(randomize, "randomize")
-    total = dataset.get_dataset_size()
-    counts = _sizes_from(sizes, total)
-    if not randomize:
-        out, start = [], 0
-        for n in counts:
-            out.append(dataset.skip(start).take(n) if start else dataset.take(n))
-            start += n
-        return out
-    if not dataset.reads_by_index:
-        # as MindSpore: a buffer shuffle of 10000 rows, the same order every epoch, then consecutive parts
-        out, start = [], 0
-        for n in counts:
-            shuffled = dataset.shuffle(_SPLIT_BUFFER)
-            shuffled.reshuffle_each_epoch = False
-            out.append(shuffled.skip(start).take(n) if start else shuffled.take(n))
-            start += n
-        return out
-    seed = _options.snapshot().seed
-    order = random_order(total, rng.new_seed() if seed is None else seed)
-    out, start = [], 0
-    for n in counts:
-        out.append(dataset._with_sampler(SubsetSampler(order[start:start + n].tolist())))
-        start += n
+        return [int(s) for s in sizes]
+    if not all(isinstance(s, float) for s in sizes):
+        raise ValueError("sizes should be list of int or list of float.")
+    if any(not 0 < s <= 1 for s in sizes):
+        raise ValueError("sizes is a list of float, but there should be no numbers outside the range (0, 1].")
+    if not math.isclose(sum(sizes), 1.0, abs_tol=1e-6):
+        raise ValueError("sizes is a list of float, but the percentages do not sum up to 1.")
+    out = []
+    for s in sizes:
+        n = round(s * total)
+        if n == 0:
+            raise RuntimeError(f"Split percentage {s} is too small.")
+        out.append(n)
+    diff = total - sum(out)
+    if out[0] + diff > 0:
+        out[0] += diff
+    else:
+        largest = out.index(max(out))
+        if out[largest] + diff > 0:
+            out[largest] += diff
+    if sum(out) != total:
+        raise RuntimeError(f"Sum of calculated split sizes {sum(out)} is not equal to dataset size {total}.")
     return out
 
 
-def random_order(n: int, seed: int) -> np.ndarray:
-    """The order a seeded shuffle of ``n`` rows gives on its first pass."""
-    return np.asarray(RandomPlan().indices(SampleContext(n, 0, seed)))
+def split_dataset(dataset: Any, sizes: Any, randomize: bool) -> list[Any]:
+    """The parts of ``dataset`` (see ``Dataset.split``)."""
+    checks.check_bool(randomize, "randomize")
+    if dataset.is_sharded():
+        raise RuntimeError("Dataset should not be sharded before split.")
+    total = dataset.get_dataset_size()
+    counts = split_sizes(sizes, total)
+    configured = _options.snapshot().seed
+    seed = rng.new_seed() if configured is None else configured
+    if dataset.reads_by_index and hasattr(dataset, "_with_split_plan"):
+        base = dataset._split_base_plan()
+        order = "none" if not randomize else ("buffer" if getattr(dataset, "streamed_in_mindspore", False)
+                                              else "random")
+        out, start = [], 0
+        for n in counts:
+            plan = SplitPlan(base, start, n, order, seed, configured is not None, _SPLIT_BUFFER)
+            out.append(dataset._with_split_plan(plan))
+            start += n
+        return out
+    out, start = [], 0
+    for n in counts:
+        part = dataset
+        if randomize:
+            # as MindSpore: a buffer shuffle of 10000 rows, the same order every epoch; one seed
+            # for all parts
+            part = dataset.shuffle(_SPLIT_BUFFER)
+            part._seed = seed
+            part.reshuffle_each_epoch = False
+        out.append(part.skip(start).take(n) if start else part.take(n))
+        start += n
+    return out
+

@@ -235,10 +235,18 @@ class RowFilesDataset(FileSourceDataset):
     def _row_limit(self) -> int | None:
         return self.num_samples
 
-    def _make_plan(self) -> P.Node:
+    def _file_plan(self) -> FileRowsPlan:
         src = self._source()
-        self._sampler_plan = FileRowsPlan(src.counts, self._mode, self.num_shards, self.shard_id,
-                                          self._row_limit(), self._equal_rows())
+        return FileRowsPlan(src.counts, self._mode, self.num_shards, self.shard_id, self._row_limit(),
+                            self._equal_rows())
+
+    def _split_base_plan(self) -> Any:
+        split = self.__dict__.get("_split_plan")
+        return split if split is not None else self._file_plan()
+
+    def _make_plan(self) -> P.Node:
+        # a part of a split reads its own rows (a SplitPlan over the files' order)
+        self._sampler_plan = self._split_base_plan()
         return super()._make_plan()
 
     def is_shuffled(self):

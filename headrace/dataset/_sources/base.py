@@ -17,6 +17,7 @@ import numpy as np
 
 from headrace._engine import plan as P
 from headrace._engine import options as _options
+from headrace._engine.samplers import ChainedPlan
 from headrace._util import checks, rng
 from headrace._util.types import RandomAccessSource, SampleContext
 from headrace.dataset import _cache_plan
@@ -159,6 +160,10 @@ class MappableDataset(SourceDataset):
 
     def _set_sampler(self, sampler: Any) -> None:
         plan = self._select_plan(self.num_samples, None, sampler, None, None)
+        split = self.__dict__.get("_split_plan")
+        if split is not None:
+            # a part of a split: the new sampler samples the part's rows, as in MindSpore
+            plan = ChainedPlan(plan, split)
         self.sampler, self.shuffle_flag, self.num_shards, self.shard_id = sampler, None, None, None
         self._sampler_plan = plan
         for cached in ("_plan_node", "_counted_size", "_first", "_access_order"):
@@ -169,6 +174,23 @@ class MappableDataset(SourceDataset):
         clone = object.__new__(type(self))
         clone.__dict__.update(self.__dict__)
         clone._set_sampler(sampler)
+        return clone
+
+    def _split_base_plan(self) -> Any:
+        """The plan whose order ``Dataset.split`` deals out (this dataset's current one)."""
+        return self._sampler_plan
+
+    def _with_split_plan(self, plan: Any) -> "MappableDataset":
+        """A copy of this dataset reading the rows of ``plan`` (a ``SplitPlan``), on which
+        ``use_sampler`` / ``add_sampler`` then sample from the part's rows."""
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.sampler, clone.shuffle_flag, clone.num_shards, clone.shard_id = None, None, None, None
+        clone.num_samples = None
+        clone.__dict__["_split_plan"] = plan
+        clone._sampler_plan = plan
+        for cached in ("_plan_node", "_counted_size", "_first", "_access_order"):
+            clone.__dict__.pop(cached, None)
         return clone
 
     def is_shuffled(self):

