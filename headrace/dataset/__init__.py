@@ -18,6 +18,10 @@ from headrace.dataset._iterators import DictIterator, TupleIterator
 from headrace.dataset.callback import DSCallback, WaitedDSCallback
 from headrace.dataset._schema import Schema
 from headrace.dataset._serdes import compare, deserialize, serialize, show
+from headrace.dataset._sources.audio import (
+    CMUArcticDataset, GTZANDataset, LJSpeechDataset, LibriTTSDataset, SpeechCommandsDataset, TedliumDataset,
+    YesNoDataset,
+)
 from headrace.dataset._sources.base import MappableDataset, SourceDataset
 from headrace.dataset._sources.coco_voc import CocoDataset, VOCDataset
 from headrace.dataset._sources.generator import GeneratorDataset, NumpySlicesDataset
@@ -51,6 +55,8 @@ __all__ = [
     "SogouNewsDataset", "WikiTextDataset", "YahooAnswersDataset", "YelpReviewDataset", "CoNLL2000Dataset",
     "Multi30kDataset", "SST2Dataset", "UDPOSDataset", "CLUEDataset", "SQuADDataset", "IWSLT2016Dataset",
     "IWSLT2017Dataset",
+    "CMUArcticDataset", "GTZANDataset", "LJSpeechDataset", "LibriTTSDataset", "SpeechCommandsDataset",
+    "TedliumDataset", "YesNoDataset",
     "BatchDataset", "BatchInfo", "BucketBatchByLengthDataset", "BuiltinSampler", "CSVDataset",
     "CelebADataset", "Cifar100Dataset", "Cifar10Dataset", "CocoDataset", "ConcatDataset", "Dataset",
     "DictIterator", "DistributedSampler", "FakeImageDataset", "FashionMnistDataset", "FilterDataset",
