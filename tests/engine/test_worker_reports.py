@@ -94,3 +94,77 @@ def test_a_category_that_cannot_travel_becomes_a_user_warning_naming_it():
         pass
     worker_warnings._record(Local("x"), Local, __file__, 3)
     assert worker_warnings.take() == [(UserWarning, "Local: x", __file__, 3, "tests.engine.test_worker_reports")]
+
+
+# ---- a worker that cannot answer: the sample comes from what the main process sent (item 14) --
+
+def stop_at_3(x):
+    import os
+    import signal
+    if int(x) == 3:
+        os.kill(os.getpid(), signal.SIGSTOP)  # as a debugger or a frozen container would
+    return x
+
+
+def _named_samples(text):
+    import re
+    m = re.search(r"the worker was running samples? ([\d a-z]+?) of pass 0", text)
+    assert m, text
+    return [int(n) for n in re.findall(r"\d+", m.group(1))]
+
+
+def _stopping_pipeline():
+    return ds.NumpySlicesDataset({"x": np.arange(8)}, shuffle=False).map(
+        stop_at_3, input_columns="x", num_parallel_workers=2, python_multiprocessing=True)
+
+
+def test_worker_timeout_of_a_stopped_worker_names_its_sample():
+    from headrace._util.errors import WorkerTimeoutError
+    ds.config.set_worker_timeout(2)
+    it = _stopping_pipeline().create_tuple_iterator(output_numpy=True)
+    try:
+        with pytest.raises(WorkerTimeoutError) as info:
+            list(it)
+    finally:
+        it.stop()
+    text = str(info.value)
+    assert "(no stack: the worker process is stopped, by SIGSTOP or a debugger, and cannot answer)" in text
+    samples = _named_samples(text)
+    assert 3 in samples and len(samples) <= 2  # its task, or the task whose result it holds back with it
+    assert info.value.index in (None, 3) and info.value.columns == ["x"]
+    assert "did not return within the worker timeout of 2 s" in text
+
+
+def test_stall_warning_of_a_stopped_worker_names_its_sample():
+    from headrace._util.errors import WorkerStallWarning
+    ds.config.set_multiprocessing_timeout_interval(1)
+    it = _stopping_pipeline().create_tuple_iterator(output_numpy=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", WorkerStallWarning)  # the first report ends the wait
+            with pytest.raises(WorkerStallWarning) as info:
+                list(it)
+    finally:
+        it.stop()
+    text = str(info.value)
+    assert text.startswith("map operation: [PyFunc] has been running for ")
+    assert "without returning (pid " in text  # the sample is named in place of the stack
+    assert 3 in _named_samples(text)
+
+
+def test_the_stopped_state_is_read_from_proc():
+    import os
+    import signal
+    import subprocess
+    import sys
+    from headrace._engine.exec import watchdog
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        assert not watchdog._stopped(proc.pid)
+        os.kill(proc.pid, signal.SIGSTOP)
+        from tests.helpers import wait_for
+        wait_for(lambda: watchdog._stopped(proc.pid), "the child to stop")
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not watchdog._stopped(None)

@@ -344,7 +344,8 @@ class ProcessPool(WorkerStarts):
                         continue  # it wrote something before exiting; read that first
                     raise self._died(worker, seq)
             if wait is None:
-                wait = watchdog.ProcessWait(self.name, worker, self._timeout, self._worker_timeout, POLL)
+                wait = watchdog.ProcessWait(self.name, worker, self._timeout, self._worker_timeout, POLL,
+                                            task=self._task_of(seq), columns=self.columns)
             self._stalled(wait.poll())
 
     def _stalled(self, err: PipelineError | None) -> None:

@@ -44,7 +44,7 @@ from typing import Any, Callable
 
 from headrace._engine.exec import stage_program as _program
 from headrace._engine.ops import batch as _batch, map as _map, source as _source
-from headrace._util.errors import WorkerStallWarning, WorkerTimeoutError, stall_report
+from headrace._util.errors import NO_STACK, WorkerStallWarning, WorkerTimeoutError, stall_report
 
 ANSWER_WAIT = 2.0   # seconds the main process waits for a worker's stack before reporting without it
 MAX_TICK = 1.0      # the thread watchdog looks at busy tasks at least this often
@@ -337,18 +337,37 @@ def start_doctor(send: Callable[[bytes], None], fallback_op: str) -> None:
 
 # ---- worker processes: the main process's side ------------------------------------------------
 
+_STOPPED = "(no stack: the worker process is stopped, by SIGSTOP or a debugger, and cannot answer)"
+
+
+def _stopped(pid: int | None) -> bool:
+    """Whether process ``pid`` is stopped (state T or t in /proc; False where that cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except (OSError, TypeError):
+        return False
+    state = stat[stat.rfind(b")") + 2:][:1]  # the field after the command name, which may hold spaces
+    return state in (b"T", b"t")
+
+
 class ProcessWait:
     """The main process waiting for one result of one worker: asks for reports when due.
 
     ``poll()`` after each empty poll of the result pipe and ``answer(info)`` for a ``"stall"``
     message; both return a :class:`WorkerTimeoutError` when the timeout ran out (the caller raises
-    it), else None.
+    it), else None. ``task``: ``(sample index or None, text)`` naming what the main process sent the
+    worker (``ProcessPool._task_of``) and ``columns`` those of its op, for reports the worker cannot
+    give itself (stopped, or holding the GIL in native code).
     """
 
-    __slots__ = ("name", "worker", "interval", "timeout", "start", "reports", "asked", "asked_at")
+    __slots__ = ("name", "worker", "interval", "timeout", "start", "reports", "asked", "asked_at", "task",
+                 "columns")
 
-    def __init__(self, name: str, worker: Any, interval: float, timeout: float, waited: float = 0.0) -> None:
+    def __init__(self, name: str, worker: Any, interval: float, timeout: float, waited: float = 0.0,
+                 task: tuple[int | None, str] | None = None, columns: Any = None) -> None:
         self.name, self.worker, self.interval, self.timeout = name, worker, interval, timeout
+        self.task, self.columns = task, list(columns) if columns else None
         self.start = time.monotonic() - waited  # ``waited``: seconds the caller has waited already
         self.reports = 0
         self.asked: str | None = None   # "report" or "timeout" while an answer is awaited
@@ -392,7 +411,15 @@ class ProcessWait:
         one: then ``why`` stands in for the stack (None: the worker did not answer in time)."""
         what, waited = self.asked, self.asked_at
         self.asked = None
-        info = info or {"op": self.name, "columns": None, "index": None, "file": None, "stack": why}
+        if info is None:
+            index, sent = self.task if self.task is not None else (None, "")
+            stack = why or (_STOPPED if _stopped(self.worker.pid) else NO_STACK)
+            if sent:  # what the main process sent it, e.g. ", running samples 4 to 7 of pass 0"
+                stack = f"{stack}; the worker was{sent[1:]}"
+            # The error carries the sample and columns as attributes; the warning's text names them.
+            timeout = what == "timeout"
+            info = {"op": self.name, "columns": self.columns if timeout else None, "index": index if timeout else None,
+                    "file": None, "stack": stack}
         pid = self.worker.pid
         if what == "timeout":
             return WorkerTimeoutError(info["op"], self.timeout, columns=info["columns"], index=info["index"],
