@@ -15,7 +15,7 @@ import numpy as np
 from headrace.dataset.transforms._base import Implementation, TensorOperation, returns_contiguous
 from headrace.dataset.transforms._cast import type_name
 
-__all__ = ["AudioTensorOperation", "op_error", "require_float", "require_rank"]
+__all__ = ["AudioTensorOperation", "as_float", "op_error", "require_float", "require_numeric", "require_rank"]
 
 _ONE_TO_ONE = "The op is OneToOne, can only accept one tensor as input."
 _NO_DATA = "Input Tensor has no data."
@@ -58,3 +58,16 @@ class AudioTensorOperation(TensorOperation):
         if args and args[0].size == 0:
             raise RuntimeError(_NO_DATA)
         return TensorOperation.__call__(self, *args)
+
+
+def require_numeric(x: np.ndarray, op: str) -> None:
+    """Raises ``op_error`` unless ``x`` holds numbers (ints or floats; no strings, no bools)."""
+    if x.dtype.kind not in "iuf":
+        raise op_error(op, "the data type of input tensor does not match the requirement of operator. "
+                           f"Expecting tensor in type of [int, float, double]. But got type {type_name(x.dtype)}.")
+
+
+def as_float(x: np.ndarray) -> np.ndarray:
+    """``x`` as MindSpore's sample-wise audio ops compute it: float64 stays, anything else
+    (integers, float16) becomes float32."""
+    return x if x.dtype == np.float64 or x.dtype == np.float32 else x.astype(np.float32)
