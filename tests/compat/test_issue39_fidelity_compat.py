@@ -129,3 +129,59 @@ def test_split_parts_same_as_mindspore(split_cases, split_oracle):
         if "error" in theirs:
             assert ours["error"] == theirs["error"], f"{name}: {ours} vs {theirs}"
             assert ours["msg"] == theirs["msg"], f"{name}: {ours} vs {theirs}"
+
+
+_PAD_HELPERS = (
+    "def gen():\n    for n in [1, 3, 2, 5, 4, 2, 7]:\n"
+    "        yield (np.arange(n, dtype=np.int32) + 1, np.ones((n, 2), np.float32) * n, np.array(n, np.int64),\n"
+    "               np.array(['w'] * n))\n"
+    "def src():\n    return ds.GeneratorDataset(gen, ['a', 'b', 'c', 's'], shuffle=False)\n"
+    "def src1():\n    return src().project(['a'])\n"
+)
+
+_PADDING = {
+    # bucket_batch_by_length without pad_info, or with {}: every column padded to the longest row with 0
+    "bucket_no_pad_info": "src().bucket_batch_by_length(['a'], [3, 6], [2, 3, 2])",
+    "bucket_empty_pad_info": "src().bucket_batch_by_length(['a'], [3, 6], [2, 3, 2], pad_info={})",
+    "bucket_none_pad_info": "src().bucket_batch_by_length(['a'], [3, 6], [2, 3, 2], pad_info=None)",
+    "bucket_to_boundary_no_pad_info": "src().bucket_batch_by_length(['a'], [3, 6, 8], [2, 2, 2, 2], "
+                                      "pad_to_bucket_boundary=True)",
+    "bucket_to_boundary_named": "src().bucket_batch_by_length(['a'], [3, 6, 8], [2, 2, 2, 2], pad_info={'a': "
+                                "([None], -1), 'b': ([None, 2], 0), 's': ([None], ''), 'c': ([], 0)}, "
+                                "pad_to_bucket_boundary=True)",
+    "bucket_to_boundary_last_bucket": "src1().bucket_batch_by_length(['a'], [3, 6], [2, 2, 2], "
+                                      "pad_info={'a': ([None], -1)}, pad_to_bucket_boundary=True)",
+    # a column pad_info does not name is not padded
+    "bucket_named_only": "src().bucket_batch_by_length(['a'], [3, 6], [2, 2, 2], pad_info={'a': ([None], -1)})",
+    "bucket_named_only_one_column": "src1().bucket_batch_by_length(['a'], [3, 6], [2, 2, 2], "
+                                    "pad_info={'a': ([None], -1)})",
+    # padded_batch cuts a dimension where the pad shape is smaller
+    "padded_truncates": "src().padded_batch(3, pad_info={'a': ([2], 9), 'b': ([3, 3], 0), 's': ([4], 'p')})",
+    "padded_truncates_and_pads": "src().padded_batch(2, pad_info={'a': ([4], -1), 'b': ([2, 1], 5), 'c': ([], 0), "
+                                 "'s': ([None], '')})",
+    "padded_empty_pad_info": "src().padded_batch(3, pad_info={})",
+}
+
+
+@pytest.fixture(scope="module")
+def padding_oracle():
+    items = [(_PAD_HELPERS + f"d = {expr}", None) for expr in _PADDING.values()]
+    return dict(zip(_PADDING, run_ms(oracle_program(items), inputs=items)))
+
+
+_PAD_ERRORS = {"bucket_to_boundary_last_bucket": "requested to pad to bucket boundary failed",
+               "bucket_named_only": "Cannot batch tensors with different shapes in column 1"}
+
+
+def test_padding_same_as_mindspore(padding_oracle):
+    for name, expr in _PADDING.items():
+        theirs = padding_oracle[name]
+        if name in _PAD_ERRORS:
+            assert theirs["error"] == "RuntimeError"
+            assert _PAD_ERRORS[name] in theirs["msg"]
+        else:
+            assert "error" not in theirs, f"{name}: {theirs}"
+        ours = run_local(_PAD_HELPERS + f"d = {expr}")
+        assert_same(ours, theirs, name)
+        if name in _PAD_ERRORS:
+            assert _PAD_ERRORS[name] in ours["msg"], ours

@@ -122,7 +122,8 @@ def _fmt(shape: tuple[int, ...]) -> str:
 
 def pad_values(values: Sequence[np.ndarray], pad: tuple[Sequence[int | None] | None, Any],
                boundary: int | None = None) -> list[np.ndarray]:
-    """Pads every array to the target shape: given dims, or the batch's largest where None."""
+    """Every array brought to the target shape (given dims, or the batch's largest where None):
+    padded with ``value`` where it is smaller, cut where it is larger (as MindSpore does)."""
     shape, value = pad
     rank = values[0].ndim
     biggest = [max(v.shape[d] for v in values) for d in range(rank)]
@@ -141,10 +142,14 @@ def pad_values(values: Sequence[np.ndarray], pad: tuple[Sequence[int | None] | N
             out.append(v)
             continue
         if any(s > t for s, t in zip(v.shape, target)):
-            raise PipelineError("padded_batch operation", f"a row of shape {list(v.shape)} is larger than "
-                                f"the pad shape {target}.")
-        fill = (b"" if v.dtype.kind == "S" else "") if v.dtype.kind in "US" else (0 if value is None else value)
-        padded = np.full(target, fill, dtype=v.dtype)
+            v = v[tuple(slice(0, t) for t in target)]
+        fill: Any
+        if v.dtype.kind in "US":  # a string column takes a str/bytes pad value, else the empty string
+            fill = value if isinstance(value, (str, bytes)) else (b"" if v.dtype.kind == "S" else "")
+            dtype = np.result_type(v.dtype, np.asarray(fill).dtype)  # room for a longer pad value
+        else:
+            fill, dtype = (0 if value is None else value), v.dtype
+        padded = np.full(target, fill, dtype=dtype)
         padded[tuple(slice(0, s) for s in v.shape)] = v
         out.append(padded)
     return out
@@ -379,15 +384,24 @@ class BucketBatchIter(OpIter):
         return len(self.node.boundaries)
 
     def _emit(self, b: int) -> Row:
+        # As MindSpore: without pad_info (None or {}) every column is padded with 0 to the bucket's
+        # longest row; pad_to_bucket_boundary pads the columns pad_info names, to the bucket's
+        # boundary - 1, and a row in the last bucket (no boundary) is an error.
         rows, self._buckets[b] = self._buckets[b], []
         node = self.node
+        named = node.pad_info or {}
         boundary = None
-        if node.pad_to_bucket_boundary and b < len(node.boundaries):
+        if node.pad_to_bucket_boundary and named:
+            if b >= len(node.boundaries):
+                raise PipelineError(self.name, "Invalid data, requested to pad to bucket boundary failed: a row "
+                                    f"of length {self._length(rows[0], -1)} fell in the last bucket (index {b}), "
+                                    f"which has no boundary to pad to; add a boundary above it (boundaries "
+                                    f"{list(node.boundaries)}).")
             boundary = node.boundaries[b] - 1
         out = []
         for c, name in enumerate(self._cols):
             values = [r[c] for r in rows]
-            pad = (node.pad_info or {}).get(c)
+            pad = named.get(c) if named else (None, 0)
             if pad is not None:
                 values = pad_values(values, pad, boundary)
             out.append(collate(values, c, name, op=self.name))
