@@ -36,6 +36,7 @@ from headrace._feed import elastic
 from headrace._feed.shard import reshard
 from headrace._util.device_queue import Direct, Feeder, Made
 from headrace.dataset.callback import TrainSync
+from headrace._util.errors import add_note
 
 FORMAT = "headrace.loader"
 VERSION = 3
@@ -331,7 +332,7 @@ class EpochReader:
                 fresh.set_state(iterator)
             except (TypeError, ValueError) as e:
                 fresh.stop()
-                e.add_note(f"in {name}: state['iterator'] does not fit this loader's pipeline.")
+                add_note(e, f"in {name}: state['iterator'] does not fit this loader's pipeline.")
                 raise
         self._res.close()
         self._dataset, self._resume = dataset, resume
@@ -409,7 +410,7 @@ def note_batch(error: BaseException, name: str, batch: int, epoch: int) -> None:
     """Adds to ``error`` which batch of which epoch was being made (once)."""
     text = f"{name}: raised making batch {batch} (from 0) of epoch {epoch}."
     if not any(n.startswith(f"{name}: raised making batch") for n in getattr(error, "__notes__", ())):
-        error.add_note(text)
+        add_note(error, text)
 
 
 def _puller(it: Any, run: Any, direct: bool = False) -> Callable[[], tuple[Any, Any]]:

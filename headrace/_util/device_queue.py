@@ -33,6 +33,7 @@ import threading
 import time
 import weakref
 from typing import Any, Callable
+from headrace._util.errors import add_note
 
 POLL_S = 0.1
 JOIN_S = 10.0
@@ -199,7 +200,7 @@ class Feeder:
                                        "epoch or an error.") from None
                 continue
             if kind == "error":
-                value.add_note(f"(raised in headrace's device queue thread {self._thread.name!r})")
+                add_note(value, f"(raised in headrace's device queue thread {self._thread.name!r})")
                 raise value
             return kind, value, state
 
@@ -314,7 +315,7 @@ class Direct:
         if type(batch) is Made:
             error = batch.error
             if error is not None:
-                error.add_note("(raised converting the batch in the pipeline's prefetch thread)")
+                add_note(error, "(raised converting the batch in the pipeline's prefetch thread)")
                 try:
                     raise error
                 finally:  # the exception will hold this frame: the frame must not hold it

@@ -20,6 +20,24 @@ ENGINE_HEADLINE = "Exception thrown from dataset pipeline. Refer to 'Dataset Pip
 USER_CODE_FAILED = "Execute user Python code failed, check 'Python Call Stack' above."
 
 
+def add_note(exc: BaseException, note: str) -> None:
+    """``exc.add_note(note)``, also on Python 3.10, which has no notes: there the note is kept in
+    ``__notes__`` as 3.11 would keep it and, since 3.10's tracebacks do not print notes, added to a
+    message held in ``args[0]`` so that the user still reads it."""
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+        return
+    notes = getattr(exc, "__notes__", None)
+    try:
+        if notes is None:
+            notes = exc.__notes__ = []
+        notes.append(note)
+    except AttributeError:  # an exception type without a __dict__: the message still gets it
+        pass
+    if exc.args and isinstance(exc.args[0], str):
+        exc.args = (f"{exc.args[0]}\n{note}",) + exc.args[1:]
+
+
 def _section(title: str, body: str) -> str:
     return f"{RULE}\n- {title}: \n{RULE}\n{body}\n"
 
@@ -100,6 +118,13 @@ class PipelineError(RuntimeError):
             return self
         err = PipelineError(self.op, self.detail, columns=self.columns or columns,
                             index=self.index if self.index is not None else index, file=self.file,
+                            python_stack=self.python_stack)
+        err.__cause__ = self.__cause__
+        return err
+
+    def relocated(self, index: int, file: str | None) -> "PipelineError":
+        """The same error naming the sample by ``index`` (and ``file``, where known) instead."""
+        err = PipelineError(self.op, self.detail, columns=self.columns, index=index, file=file or self.file,
                             python_stack=self.python_stack)
         err.__cause__ = self.__cause__
         return err

@@ -52,6 +52,7 @@ from typing import Any
 from headrace._util.checks import check_type
 from headrace.dataset._datasets import Dataset
 from headrace.dataset.core import config as _config
+from headrace._util.errors import add_note
 
 HISTORY = 10
 DEVICE_CAPACITY = 4  # batches the device queue holds (MindSpore's device queues hold a few)
@@ -403,7 +404,7 @@ class TransferDataset(Dataset):
         if not s.device.empty():
             return
         if error is not None:
-            error.add_note(report(self.queue_name, s))
+            add_note(error, report(self.queue_name, s))
             raise error
         if finished:
             raise RuntimeError(f"get_next: asked for more data than was sent: {s.have_sent} batches over "

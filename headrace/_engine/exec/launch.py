@@ -26,6 +26,7 @@ from headrace._engine.exec import forkserver
 from headrace._engine.exec.shm import _memory_room
 from headrace._util.pickling import reduce_code, set_attributes
 from headrace._util.wording import setting
+from headrace._util.errors import add_note
 
 OUT_OF_BAND = 1 << 16  # buffers at least this large are shared through the mapping, not copied
 ALIGN = 64
@@ -67,7 +68,7 @@ def dumps_program(program: Any, name: str, method: str = "spawn") -> tuple[bytes
         err = TypeError(f"{what} cannot be sent to a worker process (start method {method!r}): "
                         f"{type(e).__name__}: {e}")
         fork = (f", use {setting('multiprocessing_start_method', repr('fork'))}" if method == "spawn" else "")
-        err.add_note("Make it picklable (e.g. a module-level function or class instead of an object "
+        add_note(err, "Make it picklable (e.g. a module-level function or class instead of an object "
                      f"holding a lock, file or C handle){fork}, or run this op in threads "
                      "(python_multiprocessing=False).")
         raise err from e

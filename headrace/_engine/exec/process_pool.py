@@ -117,7 +117,7 @@ from headrace._engine.exec import process_start, shm, watchdog, worker_warnings
 from headrace._engine.exec.ordered import POLL, PoolClosed
 from headrace._engine.exec.process_start import WorkerStarts, _Worker, _warn_once
 from headrace._engine.exec.process_wire import _LIVE, _PARENT_FDS, DEPTH_BYTES, MAX_DEPTH
-from headrace._util.errors import PipelineError, detached
+from headrace._util.errors import PipelineError, add_note, detached
 from headrace._util.wording import setting
 
 JOIN_TIMEOUT = 2.0
@@ -274,7 +274,7 @@ class ProcessPool(WorkerStarts):
                     raise self._died(worker, self._last_sent(worker, seq) + self.num_workers) from None
                 self._broken = PipelineError(self.name, f"the shared memory of worker process {worker.pid} "
                                              f"(worker {worker.index}) could not be opened: {e}")
-                self._broken.add_note(f"{setting('enable_shared_mem', 'False')} sends the data through pipes.")
+                add_note(self._broken, f"{setting('enable_shared_mem', 'False')} sends the data through pipes.")
                 raise self._broken from e
             finally:
                 self._free[worker.index].append(k)  # copied out: the slot may carry the next task
@@ -297,7 +297,7 @@ class ProcessPool(WorkerStarts):
             if err is not None:
                 if cause is not None:
                     err.__cause__ = cause
-                err.add_note(f"in worker {worker.index} (pid {worker.pid}) of {self.name}")
+                add_note(err, f"in worker {worker.index} (pid {worker.pid}) of {self.name}")
             if len(head) > 3 and head[3] is not None:  # a profiled program's timing
                 return rows, err, head[3]
             return rows, err
@@ -376,7 +376,7 @@ class ProcessPool(WorkerStarts):
         err = PipelineError(self.name, f"worker process {worker.pid} (worker {worker.index}) {how} while "
                             f"the pipeline was running{at}.", columns=self.columns, index=index)
         if hint:
-            err.add_note(hint)
+            add_note(err, hint)
         self._broken = detached(err)
         return err
 

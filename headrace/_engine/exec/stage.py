@@ -28,7 +28,7 @@ from headrace._engine.exec.ordered import InlinePool, ThreadPool, thread_name
 from headrace._engine.exec.profiled import ProfiledProgram
 from headrace._engine.exec.stage_plan import INLINE, PROCESSES, THREADS, StagePlan, finish_plan, function_mode, plan_stage
 from headrace._engine.exec.stage_program import StageProgram
-from headrace._util.errors import PipelineError
+from headrace._util.errors import PipelineError, add_note
 from headrace._util.types import Row
 
 __all__ = ["INLINE", "PROCESSES", "THREADS", "PoolRegistry", "StageIter", "StagePlan", "StageProgram",
@@ -261,8 +261,9 @@ class StageIter(OpIter):
                 self._cursor = start + count - len(rows)
             self._out.extend(rows)
             if err is not None:
+                err = self._at_source(err)
                 if self.mode == THREADS:  # where it ran, as ProcessPool.get notes it for processes
-                    err.add_note(f"in thread {thread_name(self.pool.last_thread)!r} (pid {os.getpid()}) "
+                    add_note(err, f"in thread {thread_name(self.pool.last_thread)!r} (pid {os.getpid()}) "
                                  f"of {self.name}")
                 # Not kept in this frame: a user error raised in this thread holds its callers'
                 # frames, this one too, and so would close a cycle (see _raise).
@@ -286,10 +287,33 @@ class StageIter(OpIter):
             row = next(parent)
             pos = self._pos
             self._pos = pos + 1
-            for m in maps:
-                row = m(row, seed, p, pos)
-            if filt is None or filt(row, seed, p, pos):
-                return row
+            try:
+                for m in maps:
+                    row = m(row, seed, p, pos)
+                if filt is None or filt(row, seed, p, pos):
+                    return row
+            except PipelineError as e:
+                raise self._at_source(e) from e.__cause__
+
+    def _at_source(self, err: BaseException) -> BaseException:
+        """A failure of this stage's map or filter names its row by pass position; over a stage
+        that reads a source through ops that keep every row in place (maps), the position is the
+        source's plan position, so the error names the source index (and file) the row was read
+        at instead, as a stage that reads the source itself does (``StageProgram._at_source``)."""
+        if self.source is not None or not isinstance(err, PipelineError) or err.index is None:
+            return err
+        if not any(err.op == m.name for m in self._maps) and (self.filter is None or err.op != self.filter.name):
+            return err
+        below = self.parents[0] if self.parents else None
+        while isinstance(below, StageIter) and below.filter is None and below.batch is None:
+            if below.source is not None:
+                plan = below.source.indices
+                if not 0 <= err.index < len(plan):
+                    return err
+                item = int(plan[err.index])
+                return err.relocated(item, getattr(below.source.spec.source, "file_of", lambda i: None)(item))
+            below = below.parents[0] if below.parents else None
+        return err
 
     def _adapt_chunk(self, count: int) -> None:
         seconds = self.pool.last_seconds

@@ -98,12 +98,24 @@ class StageProgram:
             if batch is not None:
                 return [batch(out, seed, p, num)], None
         except PipelineError as e:
-            return ([] if batch is not None else out), e
+            return ([] if batch is not None else out), self._at_source(e, start, items)
         except Exception as e:  # noqa: BLE001 - no op's own error: the same report in every mode
             err = PipelineError(self.name, f"{type(e).__name__}: {e}", python_stack=format_traceback(e))
             err.__cause__ = e
             return ([] if batch is not None else out), err
         return out, None
+
+    def _at_source(self, err: PipelineError, start: int, items: Any) -> PipelineError:
+        """A map's or filter's failure names its row by pass position (the key of its random
+        draws); a stage that reads the source knows the source index the row was read at, which is
+        what the user can look up (under a shuffle the two differ), and the file where there is one."""
+        read = self.read
+        if read is None or err.index is None or not 0 <= err.index - start < len(items):
+            return err
+        if not any(err.op == m.name for m in self.maps) and (self.filter is None or err.op != self.filter.name):
+            return err
+        item = int(items[err.index - start])
+        return err.relocated(item, getattr(read.source, "file_of", lambda i: None)(item))
 
     def _stopped_error(self) -> PipelineError:
         return PipelineError(self.name, "the pipeline was closed while this task ran; its rows were dropped.")

@@ -16,6 +16,7 @@ import numpy as np
 from headrace._util import mtshuffle
 from headrace._util.rng import key_rng
 from headrace._util.types import SampleContext
+from headrace._util.errors import add_note
 
 __all__ = ["ChainedPlan", "LabelsFn", "SamplerPlan", "chain"]
 
@@ -189,7 +190,7 @@ class ChainedPlan(SamplerPlan):
         bad = (positions < 0) | (positions >= len(child_ids))
         if bad.any():
             err = RuntimeError("Not a valid index")
-            err.add_note(f"The parent sampler asked for position {int(positions[bad.argmax()])} of its "
+            add_note(err, f"The parent sampler asked for position {int(positions[bad.argmax()])} of its "
                          f"child sampler's output, which has {len(child_ids)} ids.")
             raise err
         return _readonly(child_ids[positions])

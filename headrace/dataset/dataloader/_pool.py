@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 from headrace._engine.exec.ordered import POLL, PoolClosed
 from headrace._engine.exec.process_pool import ProcessPool
-from headrace._util.errors import PipelineError
+from headrace._util.errors import PipelineError, add_note
 from headrace.dataset.dataloader._worker import FETCH, INIT, NEXT, WorkerProgram
 
 JOIN_TIMEOUT = 2.0
@@ -281,7 +281,7 @@ class WorkerIter:
         out = type(err)(*err.args)
         out.__cause__ = err.__cause__
         for note in getattr(err, "__notes__", [])[:-1]:  # the pool's note comes last
-            out.add_note(note)
+            add_note(out, note)
         return out
 
     def _lost(self, w: int, err: BaseException) -> BaseException:

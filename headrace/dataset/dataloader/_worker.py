@@ -15,6 +15,7 @@ import traceback
 from typing import Any
 
 import numpy as np
+from headrace._util.errors import add_note
 
 _INFO: "WorkerInfo | None" = None
 _INFO_PID: int | None = None
@@ -175,6 +176,6 @@ class WorkerProgram:
         except Exception as e:  # noqa: BLE001 - reported to the main process, in the batch's place
             err = caught(self.worker_id, e)
             if kind == FETCH:
-                err.add_note(f"(fetching the batch of indices {arg!r})" if self.auto_collation
+                add_note(err, f"(fetching the batch of indices {arg!r})" if self.auto_collation
                              else f"(fetching index {arg!r})")
             return [], err

@@ -21,6 +21,7 @@ from .errors import MindRecordFormatError, REINDEX_HINT
 from .header import BLOB, RAW, Header, Page
 from .rows import decode_raw
 from .schema import SQL_TYPES
+from headrace._util.errors import add_note
 
 _LEN = struct.Struct("<Q")
 BASE_COLUMNS = ("ROW_ID", "PAGE_ID_RAW", "PAGE_OFFSET_RAW", "PAGE_OFFSET_RAW_END", "ROW_GROUP_ID",
@@ -169,7 +170,7 @@ def bounded_query(con: sqlite3.Connection, sql: str, args: tuple, rows: int, max
 def _damaged(db_path: str, data_path: str, why: str) -> MindRecordFormatError:
     exc = MindRecordFormatError(f"Invalid file, the mindrecord meta file {db_path} is damaged or does not "
                                 f"belong to this data file: {why}.", db_path)
-    exc.add_note(REINDEX_HINT.format(path=data_path))
+    add_note(exc, REINDEX_HINT.format(path=data_path))
     return exc
 
 
@@ -178,7 +179,7 @@ def missing_db_error(data_path: str) -> MindRecordFormatError:
     exc = MindRecordFormatError(
         f"Invalid file, failed to open mindrecord meta file. Please check whether the meta file: {data_path}.db "
         f"exists and do not rename the mindrecord file and meta file.", data_path + ".db")
-    exc.add_note(REINDEX_HINT.format(path=data_path))
+    add_note(exc, REINDEX_HINT.format(path=data_path))
     return exc
 
 
@@ -213,7 +214,7 @@ def load_index(data_path: str, header: Header) -> ShardIndex:
     if not names or names[0][0] != base:
         got = names[0][0] if names else None
         err = MindRecordFormatError(f"Invalid database file, shard name [{base}] can not match [{got}].", db_path)
-        err.add_note(REINDEX_HINT.format(path=data_path))
+        add_note(err, REINDEX_HINT.format(path=data_path))
         raise err
     try:
         arr = np.array(rows, dtype=np.int64).reshape(-1, 8)
