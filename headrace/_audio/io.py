@@ -114,7 +114,7 @@ def read_wav(data: bytes) -> Audio:
     if body is None:
         raise AudioFormatError("it has no data chunk.")
     tag, channels, rate, bits = fmt
-    if channels == 0 or bits == 0 or bits % 8:
+    if channels == 0 or bits == 0:
         raise AudioFormatError(f"its fmt chunk gives {channels} channels of {bits} bits per sample.")
     if tag == _PCM and bits in (8, 16, 24, 32):
         flat = _pcm_to_float(body[:len(body) - len(body) % (bits // 8)], bits // 8, False, bits == 8)
