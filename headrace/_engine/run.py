@@ -147,6 +147,13 @@ class PipelineRun:
         self._ahead = getattr(self.tree, "mode", None) == "processes"
 
     def next_row(self) -> Row:
+        saved = rng.save_key()  # ops run in this thread key their samples; the caller's key stays
+        try:
+            return self._next_row()
+        finally:
+            rng.restore_key(saved)
+
+    def _next_row(self) -> Row:
         if self._closed:
             raise RuntimeError("The iterator has been stopped; create a new iterator to read again.")
         if self._failed is not None:
@@ -347,7 +354,11 @@ class PipelineRun:
         if isinstance(state, dict) and state.get("version") == 1:
             state = upgrade_v1(state, self.ctx.ops, by_path)
         st = check_state(state, fingerprint(self._plan), self.num_epochs, by_path, self._plan, seed_setting)
-        self._restore(st)
+        saved = rng.save_key()  # skipping to the step may run ops in this thread
+        try:
+            self._restore(st)
+        finally:
+            rng.restore_key(saved)
 
     def _restore(self, st: dict) -> None:
         """Rebuilds the tree and brings it to the checked state ``st``."""

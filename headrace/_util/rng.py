@@ -89,6 +89,16 @@ def leave_cursor(prev: tuple) -> None:
     _local.key, _local.gen, _local.cursor = prev
 
 
+def save_key() -> tuple:
+    """This thread's sample key as it is now, for :func:`restore_key`. A pipeline run in the
+    calling thread (a serial stage) sets keys as it goes; the iterator puts the caller's back after
+    each row, so that later eager calls draw from the eager stream and name no stale sample."""
+    return getattr(_local, "key", None), getattr(_local, "gen", None), getattr(_local, "cursor", None)
+
+
+restore_key = leave_cursor
+
+
 def get_sample_key() -> tuple[int, ...] | None:
     key = getattr(_local, "key", None)
     if key is _CURSOR:
