@@ -332,6 +332,9 @@ class PipelineRun:
         epoch ``epoch`` (the epochs before count as read)."""
         if self._started or self.epoch or self.step:
             raise RuntimeError("start_at: the run has already started.")
+        if self.num_epochs != -1 and (epoch > self.num_epochs or (epoch == self.num_epochs and step)):
+            raise ValueError(f"start_at: epoch {epoch}, step {step} is past the end of the iterator's "
+                             f"{self.num_epochs} epochs.")
         self.epoch, self.step = epoch, step
         if step:
             self.tree.reset(epoch)
@@ -354,6 +357,10 @@ class PipelineRun:
         if isinstance(state, dict) and state.get("version") == 1:
             state = upgrade_v1(state, self.ctx.ops, by_path)
         st = check_state(state, fingerprint(self._plan), self.num_epochs, by_path, self._plan, seed_setting)
+        if st["epoch"] == self.num_epochs and st["step"]:
+            raise ValueError(f"set_state: state['epoch'] is {st['epoch']}, the iterator's num_epochs (every epoch "
+                             f"read), so state['step'] must be 0, but got {st['step']}: the state comes from an "
+                             "iterator with more epochs, or was edited.")
         saved = rng.save_key()  # skipping to the step may run ops in this thread
         try:
             self._restore(st)
