@@ -107,7 +107,7 @@ class FileWriter:
     """
 
     def __init__(self, file_name, shard_num=1, overwrite=False, *, invalid_rows="warn"):
-        file_name = check_filename(file_name)
+        file_name = _check_utf8(check_filename(file_name))
         if shard_num is None:
             raise ParamValueError("Parameter shard_num is None.")
         if not isinstance(shard_num, int):
@@ -176,7 +176,7 @@ class FileWriter:
             >>> [r["x"] for r in FileReader(path).get_next()]
             [1, 2]
         """
-        file_name = check_filename(file_name)
+        file_name = _check_utf8(check_filename(file_name))
         invalid_rows = _check_invalid_rows(invalid_rows)
         if not os.path.exists(file_name):
             raise RuntimeError(f"The input: {file_name} is not exists.")
@@ -388,6 +388,24 @@ class FileWriter:
                 crypto.encrypt_in_place(path)
                 crypto.encrypt_in_place(path + ".db")
         return WriteReport(self._written, len(self._dropped), tuple(self._dropped))
+
+
+def _check_utf8(file_name: str) -> str:
+    """``file_name`` if its absolute path is UTF-8 text; ParamValueError naming it otherwise.
+
+    A path holding bytes that are not UTF-8 (Python shows them as ``\\udcXX``) cannot be
+    written: the header records its files' paths as UTF-8 text and the index is opened by a UTF-8
+    name. MindSpore 2.10 takes the name and fails when it writes (a TypeError from its C++ layer).
+    """
+    try:
+        os.path.abspath(file_name).encode("utf-8")
+    except UnicodeEncodeError as e:
+        raw = os.fsencode(file_name)
+        raise ParamValueError(f"file_name {file_name!r} holds bytes that are not UTF-8 ({raw!r}; "
+                              f"{e.object[e.start:e.end]!r} in its absolute path): a MindRecord file records the paths of its "
+                              "files as UTF-8 text, so it cannot be written there. Rename the file or the "
+                              "directory.") from None
+    return file_name
 
 
 def _decrypt_for_append(file_name: str) -> bool:
