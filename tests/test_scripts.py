@@ -1,6 +1,7 @@
 """scripts/: the test command says what it installs on the system (issue 12, item 22)."""
 import os
 import subprocess
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -57,3 +58,45 @@ def test_the_test_command_runs_the_system_step():
     with open(os.path.join(ROOT, "scripts", "test.sh")) as f:
         script = f.read()
     assert "bash scripts/system_deps.sh" in script and "apt-get" not in script
+
+
+# ---- issue 38, item 1: a test environment that reproduces --------------------------------------
+
+def _pins(path) -> dict[str, str]:
+    out = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                name, sep, version = line.partition("==")
+                assert sep and name and version and " " not in line, f"{path}: {line!r} is not NAME==VERSION"
+                out[name.lower().replace("_", "-")] = version
+    return out
+
+
+def test_the_test_command_pins_the_suites_own_environment():
+    with open(os.path.join(ROOT, "scripts", "test.sh")) as f:
+        script = f.read()
+    assert 'constraints/py$pyver.txt' in script and ".cache/test-venv" in script
+    pins = _pins(os.path.join(ROOT, "constraints", "py3.11.txt"))
+    # every runtime and test dependency the suite installs is pinned exactly
+    for name in ("numpy", "cloudpickle", "opencv-python-headless", "pillow", "simplejpeg", "msgpack", "tqdm",
+                 "cryptography", "pytest", "hypothesis", "pytest-timeout", "ruff", "mypy", "jax", "torch",
+                 "tokenizers", "sentencepiece", "regex", "orbax-checkpoint"):
+        assert name in pins, name
+    assert pins["torch"].startswith("2.13.0")
+
+
+def test_the_smoke_pins_name_only_exact_versions():
+    folder = os.path.join(ROOT, "constraints")
+    smoke = [f for f in os.listdir(folder) if f.startswith("smoke-py")]
+    assert smoke
+    for f in smoke:
+        assert "numpy" in _pins(os.path.join(folder, f)), f
+
+
+def test_the_version_smoke_passes_on_this_python():
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "version_smoke.py")],
+                          capture_output=True, text=True, timeout=240, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "error paths, process pipeline, MindRecord" in proc.stdout and proc.stdout.rstrip().endswith(": ok")
