@@ -325,6 +325,24 @@ def test_empty_folders_give_mindspores_no_data_errors(tmp_path):
         ds.TedliumDataset(str(tmp_path), "release1", extensions=".wav")
 
 
+def test_columns_are_known_before_the_files_are_listed(tmp_path):
+    """As in MindSpore: get_col_names() answers for a folder without the corpus; reading it fails."""
+    d = ds.CMUArcticDataset(str(tmp_path))
+    assert d.get_col_names() == ["waveform", "sample_rate", "transcript", "utterance_id"]
+    with pytest.raises(RuntimeError, match=r"failed to find label file: .*cmu_us_aew_arctic[/\\]etc[/\\]txt\.done\.data"):
+        _rows(d)
+    assert ds.TedliumDataset(str(tmp_path), "release2").get_col_names() == [
+        "waveform", "sample_rate", "transcript", "talk_id", "speaker_id", "identifier"]
+
+
+def test_speech_commands_usage_with_no_files_is_empty(tmp_path):
+    write_wav(str(tmp_path / "up" / "abcd_nohash_0.wav"), _samples(10, 8))
+    _write(str(tmp_path / "testing_list.txt"), "up/abcd_nohash_0.wav\n")
+    _write(str(tmp_path / "validation_list.txt"), "")
+    assert _rows(ds.SpeechCommandsDataset(str(tmp_path), usage="valid")) == []
+    assert [str(r["speaker_id"]) for r in _rows(ds.SpeechCommandsDataset(str(tmp_path), usage="test"))] == ["abcd"]
+
+
 def test_speech_commands_size_counts_its_usage(corpora):
     """MindSpore 2.10 reports the size of every usage (5) for each; headrace the rows it reads."""
     sizes = {u: ds.SpeechCommandsDataset(corpora["sc"], usage=u).get_dataset_size()

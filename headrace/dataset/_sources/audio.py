@@ -28,10 +28,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from headrace._audio import io as audio_io
+from headrace._engine import plan as P
 from headrace._image import limits as _limits
 from headrace._util import checks
 from headrace._util.errors import PipelineError
-from headrace.dataset._sources._files import FileSourceDataset, check_dir, read_bytes
+from headrace.dataset._sources._files import FileSourceDataset, NoDataStream, check_dir, read_bytes
+from headrace.dataset._sources.base import MappableDataset
 
 __all__ = ["AudioDataWarning", "CMUArcticDataset", "GTZANDataset", "LJSpeechDataset", "LibriTTSDataset",
            "SpeechCommandsDataset", "TedliumDataset", "YesNoDataset"]
@@ -134,6 +136,25 @@ def _column(value: Any) -> np.ndarray:
     return np.array(value[1], dtype=value[0])  # (dtype, number)
 
 
+class _AudioDataset(FileSourceDataset):
+    """Base of the seven: their columns are known without listing the files, so a corpus that
+    cannot be listed (a missing transcript file or folder) fails when it is read, as in MindSpore,
+    and ``get_col_names()`` still answers."""
+
+    _columns: tuple[str, ...] = ()
+    _empty_is_data = False  # zero rows is an empty dataset (not MindSpore's no-data error)
+
+    def _make_plan(self) -> P.Node:
+        try:
+            src = self._source()
+        except PipelineError as e:
+            stream = NoDataStream(self._columns, e.op, e.detail, e.file)
+            return P.StreamNode((), self._columns, stream, self._source_name(), None, 0)
+        if self._empty_is_data and len(src) == 0:
+            return MappableDataset._make_plan(self)
+        return super()._make_plan()
+
+
 _CMU_NAMES = ("aew", "ahw", "aup", "awb", "axb", "bdl", "clb", "eey", "fem", "gka", "jmk", "ksp", "ljm", "lnh",
               "rms", "rxr", "slp", "slt")
 
@@ -153,7 +174,7 @@ def _cmu_line(line: str) -> tuple[str, str] | None:
     return parts[0][len("arctic_"):], quoted[1:-1]
 
 
-class CMUArcticDataset(FileSourceDataset):
+class CMUArcticDataset(_AudioDataset):
     """The CMU Arctic speech corpus of one speaker: ``dataset_dir/cmu_us_<name>_arctic/`` with
     ``etc/txt.done.data`` (``( arctic_a0001 "Text." )`` lines) and ``wav/arctic_<id>.wav``.
 
@@ -183,6 +204,8 @@ class CMUArcticDataset(FileSourceDataset):
         >>> d = ds.CMUArcticDataset("/data/cmu_arctic", name="bdl", shuffle=False)  # doctest: +SKIP
     """
 
+    _columns = ("waveform", "sample_rate", "transcript", "utterance_id")
+
     def __init__(self, dataset_dir, name=None, num_samples=None, num_parallel_workers=None, shuffle=None,
                  sampler=None, num_shards=None, shard_id=None, cache=None):
         self.dataset_dir = check_dir(dataset_dir)
@@ -205,8 +228,7 @@ class CMUArcticDataset(FileSourceDataset):
                                         f"(line {n}: {line.strip()[:80]!r}).", file=label)
             uid, text = parsed
             rows.append((os.path.join(base, "wav", f"arctic_{uid}.wav"), text, uid))
-        return _AudioSource(op, ("waveform", "sample_rate", "transcript", "utterance_id"), rows, 16000, np.uint32,
-                            "CMUArctic")
+        return _AudioSource(op, self._columns, rows, 16000, np.uint32, "CMUArctic")
 
 
 _GENRES = ("blues", "classical", "country", "disco", "hiphop", "jazz", "metal", "pop", "reggae", "rock")
@@ -262,7 +284,7 @@ def _gtzan_split(usage: str) -> list[tuple[str, int]]:
     return out
 
 
-class GTZANDataset(FileSourceDataset):
+class GTZANDataset(_AudioDataset):
     """The GTZAN music genre collection: ``dataset_dir/<genre>/<genre>.000NN.wav`` for the ten genres.
 
     Columns: ``waveform`` (float32, (channels, frames)), ``sample_rate`` (uint32, always 22050:
@@ -287,6 +309,8 @@ class GTZANDataset(FileSourceDataset):
         >>> d = ds.GTZANDataset("/data/gtzan/genres", usage="train")  # doctest: +SKIP
     """
 
+    _columns = ("waveform", "sample_rate", "label")
+
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
                  sampler=None, num_shards=None, shard_id=None, cache=None):
         self.dataset_dir = check_dir(dataset_dir)
@@ -307,7 +331,7 @@ class GTZANDataset(FileSourceDataset):
                 path = os.path.join(self.dataset_dir, genre, f"{genre}.{i:05d}.wav")
                 if os.path.isfile(path):
                     rows.append((path, genre))
-        return _AudioSource(op, ("waveform", "sample_rate", "label"), rows, 22050, np.uint32, "GTZAN")
+        return _AudioSource(op, self._columns, rows, 22050, np.uint32, "GTZAN")
 
     def _no_data_detail(self) -> str:
         return f"Invalid data, no valid data found in path:{self.dataset_dir}"
@@ -317,7 +341,7 @@ _LIBRI_USAGES = ("dev-clean", "dev-other", "test-clean", "test-other", "train-cl
                  "train-other-500")
 
 
-class LibriTTSDataset(FileSourceDataset):
+class LibriTTSDataset(_AudioDataset):
     """The LibriTTS corpus: ``dataset_dir/<usage>/<speaker>/<chapter>/`` with
     ``<speaker>_<chapter>.trans.tsv`` (utterance id, original text, normalized text per line) and
     ``<utterance id>.wav``.
@@ -345,6 +369,9 @@ class LibriTTSDataset(FileSourceDataset):
         >>> d = ds.LibriTTSDataset("/data/LibriTTS", usage="train-clean-100")  # doctest: +SKIP
     """
 
+    _columns = ("waveform", "sample_rate", "original_text", "normalized_text", "speaker_id", "chapter_id",
+                "utterance_id")
+
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
                  sampler=None, num_shards=None, shard_id=None, cache=None):
         self.dataset_dir = check_dir(dataset_dir)
@@ -367,8 +394,7 @@ class LibriTTSDataset(FileSourceDataset):
                     tsv = os.path.join(cdir, f"{speaker}_{chapter}.trans.tsv")
                     if os.path.isfile(tsv):
                         rows.extend(self._rows_of(tsv, cdir, op))
-        return _AudioSource(op, ("waveform", "sample_rate", "original_text", "normalized_text", "speaker_id",
-                                 "chapter_id", "utterance_id"), rows, 24000, np.uint32, "LibriTTS")
+        return _AudioSource(op, self._columns, rows, 24000, np.uint32, "LibriTTS")
 
     @staticmethod
     def _rows_of(tsv: str, folder: str, op: str) -> list[tuple]:
@@ -394,7 +420,7 @@ class LibriTTSDataset(FileSourceDataset):
                 f"file path: {self.dataset_dir}.")
 
 
-class LJSpeechDataset(FileSourceDataset):
+class LJSpeechDataset(_AudioDataset):
     """The LJ Speech corpus: ``dataset_dir/metadata.csv`` (``id|transcription|normalized
     transcription`` lines) and ``dataset_dir/wavs/<id>.wav``.
 
@@ -416,6 +442,8 @@ class LJSpeechDataset(FileSourceDataset):
         >>> d = ds.LJSpeechDataset("/data/LJSpeech-1.1")  # doctest: +SKIP
     """
 
+    _columns = ("waveform", "sample_rate", "transcription", "normalized_transcription")
+
     def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
                  num_shards=None, shard_id=None, cache=None):
         self.dataset_dir = check_dir(dataset_dir)
@@ -435,10 +463,10 @@ class LJSpeechDataset(FileSourceDataset):
                 raise PipelineError(op, f"Invalid file, {meta} line {n} is not 'id|transcription|normalized "
                                         f"transcription': {line[:80]!r}.", file=meta)
             rows.append((os.path.join(self.dataset_dir, "wavs", f"{fields[0]}.wav"), fields[1], fields[2]))
-        return _AudioSource(op, ("waveform", "sample_rate", "transcription", "normalized_transcription"), rows)
+        return _AudioSource(op, self._columns, rows)
 
 
-class SpeechCommandsDataset(FileSourceDataset):
+class SpeechCommandsDataset(_AudioDataset):
     """The Speech Commands corpus: ``dataset_dir/<word>/<speaker>_nohash_<n>.wav``, with
     ``testing_list.txt`` and ``validation_list.txt`` naming the test and validation files
     (``_background_noise_`` is not read).
@@ -463,6 +491,9 @@ class SpeechCommandsDataset(FileSourceDataset):
         >>> d = ds.SpeechCommandsDataset("/data/speech_commands_v0.02", usage="valid")  # doctest: +SKIP
     """
 
+    _columns = ("waveform", "sample_rate", "label", "speaker_id", "utterance_number")
+    _empty_is_data = True  # a usage that selects no file reads nothing (MindSpore too)
+
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
                  sampler=None, num_shards=None, shard_id=None, cache=None):
         self.dataset_dir = check_dir(dataset_dir)
@@ -484,6 +515,9 @@ class SpeechCommandsDataset(FileSourceDataset):
                 continue
             found.extend(os.path.join(word, f) for f in sorted(_listdir(folder, op, "directory"))
                          if f.endswith(".wav") and os.path.isfile(os.path.join(folder, f)))
+        if not found:
+            raise PipelineError(op, f"Invalid file, no .wav files found under {self.dataset_dir}",
+                                file=self.dataset_dir)
         if self.usage != "all":
             test, valid = self._listed("testing_list.txt", op), self._listed("validation_list.txt", op)
             keep = {"test": lambda r: r in test, "valid": lambda r: r in valid,
@@ -497,7 +531,7 @@ class SpeechCommandsDataset(FileSourceDataset):
                 raise PipelineError(op, f"Invalid file name, failed to get file info: {name} (expected "
                                         "'<speaker>_nohash_<n>.wav').", file=os.path.join(self.dataset_dir, rel))
             rows.append((os.path.join(self.dataset_dir, rel), word, speaker, (np.int32, int(number))))
-        return _AudioSource(op, ("waveform", "sample_rate", "label", "speaker_id", "utterance_number"), rows)
+        return _AudioSource(op, self._columns, rows)
 
 
 class _TedliumSource:
@@ -537,7 +571,7 @@ class _TedliumSource:
                 np.array(ident))
 
 
-class TedliumDataset(FileSourceDataset):
+class TedliumDataset(_AudioDataset):
     """The TED-LIUM corpus: talks as NIST SPHERE files cut into segments by their STM transcripts.
 
     Release 1 and 2 read ``dataset_dir/<usage>/stm/<talk>.stm`` and ``<usage>/sph/<talk>.sph`` for
@@ -571,6 +605,8 @@ class TedliumDataset(FileSourceDataset):
         >>> import headrace.dataset as ds
         >>> d = ds.TedliumDataset("/data/TEDLIUM_release1", "release1", usage="dev")  # doctest: +SKIP
     """
+
+    _columns = _TedliumSource.column_names
 
     def __init__(self, dataset_dir, release, usage=None, extensions=None, num_samples=None,
                  num_parallel_workers=None, shuffle=None, sampler=None, num_shards=None, shard_id=None, cache=None):
@@ -628,7 +664,7 @@ class TedliumDataset(FileSourceDataset):
                 "dataset API.")
 
 
-class YesNoDataset(FileSourceDataset):
+class YesNoDataset(_AudioDataset):
     """The YesNo corpus: ``dataset_dir/<l1>_<l2>_..._<l8>.wav``, each name listing the clip's labels.
 
     Columns: ``waveform`` (float32, (channels, frames)), ``sample_rate`` (int32), ``label`` (int32,
@@ -649,6 +685,8 @@ class YesNoDataset(FileSourceDataset):
         >>> d = ds.YesNoDataset("/data/waves_yesno")  # doctest: +SKIP
     """
 
+    _columns = ("waveform", "sample_rate", "label")
+
     def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
                  num_shards=None, shard_id=None, cache=None):
         self.dataset_dir = check_dir(dataset_dir)
@@ -666,7 +704,7 @@ class YesNoDataset(FileSourceDataset):
                 raise PipelineError(op, f"Invalid file name, {name} is not labels joined by '_' (e.g. "
                                         "'0_1_0_0_1_0_1_1.wav').", file=path)
             rows.append((path, np.array([int(p) for p in labels], dtype=np.int32)))
-        return _AudioSource(op, ("waveform", "sample_rate", "label"), rows)
+        return _AudioSource(op, self._columns, rows)
 
     def _no_data_detail(self) -> str:
         return f"Invalid file, no .wav files found under {self.dataset_dir}"
