@@ -14,7 +14,7 @@ PKG = ROOT / "headrace"
 # never one of its own layer or above. ARCHITECTURE.md's table must say the same (test_architecture).
 LAYERS = [
     (6, ("cli",)),
-    (5, ("torch", "jax")),
+    (5, ("torch", "jax", "ray")),
     (4, ("_feed",)),
     (3, ("dataset",)),
     (2, ("mindrecord", "_engine")),

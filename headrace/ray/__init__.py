@@ -1,0 +1,10 @@
+"""headrace on Ray: MindRecord files as a Ray Data source and sink, headrace op chains in
+``map_batches`` with the random draws of a local pipeline, and per-rank loaders inside Ray Train.
+
+An optional extra (``pip install headrace[ray]``); ``headrace.dataset`` never imports it.
+"""
+from headrace.ray._map import HeadraceMap, check_compute, map_ops
+from headrace.ray._read import MindRecordDatasource, read_mindrecord
+from headrace.ray._write import MindRecordDatasink
+
+__all__ = ["HeadraceMap", "MindRecordDatasink", "MindRecordDatasource", "check_compute", "map_ops", "read_mindrecord"]

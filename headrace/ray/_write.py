@@ -1,0 +1,216 @@
+"""A Ray Data ``Datasink`` writing MindRecord files.
+
+A MindRecord file cannot be renamed after it is written: its header (``shard_addresses``) and its
+``.db`` (``SHARD_NAME``) name it. So each write task writes one 1-shard file under its final name,
+``<prefix>-<task index:05d>.mindrecord`` (and its ``.db``), into a staging folder inside the
+target directory; the commit, on the driver once every task has succeeded, moves the files into
+place (a rename inside one file system: same name, other folder). A job that fails removes the
+staging folder: the target directory never holds a partial set. A retried task writes its file
+again under the same name. The directory must be visible under the same path to every node that
+runs a write task (a shared file system) for a job on several nodes.
+
+The schema is the one given, or read from the rows' Arrow schema when the job starts:
+``binary`` -> ``bytes``, ``string`` -> ``string``, int32 / int64 / float32 / float64 scalars ->
+that type, fixed-shape tensors of those dtypes -> an array of that shape, 1-d variable-shaped
+tensors -> shape ``[-1]``. Any other type is refused with the column named (MindRecord has no
+such type; headrace does not change values' types silently). The key columns ``__sample__`` and
+``__epoch__`` of ``read_mindrecord`` are not written.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import uuid
+from typing import Any, Iterable
+
+import numpy as np
+import pyarrow as pa
+from ray.data.block import BlockAccessor
+from ray.data.datasource import Datasink
+from ray.data.extensions import ArrowVariableShapedTensorType, get_arrow_extension_tensor_types
+
+from headrace.mindrecord import FileReader, FileWriter
+from headrace.ray._blocks import KEY_COLUMNS
+
+__all__ = ["MindRecordDatasink"]
+
+_TYPES = {pa.int32(): "int32", pa.int64(): "int64", pa.float32(): "float32", pa.float64(): "float64"}
+_DTYPES = {"int32", "int64", "float32", "float64"}
+_PREFIX = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
+
+
+def part_name(prefix: str, task_idx: int) -> str:
+    """The base name of write task ``task_idx``'s file."""
+    return f"{prefix}-{task_idx:05d}.mindrecord"
+
+
+def schema_from_arrow(schema: pa.Schema) -> dict:
+    """A MindRecord schema for rows of this Arrow schema (see the module notes); ValueError names a
+    column whose type MindRecord cannot hold."""
+    out: dict[str, dict] = {}
+    tensor_types = get_arrow_extension_tensor_types()
+    for field in schema:
+        if field.name in KEY_COLUMNS:
+            continue
+        t = field.type
+        if t in (pa.binary(), pa.large_binary()):
+            out[field.name] = {"type": "bytes"}
+        elif t in (pa.string(), pa.large_string()):
+            out[field.name] = {"type": "string"}
+        elif t in _TYPES:
+            out[field.name] = {"type": _TYPES[t]}
+        elif isinstance(t, tensor_types):
+            dtype = np.dtype(t.to_pandas_dtype().element_dtype if hasattr(t.to_pandas_dtype(), "element_dtype")
+                             else t.scalar_type.to_pandas_dtype())
+            if dtype.name not in _DTYPES:
+                raise ValueError(f"MindRecordDatasink: column '{field.name}' holds {dtype.name} arrays; MindRecord "
+                                 f"arrays are int32, int64, float32 or float64: cast the column, or write it as "
+                                 f"bytes (e.g. encoded images), or give a schema.")
+            if isinstance(t, ArrowVariableShapedTensorType):
+                if t.ndim != 1:
+                    raise ValueError(f"MindRecordDatasink: column '{field.name}' holds arrays of varying shape with "
+                                     f"{t.ndim} dimensions; MindRecord allows one -1 in a shape: give a schema "
+                                     f"with the shape (e.g. [-1, 3]).")
+                out[field.name] = {"type": dtype.name, "shape": [-1]}
+            else:
+                out[field.name] = {"type": dtype.name, "shape": [int(d) for d in t.shape]}
+        else:
+            raise ValueError(f"MindRecordDatasink: column '{field.name}' has Arrow type {t}; MindRecord holds "
+                             f"bytes, string, int32, int64, float32, float64 and arrays of those numbers: cast "
+                             f"the column or give a schema.")
+    if not out:
+        raise ValueError("MindRecordDatasink: the rows have no column to write.")
+    return out
+
+
+def _rows(block: Any, names: list[str], schema: dict) -> list[dict]:
+    """The rows of one block as dicts for ``FileWriter.write_raw_data``."""
+    cols = BlockAccessor.for_block(block).to_numpy(names)
+    if not isinstance(cols, dict):
+        cols = {names[0]: cols}
+    n = len(cols[names[0]]) if names else 0
+    out = []
+    for i in range(n):
+        row = {}
+        for name in names:
+            v = cols[name][i]
+            spec = schema[name]
+            if spec["type"] in ("bytes", "string"):
+                row[name] = v
+            elif "shape" in spec:
+                row[name] = np.asarray(v, dtype=spec["type"])
+            else:
+                row[name] = v.item() if isinstance(v, np.generic) else v
+        out.append(row)
+    return out
+
+
+class MindRecordDatasink(Datasink):
+    """Writes a Ray Dataset as MindRecord files, for ``Dataset.write_datasink``.
+
+    The files are ``<directory>/<prefix>-00000.mindrecord``, ``-00001``, ... (one per write task
+    that had rows, each a 1-shard MindRecord file with its ``.db``); read them together with
+    ``MindDataset(sorted(glob(...)))`` or one by one. See the module notes for the commit.
+
+    Args:
+        directory (str): an existing directory to write into.
+        prefix (str): the files' name prefix (letters, digits, ``_``, ``.``, ``-``).
+        schema (dict, optional): the MindRecord schema (``FileWriter.add_schema``'s). Default:
+            None (from the rows' Arrow schema).
+        overwrite (bool, optional): replace files of an earlier job with this prefix when the
+            commit succeeds. Default: False (refuse to start if any exists).
+
+    Raises:
+        TypeError, ValueError: an argument is of the wrong type or value.
+        FileExistsError: (when the job starts) files with this prefix exist and ``overwrite`` is False.
+
+    Examples:
+        >>> ds.write_datasink(MindRecordDatasink("/data/out", "train"))  # doctest: +SKIP
+    """
+
+    def __init__(self, directory: str, prefix: str, schema: dict | None = None, *, overwrite: bool = False) -> None:
+        if not isinstance(directory, (str, os.PathLike)):
+            raise TypeError(f"directory must be a str path, but got {directory!r}.")
+        directory = os.fspath(directory)
+        if not os.path.isdir(directory):
+            raise ValueError(f"directory {directory!r} does not exist or is not a directory.")
+        if not isinstance(prefix, str) or not _PREFIX.match(prefix):
+            raise ValueError(f"prefix must be a non-empty name of letters, digits, '_', '.' and '-' (not starting "
+                             f"with '-'), but got {prefix!r}.")
+        if schema is not None and not isinstance(schema, dict):
+            raise TypeError(f"schema must be a dict (FileWriter.add_schema's) or None, but got {type(schema).__name__}.")
+        if not isinstance(overwrite, bool):
+            raise TypeError(f"overwrite must be a bool, but got {overwrite!r}.")
+        self.directory = os.path.abspath(directory)
+        self.prefix = prefix
+        self.schema = dict(schema) if schema is not None else None
+        self.overwrite = overwrite
+        self.staging = os.path.join(self.directory, f".{prefix}.staging-{uuid.uuid4().hex[:12]}")
+
+    def existing(self) -> list[str]:
+        """Files of this prefix in the directory (data files and their ``.db``)."""
+        pattern = os.path.join(glob.escape(self.directory), glob.escape(self.prefix) + "-[0-9][0-9][0-9][0-9][0-9]")
+        return sorted(glob.glob(pattern + ".mindrecord") + glob.glob(pattern + ".mindrecord.db"))
+
+    # ------------------------------------------------------------------ Ray's interface
+
+    def get_name(self) -> str:
+        return "MindRecord"
+
+    def on_write_start(self, schema: pa.Schema | None = None) -> None:
+        old = self.existing()
+        if old and not self.overwrite:
+            raise FileExistsError(f"MindRecordDatasink: {len(old)} file(s) with prefix '{self.prefix}' exist in "
+                                  f"{self.directory} (e.g. {os.path.basename(old[0])}); pass overwrite=True or "
+                                  f"another prefix.")
+        if self.schema is None and schema is not None:
+            self.schema = schema_from_arrow(schema)
+        os.makedirs(self.staging, exist_ok=False)
+
+    def write(self, blocks: Iterable[Any], ctx: Any) -> tuple[str, int] | None:
+        name = part_name(self.prefix, ctx.task_idx)
+        path = os.path.join(self.staging, name)
+        writer = None
+        written = 0
+        for block in blocks:
+            if BlockAccessor.for_block(block).num_rows() == 0:
+                continue
+            if writer is None:
+                schema = self.schema if self.schema is not None else schema_from_arrow(
+                    BlockAccessor.for_block(block).schema())
+                names = list(schema)
+                writer = FileWriter(path, shard_num=1, overwrite=True)
+                writer.add_schema(schema, self.prefix)
+            rows = _rows(block, names, schema)
+            writer.write_raw_data(rows)
+            written += len(rows)
+        if writer is None:
+            return None
+        writer.commit()
+        return name, written
+
+    def on_write_complete(self, write_result: Any) -> None:
+        names = [r[0] for r in write_result.write_returns if r is not None]
+        schemas = {}
+        for name in names:   # every part reads back, with one schema, before anything moves
+            reader = FileReader(os.path.join(self.staging, name))
+            try:
+                schemas[name] = reader.schema()
+            finally:
+                reader.close()
+        if len({repr(sorted(s.items())) for s in schemas.values()}) > 1:
+            a, b = sorted(schemas)[0], next(n for n in sorted(schemas) if schemas[n] != schemas[sorted(schemas)[0]])
+            raise ValueError(f"MindRecordDatasink: the write tasks found different schemas in their rows ({a}: "
+                             f"{schemas[a]}, {b}: {schemas[b]}); give MindRecordDatasink a schema.")
+        if self.overwrite:
+            for old in self.existing():
+                os.remove(old)
+        for name in sorted(names):
+            for suffix in ("", ".db"):   # the index last: a data file without it does not open
+                os.replace(os.path.join(self.staging, name + suffix), os.path.join(self.directory, name + suffix))
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+    def on_write_failed(self, error: Exception) -> None:
+        shutil.rmtree(self.staging, ignore_errors=True)
