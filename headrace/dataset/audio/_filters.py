@@ -14,11 +14,12 @@ from headrace._audio import filters as kf
 from headrace.dataset.audio import _checks as ck
 from headrace.dataset.audio._base import AudioTensorOperation, require_float
 from headrace.dataset.audio._effects import Contrast, DCShift, Dither, Fade, Gain, MuLawDecoding, MuLawEncoding, Vol
+from headrace.dataset.audio._sox import DetectPitchFrequency, Flanger, Overdrive, Phaser
 
 __all__ = ["AllpassBiquad", "BandBiquad", "BandpassBiquad", "BandrejectBiquad", "BassBiquad", "Biquad",
-           "Contrast", "DCShift", "DeemphBiquad", "Dither", "EqualizerBiquad", "Fade", "Filtfilt", "Gain",
-           "HighpassBiquad", "LFilter", "LowpassBiquad", "MuLawDecoding", "MuLawEncoding", "RiaaBiquad",
-           "TrebleBiquad", "Vol"]
+           "Contrast", "DCShift", "DeemphBiquad", "DetectPitchFrequency", "Dither", "EqualizerBiquad",
+           "Fade", "Filtfilt", "Flanger", "Gain", "HighpassBiquad", "LFilter", "LowpassBiquad",
+           "MuLawDecoding", "MuLawEncoding", "Overdrive", "Phaser", "RiaaBiquad", "TrebleBiquad", "Vol"]
 
 
 def _check_q(q: object) -> float:
