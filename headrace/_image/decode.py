@@ -28,10 +28,19 @@ Damaged files never pass silently:
 ``decode_jpeg_region`` decodes only a rectangle, with the optional C extension
 ``headrace._native._jpegregion`` (imported here and nowhere else); without it, or for JPEGs it does
 not handle, callers decode the whole image instead.
+
+Two libjpeg-turbo builds decode JPEGs: the one simplejpeg bundles (whole images) and the system's,
+which the extension links (rectangles); ``jpeg_libraries()`` says which versions. They give the
+same pixels except where libjpeg-turbo changed between releases: block smoothing of a progressive
+file whose scans are incomplete (cut between scans) and damaged data. The extension leaves both
+to the whole-image decoder (it returns None for them), so every pixel comes from one library. An
+extension built before it checked for smoothing is used only when both versions are the same.
 """
 from __future__ import annotations
 
 import io
+import os
+import re
 import warnings
 from typing import Any
 
@@ -347,6 +356,64 @@ def decode_jpeg_reduced(buf: bytes | memoryview, factor: int, op: str) -> np.nda
     return _jpeg(buf, op, min_height=-(-h // factor), min_width=-(-w // factor))
 
 
+_TURBO_VERSION = re.compile(rb"libjpeg-turbo version (\d+\.\d+\.\d+)")
+_libraries: dict[str, str | None] | None = None
+
+
+def jpeg_libraries() -> dict[str, str | None]:
+    """The libjpeg-turbo versions in use: ``"full"``, the one simplejpeg bundles (whole images),
+    and ``"region"``, the one the region extension runs with (None without the extension; the
+    version of the library loaded in this process, else of the headers it was built with). Read
+    from the libraries' files on the first call."""
+    global _libraries
+    if _libraries is None:
+        region = None
+        if _jpegregion is not None:
+            region = _turbo_version(_loaded_libjpeg())
+            if region is None:
+                n = int(getattr(_jpegregion, "LIBJPEG_TURBO_VERSION_NUMBER", 0))
+                region = f"{n // 1000000}.{n // 1000 % 1000}.{n % 1000}" if n else None
+        _libraries = {"full": _turbo_version(getattr(simplejpeg._jpeg, "__file__", None)), "region": region}
+    return dict(_libraries)
+
+
+def _turbo_version(path: str | None) -> str | None:
+    """The version that a libjpeg-turbo library (or a module linking one in) names in its text."""
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as f:
+            found = _TURBO_VERSION.search(f.read())
+    except OSError:
+        return None
+    return found.group(1).decode() if found else None
+
+
+def _loaded_libjpeg() -> str | None:
+    """The path of the shared libjpeg loaded in this process (the region extension's), if any."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.rstrip("\n").partition("/")[2]
+                if path and os.path.basename(path).startswith("libjpeg.so"):
+                    return "/" + path
+    except OSError:
+        pass
+    return None
+
+
+_region_usable: bool | None = None
+
+
+def _region_ok() -> bool:
+    """Whether the region extension gives the whole-image decoder's pixels (see the module doc)."""
+    global _region_usable
+    if _region_usable is None:
+        libs = jpeg_libraries()
+        _region_usable = bool(getattr(_jpegregion, "CHECKS_SMOOTHING", 0)) or libs["full"] == libs["region"]
+    return _region_usable
+
+
 def decode_jpeg_region(buf: bytes | memoryview, top: int, left: int, height: int, width: int,
                        factor: int = 1) -> np.ndarray | None:
     """Rows ``top:top+height``, columns ``left:left+width`` of the JPEG decoded at 1/``factor`` scale
@@ -356,8 +423,9 @@ def decode_jpeg_region(buf: bytes | memoryview, top: int, left: int, height: int
     on images of at least 16 x 16 pixels: for tinier ones simplejpeg may pick another scale that
     gives the same size) cropped to the box; the result is a view into a slightly wider buffer.
 
-    Returns None when the extension is missing, the JPEG is not 3-component YCbCr with usual
-    sampling (grey, CMYK, 4:1:1, ...), or the data is corrupt or truncated: the caller then
+    Returns None when the extension is missing (or cannot give the same pixels: see the module
+    doc), the JPEG is not 3-component YCbCr with usual sampling (grey, CMYK, 4:1:1, ...), a
+    progressive JPEG's scans are incomplete, or the data is corrupt or truncated: the caller then
     decodes the whole image, which raises the usual errors (and reports data that ends early).
     Also None when libjpeg warned (extraneous bytes, damaged data): the full decode reports damage
     (``damage_report``), and ``decode_jpeg_reduced`` may refuse such data and its caller then
@@ -367,7 +435,7 @@ def decode_jpeg_region(buf: bytes | memoryview, top: int, left: int, height: int
     then the whole file is entropy-decoded (``whole``) so that any cut is an error, as with a full
     decode. With an extension built before ``whole`` existed, strict mode returns None.
     """
-    if _jpegregion is None:
+    if _jpegregion is None or not _region_ok():
         return None
     strict = _limits.current().strict_decode
     if strict and not _HAS_WHOLE:

@@ -26,6 +26,12 @@
  *   Without whole, a cut below the rectangle goes unseen: the pixels returned are still exact.
  *   Other libjpeg warnings (corrupt entropy data, extraneous bytes) are ignored, as a lenient full
  *   decode ignores them. HAS_WHOLE (a module constant) says this build takes whole.
+ *   Also None for a progressive JPEG whose scans leave some of the first ten coefficients of a
+ *   component unsent or unrefined (a file cut between scans, with an EOI after the cut): libjpeg
+ *   then smooths blocks (do_block_smoothing), and how it smooths changed between libjpeg-turbo
+ *   releases (2.1.5 and 3.1.2 differ by up to 3 levels), so the caller's full decode, with the one
+ *   library it uses, decodes such files. CHECKS_SMOOTHING (a module constant) says this build
+ *   does this; LIBJPEG_TURBO_VERSION_NUMBER is the version of the headers it was built with.
  *   The GIL is released while decoding.
  */
 #define PY_SSIZE_T_CLEAN
@@ -80,6 +86,23 @@ static void on_output(j_common_ptr cinfo)
 }
 
 enum { DONE = 0, UNSUPPORTED = 1, FAILED = 2, BAD_BOX = 3 };
+
+/* 1 when the decoder will smooth blocks: a progressive JPEG (all its scans read, as
+ * jpeg_start_decompress reads them) with one of the first ten coefficients of a component never
+ * sent (coef_bits -1) or not refined to its last bit (coef_bits > 0). The test is that of
+ * libjpeg-turbo's smoothing_ok() (jdcoefct.c) without its quantisation-table conditions, so it
+ * errs towards a full decode. */
+static int smoothed(j_decompress_ptr cinfo)
+{
+    int c, k;
+    if (!cinfo->progressive_mode || cinfo->coef_bits == NULL || !cinfo->do_block_smoothing)
+        return 0;
+    for (c = 0; c < cinfo->num_components; c++)
+        for (k = 0; k < 10; k++)
+            if (cinfo->coef_bits[c][k] != 0)
+                return 1;
+    return 0;
+}
 
 /* 1 when an EOI marker (FF D9) lies in data[from:len]. Entropy-coded data never holds FF D9
  * (an FF there is followed by 00 or a restart marker), so this says whether the scan data ends. */
@@ -158,6 +181,10 @@ static int run(job *jb)
     cinfo.scale_num = 1;
     cinfo.scale_denom = (unsigned int)jb->denom;
     jpeg_start_decompress(&cinfo);
+    if (smoothed(&cinfo)) {
+        jpeg_destroy_decompress(&cinfo);
+        return UNSUPPORTED;
+    }
     if (jb->top < 0 || jb->left < 0 || jb->height < 1 || jb->width < 1 ||
         (JDIMENSION)(jb->top + jb->height) > cinfo.output_height ||
         (JDIMENSION)(jb->left + jb->width) > cinfo.output_width) {
@@ -308,7 +335,8 @@ PyMODINIT_FUNC PyInit__jpegregion(void)
     Py_INCREF(RegionError);
     if (PyModule_AddIntConstant(m, "EXTRA_COLUMNS", EXTRA_COLUMNS) < 0 ||
         PyModule_AddIntConstant(m, "LIBJPEG_TURBO_VERSION_NUMBER", LIBJPEG_TURBO_VERSION_NUMBER) < 0 ||
-        PyModule_AddIntConstant(m, "HAS_WHOLE", 1) < 0) {
+        PyModule_AddIntConstant(m, "HAS_WHOLE", 1) < 0 ||
+        PyModule_AddIntConstant(m, "CHECKS_SMOOTHING", 1) < 0) {
         Py_DECREF(m);
         return NULL;
     }

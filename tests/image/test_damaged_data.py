@@ -149,3 +149,77 @@ def test_harmless_warnings_stay_silent():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         np.testing.assert_array_equal(dec.decode_rgb(extra), dec.decode_rgb(buf))
+
+
+# ---- one libjpeg-turbo for the pixels of the region decoder and of full decodes (item 11) -------
+
+def _progressive(seed=0, h=48, w=64):
+    import io
+
+    from PIL import Image
+    rs = np.random.RandomState(seed)
+    img = np.clip((rs.rand(h, w, 3) * 255) + np.linspace(0, 80, w)[None, :, None], 0, 255).astype(np.uint8)
+    bio = io.BytesIO()
+    Image.fromarray(img).save(bio, "JPEG", progressive=True, quality=85)
+    return bio.getvalue()
+
+
+def _cut_before_last_scan(buf):
+    """The file cut just before its last scan (a refinement scan), with an EOI: valid syntax, but
+    some coefficients never refined, which libjpeg smooths."""
+    return buf[:buf.rindex(b"\xff\xda")] + b"\xff\xd9"
+
+
+def test_jpeg_libraries_names_both_versions():
+    import re
+    libs = dec.jpeg_libraries()
+    assert set(libs) == {"full", "region"}
+    assert re.fullmatch(r"\d+\.\d+\.\d+", libs["full"])
+    if dec._jpegregion is not None:
+        assert re.fullmatch(r"\d+\.\d+\.\d+", libs["region"])
+        n = dec._jpegregion.LIBJPEG_TURBO_VERSION_NUMBER
+        assert libs["region"].split(".")[:2] == [str(n // 1000000), str(n // 1000 % 1000)]
+    else:
+        assert libs["region"] is None
+
+
+needs_region = pytest.mark.skipif(dec._jpegregion is None or not getattr(dec._jpegregion, "CHECKS_SMOOTHING", 0),
+                                  reason="the C extension (with its smoothing check) is not built")
+
+
+@needs_region
+def test_a_progressive_file_with_unrefined_coefficients_goes_to_the_full_decoder():
+    import warnings
+    buf = _cut_before_last_scan(_progressive())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no libjpeg warning tells this file apart
+        full = dec.decode_rgb(buf)
+        assert dec.decode_jpeg_region(buf, 0, 0, 48, 64) is None
+        out = np.empty(48 * (64 + dec._jpegregion.EXTRA_COLUMNS) * 3, np.uint8)
+        assert dec._jpegregion.decode_region(buf, out, 0, 0, 48, 64, 1) is None
+    assert full.shape == (48, 64, 3)
+
+
+@needs_region
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), cut=st.floats(0.2, 1.0), top=st.integers(0, 40), left=st.integers(0, 50))
+def test_region_pixels_equal_the_full_decode_on_progressive_files_cut_anywhere(seed, cut, top, left):
+    import warnings
+    buf = _progressive(seed % 7)
+    sos = buf.index(b"\xff\xda")
+    buf = buf[:sos + 12 + int(cut * (len(buf) - sos - 14))] + b"\xff\xd9"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        region = dec.decode_jpeg_region(buf, top, left, 8, 14)
+        if region is None:
+            return  # the caller decodes the whole image
+        full = dec.decode_rgb(buf)
+    np.testing.assert_array_equal(region, full[top:top + 8, left:left + 14])
+
+
+@needs_region
+def test_a_complete_progressive_file_still_uses_the_region_decoder():
+    buf = _progressive()
+    region = dec.decode_jpeg_region(buf, 4, 6, 20, 30)
+    assert region is not None
+    np.testing.assert_array_equal(region, dec.decode_rgb(buf)[4:24, 6:36])
