@@ -1,5 +1,6 @@
 """python -m benchmarks: headrace against MindSpore 2.10, PyTorch's DataLoader and tf.data on the
-workloads of /work/shared/BENCHMARKS.md (W1 overhead, W2 imagenet-like, W3 records, limits).
+workloads of the benchmark spec, ../shared/BENCHMARKS.md from the repository root (W1 overhead,
+W2 imagenet-like, W3 records, limits).
 
 Every (system, variant, workers) runs alone in its own interpreter, one after another; results go
 to benchmarks/_out/<time>/results.{json,md} and benchmarks/_out/latest.*; a full run (all
@@ -215,8 +216,8 @@ def header(a, meta: dict, results: list[dict]) -> str:
         "the CPU cores that processes other than the run's own tree kept busy on average while it "
         "ran (from /proc/stat minus the tree's rusage).",
         "",
-        "Method (spec: /work/shared/BENCHMARKS.md): each row is one interpreter running one "
-        f"system alone; {a.warmup} warm-up epoch(s), then {a.epochs} timed epoch(s); an epoch "
+        "Method (spec: ../shared/BENCHMARKS.md from the repository root): each row is one "
+        f"interpreter running one system alone; {a.warmup} warm-up epoch(s), then {a.epochs} timed epoch(s); an epoch "
         "builds the pipeline, creates the iterator and drains it, so start-up counts; '1st batch' "
         "is the median time from the start of an epoch to its first batch.  Rates are per-epoch "
         "medians with min–max.  Peak RSS sums the whole process tree (workers included; PSS in "
