@@ -61,3 +61,25 @@ def test_the_jax_example_runs(tmp_path):
     out = run(examples()["Quick start"] + examples()["Feeding JAX"] + check, tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().splitlines()[-1] == "ok"
+
+
+def test_the_readme_links_to_files_that_exist():
+    """Every relative link of README.md (the guide's pages, RESULTS.md, ARCHITECTURE.md) names a
+    file of the repository, and the guide's pages are all linked."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    links = [target.split("#")[0] for target in re.findall(r"\]\(([^)\s]+)\)", text) if "://" not in target]
+    assert links, "no links"
+    assert [link for link in links if not os.path.isfile(os.path.join(ROOT, link))] == []
+    pages = {"docs/" + name for name in os.listdir(os.path.join(ROOT, "docs")) if name.endswith(".md")}
+    assert pages - set(links) == set()
+
+
+def test_the_readme_is_a_short_front_page():
+    """The README stays a front page: the long explanations and the benchmark tables live in docs/."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    assert len(text.splitlines()) <= 150
+    assert "## The two commands" in text and "## Install" in text
+    for extra in ('".[torch]"', '".[jax]"', '".[orbax]"', '".[text]"', "torch==2.13.0"):
+        assert extra in text, extra
