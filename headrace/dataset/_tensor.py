@@ -31,7 +31,10 @@ class Tensor(np.ndarray):
     Examples:
         >>> import headrace.common.dtype as mstype
         >>> Tensor([1.0, 2.0]).dtype, Tensor(3).shape, Tensor([1, 2], mstype.int32).dtype
-        (dtype('float32'), (), dtype('int32'))
+        (mindspore.float32, (), mindspore.int32)
+        >>> t = Tensor([1.0, 2.0])
+        >>> t.dtype == mstype.float32, str(t.dtype), t.asnumpy().dtype
+        (True, 'Float32', dtype('float32'))
     """
 
     def __new__(cls, input_data: Any = None, dtype: Any = None) -> "Tensor":
@@ -43,6 +46,22 @@ class Tensor(np.ndarray):
             arr = arr.astype(dtype.np_dtype)
         return arr.view(cls)
 
+    @property  # type: ignore[override]
+    def dtype(self) -> Any:
+        """The element type as MindSpore names it (``mstype.float32``, ``str()`` gives ``Float32``).
+
+        It also answers NumPy's dtype attributes (``kind``, ``itemsize``, ``type``, ...),
+        ``np.dtype(t.dtype)`` and equality with the NumPy dtype, so NumPy functions and code
+        written for arrays keep working with a Tensor; ``asnumpy().dtype`` is the NumPy dtype. A
+        dtype MindSpore has no type for (complex) stays a NumPy dtype.
+        """
+        dt = _NDARRAY_DTYPE.__get__(self)
+        return _ARRAY_TYPES.get(dt, dt)
+
+    @dtype.setter
+    def dtype(self, value: Any) -> None:  # NumPy's view(dtype) sets it on a subclass
+        _NDARRAY_DTYPE.__set__(self, value.np_dtype if isinstance(value, mstype.Type) else value)
+
     def asnumpy(self) -> np.ndarray:
         return self.view(np.ndarray)
 
@@ -52,6 +71,43 @@ class Tensor(np.ndarray):
 
     def __repr__(self) -> str:
         return "Tensor(" + repr(self.view(np.ndarray))[6:]
+
+
+class _ArrayType(mstype.Type):
+    """An ``mstype`` type (equal to it, same hash and text) that also answers the attributes of the
+    NumPy dtype it stands for, which NumPy's Python code reads from an array's ``dtype``.
+
+    It also equals that NumPy dtype (MindSpore's type does not): NumPy already finds
+    ``np.dtype('int32') == t.dtype`` true (it converts through ``.dtype``), and code that compares
+    a Tensor's dtype with an array's (``a.dtype != t.dtype``) keeps working.
+    """
+
+    __slots__ = ()
+    _is_numeric = True  # what NumPy's testing functions read from type(a.dtype)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, mstype.Type):
+            return other.name == self.name
+        try:
+            return bool(self.np_dtype == other)
+        except TypeError:
+            return False
+
+    __hash__ = mstype.Type.__hash__
+
+    @property
+    def dtype(self) -> np.dtype:  # np.dtype(x) reads x.dtype
+        return self.np_dtype
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.np_dtype, name)
+
+
+_NDARRAY_DTYPE = np.ndarray.dtype
+_ARRAY_TYPES = {t.np_dtype: _ArrayType(t.name, str(t), t.np_dtype)
+                for t in mstype.number_type + (mstype.bool_,)}
 
 
 def _as_data(data: Any) -> np.ndarray:

@@ -185,3 +185,33 @@ def test_padding_same_as_mindspore(padding_oracle):
         assert_same(ours, theirs, name)
         if name in _PAD_ERRORS:
             assert _PAD_ERRORS[name] in ours["msg"], ours
+
+
+_DTYPE_PROGRAM = '''
+import {mod} as mstype
+cols = {{"f32": np.ones((2, 3), np.float32), "f64": np.ones(2, np.float64), "f16": np.ones(2, np.float16),
+        "i8": np.arange(2, dtype=np.int8), "i16": np.arange(2, dtype=np.int16), "i32": np.arange(2, dtype=np.int32),
+        "i64": np.arange(2), "u8": np.arange(2, dtype=np.uint8), "u16": np.arange(2, dtype=np.uint16),
+        "u32": np.arange(2, dtype=np.uint32), "u64": np.arange(2, dtype=np.uint64), "b": np.array([True, False])}}
+names = list(cols)
+types = [mstype.float32, mstype.float64, mstype.float16, mstype.int8, mstype.int16, mstype.int32, mstype.int64,
+         mstype.uint8, mstype.uint16, mstype.uint32, mstype.uint64, mstype.bool_]
+d = ds.NumpySlicesDataset(cols, shuffle=False)
+row = next(d.create_tuple_iterator())
+drow = next(d.create_dict_iterator())
+RESULT = []
+for k, (name, t) in enumerate(zip(names, types)):
+    v, dv = row[k], drow[name]
+    RESULT.append([name, type(v).__name__, str(v.dtype), repr(v.dtype), [v.dtype == u for u in types],
+                   str(dv.dtype), dv.dtype == t, str(v.asnumpy().dtype), type(v.asnumpy()).__name__])
+'''
+
+
+def test_tensor_dtype_same_as_mindspore():
+    theirs = run_ms(_DTYPE_PROGRAM.format(mod="mindspore.common.dtype"))
+    env = {}
+    exec("import numpy as np\nimport headrace.dataset as ds\n" + _DTYPE_PROGRAM.format(mod="headrace.common.dtype"), env)
+    ours = env["RESULT"]
+    assert len(theirs) == 12
+    assert ours == theirs
+    assert theirs[0][:4] == ["f32", "Tensor", "Float32", "mindspore.float32"]

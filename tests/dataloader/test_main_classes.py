@@ -53,8 +53,8 @@ if __name__ == "__main__":
 # what the DataLoader gives without workers: a namedtuple of batched columns (strings as a list),
 # as torch's default_collate does, and the dataclass as it is (batch_size=None)
 EXPECTED = """\
-__main__ True Tensor int64 [0, 1] ['n0', 'n1']
-__main__ True Tensor int64 [2, 3] ['n2', 'n3']
+__main__ True Tensor Int64 [0, 1] ['n0', 'n1']
+__main__ True Tensor Int64 [2, 3] ['n2', 'n3']
 __main__ True Rec(x=0, tag='r0')
 __main__ True Rec(x=1, tag='r1')
 __main__ True Rec(x=2, tag='r2')

@@ -50,9 +50,9 @@ def test_tensor_output_converts_numbers_to_tensors_and_keeps_text_as_numpy(kind)
     rows = _rows(ds.GeneratorDataset(_gen(SOURCE), ["x", "d"], shuffle=False), False, kind)
     d = rows[2][1] if kind == "tuple" else rows[2]["d"]
     assert _plain(d) == {
-        "a": ("Tensor", "int64", [2, 2]), "b": ("Tensor", "float64", 3.0), "s": ("ndarray", "<U2", "n2"),
-        "t": ("tuple", [("Tensor", "int64", 2), ("Tensor", "int64", 2)]), "l": ("list", [("Tensor", "int64", 2)]),
-        "n": ("NoneType", None), "by": ("bytes", b"x"), "d": {"x": ("Tensor", "int64", 2)}}
+        "a": ("Tensor", "Int64", [2, 2]), "b": ("Tensor", "Float64", 3.0), "s": ("ndarray", "<U2", "n2"),
+        "t": ("tuple", [("Tensor", "Int64", 2), ("Tensor", "Int64", 2)]), "l": ("list", [("Tensor", "Int64", 2)]),
+        "n": ("NoneType", None), "by": ("bytes", b"x"), "d": {"x": ("Tensor", "Int64", 2)}}
 
 
 def test_unsupported_array_inside_a_dict_raises_type_error():

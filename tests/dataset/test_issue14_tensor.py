@@ -28,16 +28,17 @@ from headrace.dataset import Tensor
 ])
 def test_tensor_from_data_uses_mindspore_default_types(data, dtype, shape, values):
     x = Tensor(data)
-    assert type(x) is Tensor and x.dtype == np.dtype(dtype) and x.shape == shape
+    assert type(x) is Tensor and x.asnumpy().dtype == np.dtype(dtype) and x.shape == shape
+    assert x.dtype == mstype.pytype_to_dtype(np.dtype(dtype))  # MindSpore's type (issue 39)
     assert x.asnumpy().tolist() == values and type(x.asnumpy()) is np.ndarray
 
 
 def test_tensor_with_dtype_casts_and_copies():
     src = np.ones((2, 3))
     x = Tensor(src, mstype.float32)
-    assert x.dtype == np.float32 and x.shape == (2, 3)
-    assert Tensor(1.7, mstype.int32).tolist() == 1 and Tensor(1.7, mstype.int32).dtype == np.int32
-    assert Tensor(input_data=[1, 2], dtype=mstype.int32).dtype == np.int32
+    assert x.dtype == mstype.float32 and x.shape == (2, 3)
+    assert Tensor(1.7, mstype.int32).tolist() == 1 and Tensor(1.7, mstype.int32).dtype == mstype.int32
+    assert Tensor(input_data=[1, 2], dtype=mstype.int32).dtype == mstype.int32
     y = Tensor(src)
     src[0, 0] = 5
     assert y[0, 0] == 1.0
@@ -47,7 +48,7 @@ def test_tensor_with_dtype_casts_and_copies():
 def test_tensor_compares_and_pickles_like_an_array():
     assert bool(Tensor(3) == Tensor(3)) and not bool(Tensor(3) == Tensor(4))
     back = pickle.loads(pickle.dumps(Tensor([1.5, 2.0])))
-    assert type(back) is Tensor and back.dtype == np.float32 and back.tolist() == [1.5, 2.0]
+    assert type(back) is Tensor and back.dtype == mstype.float32 and back.tolist() == [1.5, 2.0]
 
 
 @pytest.mark.parametrize("data, dtype, message", [
