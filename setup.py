@@ -4,9 +4,13 @@
 (``jpeglib.h``, ``-ljpeg``; Debian/Ubuntu: ``libjpeg62-turbo-dev`` or ``libjpeg-turbo8-dev``). It is
 optional: without a compiler or the headers the build skips it and headrace decodes whole images.
 """
+import os
+
 from setuptools import Extension, setup
 
+# HEADRACE_NO_NATIVE=1 builds without it: a pure-Python wheel (py3-none-any) that any index takes.
+native = os.environ.get("HEADRACE_NO_NATIVE", "") in ("", "0")
 setup(ext_modules=[
     Extension("headrace._native._jpegregion", ["headrace/_native/_jpegregion.c"],
               libraries=["jpeg"], optional=True),
-])
+] if native else [])
