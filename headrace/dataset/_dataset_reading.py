@@ -107,6 +107,20 @@ class DatasetReading:
     def __len__(self):
         return self.get_dataset_size()
 
+    # Marks a pipeline for code that sniffs ``__getitem__`` (a GeneratorDataset over a pipeline
+    # iterates it: it is not read by index).
+    _is_pipeline = True
+
+    def __getitem__(self, index):
+        # MindSpore's datasets are not subscriptable either (GeneratorDataset over a random-access
+        # source is, and defines its own). torch's DataLoader indexes what it is given: say what
+        # feeds it instead of only "not subscriptable".
+        raise TypeError(
+            f"'{type(self).__name__}' object is not subscriptable: a headrace pipeline is read by iterating "
+            "it, not by index. For PyTorch, iterate headrace.torch.Loader(dataset) (torch tensors, sharded "
+            "under torch.distributed), or give torch.utils.data.DataLoader "
+            "headrace.torch.as_iterable_dataset(dataset) (with batch_size=None if the pipeline batches).")
+
     # ---- info -----------------------------------------------------------------------------
     def get_dataset_size(self):
         """Rows (or batches) per epoch; computed from the plan where possible, else by reading."""

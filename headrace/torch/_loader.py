@@ -49,6 +49,9 @@ class Loader:
             (on the CPU with nothing to pin: the pipeline's prefetch size, 16 unless configured;
             otherwise 2).
         shard (bool, optional): read this rank's shard under torch.distributed. Default: True.
+        dtypes (dict, optional): {column name: torch.dtype} to convert those columns to, e.g.
+            ``{"label": torch.long}``: MindSpore's pipelines give int32 labels, which torch's losses
+            (``cross_entropy``, ``nll_loss``) refuse. Converted after the device copy. Default: None.
 
     Raises:
         TypeError, ValueError: an argument of the wrong type or value (named in the message);
@@ -63,7 +66,7 @@ class Loader:
     """
 
     def __init__(self, dataset, columns=None, as_dict=False, device=None, pin_memory=False, queue_depth=None,
-                 shard=True):
+                 shard=True, dtypes=None):
         columns = check_source(dataset, columns, as_dict, shard)
         check_bool(pin_memory, "pin_memory")
         if queue_depth is not None:
@@ -79,6 +82,7 @@ class Loader:
         self._columns = columns if columns is not None else [
             c for c in dataset.get_col_names() if not c.startswith("_meta-")]
         self._as_dict = as_dict
+        self._casts = _check_dtypes(dtypes, self._columns)
         self._transfer = Transfer(device, pin_memory)
         self._reader = EpochReader(dataset, columns, self._transfer, queue_depth, (world, rank),
                                    "headrace.torch.Loader", unsharded)
@@ -92,14 +96,17 @@ class Loader:
     def __iter__(self):
         names, as_dict = self._columns, self._as_dict
         arrive = None if self._transfer.inline else self._transfer.arrive  # (inline: the tensors as made)
+        casts = self._casts
         batches = self._reader.epoch()
         try:
-            if arrive is None and not as_dict:
+            if arrive is None and not as_dict and not casts:
                 yield from batches  # (no frame here holds a batch: see EpochReader.epoch)
                 return
             for item in batches:
                 out = [item if arrive is None else arrive(*item)]
                 item = None  # no frame keeps the batch (see EpochReader.epoch)
+                if casts:
+                    out.append(_cast(out.pop(), casts, names))
                 yield dict(zip(names, out.pop())) if as_dict else out.pop()
         finally:
             # Closed here, not when the garbage collector gets to it: until the epoch generator
@@ -163,3 +170,31 @@ class Loader:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _check_dtypes(dtypes, columns: list) -> list:
+    """``[(column position, torch.dtype)]`` of ``dtypes`` ({column name: torch.dtype})."""
+    if dtypes is None:
+        return []
+    if not isinstance(dtypes, dict):
+        raise TypeError(f"dtypes must be None or a dict of {{column name: torch.dtype}}, but got {dtypes!r}.")
+    out = []
+    for name, dtype in dtypes.items():
+        if name not in columns:
+            raise ValueError(f"dtypes names column {name!r}, which the loader does not read; its columns are "
+                             f"{columns}.")
+        if type(dtype).__name__ != "dtype" or type(dtype).__module__ != "torch":
+            raise TypeError(f"dtypes[{name!r}] must be a torch.dtype (e.g. torch.long), but got {dtype!r}.")
+        out.append((columns.index(name), dtype))
+    return out
+
+
+def _cast(batch, casts: list, names: list) -> list:
+    batch = list(batch)
+    for i, dtype in casts:
+        value = batch[i]
+        if not hasattr(value, "to"):
+            raise TypeError(f"headrace.torch.Loader: dtypes asks column {names[i]!r} as {dtype}, but it holds "
+                            f"{type(value).__name__} (text columns stay NumPy arrays): drop it from dtypes.")
+        batch[i] = value.to(dtype)
+    return batch

@@ -224,7 +224,8 @@ def _is_iterable(obj: Any) -> bool:
 
 
 def _is_random_access(obj: Any) -> bool:
-    return hasattr(obj, "__getitem__") and not isinstance(obj, (str, bytes, dict))
+    return (hasattr(obj, "__getitem__") and not isinstance(obj, (str, bytes, dict))
+            and not getattr(obj, "_is_pipeline", False))  # a headrace pipeline is iterated
 
 
 class _CountedUserSampling:
