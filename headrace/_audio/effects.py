@@ -60,10 +60,12 @@ def mu_law_encode(x: np.ndarray, channels: int) -> np.ndarray:
 
 
 def mu_law_decode(x: np.ndarray, channels: int, dtype: np.dtype) -> np.ndarray:
-    """The inverse of :func:`mu_law_encode`: integers in [0, channels - 1] back to [-1, 1]."""
-    mu = float(channels - 1)
-    y = x.astype(np.float64) / mu * 2.0 - 1.0
-    return (np.sign(y) * np.expm1(np.abs(y) * math.log1p(mu)) / mu).astype(dtype)
+    """The inverse of :func:`mu_law_encode`: integers in [0, channels - 1] back to [-1, 1], computed
+    in ``dtype`` (float32 gives MindSpore's float32 results bit for bit)."""
+    t = np.dtype(dtype).type
+    mu = t(channels - 1)
+    y = x.astype(dtype) / mu * t(2) - t(1)
+    return (np.sign(y) * np.expm1(np.abs(y) * np.log1p(mu)) / mu).astype(dtype)
 
 
 FADE_SHAPES = ("linear", "exponential", "logarithmic", "quarter_sine", "half_sine")

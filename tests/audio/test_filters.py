@@ -315,3 +315,13 @@ def test_detect_pitch_of_a_tone():
     np.testing.assert_allclose(out[:, 10:80], [[200.0] * 70, [250.0] * 70], rtol=1e-6)
     with pytest.raises(RuntimeError, match=r"DetectPitchFrequency: Failed to create empty tensor"):
         audio.DetectPitchFrequency(16000)(t[None, :1000])
+
+
+def test_mu_law_decoding_is_float32_exact():
+    # MindSpore computes in float32; its values (test_mu_law_decoding.py) are matched bit for bit
+    out = audio.MuLawDecoding()(np.array([[10, 100, 70, 200]], np.float32))
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, np.array([[-0.6459359526634216, -0.009046762250363827, -0.04388953000307083,
+                                                  0.08788024634122849]], np.float32))
+    out = audio.MuLawDecoding(128)(np.array([70, 170]))
+    np.testing.assert_array_equal(out, np.array([0.00506480922922492, 26.928272247314453], np.float32))
