@@ -21,14 +21,15 @@ import platform
 import subprocess
 import sys
 
-from . import envs, harness, report, suite, w1, w2, w3, wfeed, wtext
+from . import envs, harness, report, suite, w1, w2, w3, wfeed, wspeech, wtext
 
 OUT = os.path.join(harness.ROOT, "benchmarks", "_out")
 DATA = os.path.join(harness.ROOT, "benchmarks", "_data")
-WORKLOADS = ["w1", "w2", "w3", "limits", "text", "cache", "feed"]
+WORKLOADS = ["w1", "w2", "w3", "limits", "text", "cache", "feed", "speech"]
 QUICK = {"w1": 5_120, "w2": w2.QUICK_COUNT, "w3": 500, "text": 2_000, "cache": w2.QUICK_COUNT,
-         "feed": wfeed.QUICK_STEPS}
-FULL = {"w1": w1.N, "w2": w2.COUNT, "w3": w3.ROWS, "text": wtext.N, "cache": w2.COUNT, "feed": wfeed.STEPS}
+         "feed": wfeed.QUICK_STEPS, "speech": wspeech.QUICK}
+FULL = {"w1": w1.N, "w2": w2.COUNT, "w3": w3.ROWS, "text": wtext.N, "cache": w2.COUNT, "feed": wfeed.STEPS,
+        "speech": wspeech.N}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -47,6 +48,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--w3-rows", type=int, default=None)
     p.add_argument("--text-reviews", type=int, default=None)
     p.add_argument("--feed-steps", type=int, default=None)
+    p.add_argument("--speech-clips", type=int, default=None, help="a multiple of 32")
     p.add_argument("--data", default=DATA, help="data root (generated once, reused)")
     p.add_argument("--out", default=OUT)
     p.add_argument("--timeout", type=float, default=1800, help="seconds per run")
@@ -68,7 +70,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     base = QUICK if a.quick else FULL
     a.sizes = {"w1": a.w1_rows or base["w1"], "w2": a.w2_images or base["w2"],
                "w3": a.w3_rows or base["w3"], "text": a.text_reviews or base["text"],
-               "feed": a.feed_steps or base["feed"]}
+               "feed": a.feed_steps or base["feed"], "speech": a.speech_clips or base["speech"]}
     a.sizes["limits"] = a.sizes["w2"]
     a.sizes["cache"] = a.sizes["w2"]
     if a.epochs is None:
@@ -107,6 +109,8 @@ def setup(a) -> dict:
         status["mindspore venv"] = envs.setup_oracle()
     if {"torch", "tf", "grain", "dali"} & set(a.systems) or {"w2", "limits", "cache"} & set(a.workloads):
         status.update(envs.setup_bench_venv())
+    if "torchaudio" in a.systems and "speech" in a.workloads:
+        status.update(envs.setup_torchaudio_venv())
     return status
 
 
@@ -116,6 +120,8 @@ def generate(a) -> dict:
         w1.generate(a.data)
     if "text" in a.workloads:
         wtext.generate(a.data, a.sizes["text"])
+    if "speech" in a.workloads:
+        wspeech.generate(a.data, a.sizes["speech"])
     if not {"w2", "limits", "cache"} & set(a.workloads):
         return {}
     count = a.sizes["w2"]

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 from . import harness
-from .suite import BENCH_PY, BENCH_VENV, ORACLE_PY, SYSTEMS
+from .suite import BENCH_PY, BENCH_VENV, ORACLE_PY, SYSTEMS, TORCHAUDIO_PY, TORCHAUDIO_VENV
 
 REQUIREMENTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "requirements.txt")
 LOG = os.path.join(harness.ROOT, ".cache", "bench", "install.log")
@@ -85,6 +85,24 @@ def setup_bench_venv() -> dict[str, str]:
         rc = _log([BENCH_PY, "-m", "pip", "install", "-q", req])
         status[req] = "ok" if rc == 0 and can_import(BENCH_PY, module) else f"install failed (rc={rc}, see {LOG})"
     return status
+
+
+# torchaudio's newest wheel is built against torch 2.11 (its extension links torch's CUDA libraries,
+# so the benchmark venv's CPU torch cannot load it): both pinned, in a venv of their own.
+TORCHAUDIO_REQUIREMENTS = ["torch==2.11.0", "torchaudio==2.11.0", "numpy"]
+
+
+def setup_torchaudio_venv() -> dict[str, str]:
+    """Creates the torchaudio venv and installs torch and torchaudio into it when missing."""
+    if can_import(TORCHAUDIO_PY, "torchaudio"):
+        return {"torchaudio venv": "ok"}
+    if not os.path.exists(TORCHAUDIO_PY):
+        _log([sys.executable, "-m", "venv", TORCHAUDIO_VENV])
+    print(f"[setup] pip install {' '.join(TORCHAUDIO_REQUIREMENTS)} into {TORCHAUDIO_VENV} (log: {LOG})",
+          file=sys.stderr)
+    rc = _log([TORCHAUDIO_PY, "-m", "pip", "install", "-q", *TORCHAUDIO_REQUIREMENTS])
+    ok = rc == 0 and can_import(TORCHAUDIO_PY, "torchaudio")
+    return {"torchaudio venv": "ok" if ok else f"install failed (rc={rc}, see {LOG})"}
 
 
 def setup_oracle() -> str:

@@ -11,7 +11,8 @@ TITLES = {"w1": "W1 overhead (rows/s)", "w2": "W2 imagenet-like (images/s)",
           "limits": "Limits: one core, one thread, JPEGs in memory (images/s)",
           "text": "Text: BertTokenizer + Lookup + Truncate + pad, batch 32 (reviews/s)",
           "cache": "Cache: W2's MindRecord images, 1 worker, batch 128, with and without DatasetCache (images/s)",
-          "feed": "Feed: 10 ms training steps, a pipeline 1.2x faster (steps/s)"}
+          "feed": "Feed: 10 ms training steps, a pipeline 1.2x faster (steps/s)",
+          "speech": "Speech: 1 s clips, MelSpectrogram + AmplitudeToDB + Time/FrequencyMasking, batch 32 (clips/s)"}
 
 
 def _fmt(v: float | None) -> str:

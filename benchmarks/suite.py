@@ -3,14 +3,18 @@ at, and the interpreter + runner module that runs each system."""
 from __future__ import annotations
 
 import os
-from . import harness, limits, w1, w2, w3, wcache, wfeed, wtext
+from . import harness, limits, w1, w2, w3, wcache, wfeed, wspeech, wtext
 from .config import Config
 
-__all__ = ["BENCH_PY", "BENCH_VENV", "Config", "ORACLE_PY", "SYSTEMS", "UNITS", "configs"]
+__all__ = ["BENCH_PY", "BENCH_VENV", "Config", "ORACLE_PY", "SYSTEMS", "TORCHAUDIO_PY", "TORCHAUDIO_VENV", "UNITS",
+           "configs"]
 
 ORACLE_PY = os.path.join(harness.ROOT, ".cache", "oracle", "bin", "python")
 BENCH_VENV = os.path.join(harness.ROOT, ".cache", "bench", "venv")
 BENCH_PY = os.path.join(BENCH_VENV, "bin", "python")
+# torchaudio's wheel is built against an older torch than the benchmark venv's: a venv of its own
+TORCHAUDIO_VENV = os.path.join(harness.ROOT, ".cache", "bench", "torchaudio-venv")
+TORCHAUDIO_PY = os.path.join(TORCHAUDIO_VENV, "bin", "python")
 
 # system -> (runner module, interpreter, extra runner args)
 SYSTEMS = {
@@ -22,11 +26,12 @@ SYSTEMS = {
     "dali": ("benchmarks.peers.dalicpu", BENCH_PY, []),
     "python": ("benchmarks.peers.plain", "main", []),
     "hf": ("benchmarks.peers.hftok", "main", []),
+    "torchaudio": ("benchmarks.peers.tadl", TORCHAUDIO_PY, []),
 }
 UNITS = {"w1": "rows/s", "w2": "images/s", "w3": "MB/s", "limits": "images/s", "text": "reviews/s",
-         "cache": "images/s", "feed": "steps/s"}
+         "cache": "images/s", "feed": "steps/s", "speech": "clips/s"}
 
 
 def configs() -> list[Config]:
     return [*w1.CONFIGS, *w2.CONFIGS, *w3.CONFIGS, *limits.CONFIGS, *wtext.CONFIGS, *wcache.CONFIGS,
-            *wfeed.CONFIGS]
+            *wfeed.CONFIGS, *wspeech.CONFIGS]

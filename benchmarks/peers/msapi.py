@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from .. import w1, w2, w3, wfeed, wtext
+from .. import w1, w2, w3, wfeed, wspeech, wtext
 from ..harness import Unavailable, import_or_unavailable, runner_main, time_calls, time_epochs, time_paired
 
 
@@ -267,6 +267,21 @@ def run_text(a) -> dict:
     return time_epochs(make_iter, lambda b: (len(b[0]), 0), a.epochs, a.warmup, lambda b: wtext.check_batch(b[0]))
 
 
+def run_speech(a) -> dict:
+    ds, audio = api(a.module, "dataset", "dataset.audio")
+    need(ds, "SpeechCommandsDataset")
+    need(audio, "MelSpectrogram", "AmplitudeToDB", "TimeMasking", "FrequencyMasking")
+    folder = wspeech.generate(a.data, a.items or wspeech.N)
+
+    def make_iter():
+        data = ds.SpeechCommandsDataset(folder, shuffle=True, num_parallel_workers=a.workers)
+        data = data.map(wspeech.ops(audio), input_columns=["waveform"], num_parallel_workers=a.workers)
+        data = data.project(["waveform"]).batch(wspeech.BATCH, drop_remainder=True)
+        return data.create_tuple_iterator(output_numpy=True, num_epochs=1)
+
+    return time_epochs(make_iter, lambda b: (len(b[0]), 0), a.epochs, a.warmup, lambda b: wspeech.check_batch(b[0]))
+
+
 def run_feed(a) -> dict:
     if a.module != "headrace":
         raise Unavailable("the feed workload runs headrace's framework loaders")
@@ -295,7 +310,7 @@ def run_cache_workload(a) -> dict:
 
 def run(a) -> dict:
     fn = {"w1": run_w1, "w2": run_w2, "w3": run_w3, "text": run_text, "cache": run_cache_workload,
-          "feed": run_feed}[a.workload]
+          "feed": run_feed, "speech": run_speech}[a.workload]
     res = fn(a)
     res["versions"] = versions(a.module)
     return res
