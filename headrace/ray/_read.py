@@ -178,6 +178,13 @@ class MindRecordDatasource(Datasource):
         fields += [pa.field(c, pa.int64()) for c in KEY_COLUMNS]
         return pa.schema(fields)
 
+    def num_tasks(self) -> int:
+        """Read tasks per pass (the same every pass)."""
+        n = len(self._source)
+        if not self._plan.is_shuffled():
+            return len(self._position_ranges(np.arange(n)))
+        return -(-n // self._rows_per_task)
+
     def _locs(self) -> np.ndarray:
         reader = self._source._reader
         reader.ensure_loaded()
@@ -236,7 +243,9 @@ def read_mindrecord(paths: str | Sequence[str], columns: Sequence[str] | None = 
         seeded = seed is not None
         seed = rng.new_seed() if seed is None else seed
     source = MindRecordDatasource(dataset, int(seed), int(rows_per_task), epoch)
-    out = ray.data.read_datasource(source)
+    # as many blocks as tasks: Ray would otherwise split each task's block to reach its own block
+    # count (which depends on the cluster's CPUs)
+    out = ray.data.read_datasource(source, override_num_blocks=max(1, source.num_tasks()))
     if preserve_order:
         out.context.execution_options.preserve_order = True
     setattr(out, SEED_ATTR, (int(seed), seeded))

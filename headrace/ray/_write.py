@@ -32,12 +32,17 @@ from ray.data.datasource import Datasink
 from ray.data.extensions import ArrowVariableShapedTensorType, get_arrow_extension_tensor_types
 
 from headrace.mindrecord import FileReader, FileWriter
+from headrace.mindrecord._format.header import read_header_path
 from headrace.ray._blocks import KEY_COLUMNS
 
 __all__ = ["MindRecordDatasink"]
 
 _TYPES = {pa.int32(): "int32", pa.int64(): "int64", pa.float32(): "float32", pa.float64(): "float64"}
 _DTYPES = {"int32", "int64", "float32", "float64"}
+DEFAULT_HEADER_SIZE = 1 << 20
+DEFAULT_PAGE_SIZE = 1 << 22
+MIN_HEADER_SIZE, MAX_HEADER_SIZE = 1 << 14, 1 << 27
+MIN_PAGE_SIZE, MAX_PAGE_SIZE = 1 << 15, 1 << 28
 _PREFIX = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
 
 
@@ -121,6 +126,10 @@ class MindRecordDatasink(Datasink):
             None (from the rows' Arrow schema).
         overwrite (bool, optional): replace files of an earlier job with this prefix when the
             commit succeeds. Default: False (refuse to start if any exists).
+        header_size (int, optional): every file's header size, bytes. Default: 1 MiB.
+        page_size (int, optional): every file's page size, bytes. Default: 4 MiB (a row larger
+            than a page makes that file's pages larger, and the commit then fails: MindSpore reads
+            several files together only when their header and page sizes agree).
 
     Raises:
         TypeError, ValueError: an argument is of the wrong type or value.
@@ -130,7 +139,8 @@ class MindRecordDatasink(Datasink):
         >>> ds.write_datasink(MindRecordDatasink("/data/out", "train"))  # doctest: +SKIP
     """
 
-    def __init__(self, directory: str, prefix: str, schema: dict | None = None, *, overwrite: bool = False) -> None:
+    def __init__(self, directory: str, prefix: str, schema: dict | None = None, *, overwrite: bool = False,
+                 header_size: int = DEFAULT_HEADER_SIZE, page_size: int = DEFAULT_PAGE_SIZE) -> None:
         if not isinstance(directory, (str, os.PathLike)):
             raise TypeError(f"directory must be a str path, but got {directory!r}.")
         directory = os.fspath(directory)
@@ -143,6 +153,13 @@ class MindRecordDatasink(Datasink):
             raise TypeError(f"schema must be a dict (FileWriter.add_schema's) or None, but got {type(schema).__name__}.")
         if not isinstance(overwrite, bool):
             raise TypeError(f"overwrite must be a bool, but got {overwrite!r}.")
+        for name, value, (low, high) in (("header_size", header_size, (MIN_HEADER_SIZE, MAX_HEADER_SIZE)),
+                                         ("page_size", page_size, (MIN_PAGE_SIZE, MAX_PAGE_SIZE))):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be an int, but got {value!r}.")
+            if not low <= value <= high or value % 4:
+                raise ValueError(f"{name} must be a multiple of 4 in [{low}, {high}], but got {value}.")
+        self.header_size, self.page_size = header_size, page_size
         self.directory = os.path.abspath(directory)
         self.prefix = prefix
         self.schema = dict(schema) if schema is not None else None
@@ -162,7 +179,8 @@ class MindRecordDatasink(Datasink):
     def on_write_start(self, schema: pa.Schema | None = None) -> None:
         old = self.existing()
         if old and not self.overwrite:
-            raise FileExistsError(f"MindRecordDatasink: {len(old)} file(s) with prefix '{self.prefix}' exist in "
+            count = sum(1 for f in old if not f.endswith(".db"))
+            raise FileExistsError(f"MindRecordDatasink: {count} MindRecord file(s) with prefix '{self.prefix}' exist in "
                                   f"{self.directory} (e.g. {os.path.basename(old[0])}); pass overwrite=True or "
                                   f"another prefix.")
         if self.schema is None and schema is not None:
@@ -183,6 +201,8 @@ class MindRecordDatasink(Datasink):
                 names = list(schema)
                 writer = FileWriter(path, shard_num=1, overwrite=True)
                 writer.add_schema(schema, self.prefix)
+                writer.set_header_size(self.header_size)   # the same layout in every part: MindSpore
+                writer.set_page_size(self.page_size)       # reads files of one layout together only
             rows = _rows(block, names, schema)
             writer.write_raw_data(rows)
             written += len(rows)
@@ -200,6 +220,13 @@ class MindRecordDatasink(Datasink):
                 schemas[name] = reader.schema()
             finally:
                 reader.close()
+        layouts = {name: read_header_path(os.path.join(self.staging, name)) for name in names}
+        for name, h in sorted(layouts.items()):
+            if (h.header_size, h.page_size) != (self.header_size, self.page_size):
+                raise ValueError(f"MindRecordDatasink: {name} was written with header_size={h.header_size} and "
+                                 f"page_size={h.page_size} (a row or the page list outgrew header_size="
+                                 f"{self.header_size}, page_size={self.page_size}); MindSpore reads files together "
+                                 f"only when these agree: give a larger page_size or header_size.")
         if len({repr(sorted(s.items())) for s in schemas.values()}) > 1:
             a, b = sorted(schemas)[0], next(n for n in sorted(schemas) if schemas[n] != schemas[sorted(schemas)[0]])
             raise ValueError(f"MindRecordDatasink: the write tasks found different schemas in their rows ({a}: "
