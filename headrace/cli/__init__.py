@@ -6,7 +6,7 @@ import importlib
 import sys
 from typing import Sequence
 
-from headrace import __version__
+import headrace
 
 # subcommand -> (module with main(argv), one-line help)
 COMMANDS = {
@@ -23,7 +23,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="headrace", description="headrace data pipelines")
     parser.add_argument("command", choices=sorted(COMMANDS), help="; ".join(f"{k}: {v[1]}" for k, v in COMMANDS.items()))
-    parser.add_argument("--version", action="version", version=f"headrace {__version__}")
+    parser.add_argument("--version", action="version", version=f"headrace {headrace.__version__}")
     if argv and argv[0] == "--version":
         parser.parse_args(argv[:1])  # prints the version and exits 0
     if not argv or argv[0] in ("-h", "--help"):
