@@ -61,6 +61,8 @@ def build_corpora(root: str) -> dict[str, str]:
     for genre, nums in [("rock", [91, 10, 0, 57]), ("blues", [29, 0, 98, 50]), ("jazz", [41, 73])]:
         for n in nums:
             write_wav(os.path.join(root, "gtzan", genre, f"{genre}.{n:05d}.wav"), _samples(200 + n, next(seed)), 22050)
+    for name in ["odd_name.wav", "blues.00001.WAV", "x.y.wav", "rock_00003.wav"]:  # only x.y.wav is a GTZAN name
+        write_wav(os.path.join(root, "gtzan", "blues", name), _samples(150, next(seed)), 22050)
     for usage, spk, ch, utts in [("train-clean-100", "30", "7", ["30_7_000002_000000", "30_7_000001_000000"]),
                                  ("train-clean-100", "1000", "12", ["1000_12_000001_000003"]),
                                  ("dev-clean", "9", "4", ["9_4_000001_000000"])]:

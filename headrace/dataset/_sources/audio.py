@@ -290,8 +290,9 @@ class GTZANDataset(_AudioDataset):
     Columns: ``waveform`` (float32, (channels, frames)), ``sample_rate`` (uint32, always 22050:
     another rate is an error), ``label`` (str, the genre). ``usage`` 'train' (443 files), 'valid'
     (197) and 'test' (290) read the fault-filtered split, in genre and number order, skipping files
-    that are absent; 'all' reads every .wav file of each genre folder, genres in the order above and
-    files in the order the file system lists them (as MindSpore does).
+    that are absent; 'all' reads every file of each genre folder named ``<name>.<number>.wav`` (a
+    dot before ``.wav``, as MindSpore tests it), genres in the order above and files in the order the
+    file system lists them (as MindSpore does).
 
     Args:
         dataset_dir (str): The folder holding the genre folders.
@@ -324,8 +325,9 @@ class GTZANDataset(_AudioDataset):
             for genre in _GENRES:
                 folder = os.path.join(self.dataset_dir, genre)
                 if os.path.isdir(folder):
-                    rows.extend((os.path.join(folder, f), genre) for f in _listdir(folder, op) if f.endswith(".wav")
-                                and os.path.isfile(os.path.join(folder, f)))
+                    # MindSpore's test of a GTZAN name: '<name>.<number>.wav' (a dot before '.wav')
+                    rows.extend((os.path.join(folder, f), genre) for f in _listdir(folder, op)
+                                if f.endswith(".wav") and "." in f[:-4] and os.path.isfile(os.path.join(folder, f)))
         else:
             for genre, i in _gtzan_split(self.usage):
                 path = os.path.join(self.dataset_dir, genre, f"{genre}.{i:05d}.wav")
