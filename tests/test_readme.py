@@ -47,6 +47,7 @@ def test_the_quick_start_runs_and_gives_the_shapes_it_names(tmp_path):
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
 def test_the_pytorch_example_runs_and_saves_its_checkpoint(tmp_path):
     check = ("\nassert isinstance(image, torch.Tensor) and tuple(image.shape) == (32, 3, 64, 64)\n"
+             "assert label.dtype == torch.int64\n"
              "print(sorted(os.listdir('ckpt/step-100')))\n")
     code = "import os\n" + examples()["Quick start"] + examples()["Feeding PyTorch"] + check
     out = run(code, tmp_path)
