@@ -71,8 +71,8 @@ def check_compute(compute: Any, num_cpus: float | None, cluster_cpus: float | No
         raise ValueError(
             f"map_ops: the actor pool would hold {held:g} of the cluster's {cluster_cpus:g} CPUs "
             f"(min_size={compute.min_size} x num_cpus={per_actor:g}), leaving less than the 1 CPU a read task "
-            f"needs: Ray would wait for ever (Ray issue #44687). Use {fewer}a fraction of a CPU per actor "
-            f"(num_cpus=0.5), or compute=None (tasks).")
+            f"needs: Ray would wait for ever (Ray issue #44687). Use {fewer}fewer CPUs per actor "
+            f"(e.g. num_cpus={per_actor / 2:g}), or compute=None (tasks).")
 
 
 class HeadraceMap:
