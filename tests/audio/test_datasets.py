@@ -264,6 +264,9 @@ def test_wav_with_extra_chunks_is_read_right_and_warns(tmp_path):
     ds.config.set_strict_decode(True)
     with pytest.raises(RuntimeError, match=r"an error because ds.config.set_strict_decode\(True\)"):
         _rows(ds.YesNoDataset(str(tmp_path), shuffle=False))
+    with pytest.raises(RuntimeError, match=r"an error because ds.config.set_strict_decode\(True\)"):
+        _rows(ds.YesNoDataset(str(tmp_path)).map(_double, input_columns=["waveform"], num_parallel_workers=2,
+                                                 python_multiprocessing=True))
 
 
 def test_canonical_wav_does_not_warn(corpora):
