@@ -123,6 +123,8 @@ for name, key, args, kw in INPUTS["cases"]:
     ds.config.set_seed(5)
     out.append({"plain": rows(make(shuffle=False)), "seeded": rows(make(shuffle=True)),
                 "shard": rows(make(num_shards=2, shard_id=1, shuffle=False)),
+                "sampled": rows(make(num_samples=2, shuffle=True)),
+                "random": rows(make(sampler=ds.RandomSampler(replacement=True, num_samples=3))),
                 "cols": make(shuffle=False).get_col_names()})
 bad = []
 for name, args, kw in INPUTS["bad"]:
@@ -181,7 +183,7 @@ def _assert_rows_equal(ours: list[dict], theirs: list[dict], waveform: bool) -> 
 @pytest.mark.parametrize("case", range(len(CASES)), ids=[f"{c[0]}-{c[1]}-{c[3]}" for c in CASES])
 def test_rows_match_mindspore(corpora, oracle, case):
     """Every column, dtype, shape and value, in MindSpore's order: unshuffled, shuffled under a seed,
-    one shard. TEDLIUM waveforms only by shape and dtype: MindSpore 2.10 returns zeros for them."""
+    one shard, num_samples, a sampler drawing with replacement. TEDLIUM waveforms only by shape and dtype: MindSpore 2.10 returns zeros for them."""
     name, key, args, kw = CASES[case]
     want = oracle["cases"][case]
     waveform = name != "TedliumDataset"
@@ -191,6 +193,9 @@ def test_rows_match_mindspore(corpora, oracle, case):
     _assert_rows_equal(_rows(_make(corpora, name, key, args, kw, shuffle=True)), want["seeded"], waveform)
     _assert_rows_equal(_rows(_make(corpora, name, key, args, kw, num_shards=2, shard_id=1, shuffle=False)),
                        want["shard"], waveform)
+    _assert_rows_equal(_rows(_make(corpora, name, key, args, kw, num_samples=2, shuffle=True)), want["sampled"], waveform)
+    _assert_rows_equal(_rows(_make(corpora, name, key, args, kw, sampler=ds.RandomSampler(replacement=True, num_samples=3))),
+                       want["random"], waveform)
 
 
 @needs_oracle
