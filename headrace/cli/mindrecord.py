@@ -1,4 +1,5 @@
-"""``headrace mindrecord``: maintenance of MindRecord files (``reindex``, ``info``, ``verify``).
+"""``headrace mindrecord``: maintenance of MindRecord files (``reindex``, ``info``, ``verify``,
+``checksum``).
 
 ``main(argv)`` takes the arguments after ``mindrecord``; it returns the process exit status.
 """
@@ -29,11 +30,36 @@ def _parser() -> argparse.ArgumentParser:
                                    "each .db, the .db's row table against the data file's pages, every record "
                                    "decoded and checked, indexed values in the .db against the records. The format "
                                    "has no checksum: a changed byte inside a bytes field or a float array cannot be "
-                                   "seen. Exit status 0 when every file passes, 1 otherwise.")
+                                   "seen, unless the file has headrace's CRC sidecar (FILE.crc, written by "
+                                   "FileWriter(..., checksum=True) or `headrace mindrecord checksum`), which is "
+                                   "checked first and names damaged pages and their rows. Exit status 0 when every "
+                                   "file passes, 1 otherwise.")
     v.add_argument("files", nargs="+", metavar="FILE", help="a data file of each dataset to verify")
     v.add_argument("--only", action="store_true",
                    help="verify only the named files, not their sibling shards")
+    c = sub.add_parser("checksum", help="write CRC sidecars (FILE.crc) for existing MindRecord files",
+                       description="Verify MindRecord files in full, then record the CRC-32C of their header, "
+                                   "pages and .db in a sidecar FILE.crc that `verify` checks from then on. A data "
+                                   "file that has a sidecar already must still match it (only its .db may differ: "
+                                   "one rebuilt by `reindex` is recorded). The data files are not changed, so "
+                                   "MindSpore reads them as before. Exit status 0 when every file got its sidecar.")
+    c.add_argument("files", nargs="+", metavar="FILE", help="a data file of each dataset")
+    c.add_argument("--only", action="store_true",
+                   help="only the named files, not their sibling shards")
     return p
+
+
+def _checksum(path: str, all_shards: bool) -> list[str]:
+    """``headrace mindrecord checksum`` on one dataset; the sidecars written."""
+    from headrace.mindrecord._format import integrity  # noqa: PLC0415
+    from headrace.mindrecord._format.header import read_header_path, shard_paths  # noqa: PLC0415
+    from headrace.mindrecord._format.verify import verify_dataset  # noqa: PLC0415
+    files = shard_paths(path, read_header_path(path)) if all_shards else [path]
+    for f in files:
+        if integrity.has_sidecar(f):
+            integrity.check_sidecar(f, db=False)
+    verify_dataset(files, load_dataset=False, sidecar=False)
+    return [integrity.write_sidecar(f) for f in files]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,7 +78,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"{db}: {rows} rows")
             elif args.command == "verify":
                 for r in verify(f, all_shards=not args.only):
-                    print(f"{r.file}: OK ({r.rows} rows, {r.pages} pages, {r.bytes} bytes checked)")
+                    crc = "; CRC sidecar matches" if r.checksum else ""
+                    print(f"{r.file}: OK ({r.rows} rows, {r.pages} pages, {r.bytes} bytes checked{crc})")
+            elif args.command == "checksum":
+                for side in _checksum(f, not args.only):
+                    print(f"{side}: written")
             else:
                 h = read_header_path(f)
                 info = {"file": os.path.abspath(f), "version": h.version, "rows": h.num_rows,

@@ -8,7 +8,7 @@ import weakref
 from typing import Any
 
 from ._checks import check_filename
-from ._format import crypto
+from ._format import crypto, integrity
 from ._format.encode import DroppedRow, RowEncoder, check_rows
 from ._format.errors import (MRMAddSchemaError, MRMDefineIndexError, MRMGetMetaError, MRMValidateDataError,
                              MindRecordRuntimeError, ParamTypeError, ParamValueError)
@@ -88,9 +88,17 @@ class FileWriter:
         invalid_rows (str, optional, keyword-only): What to do with rows that do not fit the schema:
             ``"warn"`` drops them with an ``InvalidRowWarning`` (MindSpore drops them with a log
             line only), ``"error"`` raises ``MRMValidateDataError``. Default: ``"warn"``.
+        checksum (bool, optional, keyword-only): headrace only. Also write, at ``commit``, a CRC
+            sidecar ``<data file>.crc`` per shard: the CRC-32C of the header and of every page, and
+            of the ``.db`` (see docs/mindrecord-integrity.md). The data files and indexes are the
+            same as without it, so MindSpore reads them as before; ``headrace mindrecord verify``,
+            ``verify()`` and readers made with ``verify=True`` or ``verify="checksum"`` check it.
+            Not with encryption (``set_enc_key``), which authenticates every block already.
+            Default: ``False``.
 
     Raises:
-        ParamValueError: ``file_name``, ``shard_num``, ``overwrite`` or ``invalid_rows`` is invalid.
+        ParamValueError: ``file_name``, ``shard_num``, ``overwrite``, ``invalid_rows`` or
+            ``checksum`` is invalid.
 
     Examples:
         >>> import os, tempfile
@@ -106,7 +114,7 @@ class FileWriter:
         [0, 1, 2]
     """
 
-    def __init__(self, file_name, shard_num=1, overwrite=False, *, invalid_rows="warn"):
+    def __init__(self, file_name, shard_num=1, overwrite=False, *, invalid_rows="warn", checksum=False):
         file_name = _check_utf8(check_filename(file_name))
         if shard_num is None:
             raise ParamValueError("Parameter shard_num is None.")
@@ -121,6 +129,7 @@ class FileWriter:
             raise RuntimeError(f"When encode mode is enabled, the automatic sharding function is unavailable. "
                                f"Write shard_num=1 (got {shard_num}) or call set_enc_key(None).")
         self._invalid_rows = _check_invalid_rows(invalid_rows)
+        self._checksum = _check_checksum(checksum, crypto.get_enc_key() is not None)
         self._file_name = file_name
         self._shard_num = int(shard_num)
         self._overwrite = overwrite
@@ -145,7 +154,7 @@ class FileWriter:
     # ------------------------------------------------------------------ setup
 
     @classmethod
-    def open_for_append(cls, file_name, *, invalid_rows="warn"):
+    def open_for_append(cls, file_name, *, invalid_rows="warn", checksum=None):
         """Opens an existing dataset to add rows; ``commit`` rewrites headers and indexes.
 
         The rows already there stay readable by anyone until ``commit``. A missing or damaged
@@ -155,12 +164,14 @@ class FileWriter:
             file_name (str): One data file of the dataset (all its shards are opened).
             invalid_rows (str, optional, keyword-only): ``"warn"`` or ``"error"``, as for
                 ``FileWriter``. Default: ``"warn"``.
+            checksum (bool, optional, keyword-only): write CRC sidecars at ``commit``, as for
+                ``FileWriter``; None keeps them where the dataset has them. Default: ``None``.
 
         Returns:
             FileWriter, a writer that appends.
 
         Raises:
-            ParamValueError: ``file_name`` or ``invalid_rows`` is invalid.
+            ParamValueError: ``file_name``, ``invalid_rows`` or ``checksum`` is invalid.
             RuntimeError: the file does not exist or is not a valid MindRecord file.
 
         Examples:
@@ -178,10 +189,14 @@ class FileWriter:
         """
         file_name = _check_utf8(check_filename(file_name))
         invalid_rows = _check_invalid_rows(invalid_rows)
+        if checksum is not None:
+            checksum = _check_checksum(checksum, crypto.get_enc_key() is not None)
         if not os.path.exists(file_name):
             raise RuntimeError(f"The input: {file_name} is not exists.")
         encrypted = _decrypt_for_append(file_name)
         core = ShardSetWriter.for_append(file_name)
+        if checksum is None:
+            checksum = not encrypted and any(integrity.has_sidecar(p) for p in core.paths)
         self = cls.__new__(cls)
         self._file_name = file_name
         self._shard_num = len(core.paths)
@@ -201,6 +216,7 @@ class FileWriter:
         self._append = True
         self._finalizer = None
         self._encrypt = encrypted
+        self._checksum = checksum
         self._set_core(core)
         return self
 
@@ -368,7 +384,8 @@ class FileWriter:
                       f"the WriteReport returned lists every dropped row.", InvalidRowWarning, stacklevel=3)
 
     def commit(self):
-        """Writes headers and indexes and puts the files in place (data files first, indexes last).
+        """Writes headers and indexes and puts the files in place (data files first, indexes last),
+        then, with ``checksum``, each data file's CRC sidecar (an old sidecar is removed first).
 
         Returns:
             WriteReport, the rows this writer wrote and dropped over all its ``write_raw_data``
@@ -381,13 +398,27 @@ class FileWriter:
             raise RuntimeError("The MindRecord files were already committed; use `FileWriter.open_for_append` "
                                "to add more rows.")
         core = self._open()
+        for path in self._paths:  # a sidecar never outlives the bytes it describes
+            integrity.remove_sidecar(path)
         core.commit()
         self._flushed = True
         if self._encrypt:     # as MindSpore does: the committed files are encrypted in place
             for path in self._paths:
                 crypto.encrypt_in_place(path)
                 crypto.encrypt_in_place(path + ".db")
+        if self._checksum:
+            for path in self._paths:
+                integrity.write_sidecar(path)
         return WriteReport(self._written, len(self._dropped), tuple(self._dropped))
+
+
+def _check_checksum(checksum: Any, encrypted: bool) -> bool:
+    if not isinstance(checksum, bool):
+        raise ParamValueError(f"Parameter checksum must be True or False, but got {checksum!r}.")
+    if checksum and encrypted:
+        raise ParamValueError("Parameter checksum=True cannot be used with encryption (set_enc_key): AES-GCM "
+                              "authenticates every block of an encrypted file already.")
+    return checksum
 
 
 def _check_utf8(file_name: str) -> str:

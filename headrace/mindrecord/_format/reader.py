@@ -25,7 +25,8 @@ from .header import Header, check_same_dataset, read_header, shard_paths
 from .index import ShardIndex, load_index, scan_shard
 from .rows import decode_raw, decompress_ints, is_whole, split_blob
 from .schema import Field, Schema
-from .verify import verify_shard
+from .integrity import check_sidecar
+from .verify import CHECKSUM, verify_shard
 
 _LEN = struct.Struct("<Q")
 RAW_CACHE_LIMIT = 256 << 20   # raw pages are cached in memory when they total at most this
@@ -72,11 +73,12 @@ class ShardSetReader(FreshLock):
             or damaged, instead of raising.
         verify: verify every file in full when the row tables are loaded (``verify.verify_shard``:
             every record decoded and checked, the ``.db`` against the data file), raising
-            ``MindRecordFormatError`` naming file, page and row on the first problem.
+            ``MindRecordFormatError`` naming file, page and row on the first problem; ``"checksum"``:
+            check only each file's CRC sidecar (``integrity.check_sidecar``).
     """
 
     def __init__(self, files: Sequence[str], load_dataset: bool = True, *, rebuild_missing_index: bool = False,
-                 verify: bool = False) -> None:
+                 verify: bool | str = False) -> None:
         files = [os.fspath(f) for f in files]
         # Encrypted files (MindSpore's set_enc_key) are read from plain copies that live as long as
         # this reader; without encryption this only checks each file's last bytes.
@@ -129,7 +131,9 @@ class ShardSetReader(FreshLock):
         """Loads the row tables (once per object, not per process)."""
         tables = []
         for path, header in zip(self.paths, self.headers):
-            if self.verify:
+            if self.verify == CHECKSUM:
+                check_sidecar(path, header)
+            elif self.verify:
                 tables.append(_absolute(verify_shard(path, header).index, header))
                 continue
             try:

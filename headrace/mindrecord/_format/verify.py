@@ -20,7 +20,9 @@ compressed (small int32 arrays), so its rule is not "the bytes saved".
 What no check can see: a change inside the payload of a ``bytes`` field or of a float array (or in
 the values of an int array that keeps each element's width), and a change to a scalar field that is
 not an index field, when the result is still well formed; two blob pages with identical record
-lengths swapped. Those need a hash, which the format does not have.
+lengths swapped. Those need a hash, which the format does not have: headrace's opt-in CRC sidecar
+(``integrity.py``, written by ``FileWriter(..., checksum=True)``) is checked first where a data file
+has one, and names the damaged pages and their rows.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import integrity
 from .errors import MindRecordFormatError
 from .header import Header, check_same_dataset, read_header, shard_paths
 from .index import QueryTooLong, ShardIndex, _open_db, bounded_query, field_column, load_index, scan_shard
@@ -42,37 +45,43 @@ __all__ = ["ShardReport", "get_verify_on_open", "resolve_verify", "set_verify_on
            "verify_shard"]
 
 _LEN = struct.Struct("<Q")
-_verify_on_open = False
+_verify_on_open: bool | str = False
 
 
-def set_verify_on_open(verify: bool) -> None:
+CHECKSUM = "checksum"  # verify only the CRC sidecars (integrity.py): every byte read once, nothing decoded
+
+
+def set_verify_on_open(verify: bool | str) -> None:
     """Whether ``FileReader``, ``MindPage`` and ``MindDataset`` verify their files in full when they
     open them (see ``verify_dataset``), for objects made without an explicit ``verify`` argument.
 
     Args:
-        verify (bool): True to verify on open. Default (before any call): False.
+        verify (Union[bool, str]): True to verify on open; ``"checksum"`` to check only each data
+            file's CRC sidecar (``FileWriter(..., checksum=True)``; a file without one is an
+            error). Default (before any call): False.
 
     Raises:
-        TypeError: ``verify`` is not a bool.
+        TypeError: ``verify`` is not a bool or ``"checksum"``.
     """
     global _verify_on_open
-    if not isinstance(verify, bool):
-        raise TypeError(f"set_verify_on_open: 'verify' must be a bool (True or False), got {type(verify).__name__}.")
+    if not isinstance(verify, bool) and verify != CHECKSUM:
+        raise TypeError(f"set_verify_on_open: 'verify' must be a bool (True or False), got {type(verify).__name__} "
+                        f"{verify!r:.40}; or 'checksum' to check only the CRC sidecars.")
     _verify_on_open = verify
 
 
-def get_verify_on_open() -> bool:
+def get_verify_on_open() -> bool | str:
     """The current ``set_verify_on_open`` value."""
     return _verify_on_open
 
 
-def resolve_verify(verify: bool | None) -> bool:
+def resolve_verify(verify: bool | str | None) -> bool | str:
     """``verify`` checked, or the process-wide setting when it is None."""
     if verify is None:
         return _verify_on_open
-    if not isinstance(verify, bool):
-        raise TypeError(f"'verify' must be True, False or None (use headrace.mindrecord.set_verify_on_open), got "
-                        f"{verify!r}.")
+    if not isinstance(verify, bool) and verify != CHECKSUM:
+        raise TypeError(f"'verify' must be True, False or None (use headrace.mindrecord.set_verify_on_open), or "
+                        f"'checksum' to check only the CRC sidecars, got {verify!r}.")
     return verify
 
 
@@ -87,6 +96,7 @@ class ShardReport:
         bytes: bytes of pages read and checked (records and their length prefixes).
         index: the verified row table (the same as the ``.db``'s).
         saved: bytes the integer-array compression saved in this file.
+        checksum: whether the file's CRC sidecar was checked too (it has one).
     """
 
     file: str
@@ -95,6 +105,7 @@ class ShardReport:
     bytes: int
     index: ShardIndex = dataclasses.field(repr=False)
     saved: int = dataclasses.field(default=0, repr=False)
+    checksum: bool = dataclasses.field(default=False, repr=False)
 
 
 def _fail(what: str, file: str, page: int | None = None, row: int | None = None) -> MindRecordFormatError:
@@ -102,12 +113,13 @@ def _fail(what: str, file: str, page: int | None = None, row: int | None = None)
     return MindRecordFormatError(f"Verification failed: {what}{where}.", file, row)
 
 
-def verify_dataset(files: Sequence[str], load_dataset: bool = True) -> list[ShardReport]:
+def verify_dataset(files: Sequence[str], load_dataset: bool = True, *, sidecar: bool = True) -> list[ShardReport]:
     """Verifies data files and their ``.db`` indexes in full (see the module docstring).
 
     Args:
         files: a data file (all shards of its dataset, when ``load_dataset``) or a list of files.
         load_dataset: read the sibling shards of a single file too.
+        sidecar: check the CRC sidecars of the files that have one.
 
     Returns:
         list[ShardReport], one per data file, in order.
@@ -124,7 +136,7 @@ def verify_dataset(files: Sequence[str], load_dataset: bool = True) -> list[Shar
     for p in files[len(headers):]:
         headers.append(_read_header(p))
     check_same_dataset(headers, files)
-    reports = [verify_shard(p, h) for p, h in zip(files, headers)]
+    reports = [verify_shard(p, h, sidecar=sidecar) for p, h in zip(files, headers)]
     return reports
 
 
@@ -138,8 +150,13 @@ def _read_header(path: str) -> Header:
         os.close(fd)
 
 
-def verify_shard(path: str, header: Header) -> ShardReport:
-    """Verifies one data file and its ``.db`` (see ``verify_dataset``); returns its report."""
+def verify_shard(path: str, header: Header, *, sidecar: bool = True) -> ShardReport:
+    """Verifies one data file and its ``.db`` (see ``verify_dataset``); returns its report. A CRC
+    sidecar, where there is one (and ``sidecar``), is checked first: it names damaged pages that
+    decode well."""
+    checksum = sidecar and integrity.has_sidecar(path)
+    if checksum:
+        integrity.check_sidecar(path, header)
     _check_db(path, header)
     index = load_index(path, header)             # row table checked against the header's pages
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
@@ -155,6 +172,7 @@ def verify_shard(path: str, header: Header) -> ShardReport:
     finally:
         os.close(fd)
     _check_index_values(path, header, scanned)
+    report.checksum = checksum
     return report
 
 
