@@ -92,6 +92,10 @@ CASES = [
     ("DetectPitchFrequency(16000)", ["f64", "f32"]),
     ("DetectPitchFrequency(16000, 0.02, 10, 100, 2000)", ["f64", "one"]),
     ("DetectPitchFrequency(8000, 0.005, 3, 60, 1000)", ["three"]),
+    # nothing triggers here (MindSpore's Vad never triggers, see test_vad_finds_the_onset)
+    ("Vad(16000)", ["f64", "three"]),
+    ("Vad(1600)", ["one"]),
+    ("Vad(600, search_time=2.0, pre_trigger_time=0.5)", ["f32", "f16"]),
 ]
 
 # Inputs refused on call: (expression, input).
@@ -325,3 +329,36 @@ def test_mu_law_decoding_is_float32_exact():
                                                   0.08788024634122849]], np.float32))
     out = audio.MuLawDecoding(128)(np.array([70, 170]))
     np.testing.assert_array_equal(out, np.array([0.00506480922922492, 26.928272247314453], np.float32))
+
+
+def _speech(sr, onset, seconds=3.0, seed=5):
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(seconds * sr)) / sr
+    voice = sum(np.sin(2 * np.pi * f * t) / k for k, f in enumerate((180, 360, 540, 900), 1))
+    return 0.3 * voice * (t >= onset) + 0.003 * rng.standard_normal(t.size)
+
+
+@pytest.mark.parametrize("sr, onset, kept", [(16000, 1.5, 25600), (8000, 1.0, 16800), (16000, 2.2, 14400)])
+def test_vad_finds_the_onset(sr, onset, kept):
+    # sox's detector: the cut falls shortly before the voice starts (within one measure period of
+    # 50 ms plus the smoothing); the sample counts are pinned. MindSpore 2.10 never triggers (its
+    # measures stay 0) and would keep the last 1.1 s instead.
+    x = _speech(sr, onset)
+    out = audio.Vad(sr)(x[None])
+    assert out.shape == (1, kept)
+    start = x.size - kept
+    assert onset - 0.3 <= start / sr <= onset
+    np.testing.assert_array_equal(out[0], x[start:])
+    # a second, quiet channel is cut at the same sample
+    both = audio.Vad(sr)(np.stack([x * 0.0 + 1e-4, x]))
+    assert both.shape == (2, kept)
+
+
+def test_vad_without_speech_keeps_the_search_window():
+    x = np.random.default_rng(1).standard_normal(40000) * 1e-3
+    # search_time (1 s) + one measure (0.1 s) at 16 kHz
+    np.testing.assert_array_equal(audio.Vad(16000)(x), x[-17600:])
+    # a clip shorter than that stretch: MindSpore's ring arithmetic keeps its last n - (17600 - n)
+    short = x[:1000]
+    assert audio.Vad(1600)(short[None]).shape == (1, 760)
+    assert audio.Vad(16000)(short[None]).shape == (1, 1000)

@@ -14,12 +14,12 @@ from headrace._audio import filters as kf
 from headrace.dataset.audio import _checks as ck
 from headrace.dataset.audio._base import AudioTensorOperation, require_float
 from headrace.dataset.audio._effects import Contrast, DCShift, Dither, Fade, Gain, MuLawDecoding, MuLawEncoding, Vol
-from headrace.dataset.audio._sox import DetectPitchFrequency, Flanger, Overdrive, Phaser
+from headrace.dataset.audio._sox import DetectPitchFrequency, Flanger, Overdrive, Phaser, Vad
 
 __all__ = ["AllpassBiquad", "BandBiquad", "BandpassBiquad", "BandrejectBiquad", "BassBiquad", "Biquad",
            "Contrast", "DCShift", "DeemphBiquad", "DetectPitchFrequency", "Dither", "EqualizerBiquad",
            "Fade", "Filtfilt", "Flanger", "Gain", "HighpassBiquad", "LFilter", "LowpassBiquad",
-           "MuLawDecoding", "MuLawEncoding", "Overdrive", "Phaser", "RiaaBiquad", "TrebleBiquad", "Vol"]
+           "MuLawDecoding", "MuLawEncoding", "Overdrive", "Phaser", "RiaaBiquad", "TrebleBiquad", "Vad", "Vol"]
 
 
 def _check_q(q: object) -> float:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from headrace._audio import sox
+from headrace._audio.vad import VadParams, vad_start
 from headrace.dataset.audio import _checks as ck
 from headrace.dataset.audio._base import (AudioTensorOperation, as_float, op_error, require_float, require_numeric,
                                           require_rank)
 from headrace.dataset.audio.utils import Interpolation, Modulation
 
-__all__ = ["DetectPitchFrequency", "Flanger", "Overdrive", "Phaser"]
+__all__ = ["DetectPitchFrequency", "Flanger", "Overdrive", "Phaser", "Vad"]
 
 
 class Overdrive(AudioTensorOperation):
@@ -153,3 +154,87 @@ class DetectPitchFrequency(AudioTensorOperation):
         y = sox.detect_pitch(x.astype(np.float64), self.sample_rate, self.frame_time, self.win_length,
                              self.freq_low, self.freq_high)
         return y.astype(np.float32)
+
+
+_TIME_MAX = ck.FLOAT_MAX
+_IF = (int, float)
+
+
+class Vad(AudioTensorOperation):
+    """sox's voice-activity detector: trims the quiet start of a recording, up to shortly before
+    the first speech (of any channel; all channels are cut at the same sample). Without speech
+    found, the last `search_time` + `pre_trigger_time` + one measure of audio is kept (the whole
+    clip when shorter).
+
+    MindSpore 2.10 never finds speech for a positive `trigger_level` (its measures stay 0: noise,
+    tones, clicks and speech-like clips all come back as that last stretch); this is sox's
+    detector, so on audio where speech triggers it cuts where sox does, not where MindSpore does.
+
+    Args:
+        sample_rate (int): sampling rate in Hz, in [1, 2147483647].
+        trigger_level (float, optional): measure level that triggers. Default: 7.0.
+        trigger_time (float, optional): smoothing time constant of the trigger in s, >= 0. Default: 0.25.
+        search_time (float, optional): audio kept before the trigger point, in s, >= 0. Default: 1.0.
+        allowed_gap (float, optional): longest gap between quieter bursts kept, in s, >= 0. Default: 0.25.
+        pre_trigger_time (float, optional): extra audio kept before, in s, >= 0. Default: 0.0.
+        boot_time (float, optional): time to learn the noise, in s, >= 0. Default: 0.35.
+        noise_up_time (float, optional): noise-estimate rise time constant in s, at least
+            `noise_down_time`. Default: 0.1.
+        noise_down_time (float, optional): noise-estimate fall time constant in s, >= 0. Default: 0.01.
+        noise_reduction_amount (float, optional): noise subtracted from the spectrum, >= 0. Default: 1.35.
+        measure_freq (float, optional): measures per second, > 0. Default: 20.0.
+        measure_duration (float, optional): length of a measure in s, >= 0; None: twice the
+            measure period (as is 0). Default: None.
+        measure_smooth_time (float, optional): spectrum smoothing time constant in s, >= 0. Default: 0.4.
+        hp_filter_freq (float, optional): lowest frequency measured, Hz, > 0. Default: 50.0.
+        lp_filter_freq (float, optional): highest frequency measured, Hz, > 0. Default: 6000.0.
+        hp_lifter_freq (float, optional): high-pass lifter frequency, Hz, > 0. Default: 150.0.
+        lp_lifter_freq (float, optional): low-pass lifter frequency, Hz, > 0. Default: 2000.0.
+
+    Examples:
+        >>> import numpy as np
+        >>> t = np.arange(32000) / 16000
+        >>> speech = np.where(t > 1.5, np.sin(2 * np.pi * 300 * t), 0.0) * 0.5
+        >>> Vad(16000)(speech[None]).shape  # from 1.4 s on
+        (1, 9600)
+    """
+
+    def __init__(self, sample_rate, trigger_level=7.0, trigger_time=0.25, search_time=1.0, allowed_gap=0.25,
+                 pre_trigger_time=0.0, boot_time=0.35, noise_up_time=0.1, noise_down_time=0.01,
+                 noise_reduction_amount=1.35, measure_freq=20.0, measure_duration=None, measure_smooth_time=0.4,
+                 hp_filter_freq=50.0, lp_filter_freq=6000.0, hp_lifter_freq=150.0, lp_lifter_freq=2000.0):
+        def time(value: object, name: str) -> float:
+            return ck.check_float(value, name, 0, _TIME_MAX, types=_IF)
+
+        def freq(value: object, name: str) -> float:
+            return ck.check_float(value, name, 0, _TIME_MAX, left_open=True, types=_IF)
+
+        rate = ck.check_rate(sample_rate)
+        level = ck.check_float(trigger_level, "trigger_level", types=_IF)
+        values = dict(trigger_time=time(trigger_time, "trigger_time"), search_time=time(search_time, "search_time"),
+                      allowed_gap=time(allowed_gap, "allowed_gap"),
+                      pre_trigger_time=time(pre_trigger_time, "pre_trigger_time"),
+                      boot_time=time(boot_time, "boot_time"), noise_up_time=time(noise_up_time, "noise_up_time"),
+                      noise_down_time=time(noise_down_time, "noise_down_time"),
+                      noise_reduction_amount=time(noise_reduction_amount, "noise_reduction_amount"),
+                      measure_freq=freq(measure_freq, "measure_freq"),
+                      # MindSpore checks (and uses) a measure_duration only when it is truthy
+                      measure_duration=time(measure_duration, "measure_duration") if measure_duration else None,
+                      measure_smooth_time=time(measure_smooth_time, "measure_smooth_time"),
+                      hp_filter_freq=freq(hp_filter_freq, "hp_filter_freq"),
+                      lp_filter_freq=freq(lp_filter_freq, "lp_filter_freq"),
+                      hp_lifter_freq=freq(hp_lifter_freq, "hp_lifter_freq"),
+                      lp_lifter_freq=freq(lp_lifter_freq, "lp_lifter_freq"))
+        if noise_up_time < noise_down_time:
+            raise ValueError(f"Input noise_up_time should be greater than noise_down_time, but got noise_up_time: "
+                             f"{noise_up_time} and noise_down_time: {noise_down_time}.")
+        self.params = VadParams(sample_rate=rate, trigger_level=level, **values)  # type: ignore[arg-type]
+
+    def _run(self, x: np.ndarray) -> np.ndarray:
+        require_numeric(x, self.op_name)
+        x = as_float(x)
+        flat = x.reshape(-1, x.shape[-1])
+        start = vad_start(flat.astype(np.float64), self.params)
+        # a negative start keeps that many samples from the end, as MindSpore does (its ring buffer
+        # of search_time + pre_trigger_time + one measure, longer than a short clip)
+        return x[..., start:] if -start < x.shape[-1] else x
