@@ -61,8 +61,14 @@ def to_tensor_c(img: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 
 def rescale(img: np.ndarray, scale: float, shift: float) -> np.ndarray:
-    """``img * scale + shift`` in float32."""
-    out = img.astype(np.float32)
-    out *= np.float32(scale)
-    out += np.float32(shift)
-    return out
+    """``img * scale + shift`` as float32, rounded as MindSpore rounds it: ``scale`` and ``shift``
+    are first rounded to float32, an image of 32-bit (or wider) integers is first rounded to
+    float32 (a float64 one is not), the product and the sum are taken in float64, and only the
+    result is rounded to float32. Checked bit for bit against MindSpore 2.10 (uint8, int8, uint16,
+    int16, int32, float16, float32, float64, bool)."""
+    if img.dtype.kind in "iu" and img.dtype.itemsize >= 4:
+        img = img.astype(np.float32)
+    out = img.astype(np.float64)
+    out *= float(np.float32(scale))
+    out += float(np.float32(shift))
+    return out.astype(np.float32)

@@ -100,11 +100,29 @@ def check_num_parallel_workers(value: Any, name: str = "num_parallel_workers") -
     if value is None:
         return None
     value = check_int(value, name)
-    if value < 1:
-        raise ValueError(f"Input {name} must be a positive int, but got {value}. "
-                         f"Use a value between 1 and the number of CPUs ({os.cpu_count()}).")
+    if value < 1:  # MindSpore's sentence (its bound is the number of CPUs), then headrace's own
+        cpus = os.cpu_count() or 1
+        raise ValueError(f"{name} exceeds the boundary between 1 and {cpus}! Got {value}: use a value between 1 "
+                         f"and the number of CPUs ({cpus}); headrace takes up to {max_workers()}.")
     if value > max_workers():
         raise too_many_workers(value, name)
+    return value
+
+
+def check_num_samples(value: Any) -> int | None:
+    """A source's ``num_samples``: None, or an int in [0, INT64_MAX], refused in MindSpore's words.
+
+    Example:
+        >>> check_num_samples(-1)
+        Traceback (most recent call last):
+            ...
+        ValueError: num_samples exceeds the boundary between 0 and 9223372036854775807(INT64_MAX)!
+    """
+    if value is None:
+        return None
+    value = check_int(value, "num_samples")
+    if not 0 <= value <= INT64_MAX:
+        raise ValueError(f"num_samples exceeds the boundary between 0 and {INT64_MAX}(INT64_MAX)!")
     return value
 
 

@@ -4,15 +4,29 @@ from __future__ import annotations
 import numbers
 from typing import Any, Sequence
 from headrace._util.checks import INT32_MAX, check_int, check_range, check_type
+from headrace._util.errors import EarlyValueError
+
+# MindSpore's sentence for a missing column, by the op that names it (it raises them as RuntimeError
+# when the pipeline starts; headrace, when the plan is made, as a ValueError that is a RuntimeError too)
+MISSING_COLUMN = {
+    "map": "Invalid parameter, input column name: {name} doesn't exist in the dataset columns.",
+    "filter": "Invalid parameter, column name: {name} does not exist in the dataset columns.",
+    "project": "Invalid column, column name: {name} does not exist.",
+    "rename": "Invalid column, column to be renamed does not exist.",
+    "pad_info": "Invalid pad_info, column name: {name} does not exist.",
+    "per_batch_map": "Invalid input_columns, '{name}' of 'input_columns' doesn't exist.",
+}
 
 
-def column_index(columns: Sequence[str], wanted: Sequence[str], param: str) -> tuple[int, ...]:
-    """Positions of ``wanted`` in ``columns``; ValueError naming the missing one."""
+def column_index(columns: Sequence[str], wanted: Sequence[str], param: str, op: str | None = None) -> tuple[int, ...]:
+    """Positions of ``wanted`` in ``columns``; EarlyValueError naming the missing one (in
+    MindSpore's words for ``op``, a key of ``MISSING_COLUMN``, when given)."""
     out = []
     for name in wanted:
         if name not in columns:
-            raise ValueError(f"Invalid column: {param} names column {name!r}, which does not exist; "
-                             f"the dataset has columns {list(columns)}.")
+            head = MISSING_COLUMN[op].format(name=name) + " " if op else ""
+            raise EarlyValueError(f"{head}Invalid column: {param} names column {name!r}, which does not exist; "
+                                  f"the dataset has columns {list(columns)}.")
         out.append(columns.index(name))
     return tuple(out)
 
@@ -47,27 +61,30 @@ def replace_layout(columns: Sequence[str], in_idx: Sequence[int], out_names: Seq
 
 
 def _check_pad_info(pad_info: Any) -> dict | None:
+    """``pad_info`` checked in MindSpore's words ({column: (pad_shape, pad_value) or None}); a
+    pad_shape may also be a tuple, and a pad_value any number (NumPy's too)."""
     if pad_info is None:
         return None
     check_type(pad_info, dict, "pad_info")
     out = {}
     for col, spec in pad_info.items():
-        if not isinstance(col, str):
-            raise TypeError(f"pad_info keys must be column names (str), but got {col!r}.")
+        check_type(col, str, "key in pad_info")
         if spec is None:
             out[col] = (None, 0)
             continue
-        if not isinstance(spec, tuple) or len(spec) != 2:
-            raise TypeError(f"pad_info[{col!r}] must be a tuple (pad_shape, pad_value), but got {spec!r}.")
+        check_type(spec, tuple, "value in pad_info")
+        if len(spec) != 2:
+            raise ValueError(f"value of pad_info should be a tuple of size 2. Got {len(spec)} items for column "
+                             f"{col!r}: {spec!r} (pad_shape, pad_value).")
         shape, value = spec
         if shape is not None:
-            if not isinstance(shape, (list, tuple)):
-                raise TypeError(f"pad_info[{col!r}] pad_shape must be a list, but got {shape!r}.")
+            if not isinstance(shape, tuple):
+                check_type(shape, list, "shape in pad_info")
             for s in shape:
                 if s is not None:
-                    check_int(s, f"pad_info[{col!r}] pad_shape element")
-                    check_range(s, (1, INT32_MAX), f"pad_info[{col!r}] pad_shape element")
+                    check_int(s, "dim of shape in pad_info")
+                    check_range(s, (1, INT32_MAX), "dim of shape in pad_info")
         if value is not None and not isinstance(value, (numbers.Number, str, bytes)):
-            raise TypeError(f"pad_info[{col!r}] pad_value must be a number, str or bytes, but got {value!r}.")
+            check_type(value, (int, float, str, bytes), "pad_value")
         out[col] = (None if shape is None else tuple(shape), value)
     return out

@@ -246,6 +246,13 @@ def _check_dataset(value: Any, name: str) -> None:
     check_type(value, Dataset, name)
 
 
+def _has_no_rows(d: Dataset) -> bool:
+    """Whether ``d`` gives no row (MindSpore refuses such a dataset in a concat): its size, counted
+    as MindSpore counts it when the plan cannot tell it (a generator without a length is read,
+    no map above it runs; an endless one never returns, in MindSpore too)."""
+    return d.get_dataset_size() == 0
+
+
 class MapDataset(Dataset):
     _KWARGS = {"python_multiprocessing", "max_rowsize", "cache", "callbacks", "offload"}
 
@@ -274,7 +281,7 @@ class MapDataset(Dataset):
     def _make_plan(self):
         parent = self.children[0]._plan
         cols = parent.columns
-        in_idx = column_index(cols, self.input_columns, "input_columns") if self.input_columns else (0,)
+        in_idx = column_index(cols, self.input_columns, "input_columns", "map") if self.input_columns else (0,)
         new_cols, layout, out_names = replace_layout(cols, in_idx, self.output_columns)
         fn, name = self._compose()
         hooks = MapCallbacks(self.callbacks) if self.callbacks else None
@@ -338,13 +345,14 @@ class BatchDataset(Dataset):
         kw: dict[str, Any] = {}
         new_cols = cols
         if self.per_batch_map is not None:
-            in_idx = column_index(cols, self.input_columns, "input_columns") if self.input_columns else tuple(range(len(cols)))
+            in_idx = (column_index(cols, self.input_columns, "input_columns", "per_batch_map") if self.input_columns
+                      else tuple(range(len(cols))))
             new_cols, layout, out_names = replace_layout(cols, in_idx, self.output_columns)
             kw = dict(per_batch_map=self.per_batch_map, input_idx=in_idx, layout=layout, out_count=len(out_names))
         pad = None
         if self._pad_info is not None:
             if self._pad_info:
-                idx = column_index(cols, list(self._pad_info), "pad_info")
+                idx = column_index(cols, list(self._pad_info), "pad_info", "pad_info")
                 pad = {i: self._pad_info[c] for i, c in _zip(idx, self._pad_info)}
             else:
                 pad = {i: (None, 0) for i in range(len(cols))}
@@ -377,7 +385,7 @@ class BucketBatchByLengthDataset(Dataset):
         idx = column_index(cols, self.column_names, "column_names")
         pad = None
         if pad_info is not None:
-            pidx = column_index(cols, list(pad_info), "pad_info")
+            pidx = column_index(cols, list(pad_info), "pad_info", "pad_info")
             pad = {i: pad_info[c] for i, c in _zip(pidx, pad_info)}
         return P.BucketBatchNode((parent,), cols, idx, bounds, sizes, fn, pad, to_boundary, drop)
 
@@ -474,7 +482,7 @@ class FilterDataset(Dataset):
     def _make_plan(self):
         parent = self.children[0]._plan
         cols = parent.columns
-        idx = column_index(cols, self.input_columns, "input_columns") if self.input_columns else tuple(range(len(cols)))
+        idx = column_index(cols, self.input_columns, "input_columns", "filter") if self.input_columns else tuple(range(len(cols)))
         return P.FilterNode((parent,), cols, self.predicate, idx, self._workers)
 
 
@@ -488,7 +496,7 @@ class ProjectDataset(Dataset):
 
     def _make_plan(self):
         parent = self.children[0]._plan
-        idx = column_index(parent.columns, self.columns, "columns")
+        idx = column_index(parent.columns, self.columns, "columns", "project")
         return P.SelectNode((parent,), tuple(self.columns), idx)
 
 
@@ -504,7 +512,7 @@ class RenameDataset(Dataset):
     def _make_plan(self):
         parent = self.children[0]._plan
         cols = list(parent.columns)
-        for i, src in _zip(column_index(cols, self.input_columns, "input_columns"), self.input_columns):
+        for i, src in _zip(column_index(cols, self.input_columns, "input_columns", "rename"), self.input_columns):
             cols[i] = self.output_columns[self.input_columns.index(src)]
         if len(set(cols)) != len(cols):
             raise ValueError(f"Invalid output_columns: renaming gives duplicate column names {cols}.")
@@ -537,6 +545,10 @@ class ConcatDataset(Dataset):
         check_type(datasets, list, "datasets")
         for i, d in enumerate(datasets):
             _check_dataset(d, f"datasets[{i}]")
+        for i, d in enumerate(datasets):
+            if _has_no_rows(d):
+                raise ValueError(f"There are no samples in the dataset number {i}. Please make sure there are valid "
+                                 "samples in the dataset.")
         super().__init__(datasets)
 
     def _make_plan(self):

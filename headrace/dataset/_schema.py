@@ -2,7 +2,8 @@
 
 The JSON layout is MindSpore's: ``{"columns": [...], "datasetType": ..., "numRows": ...}`` where a
 column is ``{"name", "type", "rank", "shape"}``, or ``"columns"`` is a dict from name to
-``{"type", "rank", "shape"}``. Column types are MindSpore's names: ``int8`` ... ``uint64``,
+``{"type", "rank", "shape"}``. A list keeps its order; a dict's columns come in name order
+(code point order), as MindSpore reads them. Column types are MindSpore's names: ``int8`` ... ``uint64``,
 ``float16`` / ``float32`` / ``float64``, ``bool`` and ``string``.
 
 A column's shape is a list (``[]`` for a scalar; -1 for one unknown dimension) or None, meaning
@@ -59,7 +60,7 @@ def type_name(de_type: Any) -> str:
     if isinstance(de_type, str):
         if de_type in TYPE_NAMES:
             return de_type
-        raise TypeError(f"Unknown column type {de_type!r}; use one of {list(TYPE_NAMES)} or an mstype.")
+        raise TypeError(f"Unknown column type. Got {de_type!r}; use one of {list(TYPE_NAMES)} or an mstype.")
     name = getattr(de_type, "name", None)
     if getattr(de_type, "np_dtype", None) is not None and name in TYPE_NAMES:
         return name  # headrace.common.dtype / mstype objects
@@ -72,7 +73,7 @@ def type_name(de_type: Any) -> str:
             return "string"
         if dt.name in TYPE_NAMES:
             return dt.name
-    raise TypeError(f"Unknown column type {de_type!r}; use one of {list(TYPE_NAMES)} or an mstype.")
+    raise TypeError(f"Unknown column type. Got {de_type!r}; use one of {list(TYPE_NAMES)} or an mstype.")
 
 
 def _check_shape(shape: Any, where: str) -> list[int]:
@@ -99,8 +100,9 @@ def _column_from_json(entry: Any, name: str | None, *, free_shapes: bool) -> Col
         raise RuntimeError("Column's type is missing")
     try:
         tname = type_name(entry["type"])
-    except TypeError as e:
-        raise RuntimeError(f"Column {name!r}: {e}") from None
+    except TypeError:
+        raise RuntimeError(f"Type is unknown. Column {name!r} has type {entry['type']!r}; use one of "
+                           f"{list(TYPE_NAMES)}.") from None
     if "shape" in entry:
         try:
             shape: list[int] | None = _check_shape(entry["shape"], f"shape of column {name!r}")
@@ -114,8 +116,8 @@ def _column_from_json(entry: Any, name: str | None, *, free_shapes: bool) -> Col
 
 
 def _columns_from_json(columns: Any, *, free_shapes: bool = False) -> list[ColumnSpec]:
-    if isinstance(columns, dict):
-        return [_column_from_json(v, k, free_shapes=free_shapes) for k, v in columns.items()]
+    if isinstance(columns, dict):  # MindSpore reads the object form in name order (a list keeps its order)
+        return [_column_from_json(columns[k], k, free_shapes=free_shapes) for k in sorted(columns)]
     if isinstance(columns, list):
         return [_column_from_json(v, None, free_shapes=free_shapes) for v in columns]
     raise RuntimeError("columns must be dict or list, columns contain name, type, shape(optional).")
@@ -134,12 +136,14 @@ def _read_json_file(path: str) -> dict:
     return content
 
 
-def _check_top(content: dict) -> None:
+def _check_top(content: dict, where: str = "JSON") -> None:
+    """The top level of a schema; ``where``: "file" (a schema file) or "JSON" (``from_json``), the
+    last word of MindSpore's message for a missing "columns"."""
     for key in content:
         if key not in _TOP_KEYS:
             raise RuntimeError(f"Unknown field {key}")
     if "columns" not in content:
-        raise RuntimeError('"columns" node is required in the schema json JSON.')
+        raise RuntimeError(f'"columns" node is required in the schema json {where}.')
     rows = content.get("numRows")
     if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 0):
         raise RuntimeError(f"numRows must be a non-negative int, but got {rows!r}.")
@@ -189,7 +193,9 @@ class Schema:
         if schema_file is not None:
             checks.check_type(schema_file, (str, os.PathLike), "schema_file")
             self.schema_file = os.fspath(schema_file)
-            self.from_json(_read_json_file(self.schema_file))
+            content = _read_json_file(self.schema_file)
+            _check_top(content, "file")
+            self.from_json(content)
 
     def add_column(self, name, de_type, shape=None):
         """Appends a column.
@@ -262,5 +268,5 @@ def load_schema_file(path: str) -> tuple[list[ColumnSpec], int | None]:
     """Columns and numRows of a schema file as ``TFRecordDataset(schema=path)`` reads it: columns
     without "shape" keep the data's own shape unless their "rank" is 0 (a scalar)."""
     content = _read_json_file(path)
-    _check_top(content)
+    _check_top(content, "file")
     return _columns_from_json(content["columns"], free_shapes=True), content.get("numRows")

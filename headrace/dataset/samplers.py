@@ -7,13 +7,13 @@ sampler turns into an engine plan (``plan()``, from ``headrace._engine.samplers`
 
 Differences from MindSpore 2.10, all on inputs it accepts but mishandles:
 
-* values MindSpore checks only when a pipeline starts (``num_shards`` < 1, a negative
-  ``start_index``, negative or all-zero weights, ``num_val`` < 1, ``offset`` > ``num_shards``) are
-  refused by the constructor, with ``ValueError`` and MindSpore's wording;
+* values MindSpore checks only when a pipeline starts (a negative ``start_index``, negative or
+  all-zero weights, ``num_val`` < 1, ``offset`` > ``num_shards``) are refused by the constructor,
+  with ``ValueError`` and MindSpore's wording (``DistributedSampler``'s ``num_shards`` and
+  ``shard_id`` are taken, as MindSpore takes them, and refused where the sampler is used);
 * booleans are not accepted where an integer or a number is expected, and an ``offset`` below -1
   is refused;
-* ``WeightedRandomSampler`` also takes a tuple or a 1-D NumPy array of weights, and refuses
-  infinite or NaN weights;
+* ``WeightedRandomSampler`` refuses infinite or NaN weights;
 * an empty ``SubsetSampler`` yields nothing (MindSpore crashes).
 """
 from __future__ import annotations
@@ -171,8 +171,9 @@ class DistributedSampler(BuiltinSampler):
 
     Raises:
         TypeError: If an argument has the wrong type.
-        ValueError: If num_shards < 1, shard_id is out of range, or offset is not in
-            [-1, num_shards].
+        ValueError: If offset is not in [-1, num_shards]; when the sampler is used (given to a
+            source, sized, iterated): if num_shards < 1 or shard_id is out of range (also a
+            RuntimeError, as in MindSpore).
 
     Examples:
         >>> from headrace._util.types import SampleContext
@@ -188,11 +189,8 @@ class DistributedSampler(BuiltinSampler):
             raise TypeError(f"shuffle must be a boolean value or valid shuffle mode but was: {shuffle}.")
         num_samples = _check_num_samples(num_samples)
         offset = _check_int(offset, "offset")
-        if num_shards <= 0:
-            raise EarlyValueError(f"DistributedSampler: num_shards must be greater than 0, but got: {num_shards}")
-        if not 0 <= shard_id < num_shards:
-            raise EarlyValueError(f"DistributedSampler: shard_id must be in range [0, {num_shards}), but got: {shard_id}")
-        self._check_offset(offset, num_shards)
+        if num_shards > 0:  # (else refused where the sampler is used, as num_shards < 1 itself)
+            self._check_offset(offset, num_shards)
         self.num_shards = num_shards
         self.shard_id = shard_id
         if isinstance(mode, bool):
@@ -201,6 +199,11 @@ class DistributedSampler(BuiltinSampler):
         self.seed = _config.get_seed()
         self.offset = offset
         super().__init__(num_samples)
+
+    def check_num_shards(self) -> None:
+        """Refuses ``num_shards`` < 1 (MindSpore's check where the sampler is used)."""
+        if self.num_shards <= 0:
+            raise EarlyValueError(f"DistributedSampler: num_shards must be greater than 0, but got: {self.num_shards}")
 
     @staticmethod
     def _check_offset(offset: int, num_shards: int) -> None:
@@ -212,6 +215,13 @@ class DistributedSampler(BuiltinSampler):
                              f"but got: {offset}")
 
     def _own_plan(self) -> _plans.SamplerPlan:
+        # MindSpore takes these values in the constructor and refuses them where the sampler is used
+        # (a source given it, get_dataset_size, an iterator): so does this plan, which all of those make
+        self.check_num_shards()
+        if not 0 <= self.shard_id < self.num_shards:
+            raise EarlyValueError(f"DistributedSampler: shard_id must be in range [0, {self.num_shards}), "
+                                  f"but got: {self.shard_id}")
+        self._check_offset(self.offset, self.num_shards)
         if self.shuffle not in (Shuffle.FALSE, Shuffle.GLOBAL):
             raise RuntimeError(f"The shuffle mode: {self.shuffle} is not supported with current dataset.")
         return _plans.DistributedPlan(self.num_shards, self.shard_id, self.shuffle == Shuffle.GLOBAL,
@@ -459,7 +469,8 @@ class WeightedRandomSampler(BuiltinSampler):
     Under ``set_seed(s)`` every pass draws the same rows (MindSpore reseeds each pass).
 
     Args:
-        weights (list[float]): One weight per row; need not sum to 1.
+        weights (list[float]): One weight per row; need not sum to 1. A single number is one
+            weight; a tuple or an array is refused, as in MindSpore.
         num_samples (int, optional): Draws per pass (at most the row count). Default: None (the
             row count).
         replacement (bool, optional): Draw with replacement. Default: True.
@@ -477,11 +488,7 @@ class WeightedRandomSampler(BuiltinSampler):
     """
 
     def __init__(self, weights, num_samples=None, replacement=True):
-        if isinstance(weights, np.ndarray) and weights.ndim == 1:
-            weights = weights.tolist()
-        elif isinstance(weights, tuple):
-            weights = list(weights)
-        elif not isinstance(weights, list):
+        if not isinstance(weights, list):  # as in MindSpore: a tuple or an array is one (bad) weight
             weights = [weights]
         for ind, w in enumerate(weights):
             if not isinstance(w, numbers.Real) or isinstance(w, bool):

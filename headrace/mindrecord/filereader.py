@@ -85,13 +85,17 @@ class FileReader:
         self._closed = False
 
     def get_next(self):
-        """Yields every row as a dict (raw fields sorted by name, then blob fields).
+        """Yields every row as a dict (raw fields sorted by name, then blob fields); after
+        ``close()``, no row (as in MindSpore; a warning is logged).
 
         Yields:
             dict, one row.
         """
         reader, decoder, names = self._reader, self._decoder, self._out
-        self._closed = False
+        if self._closed:
+            logger.warning("FileReader.get_next() was called after close(): it yields no rows; open a new "
+                           "FileReader to read the files again.")
+            return
         for i in range(len(reader)):
             if self._closed:       # close() inside the loop ends it, as in MindSpore
                 return

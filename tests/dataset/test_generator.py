@@ -288,7 +288,8 @@ def _apply(data, step):
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows=st.integers(0, 15), steps=st.lists(_STEPS, max_size=4))
-@example(rows=0, steps=[("concat", 0), ("skip", 1)])  # a skip past the last child of a concat
+@example(rows=1, steps=[("concat", 1), ("skip", 3)])  # a skip past the last child of a concat
+@example(rows=0, steps=[("concat", 2)])  # a concat of a dataset without rows: refused, as in MindSpore
 @example(rows=2, steps=[("concat", 1), ("skip", 5), ("map",)])
 def test_the_size_of_a_pipeline_over_a_generator_is_the_rows_it_gives(rows, steps):
     data = _generator(rows)
@@ -298,6 +299,10 @@ def test_the_size_of_a_pipeline_over_a_generator_is_the_rows_it_gives(rows, step
             continue  # (concat needs the same columns, of the same rank)
         if step[0] == "batch" and batched:
             continue  # (a second batch would stack batches of different lengths: an error, as in MindSpore)
+        if step[0] == "concat" and (step[1] == 0 or data.get_dataset_size() == 0):
+            with pytest.raises(ValueError, match="There are no samples in the dataset number "):
+                _apply(data, step)  # (MindSpore refuses to concat a dataset without rows)
+            continue
         batched = batched or step[0] == "batch"
         data = _apply(data, step)
     assert data.get_dataset_size() == sum(1 for _ in data.create_tuple_iterator(num_epochs=1, output_numpy=True))

@@ -160,10 +160,10 @@ def test_csv_typed_columns(tmp_path):
 
 
 @pytest.mark.parametrize("text, kw, msg", [
-    ('a,b\n1,\n', dict(column_defaults=[7, 8.5]), r"parse failed at line 1 \(line 2 of the file\), type does not "
-                                                  r"match in column 'b'"),
-    ('a,b\n3,4\n99999999999,1\n', dict(column_defaults=[0, 0]), r"parse failed at line 2 \(line 3 of the file\), "
-                                                                r"value out of range"),
+    ('a,b\n1,\n', dict(column_defaults=[7, 8.5]), r"parse failed at line 1, type does not match\. Column 'b'.* "
+                                                  r"\(line 2 of the file\)"),
+    ('a,b\n3,4\n99999999999,1\n', dict(column_defaults=[0, 0]), r"parse failed at line 2, type does not match\. "
+                                                                r"Column 'a': value out of range.*\(line 3 of the file\)"),
     ('a,b\n1\n', {}, "the record has 1 field\\(s\\), but there are 2 columns"),
     ('a,b\n1,2,3\n', {}, "the record has 3 field\\(s\\), but there are 2 columns"),
     ('a,b\n"x"y,4\n', {}, "receive unquote char in quote field"),
@@ -229,7 +229,7 @@ def test_csv_delimiter_and_multiline(tmp_path):
 
 @pytest.mark.parametrize("kw, exc, msg", [
     (dict(field_delim=";;"), ValueError, "field_delim"), (dict(field_delim="\n"), ValueError, "field_delim"),
-    (dict(field_delim=1), TypeError, "field_delim"),
+    (dict(field_delim=1), TypeError, "field delim"),  # MindSpore words it so
     (dict(column_defaults=[np.int64(1)]), TypeError, "column_defaults"),
     (dict(column_defaults=(1,)), TypeError, "column_defaults"),
     (dict(column_names=["a", "a"]), ValueError, "duplicate"),

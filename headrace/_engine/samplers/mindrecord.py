@@ -226,21 +226,31 @@ class MindFilePlan(_MindPlan):
 
 @dataclasses.dataclass(frozen=True)
 class MindSubsetRandomPlan(SamplerPlan):
-    """``SubsetRandomSampler`` over MindRecord: the ids shuffled with seed + 1, the same every epoch."""
+    """``SubsetRandomSampler`` over MindRecord: the ids shuffled with seed + 1, the same every epoch
+    (``shuffle=False``: ``SubsetSampler``, the ids in their order).
+
+    As MindSpore's MindRecord reader, an id is read as an unsigned 64-bit number modulo the row
+    count: an id past the end or a negative one names a row (-1 of 5 rows is row 0, 7 is row 2);
+    more ids than rows is an error."""
 
     ids: tuple
     num_samples_limit: int = 0
+    shuffle: bool = True
 
     def is_shuffled(self) -> bool:
-        return True
+        return self.shuffle
 
     def num_samples(self, num_rows: int, labels: Any = None) -> int:
         return self._cap(self.num_samples_limit, len(self.ids))
 
     def indices(self, ctx: SampleContext) -> np.ndarray:
-        ids = np.asarray(self.ids, dtype=np.int64)
-        bad = (ids < 0) | (ids >= ctx.num_rows)
-        if bad.any():
-            raise RuntimeError(f"Invalid data, sample id: {int(ids[bad][0])} is out of bound [0, {ctx.num_rows}).")
-        perm = ids[minstd_shuffle(len(ids), (ctx.seed + 1) & mtshuffle.M32)]
-        return _ro(perm[:self.num_samples(ctx.num_rows)])
+        if ctx.num_rows <= 0:
+            return _ro(np.zeros(0))
+        if len(self.ids) > ctx.num_rows:
+            raise RuntimeError(f"Invalid input, indices size: {len(self.ids)} should be less than or equal to "
+                               f"database size: {ctx.num_rows}.")
+        ids = np.asarray(self.ids, dtype=np.int64).astype(np.uint64) % np.uint64(ctx.num_rows)
+        ids = ids.astype(np.int64)
+        if self.shuffle:
+            ids = ids[minstd_shuffle(len(ids), (ctx.seed + 1) & mtshuffle.M32)]
+        return _ro(ids[:self.num_samples(ctx.num_rows)])

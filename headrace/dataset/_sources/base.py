@@ -46,9 +46,7 @@ class MappableDataset(SourceDataset):
     def __init__(self, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
                  num_shards=None, shard_id=None, cache=None):
         super().__init__((), num_parallel_workers)
-        if num_samples is not None:
-            num_samples = checks.check_int(num_samples, "num_samples")
-            checks.check_range(num_samples, (0, checks.INT64_MAX), "num_samples")
+        num_samples = checks.check_num_samples(num_samples)
         if shuffle is not None and not isinstance(shuffle, bool) and not is_shuffle(shuffle):
             raise TypeError(f"Argument shuffle with value {shuffle!r} is not of type [bool, Shuffle], "
                             f"but got {type(shuffle)}.")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import numbers
 import threading
 import types
 from typing import Any, Iterator, Sequence
@@ -237,6 +238,16 @@ class _CountedUserSampling:
         return plan.with_count_check() if isinstance(plan, UserPlan) else plan
 
 
+def _check_shard_pair(num_shards: Any, shard_id: Any) -> None:
+    """MindSpore's words for the generator sources' shard arguments (the other sources' checks,
+    ``checks.check_shard``, word them otherwise, as MindSpore does)."""
+    if (num_shards is None) != (shard_id is None):
+        raise ValueError("num_shards and shard_id need to be passed in together.")
+    if (isinstance(num_shards, numbers.Integral) and isinstance(shard_id, numbers.Integral)
+            and not isinstance(shard_id, bool) and 0 < num_shards <= shard_id):
+        raise ValueError("shard_id should be less than num_shards.")
+
+
 class GeneratorDataset(_CountedUserSampling, MappableDataset):
     """Rows from a Python source: an object with ``__getitem__``/``__len__`` (read by index,
     shuffled by default), an iterable, or a generator function (read in order).
@@ -306,6 +317,7 @@ class GeneratorDataset(_CountedUserSampling, MappableDataset):
             raise ValueError("collate_fn can be specified only when batch_sampler is set.")
         if collate_fn is not None and not callable(collate_fn):
             raise TypeError("collate_fn should be callable.")
+        _check_shard_pair(num_shards, shard_id)
         if not self.random_access:
             if sampler is not None:
                 raise ValueError("sampler is not supported if source does not have attribute '__getitem__'.")
@@ -443,6 +455,7 @@ class NumpySlicesDataset(_CountedUserSampling, MappableDataset):
             names = given
         self.column_names = names
         self._columns = cols
+        _check_shard_pair(num_shards, shard_id)
         super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id)
 
     def __getitem__(self, index):

@@ -262,8 +262,10 @@ def _mind_plan(shuffle: Any, sampler: Any, num_samples: int | None, num_shards: 
         if num_shards is None:
             return _unsharded(mode, limit)
         return _sharded(mode, num_shards, shard_id, limit, config.get_seed())
-    if isinstance(sampler, S.SubsetRandomSampler):
-        return MindSubsetRandomPlan(tuple(int(i) for i in sampler.indices), sampler.num_samples or 0)
+    if isinstance(sampler, S.SubsetRandomSampler) or (isinstance(sampler, S.SubsetSampler)
+                                                       and sampler.child_sampler is None):
+        return MindSubsetRandomPlan(tuple(int(i) for i in sampler.indices), sampler.num_samples or 0,
+                                    isinstance(sampler, S.SubsetRandomSampler))
     if sampler.child_sampler is not None:
         return None
     if isinstance(sampler, S.RandomSampler):
@@ -274,6 +276,7 @@ def _mind_plan(shuffle: Any, sampler: Any, num_samples: int | None, num_shards: 
             plan = dataclasses.replace(plan, replacement=False)
         return plan
     if isinstance(sampler, S.DistributedSampler):
+        sampler.check_num_shards()  # MindSpore crashes on it (a shard_id out of range it reads)
         mode = _mode(sampler.shuffle)
         _no_num_samples(mode, sampler.num_samples)
         if sampler.offset == -1 or mode == "partial":
@@ -388,8 +391,7 @@ class MindDataset(MappableDataset):
         for name, value in (("num_samples", num_samples), ("num_shards", num_shards), ("shard_id", shard_id),
                             ("num_padded", num_padded)):
             _type_check(value, (int,), name)
-        if num_samples is not None:
-            checks.check_range(num_samples, (0, checks.INT64_MAX), "num_samples")
+        checks.check_num_samples(num_samples)
         if num_parallel_workers is not None:
             checks.check_num_parallel_workers(num_parallel_workers)
         _type_check(columns_list, (list,), "columns_list")

@@ -84,7 +84,10 @@ def _unclosed_quote(path: str, nl: np.ndarray, inside: np.ndarray, op: str, deli
         split_csv(text, delim)
     except CsvParseError as e:
         reason = str(e)
-    raise PipelineError(op, f"Invalid csv file, line {line} of {path}: {reason}.", file=path)
+    # MindSpore's sentence for it, then where and why
+    raise PipelineError(op, "Invalid data, CSVDataset API can't read the data file (interface mismatch or no data "
+                            f"found). Check csv file path:  {path}. Invalid csv file, line {line} of {path}: "
+                            f"{reason}.", file=path)
 
 
 def _line_number(path: str, offset: int) -> int:
@@ -389,17 +392,17 @@ class CsvSource:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise self._error(path, j, off, f"it is not UTF-8 text ({e.reason})") from e
+            raise self._error(path, j, off, f"it is not UTF-8 text ({e.reason})", parse=True) from e
         if text.endswith("\r"):
             text = text[:-1]
         try:
             fields = split_csv(text, self.delim)
         except CsvParseError as e:
-            raise self._error(path, j, off, f"Invalid csv file, {e}") from e
+            raise self._error(path, j, off, f"Invalid csv file, {e}, check {path}.", parse=True) from e
         ncols = len(self.column_names)
         if len(fields) != ncols:
             raise self._error(path, j, off, f"the record has {len(fields)} field(s), but there are {ncols} columns "
-                                            f"{self.column_names}")
+                                            f"{self.column_names}", parse=True)
         out = []
         for i, field in enumerate(fields):
             kind = self._kinds[i] if i < len(self._kinds) else _STR
@@ -411,17 +414,22 @@ class CsvSource:
                 else:
                     out.append(np.array(field))
             except _OutOfRange as e:
-                raise self._error(path, j, off, f"{e} in column {self.column_names[i]!r} ({field!r})") from e
+                raise self._error(path, j, off, f"Column {self.column_names[i]!r}: {e} ({field!r})") from e
             except CsvParseError as e:
-                raise self._error(path, j, off, f"{e} in column {self.column_names[i]!r}: {field!r} is not "
+                raise self._error(path, j, off, f"Column {self.column_names[i]!r}: {field!r} is not "
                                                 f"{'an int' if kind == _INT else 'a float'}") from e
         return tuple(out)
 
-    def _error(self, path: str, record: int, offset: int, detail: str) -> PipelineError:
+    def _error(self, path: str, record: int, offset: int, detail: str, parse: bool = False) -> PipelineError:
+        """MindSpore's sentence (``parse``: a record it cannot split into the columns; else a value
+        that is not of its column's type; ``line`` counts the records), then what headrace saw."""
         line = _line_number(path, offset)
         number = record + 1
-        return PipelineError(self.op, f"Invalid csv, csv file: {path} parse failed at line {number} (line {line} of "
-                                      f"the file), {detail}.", file=path)
+        if parse:
+            head = f"Invalid file, failed to parse csv file: {path} at line {number}. Error message:"
+        else:
+            head = f"Invalid csv, csv file: {path} parse failed at line {number}, type does not match."
+        return PipelineError(self.op, f"{head} {detail} (line {line} of the file).", file=path)
 
     def file_of(self, index: int) -> str | None:
         return self.lines.file_of(index)
@@ -439,7 +447,7 @@ class CSVDataset(RowFilesDataset):
 
     Args:
         dataset_files (Union[str, list[str]]): Files or glob patterns; read in sorted order.
-        field_delim (str, optional): The one-character field delimiter. Default: ','.
+        field_delim (str, optional): The one-character field delimiter; None is ','. Default: ','.
         column_defaults (list, optional): Per column, an int, float or str giving its type.
             Default: None, all strings.
         column_names (list[str], optional): Column names. Default: None, read from the header.
@@ -467,10 +475,12 @@ class CSVDataset(RowFilesDataset):
 
     def __init__(self, dataset_files, field_delim=',', column_defaults=None, column_names=None, num_samples=None,
                  num_parallel_workers=None, shuffle=Shuffle.GLOBAL, num_shards=None, shard_id=None, cache=None):
-        checks.check_type(field_delim, str, "field_delim")
+        if field_delim is None:  # as in MindSpore: the default
+            field_delim = ','
+        checks.check_type(field_delim, str, "field delim")  # MindSpore's name for it in this message
         if len(field_delim) != 1 or field_delim in '"\r\n':
-            raise ValueError(f"field_delim must be one character other than '\"', '\\r' and '\\n', but got "
-                             f"{field_delim!r}.")
+            raise ValueError(f"field_delim is invalid. It must be one character other than '\"', '\\r' and '\\n', "
+                             f"but got {field_delim!r}.")
         self.field_delim = field_delim
         self.column_defaults = _check_defaults(column_defaults)
         self.column_names = checks.check_columns(column_names, "column_names") if column_names is not None else None

@@ -30,6 +30,8 @@ __all__ = ["TFRecordDataset", "TFRecordSource", "write_tfrecord"]
 _OP = "TFRecordDataset"
 _KIND_TYPE = {INT64: "int64", FLOAT: "float32", BYTES: "uint8"}
 _KIND_NAME = {INT64: "int64", FLOAT: "float32", BYTES: "string"}
+# a damaged first record, or a file that cannot be opened or decompressed: not a TFRecord file
+_NOT_TFRECORD = ("Invalid TFRecord file, record 0:", "Invalid TFRecord file:")
 
 
 def _shape_of(spec: ColumnSpec, count: int) -> tuple[int, ...] | None:
@@ -60,6 +62,10 @@ class TFRecordSource(FreshLock):
         self._index: list[tuple[np.ndarray, np.ndarray]] | None = None
         self._starts: np.ndarray | None = None
         self._data: dict[int, bytes] = {}
+        # (num_samples, num_shards, shard_id) of a sharded read of compressed files, checked on
+        # the first read as MindSpore checks it (see check_compressed_shard)
+        self.compressed_shard: tuple[int, int, int] | None = None
+        self._shard_checked = False
 
     def set_columns(self, specs: Sequence[ColumnSpec], strict: bool) -> None:
         """Sets the columns to read (once the schema is known)."""
@@ -85,13 +91,23 @@ class TFRecordSource(FreshLock):
     def _ensure_index(self) -> list[tuple[np.ndarray, np.ndarray]]:
         index = self._index
         if index is None:
-            built = [scan_records(self._file_data(k), path) for k, path in enumerate(self.files)]
+            built = [self._scan(k, path) for k, path in enumerate(self.files)]
             with self._lock:
                 if self._index is None:
                     self._starts = np.concatenate([[0], np.cumsum([len(o) for o, _ in built], dtype=np.int64)])
                     self._index = built
                 index = self._index
         return index
+
+    def _scan(self, k: int, path: str) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            return scan_records(self._file_data(k), path)
+        except TFRecordError as e:
+            if not str(e.detail).startswith(_NOT_TFRECORD):
+                raise
+            # a file MindSpore would not open as TFRecord at all: its message, then headrace's
+            raise PipelineError(_OP, "Invalid file. The following files either cannot be opened, or are not valid "
+                                     f"TFRecordDataset files:\n    {path}: {e.detail}", file=path) from e
 
     def counts(self) -> np.ndarray:
         return np.asarray([len(o) for o, _ in self._ensure_index()], dtype=np.int64)
@@ -123,7 +139,30 @@ class TFRecordSource(FreshLock):
         except ExampleError as e:
             raise TFRecordError(self.files[k], j, f"the record is not a valid tf.train.Example ({e}).") from e
 
+    def check_compressed_shard(self) -> None:
+        """MindSpore's check of a sharded read of compressed files with a row count: the shard
+        reads ``len(files) // num_shards`` files (``shard_id``, ``shard_id + num_shards``, ...,
+        in file order) and ``num_samples`` divided among them, so each must hold that many rows.
+        Its message gives ``num_samples // num_shards`` as the rows per file."""
+        rule = self.compressed_shard
+        if rule is None or self._shard_checked:
+            return
+        num_samples, shards, shard_id = rule
+        per_shard = len(self.files) // shards
+        if per_shard:
+            counts = self.counts()
+            need = num_samples // per_shard
+            for k in range(shard_id, shards * per_shard, shards):
+                if counts[k] < need:
+                    raise PipelineError(_OP, f"This tfrecord file: {self.files[k]}, does not meet minimum rows per "
+                                             f"shard requirement: {num_samples} and {num_samples // shards} number "
+                                             f"of rows per file, but got {int(counts[k])} number of rows in this "
+                                             "file.", file=self.files[k])
+        self._shard_checked = True
+
     def read(self, index: int) -> tuple:
+        if not self._shard_checked:
+            self.check_compressed_shard()
         k, j = self._locate(index)
         features = self.example(k, j)
         path = self.files[k]
@@ -222,6 +261,11 @@ class TFRecordDataset(RowFilesDataset):
         if shuffle is None:
             shuffle = True
         super().__init__(dataset_files, num_samples, num_parallel_workers, shuffle, num_shards, shard_id, cache)
+        if (self.compression_type and self.num_samples and self.num_shards is not None
+                and len(self.dataset_files) < self.num_shards):
+            raise ValueError("When compression_type is provided, the number of dataset files cannot be less than "
+                             f"num_shards, but the actual number of files is {len(self.dataset_files)} and actual "
+                             f"num_shards is {self.num_shards}.")
         if self.num_shards is not None and not self.shard_equal_rows and len(self.dataset_files) < self.num_shards:
             raise RuntimeError("Invalid file, numbers of tfrecord file should not less than num_shards when "
                                f"shard_equal_rows is false, but got numbers of tfrecord file: "
@@ -270,6 +314,9 @@ class TFRecordDataset(RowFilesDataset):
 
     def _make_source(self) -> TFRecordSource:
         src = TFRecordSource(self.dataset_files, self.compression_type, [], True)
+        limit = self._row_limit()
+        if self.compression_type and self.num_shards is not None and limit:
+            src.compressed_shard = (int(limit), int(self.num_shards), int(self.shard_id or 0))
         specs, strict = self._specs(src)
         src.set_columns(specs, strict)
         return src

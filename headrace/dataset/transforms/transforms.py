@@ -448,6 +448,9 @@ class Slice(_OneToOne):
                 type_check(s, (int, list, slice, bool, type(Ellipsis)), "slice")
                 if isinstance(s, list) and s and isinstance(s[0], int):
                     type_check_list(s, (int,), "slice")
+                elif isinstance(s, list):  # MindSpore's wording for a list of something else
+                    for k, item in enumerate(s):
+                        type_check(item, (int,), f"slice_option[{k}]")
         self.slices = slices
         self._all = not slices
 

@@ -12,6 +12,7 @@ from headrace.dataset.transforms.transforms import TypeCast
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, is_pil, op_error
 from headrace._image import convert as cv
+from headrace._util.errors import EarlyValueError
 
 __all__ = ["HWC2CHW", "Normalize", "NormalizeHWC2CHW", "NormalizePad", "Rescale", "ToNumpy", "ToPIL", "ToTensor", "ToType"]
 
@@ -188,6 +189,9 @@ def _dtype_arg(value, name: str) -> np.dtype:
         raise
 
 
+_TO_TENSOR_REFUSED = (np.dtype(np.uint32), np.dtype(np.int64), np.dtype(np.uint64))
+
+
 class ToTensor(ImageTensorOperation):
     """Converts an <H, W, C> (or <H, W>) image to <C, H, W> scaled by 1/255, as `output_type`.
 
@@ -197,7 +201,8 @@ class ToTensor(ImageTensorOperation):
 
     Raises:
         TypeError: if `output_type` is not a data type.
-        RuntimeError: if the image is not 2-D or 3-D.
+        RuntimeError: if the image is not 2-D or 3-D, or holds uint32, int64, uint64, strings or
+            bytes (as in MindSpore).
 
     Examples:
         >>> import numpy as np
@@ -212,6 +217,9 @@ class ToTensor(ImageTensorOperation):
         self._dtype = _dtype_arg(output_type, "output_type")
 
     def _run(self, img: np.ndarray) -> np.ndarray:
+        # MindSpore refuses these types before it looks at the shape
+        if img.dtype.kind in "SUO" or img.dtype in _TO_TENSOR_REFUSED:
+            raise op_error("ToTensor", "Input includes unsupported data type in [uint32, int64, uint64, string, bytes].")
         if img.ndim < 2:
             raise op_error("ToTensor", f"rank of input data should be greater than: 2, but got:{img.ndim}")
         if img.ndim > 3:
@@ -256,12 +264,14 @@ class Rescale(ImageTensorOperation):
 
     Raises:
         TypeError: if an argument is not a number.
-        ValueError: if a value is out of range.
+        ValueError: if a value is out of range, or rescale is negative (also a RuntimeError, as
+            MindSpore raises it when the op is used).
+        RuntimeError: when called on a uint32, int64 or uint64 image (as in MindSpore).
 
     Examples:
         >>> import numpy as np
-        >>> Rescale(1.0 / 255.0, -1.0)(np.array([[255]], np.uint8)).tolist()
-        [[0.0]]
+        >>> Rescale(1.0 / 255.0, -1.0)(np.array([[255]], np.uint8)).tolist()  # 1/255 in float32: as MindSpore
+        [[5.9138983488082886e-08]]
     """
 
     implementation = Implementation.C
@@ -271,10 +281,15 @@ class Rescale(ImageTensorOperation):
         ck.type_check(shift, (numbers.Number,), "shift")
         ck.check_float32(rescale, "rescale")
         ck.check_float32(shift, "shift")
+        if rescale < 0:  # MindSpore takes it here and refuses it when the op is first used
+            raise EarlyValueError(f"Rescale: rescale must be greater than or equal to 0, got: {rescale:f}")
         self.rescale, self.shift = rescale, shift
 
     def _run(self, img: np.ndarray) -> np.ndarray:
         _numeric(img, "Rescale")
+        if img.dtype in _TO_TENSOR_REFUSED:  # MindSpore's OpenCV path takes none of them
+            raise op_error("Rescale", f"load image failed. Rescale does not take {img.dtype} images (uint32, "
+                                      "int64 and uint64 are refused, as in MindSpore).")
         return cv.rescale(img, self.rescale, self.shift)
 
 

@@ -75,9 +75,13 @@ def _check_resample_expand_center_fill(resample, expand, center, fill_value) -> 
     ck.check_fill_value(fill_value)
 
 
-def _warp_inter(resample: Inter, op: str) -> int:
+def _warp_inter(resample: Inter, op: str, img: np.ndarray, kernel: str) -> int:
+    """OpenCV's flag for ``resample``; refuses what MindSpore's warp kernel (``kernel``: "Rotate" or
+    "Affine", the name its message gives whichever op called it) refuses."""
     if resample in (Inter.ANTIALIAS, Inter.PILCUBIC):
         raise op_error(op, "Invalid interpolation mode, only support NEAREST, LINEAR, CUBIC and AREA.")
+    if resample == Inter.BICUBIC and img.ndim == 3 and img.shape[2] > 4:
+        raise op_error(kernel, "interpolation can not be CUBIC when image channel is greater than 4.")
     return CV_INTER[resample]
 
 
@@ -85,7 +89,7 @@ def _rotate_array(img: np.ndarray, degrees: float, resample: Inter, expand: bool
                   op: str) -> np.ndarray:
     h, w = img.shape[:2]
     m, ow, oh = geo.rotation_matrix(h, w, degrees, center, expand)
-    return geo.warp_affine(img, m, ow, oh, _warp_inter(resample, op), fill)
+    return geo.warp_affine(img, m, ow, oh, _warp_inter(resample, op, img, "Rotate"), fill)
 
 
 class RandomRotation(ImageTensorOperation):
@@ -209,7 +213,7 @@ class Affine(ImageTensorOperation):
         h, w = img.shape[:2]
         shift = (float(self.translate[0]) * w, float(self.translate[1]) * h)
         m = geo.affine_matrix(h, w, float(self.degrees), shift, float(self.scale), self._shear)
-        return geo.warp_affine(img, m, w, h, _warp_inter(self.resample, "Affine"), self._fill)
+        return geo.warp_affine(img, m, w, h, _warp_inter(self.resample, "Affine", img, "Affine"), self._fill)
 
 
 class RandomAffine(ImageTensorOperation):
@@ -324,7 +328,7 @@ class RandomAffine(ImageTensorOperation):
         h, w = img.shape[:2]
         angle, tr, scale, shear = self.params(h, w)
         m = geo.affine_matrix(h, w, angle, tr, scale, shear)
-        return geo.warp_affine(img, m, w, h, _warp_inter(self.resample, "RandomAffine"), self._fill)
+        return geo.warp_affine(img, m, w, h, _warp_inter(self.resample, "RandomAffine", img, "Affine"), self._fill)
 
     def _run_pil(self, img):
         if not is_pil(img):

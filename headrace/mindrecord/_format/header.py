@@ -30,6 +30,7 @@ SUPPORTED_VERSIONS = ("2.0", "3.0")
 BLOB = "BLOB_DATA"
 RAW = "RAW_DATA"
 _LEN = struct.Struct("<Q")
+_PARSE_FAILED = "Invalid file, failed to parse header content of file: {file}, please check correction of MindRecord File"
 # Reading the first bytes of a file is enough to see its header length; headers are read whole.
 _MAX_READ_HEADER = 1 << 31
 
@@ -170,8 +171,8 @@ def parse_header_json(text: bytes, file: str) -> Header:
     try:
         obj = json.loads(text.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise MindRecordFormatError(f"Invalid file, the header is not valid JSON ({exc}). The file is damaged "
-                                    f"or is not a MindRecord file.", file) from None
+        raise MindRecordFormatError(f"{_PARSE_FAILED.format(file=file)}: the header is not valid JSON ({exc}); the "
+                                    f"file is damaged or is not a MindRecord file.", file) from None
     if not isinstance(obj, dict):
         raise MindRecordFormatError("Invalid file, the header is not a JSON object. The file is damaged or is "
                                     "not a MindRecord file.", file)
@@ -230,10 +231,20 @@ def read_header(fd: int, file: str, file_size: int | None = None) -> Header:
         raise MindRecordFormatError(f"Invalid file, the size of mindrecord file: {file_size} is smaller than the "
                                     f"lower limit: {MIN_FILE_SIZE}.", file)
     (length,) = _LEN.unpack(os.pread(fd, 8, 0))
-    if length == 0 or length > min(file_size - 8, _MAX_READ_HEADER):
-        raise MindRecordFormatError(f"Invalid file, the header length {length} does not fit in the file of "
-                                    f"{file_size} bytes. The file is truncated, damaged or not a MindRecord "
-                                    f"file.", file)
+    # MindSpore's first sentence for each case, then what headrace saw
+    if length == 0:
+        raise MindRecordFormatError(f"{_PARSE_FAILED.format(file=file)}: the header length is 0; the file is "
+                                    "damaged or not a MindRecord file.", file)
+    if length > MAX_HEADER_SIZE:
+        raise MindRecordFormatError("Invalid file, the size of mindrecord file header is larger than the upper "
+                                    f"limit. \nThe invalid mindrecord file is [{file}]. \nPlease use 'FileWriter' "
+                                    f"to generate valid mindrecord files. (the header length {length} is above "
+                                    f"{MAX_HEADER_SIZE})", file)
+    if length > min(file_size - 8, _MAX_READ_HEADER):
+        raise MindRecordFormatError(f"Invalid file, failed to read header content of file: {file}, please check "
+                                    f"correction of MindRecord File: the header length {length} does not fit in "
+                                    f"the file of {file_size} bytes; the file is truncated, damaged or not a "
+                                    "MindRecord file.", file)
     text = os.pread(fd, length, 8)
     if len(text) != length:
         raise MindRecordFormatError("Invalid file, the header is truncated.", file)
