@@ -1,7 +1,9 @@
 """ConcatDataset's plan and ``use_sampler`` (MindSpore 2.10's behaviour, checked against it).
 
 * ``DistributedSampler(num_shards, shard_id, shuffle=False)``: position ``p`` of the whole
-  concatenation (child after child, each in its own order) goes to shard ``p % num_shards``.
+  concatenation (child after child, each in its own order) goes to shard ``p % num_shards``; but a
+  ``MindDataset`` child gives each shard that many of its rows as one contiguous block, the blocks
+  in shard order (MindSpore's MindRecord reader shards so).
   A child that is itself a source read by index is read in index order (MindSpore replaces its
   sampler, so a child's own shuffle is dropped) and only at the indices of this shard, so no row
   is read for nothing; every other child (a stream, a pipeline, a nested concat) is read in full
@@ -113,6 +115,12 @@ def _sharded_plan(concat: Any, cols: tuple[str, ...], shards: int, shard_id: int
             rows = len(child._source())
             first = (shard_id - start) % shards
             ids = np.arange(first, rows, shards, dtype=np.int64).tolist()
+            if getattr(child, "concat_shards_by_block", False):
+                # MindRecord: as many rows as the strides give the shard, but as one block; the
+                # blocks follow each other in shard order
+                counts = [len(range((k - start) % shards, rows, shards)) for k in range(shards)]
+                low = sum(counts[:shard_id])
+                ids = list(range(low, low + len(ids)))
             plans.append(child._with_sampler(SubsetSampler(ids))._plan)
             presharded.append(True)
         else:

@@ -215,3 +215,102 @@ def test_tensor_dtype_same_as_mindspore():
     assert len(theirs) == 12
     assert ours == theirs
     assert theirs[0][:4] == ["f32", "Tensor", "Float32", "mindspore.float32"]
+
+
+# -- item 4: sampler chains on MindDataset, dataset[i], MindDataset + PaddedDataset shards ---------
+
+_CHAINS = [  # samplers outermost first: the first is given to MindDataset, each later one a child
+    "ds.RandomSampler(), ds.DistributedSampler(4, 2)",
+    "ds.RandomSampler(), ds.DistributedSampler(4, 2, shuffle=False)",
+    "ds.DistributedSampler(4, 2), ds.RandomSampler()",
+    "ds.DistributedSampler(4, 2, shuffle=False), ds.RandomSampler()",
+    "ds.SequentialSampler(1, 2), ds.DistributedSampler(4, 1, shuffle=False)",
+    "ds.SequentialSampler(1, 2), ds.DistributedSampler(4, 1)",
+    "ds.DistributedSampler(4, 1, shuffle=False), ds.SequentialSampler(1, 8)",
+    "ds.RandomSampler(), ds.SequentialSampler(2, 6)",
+    "ds.SequentialSampler(1, 5), ds.RandomSampler()",
+    "ds.RandomSampler(), ds.RandomSampler()",
+    "ds.RandomSampler(), ds.SequentialSampler(1, 8), ds.RandomSampler()",
+    "ds.DistributedSampler(2, 1, shuffle=False), ds.RandomSampler(), ds.SequentialSampler(2, 8)",
+    "ds.RandomSampler(), ds.DistributedSampler(2, 1, shuffle=False), ds.RandomSampler()",
+    "ds.SubsetRandomSampler([0, 1, 2, 3, 4, 5]), ds.DistributedSampler(2, 0, shuffle=False)",
+    "ds.DistributedSampler(2, 0, shuffle=False), ds.SubsetRandomSampler([0, 1, 2, 3, 4, 5])",
+    "ds.SubsetSampler([0, 1, 2, 3]), ds.RandomSampler()",
+    "ds.RandomSampler(), ds.SubsetSampler([5, 1, 7, 3])",
+    "ds.DistributedSampler(5, 4, shuffle=False), ds.RandomSampler()",
+    "ds.DistributedSampler(4, 1, shuffle=False, num_samples=2), ds.RandomSampler()",
+    "ds.SequentialSampler(1, 5), ds.SequentialSampler(3, 8)",
+]
+
+_MIND_PROGRAM = '''
+path = INPUTS["path"]
+def rows(d, epochs=1):
+    it = d.create_tuple_iterator(output_numpy=True, num_epochs=epochs)
+    return [[int(r[0]) for r in it] for _ in range(epochs)]
+def chain(text):
+    samplers = eval("[" + text + "]")
+    for parent, child in zip(samplers, samplers[1:]):
+        parent.add_child(child)
+    return samplers[0]
+def P(k):
+    return ds.PaddedDataset([{"id": np.array(-1 - i, np.int64)} for i in range(k)])
+def M(**kw):
+    return ds.MindDataset(path, **kw)
+def sharded(make, n):
+    out = []
+    for k in range(n):
+        d = make()
+        d.use_sampler(ds.DistributedSampler(n, k, shuffle=False))
+        out.append(rows(d)[0])
+    return out
+def getitem(d):
+    return [[int(v) for v in d[i]] for i in range(d.get_dataset_size())]
+RESULT = {}
+for seed in (0, 3):
+    ds.config.set_seed(seed)
+    RESULT[f"chains_{seed}"] = [rows(M(sampler=chain(t)), 3) for t in INPUTS["chains"]]
+    d = M(sampler=ds.RandomSampler())
+    d.add_sampler(ds.DistributedSampler(4, 2, shuffle=False))
+    RESULT[f"add_sampler_{seed}"] = rows(d, 2)
+    RESULT[f"getitem_{seed}"] = [getitem(M()), getitem(M(shuffle=False, num_shards=3, shard_id=1)),
+                                 getitem(M(sampler=ds.SubsetRandomSampler([5, 3, 1, 8])))]
+    RESULT[f"getitem_is_iterator_order_{seed}"] = [rows(M())[0], rows(M(sampler=ds.SubsetRandomSampler([5, 3, 1, 8])))[0]]
+RESULT["padded"] = [sharded(lambda: M(shuffle=False) + P(4), 8), sharded(lambda: M(shuffle=False) + P(3), 5),
+                    sharded(lambda: M() + P(4), 4), sharded(lambda: P(2) + M(shuffle=False), 8),
+                    sharded(lambda: P(3) + M(shuffle=False), 5), sharded(lambda: M(shuffle=False) + M(shuffle=False), 5)]
+'''
+
+
+@pytest.fixture(scope="module")
+def mind_file(tmp_path_factory):
+    from headrace.mindrecord import FileWriter  # noqa: PLC0415
+    path = str(tmp_path_factory.mktemp("chains") / "rows.mindrecord")
+    writer = FileWriter(path, 1)
+    writer.add_schema({"id": {"type": "int64"}}, "rows")
+    writer.write_raw_data([{"id": i} for i in range(12)])
+    writer.commit()
+    return path
+
+
+def test_mindrecord_sampler_chains_getitem_and_padded_shards_same_as_mindspore(mind_file):
+    inputs = {"path": mind_file, "chains": _CHAINS}
+    theirs = run_ms(_MIND_PROGRAM, inputs=inputs)
+    import numpy as np  # noqa: PLC0415
+
+    import headrace.dataset as ds  # noqa: PLC0415
+    env = {"ds": ds, "np": np, "INPUTS": inputs}
+    exec(_MIND_PROGRAM, env)
+    ours = env["RESULT"]
+    assert sorted(ours) == sorted(theirs)
+    # the issue's figures: a random order sharded by a distributed parent; the padded shards
+    assert theirs["add_sampler_0"] == [[10, 4, 1], [10, 4, 1]]
+    assert theirs["padded"][0] == [[0, 1], [2, 3], [4, 5], [6, 7], [8, -1], [9, -2], [10, -3], [11, -4]]
+    for key in sorted(theirs):
+        if key.startswith("chains"):
+            for text, a, b in zip(_CHAINS, ours[key], theirs[key]):
+                assert a == b, f"{key} {text}: ours {a}, MindSpore {b}"
+        assert ours[key] == theirs[key], key
+    for seed in (0, 3):
+        order, subset_order = theirs[f"getitem_is_iterator_order_{seed}"]
+        assert [r[0] for r in theirs[f"getitem_{seed}"][0]] == order
+        assert [r[0] for r in theirs[f"getitem_{seed}"][2]] == subset_order

@@ -51,6 +51,7 @@ import numpy as np
 from headrace._engine.samplers import MindFilePlan, MindShufflePlan, MindSubsetRandomPlan, SamplerPlan
 from headrace._util import checks
 from headrace.dataset import samplers as S
+from headrace.dataset._sources._mind_chain import chain_plan
 from headrace.dataset._sources.base import MappableDataset
 from headrace.dataset.core import config
 from headrace.dataset._sampler_args import check_sampler_shuffle_shard_options, select_sampler
@@ -262,6 +263,8 @@ def _mind_plan(shuffle: Any, sampler: Any, num_samples: int | None, num_shards: 
         if num_shards is None:
             return _unsharded(mode, limit)
         return _sharded(mode, num_shards, shard_id, limit, config.get_seed())
+    if sampler.child_sampler is not None:  # MindRecord's own way of running a chain
+        return chain_plan(sampler)
     if isinstance(sampler, S.SubsetRandomSampler) or (isinstance(sampler, S.SubsetSampler)
                                                        and sampler.child_sampler is None):
         return MindSubsetRandomPlan(tuple(int(i) for i in sampler.indices), sampler.num_samples or 0,
@@ -377,6 +380,9 @@ class MindDataset(MappableDataset):
         [0, 1, 2]
     """
 
+    #: a sharded ConcatDataset gives each shard a block of its rows (headrace/dataset/_concat_sampling.py)
+    concat_shards_by_block = True
+
     def __init__(self, dataset_files, columns_list=None, num_parallel_workers=None, shuffle=None, num_shards=None,
                  shard_id=None, sampler=None, padded_sample=None, num_padded=None, num_samples=None, cache=None, *,
                  verify=None):
@@ -443,19 +449,28 @@ class MindDataset(MappableDataset):
             self._source()
 
     def __getitem__(self, index):
-        """Row ``index`` (in file order, padded rows after the data) as a list of arrays.
+        """The row at position ``index`` of the order a first pass reads (the sampler's, shuffle
+        and shards included, as MindSpore 2.10), as a list of arrays. The order is drawn once (with
+        the configured seed, or a fresh one) and kept until the sampler changes.
 
         Raises:
             TypeError: ``index`` is not an int.
             ValueError: ``index`` is negative.
-            IndexError: ``index`` is past the last row.
+            RuntimeError: ``index`` is past the rows of a pass.
         """
         if isinstance(index, bool) or not isinstance(index, int):
             raise TypeError(f"Argument index with value {index!r} is not of type [<class 'int'>], but got "
                             f"{type(index)}.")
         if index < 0:
             raise ValueError(f"index cannot be negative, but got {index}.")
-        return list(self._source().read(index))
+        src = self._source()
+        order = self.__dict__.get("_access_order")
+        if order is None:
+            order = self.__dict__["_access_order"] = self._first_pass_order()
+        if index >= len(order):
+            raise RuntimeError(f"Input index is not within the required interval of [0, {len(order) - 1}], "
+                               f"but got {index}.")
+        return list(src.read(int(order[index])))
 
     def _make_source(self) -> MindRecordSource:
         src = MindRecordSource(self.dataset_files, self.columns_list, self.padded_sample, self.num_padded,

@@ -1,0 +1,203 @@
+"""Chained samplers over MindRecord rows (a sampler with ``add_child`` given to ``MindDataset``).
+
+MindSpore's MindRecord reader applies a chain as operations on one list of row ids, innermost
+first, each on the list the one before it left (so a parent samples positions of its child's
+output, and a distributed child hands its parent only its shard). Its later epochs differ from the
+first, as observed on MindSpore 2.10:
+
+* pass 0: every operation, innermost first: a shuffle reorders the list with
+  ``minstd_shuffle(len, seed + 1)``; a shard keeps its positions (strided, or blocks under
+  ``MS_DEV_MINDRECORD_SHARD_BY_BLOCK``) of the list, shuffled first with
+  ``minstd_shuffle(len, shard_seed + 1)`` when it shuffles; a sequence keeps a slice; a subset
+  keeps its ids (taken modulo the list's length), shuffled with ``seed + 1`` when random;
+* pass k without a shard in the chain: each shuffle reorders the previous pass's output again with
+  ``minstd_shuffle(len, seed + 1 + k)``; nothing else is applied again;
+* pass k with a shard in the chain: the shard is taken again (with ``shard_seed + 1 + k`` when it
+  shuffles) from the list it was given in pass 0; shuffles are not applied again, and of the
+  operations above the shard only a sequence's count (not its start) still applies.
+
+A chain with more than one shard is not planned here (:func:`supports`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Any
+
+import numpy as np
+
+from headrace._engine.samplers.base import SamplerPlan
+from headrace._engine.samplers.mindrecord import shard_by_block, shard_positions
+from headrace._util import mtshuffle
+from headrace._util.mtshuffle import minstd_shuffle
+from headrace._util.types import SampleContext
+
+__all__ = ["ChainOp", "MindChainPlan", "supports"]
+
+KINDS = ("shuffle", "shard", "sequence", "subset")
+
+
+@dataclasses.dataclass(frozen=True)
+class ChainOp:
+    """One operation of a chain.
+
+    Attributes:
+        kind: "shuffle", "shard", "sequence" or "subset".
+        limit: keep at most this many ids (0: all).
+        shuffle: (shard, subset) shuffle first.
+        num_shards, shard_id, seed: (shard) which shard, and the seed of its shuffle.
+        start: (sequence) first position kept.
+        ids: (subset) the positions kept.
+    """
+
+    kind: str
+    limit: int = 0
+    shuffle: bool = False
+    num_shards: int = 1
+    shard_id: int = 0
+    seed: int = 0
+    start: int = 0
+    ids: tuple = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {list(KINDS)}, but got {self.kind!r}.")
+        if self.limit < 0 or self.start < 0:
+            raise ValueError(f"limit and start must be >= 0, but got {self.limit} and {self.start}.")
+        if self.kind == "shard" and not 0 <= self.shard_id < self.num_shards:
+            raise ValueError(f"shard_id must be in [0, {self.num_shards}), but got {self.shard_id}.")
+
+    def count(self, n: int) -> int:
+        """How many ids this operation leaves of a list of ``n`` (in pass 0)."""
+        if self.kind == "shuffle":
+            out = n
+        elif self.kind == "shard":
+            out = -(-n // self.num_shards) if n else 0
+        elif self.kind == "sequence":
+            out = max(n - self.start, 0)
+        else:
+            out = len(self.ids) if n else 0
+        return min(out, self.limit) if self.limit else out
+
+
+def supports(ops: tuple[ChainOp, ...]) -> bool:
+    """Whether :class:`MindChainPlan` plans this chain (at most one shard)."""
+    return sum(op.kind == "shard" for op in ops) <= 1
+
+
+def _shuffled(ids: np.ndarray, seed: int) -> np.ndarray:
+    return ids[minstd_shuffle(len(ids), seed & mtshuffle.M32)] if len(ids) > 1 else ids
+
+
+@dataclasses.dataclass(frozen=True)
+class MindChainPlan(SamplerPlan):
+    """The ids a chain of MindRecord samplers reads (see the module docstring).
+
+    Attributes:
+        ops: the operations, innermost (the last child) first.
+        by_block: shards read contiguous blocks; None: ``shard_by_block()`` when planned.
+    """
+
+    ops: tuple[ChainOp, ...]
+    by_block: bool | None = None
+
+    def __post_init__(self) -> None:
+        if not self.ops:
+            raise ValueError("ops must name at least one operation.")
+        if not supports(self.ops):
+            raise ValueError("A MindRecord sampler chain may hold one distributed sampler at most.")
+
+    def is_shuffled(self) -> bool:
+        return any(op.kind == "shuffle" or op.shuffle for op in self.ops)
+
+    def is_sharded(self) -> bool:
+        return any(op.kind == "shard" and op.num_shards > 1 for op in self.ops)
+
+    def num_samples(self, num_rows: int, labels: Any = None) -> int:
+        n = num_rows
+        for op in self.ops:
+            n = op.count(n)
+        return n
+
+    def _shard(self, ids: np.ndarray, op: ChainOp, pass_index: int) -> np.ndarray:
+        if len(ids) == 0:
+            return ids
+        if op.shuffle:
+            ids = _shuffled(ids, op.seed + 1 + pass_index)
+        block = shard_by_block() if self.by_block is None else self.by_block
+        out = ids[shard_positions(len(ids), op.num_shards, op.shard_id, block)]
+        return out[:op.limit] if op.limit else out
+
+    def _first(self, n: int, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """Pass 0's ids, and the list the shard was given (None without a shard)."""
+        ids = np.arange(n, dtype=np.int64)
+        before_shard = None
+        for op in self.ops:
+            if op.kind == "shard":
+                before_shard = ids
+                ids = self._shard(ids, op, 0)
+                continue
+            if op.kind == "shuffle":
+                ids = _shuffled(ids, seed + 1)
+            elif op.kind == "sequence":
+                ids = ids[op.start:]
+            elif len(ids):  # subset: positions modulo the length, as the MindRecord reader reads them
+                pos = np.asarray(op.ids, dtype=np.int64).astype(np.uint64) % np.uint64(len(ids))
+                pos = pos.astype(np.int64)
+                ids = ids[_shuffled(pos, seed + 1) if op.shuffle else pos]
+            if op.limit:
+                ids = ids[:op.limit]
+        return ids, before_shard
+
+    def indices(self, ctx: SampleContext) -> np.ndarray:
+        ids, before_shard = _cache.first(self, ctx.num_rows, ctx.seed)
+        shard_at = next((i for i, op in enumerate(self.ops) if op.kind == "shard"), None)
+        if ctx.pass_index and shard_at is not None and before_shard is not None:
+            ids = self._shard(before_shard, self.ops[shard_at], ctx.pass_index)
+            for op in self.ops[shard_at + 1:]:
+                if op.kind == "sequence" and op.limit:
+                    ids = ids[:op.limit]
+        elif ctx.pass_index:
+            ids = _cache.later(self, ids, ctx.num_rows, ctx.seed, ctx.pass_index)
+        out = np.ascontiguousarray(ids, dtype=np.int64)
+        out.flags.writeable = False
+        return out
+
+
+class _PassCache:
+    """The latest pass computed per (plan, rows, seed): pass k costs one step from pass k - 1."""
+
+    def __init__(self, max_keys: int = 8) -> None:
+        self._lock = threading.Lock()
+        self._max = max_keys
+        self._first: dict[tuple, tuple[np.ndarray, np.ndarray | None]] = {}
+        self._later: dict[tuple, tuple[int, np.ndarray]] = {}
+
+    def _put(self, table: dict, key: tuple, value: Any) -> None:
+        with self._lock:
+            table[key] = value
+            while len(table) > self._max:
+                table.pop(next(iter(table)))
+
+    def first(self, plan: MindChainPlan, n: int, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
+        key = (plan, n, seed)
+        hit = self._first.get(key)
+        if hit is None:
+            hit = plan._first(n, seed)
+            self._put(self._first, key, hit)
+        return hit
+
+    def later(self, plan: MindChainPlan, ids: np.ndarray, n: int, seed: int, pass_index: int) -> np.ndarray:
+        key = (plan, n, seed)
+        done, cur = self._later.get(key, (0, ids))
+        if done > pass_index:
+            done, cur = 0, ids
+        for k in range(done + 1, pass_index + 1):
+            for op in plan.ops:
+                if op.kind == "shuffle":
+                    cur = _shuffled(cur, seed + 1 + k)
+        self._put(self._later, key, (pass_index, cur))
+        return cur
+
+
+_cache = _PassCache()
