@@ -22,7 +22,7 @@ def clips():
     two = np.stack([s, 0.8 * np.roll(s, 37)])
     return {"f64": two, "f32": two.astype(np.float32), "one": s[:1500].copy(),
             "three": two.reshape(2, 2, 2000).copy(), "big": 3 * two,
-            "int": (two * 1000).astype(np.int32), "f16": two[:, :300].astype(np.float16)}
+            "int": (two * 1000).astype(np.int32), "f16": two[:, :300].astype(np.float16), "bool": two > 0.2}
 
 
 # (expression after "audio.", clips); float32 IIR outputs differ from MindSpore's float32 recurrence
@@ -61,7 +61,7 @@ CASES = [
     ("DCShift(0.5)", ["f64", "f32", "big"]),
     ("DCShift(-0.6, 0.05)", ["f64", "big"]),
     ("DCShift(0.7, 0.1)", ["f64", "big"]),
-    ("Gain()", ["f64", "f32", "int", "f16"]),
+    ("Gain()", ["f64", "f32", "int", "f16", "bool"]),
     ("Gain(-6.5)", ["big"]),
     ("Vol(0.5)", ["f64", "big"]),
     ("Vol(2.0, audio.GainType.POWER)", ["big"]),
@@ -75,16 +75,17 @@ CASES = [
     ("Fade(100, 50, audio.FadeShape.LOGARITHMIC)", ["f64"]),
     ("Fade(100, 50, audio.FadeShape.QUARTER_SINE)", ["f64"]),
     ("Fade(100, 50, audio.FadeShape.HALF_SINE)", ["f64"]),
-    ("Fade(1, 1)", ["f64"]),
+    ("Fade(1, 1)", ["f64", "bool"]),
+    ("Fade(0, 0)", ["int", "bool"]),
     ("Fade(5000, 0)", ["f64"]),
     ("Fade(0, 5000)", ["f64"]),
     ("Dither()", ["f64", "f32", "three", "int"]),
     ("Dither(audio.DensityFunction.TPDF, True)", ["f64", "f32", "three"]),
-    ("Overdrive()", ["f64", "f32", "int"]),
+    ("Overdrive()", ["f64", "f32", "int", "bool"]),
     ("Overdrive(50, 80)", ["big"]),
     ("Phaser(16000)", ["f64", "f32", "three"]),
     ("Phaser(16000, 0.9, 0.5, 4.5, 0.7, 1.5, False)", ["f64", "big"]),
-    ("Flanger(16000)", ["f64", "f32", "int"]),
+    ("Flanger(16000)", ["f64", "f32", "int", "bool"]),
     ("Flanger(16000, 5, 4, 30, 50, 2, 60, audio.Modulation.TRIANGULAR, audio.Interpolation.QUADRATIC)", ["f64"]),
     ("Flanger(16000, 1, 1, -40, 90, 0.3, 0, audio.Modulation.SINUSOIDAL, audio.Interpolation.QUADRATIC)",
      ["f64", "three"]),
@@ -110,6 +111,11 @@ BAD_INPUTS = [
     ("Flanger(16000)", "np.zeros(5)"),
     ("Phaser(16000)", "np.array([['a']])"),
     ("DetectPitchFrequency(16000)", "np.zeros((1, 100), np.int32)"),
+    ("LowpassBiquad(16000, 100)", "np.array([[True]])"),
+    ("LowpassBiquad(16000, 100)", "np.array(0.5)"),
+    ("Flanger(16000)", "np.array(0.5)"),
+    ("Fade(0, 0)", "np.array(0.5)"),
+    ("Vad(16000)", "np.array(0.5)"),
 ]
 
 _ORACLE = """

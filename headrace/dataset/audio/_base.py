@@ -43,10 +43,12 @@ def require_rank(x: np.ndarray, op: str, rank: int = 1, layout: str = "<..., tim
 class AudioTensorOperation(TensorOperation):
     """Base of audio ops: one NumPy array in, one out; ``_run(x)`` does the work.
 
-    An empty array is refused before ``_run`` (MindSpore: "Input Tensor has no data.").
+    An empty array is refused before ``_run`` (MindSpore: "Input Tensor has no data."), and so is
+    a 0-d one (MindSpore's rank error, naming the op and ``layout``).
     """
 
     implementation = Implementation.C
+    layout = "<..., time>"  # the input shape named in the rank error
 
     @returns_contiguous  # TensorOperation.__call__ makes the array contiguous
     def __call__(self, *args: Any) -> Any:
@@ -57,12 +59,14 @@ class AudioTensorOperation(TensorOperation):
             raise RuntimeError(_ONE_TO_ONE)
         if args and args[0].size == 0:
             raise RuntimeError(_NO_DATA)
+        if args and args[0].ndim == 0:
+            require_rank(args[0], self.op_name, 1, self.layout)
         return TensorOperation.__call__(self, *args)
 
 
 def require_numeric(x: np.ndarray, op: str) -> None:
-    """Raises ``op_error`` unless ``x`` holds numbers (ints or floats; no strings, no bools)."""
-    if x.dtype.kind not in "iuf":
+    """Raises ``op_error`` unless ``x`` holds numbers (bools, ints or floats; no strings)."""
+    if x.dtype.kind not in "biuf":
         raise op_error(op, "the data type of input tensor does not match the requirement of operator. "
                            f"Expecting tensor in type of [int, float, double]. But got type {type_name(x.dtype)}.")
 

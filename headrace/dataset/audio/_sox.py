@@ -93,6 +93,8 @@ class Flanger(AudioTensorOperation):
         [[0.0585, 0.117, 0.1754, 0.2339]]
     """
 
+    layout = "<..., channel, time>"
+
     def __init__(self, sample_rate, delay=0.0, depth=2.0, regen=0.0, width=71.0, speed=0.5, phase=25.0,
                  modulation=Modulation.SINUSOIDAL, interpolation=Interpolation.LINEAR):
         self.sample_rate = ck.check_nonzero_rate(sample_rate)
