@@ -1,0 +1,167 @@
+"""Per-rank loaders inside Ray Train: each training worker runs its own headrace pipeline.
+
+Ray Train only schedules and restarts the workers; the data comes from headrace as it would under
+``torch.distributed``: worker ``rank`` of ``world_size`` reads shard ``rank`` of the pipeline
+(MindSpore's ``num_shards`` / ``shard_id`` rule, every rank as many rows), in the pipeline's own
+order, and keeps a position after each batch it hands out. The position goes into the Ray Train
+checkpoint (``save_to`` a directory the worker reports) and comes back from it (``restore``): on
+the same ranks each continues right after its last batch; on another number of ranks the rows of
+the epoch that no rank had received are dealt out over the new ranks (``headrace/_feed/elastic.py``).
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Iterator
+
+import ray.train
+
+from headrace._feed.args import check_epoch, check_source
+from headrace._feed.shard import check_shard, reshard
+from headrace._feed.stream import EpochReader
+
+__all__ = ["RankLoader"]
+
+_NAME = "headrace.ray.RankLoader"
+
+
+class _AsIs:
+    """The batches as the pipeline makes them (NumPy arrays), in the loop's thread."""
+
+    inline = True
+
+    def __call__(self, row: list) -> list:
+        return row
+
+
+def state_file(rank: int) -> str:
+    """The base name of rank ``rank``'s loader state in a checkpoint directory."""
+    return f"headrace-loader-rank{rank:05d}.json"
+
+
+class RankLoader:
+    """This Ray Train worker's shard of a headrace dataset, as NumPy batches, resumable.
+
+    Each iteration is one epoch; ``set_epoch``, ``state_dict`` and ``load_state_dict`` behave as
+    ``headrace.torch.Loader``'s (the position after the last batch the loop received).
+
+    Args:
+        dataset (Dataset): the headrace dataset (usually ending in ``batch``), the same on every rank.
+        columns (list[str], optional): columns to read, in this order. Default: None (all).
+        as_dict (bool, optional): batches as {column: array} dicts. Default: False (lists).
+        rank (int, optional): this worker's rank. Default: None (``ray.train.get_context()``'s).
+        world_size (int, optional): the number of ranks. Default: None (Ray Train's).
+        shard (bool, optional): read this rank's shard. Default: True.
+
+    Raises:
+        TypeError, ValueError: an argument of the wrong type or value; a pipeline that cannot be
+            resharded (its source was sharded already, it joins several sources, it reads a
+            generator); ``rank`` without ``world_size`` or the reverse.
+        RuntimeError: no rank given outside a Ray Train training function.
+    """
+
+    def __init__(self, dataset: Any, columns: Any = None, as_dict: bool = False, *, rank: int | None = None,
+                 world_size: int | None = None, shard: bool = True) -> None:
+        cols = check_source(dataset, columns, as_dict, shard)
+        if (rank is None) != (world_size is None):
+            raise ValueError(f"rank and world_size go together: give both or neither, but got rank={rank!r}, "
+                             f"world_size={world_size!r}.")
+        if rank is None:
+            try:
+                ctx = ray.train.get_context()
+                world_size, rank = ctx.get_world_size(), ctx.get_world_rank()
+            except RuntimeError as e:
+                raise RuntimeError(f"{_NAME}: no Ray Train context here ({e}); pass rank= and world_size=.") from None
+        world, rank = check_shard(world_size, rank)
+        world, rank = (world, rank) if shard else (1, 0)
+        unsharded = dataset
+        if world > 1:
+            dataset = reshard(dataset, world, rank, f"{_NAME} (Ray Train rank {rank} of {world})")
+        self.dataset = dataset
+        self.rank, self.world_size = rank, world
+        self._columns = cols if cols is not None else [c for c in dataset.get_col_names()
+                                                       if not c.startswith("_meta-")]
+        self._as_dict = as_dict
+        self._reader = EpochReader(dataset, cols, _AsIs(), None, (world, rank), _NAME, unsharded)
+        self._reader.prestart()
+
+    def __iter__(self) -> Iterator[Any]:
+        batches = self._reader.epoch()
+        try:
+            if not self._as_dict:
+                yield from batches
+                return
+            for item in batches:
+                yield dict(zip(self._columns, item))
+        finally:
+            batches.close()
+
+    def __len__(self) -> int:
+        """Batches per epoch (of this rank's shard)."""
+        return self.dataset.get_dataset_size()
+
+    def set_epoch(self, epoch: int) -> None:
+        """The next iteration reads epoch ``epoch`` (see ``headrace.torch.Loader.set_epoch``)."""
+        self._reader.set_epoch(check_epoch(epoch))
+
+    def state_dict(self) -> dict:
+        """The position after the last batch received (a dict of str and int)."""
+        return self._reader.state()
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Continues after the batch where ``state_dict`` was taken (any rank's, any rank count:
+        see ``headrace.torch.Loader.load_state_dict``)."""
+        self._reader.load_state(state_dict)
+
+    def save_to(self, directory: str) -> str:
+        """Writes this rank's position into ``directory`` (the folder a worker passes to
+        ``ray.train.Checkpoint.from_directory``); returns the file's path."""
+        if not isinstance(directory, (str, os.PathLike)) or not os.path.isdir(directory):
+            raise ValueError(f"directory must be an existing directory, but got {directory!r}.")
+        path = os.path.join(os.fspath(directory), state_file(self.rank))
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.state_dict(), f)
+        os.replace(tmp, path)
+        return path
+
+    def restore(self, checkpoint: Any = None) -> bool:
+        """Loads the position from a checkpoint that ``save_to`` filled: this rank's file, or, where
+        the checkpoint has none (it was taken on fewer ranks), rank 0's. ``checkpoint`` is a
+        ``ray.train.Checkpoint`` or a directory; None: ``ray.train.get_checkpoint()`` (the latest
+        checkpoint when Ray Train restarted the workers; None in a fresh run, and then nothing is
+        loaded). Returns whether a position was loaded.
+
+        Raises:
+            ValueError: the checkpoint holds no headrace loader state, or a state of another
+                pipeline (the message names the field).
+            RuntimeError: called while an epoch is being read.
+        """
+        if checkpoint is None:
+            checkpoint = ray.train.get_checkpoint()
+            if checkpoint is None:
+                return False
+        if hasattr(checkpoint, "as_directory"):   # (a ray.train.Checkpoint is PathLike too, but refuses fspath)
+            with checkpoint.as_directory() as directory:
+                self._restore_dir(directory)
+        elif isinstance(checkpoint, (str, os.PathLike)):
+            self._restore_dir(os.fspath(checkpoint))
+        else:
+            raise TypeError(f"checkpoint must be a ray.train.Checkpoint, a directory or None, but got "
+                            f"{type(checkpoint).__name__}.")
+        return True
+
+    def _restore_dir(self, directory: str) -> None:
+        for rank in (self.rank, 0):
+            path = os.path.join(directory, state_file(rank))
+            if os.path.isfile(path):
+                with open(path) as f:
+                    self.load_state_dict(json.load(f))
+                return
+        raise ValueError(f"{_NAME}: the checkpoint {directory} holds no loader state ({state_file(self.rank)} or "
+                         f"{state_file(0)}); save it with save_to.")
+
+    def close(self) -> None:
+        """Stops the pipeline's workers. Idempotent."""
+        self._reader.close()
+
