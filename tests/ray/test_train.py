@@ -7,7 +7,6 @@ import pytest
 
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.train")
-import ray.train
 from ray.train import Checkpoint, RunConfig, ScalingConfig
 from ray.train.v2.api.data_parallel_trainer import DataParallelTrainer
 
