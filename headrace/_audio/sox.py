@@ -109,44 +109,47 @@ def flanger(x: np.ndarray, sample_rate: int, delay: float, depth: float, regen: 
     steps = np.arange(n)[None, :]
     srcs = [steps - (whole + k) % line for k in range(taps)]  # (channel, time) each
 
-    def mix(t0: np.ndarray, t1: np.ndarray, t2: np.ndarray | None, f: np.ndarray) -> np.ndarray:
-        if t2 is None:
-            return t0 + (t1 - t0) * f
-        d1, d2 = t1 - t0, t2 - t0
-        return t0 + ((d2 * 0.5 - d1) * f + (d1 * 2 - d2 * 0.5)) * f
-
-    if feedback == 0:
-        padded = np.concatenate([np.zeros(x.shape[:-1] + (line + taps,)), x], axis=-1)
-        ch = np.arange(channels)[:, None]
-        reads = [padded[..., ch, src + line + taps] for src in srcs]
-        d = mix(reads[0], reads[1], reads[2] if quadratic else None, frac)
+    # the interpolation is linear in the taps: weights per tap, (channel, time) each
+    if quadratic:
+        weights = [1.0 + 0.5 * frac * frac - 1.5 * frac, 2.0 * frac - frac * frac, 0.5 * frac * frac - 0.5 * frac]
     else:
-        d = _flanger_feedback(x, feedback, srcs, frac, quadratic, line, mix)
-    return np.clip(x * in_gain + d * wet, -1.0, 1.0)
+        weights = [1.0 - frac, frac]
+    lead = x.shape[:-2]
+    xs = x.reshape((-1, channels, n))
+    pad = line + taps + 1
+    padded = np.concatenate([np.zeros((xs.shape[0], channels, pad)), xs], axis=-1)
+    ch = np.arange(channels)[:, None]
+    d = sum(w * padded[:, ch, src + pad] for w, src in zip(weights, srcs))  # the taps of x
+    if feedback != 0:
+        d = _flanger_feedback(d, feedback, srcs, weights, pad)
+    return np.clip(x * in_gain + d.reshape(lead + (channels, n)) * wet, -1.0, 1.0)
 
 
-def _flanger_feedback(x, feedback, srcs, frac, quadratic, line, mix):  # type: ignore[no-untyped-def]
-    """The flanger's delayed signal d with feedback: a tap reading s[j] = x[j] + feedback d[j - 1]
-    needs d at j - 1 < i. Samples are done in blocks [i0, i1) where every tap of every sample reads
-    an s[j] with j <= i0, so a block needs only d before it: the blocks follow the LFO (long where
-    the delay is long) and no sample is computed alone unless its delay is 0."""
-    n = x.shape[-1]
-    channels = x.shape[-2]
-    pad = line + len(srcs) + 1
-    xp = np.concatenate([np.zeros(x.shape[:-1] + (pad,)), x], axis=-1)
-    dp = np.zeros(x.shape[:-1] + (pad + n,))  # d[j] at j + pad; zeros before the signal
+def _flanger_feedback(dry: np.ndarray, feedback: float, srcs: list[np.ndarray], weights: list[np.ndarray],
+                      pad: int) -> np.ndarray:
+    """The flanger's delayed signal with feedback, ``d[i] = dry[i] + feedback * sum_k w_k[i]
+    d[src_k[i] - 1]`` (a tap reads s[j] = x[j] + feedback d[j - 1]; ``dry`` holds the x part).
+    Every src_k[i] <= i, so samples go in blocks [i0, i1) whose taps all read at or before i0: a
+    block needs only d before it. The blocks follow the LFO (long where the delay is long); a
+    sample is computed alone only where its delay is 0."""
+    batch, channels, n = dry.shape
+    row = pad + n
+    dp = np.zeros((batch, channels * row))  # d[c, j] at c * row + pad + j; zeros before the signal
+    base = (np.arange(channels) * row + pad)[:, None]
+    reads = [base + src - 1 for src in srcs]  # flat index of d[src - 1]
+    writes = base + np.arange(n)[None, :]
+    scaled = [feedback * w for w in weights]
     newest = np.max([src.max(axis=0) for src in srcs], axis=0)  # the latest s[j] a sample reads
     reach = np.maximum.accumulate(newest)
-    ch = np.arange(channels)[:, None]
     i0 = 0
     while i0 < n:
         i1 = int(np.searchsorted(reach, i0, side="right"))
-        sl = slice(i0, i1)
-        reads = [xp[..., ch, src[:, sl] + pad] + feedback * dp[..., ch, src[:, sl] - 1 + pad] for src in srcs]
-        dp[..., ch, np.arange(i0, i1)[None, :] + pad] = mix(reads[0], reads[1], reads[2] if quadratic else None,
-                                                               frac[:, sl])
+        acc = dry[:, :, i0:i1].copy()
+        for w, r in zip(scaled, reads):
+            acc += w[:, i0:i1] * dp[:, r[:, i0:i1]]
+        dp[:, writes[:, i0:i1]] = acc
         i0 = i1
-    return dp[..., pad:]
+    return dp.reshape(batch, channels, row)[:, :, pad:]
 
 
 def detect_pitch(x: np.ndarray, sample_rate: int, frame_time: float, win_length: int, freq_low: float,
