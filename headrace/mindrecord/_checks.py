@@ -63,7 +63,9 @@ def check_exists(path: str) -> None:
             raise RuntimeError(f"The input: {p} is not exists.")
         if not os.path.isfile(p):
             raise RuntimeError(f"The input: {p} should be a regular file.")
-    size = os.path.getsize(path)
-    if size < 8:
-        raise RuntimeError(f"Invalid file, the size of mindrecord file: {size} is smaller than the lower limit: 8.\n "
-                           f"Please check file path: {path} and use 'FileWriter' to generate valid mindrecord files.")
+    for p in (path, path + ".db"):  # MindSpore checks both, with the same words
+        size = os.path.getsize(p)
+        if size < 8:
+            raise RuntimeError(f"Invalid file, the size of mindrecord file: {size} is smaller than the lower limit: "
+                               f"8.\n Please check file path: {p} and use 'FileWriter' to generate valid mindrecord "
+                               "files.")

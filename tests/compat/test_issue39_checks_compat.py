@@ -30,13 +30,13 @@ _MS_IMPORTS = '''
 import mindspore.dataset as ds
 import mindspore.dataset.vision as vision
 import mindspore.dataset.transforms as T
-from mindspore.mindrecord import FileWriter, FileReader
+from mindspore.mindrecord import FileWriter, FileReader, MindPage
 '''
 _HR_IMPORTS = '''
 import headrace.dataset as ds
 import headrace.dataset.vision as vision
 import headrace.dataset.transforms as T
-from headrace.mindrecord import FileWriter, FileReader
+from headrace.mindrecord import FileWriter, FileReader, MindPage
 '''
 # D: the folder of the files; W: a folder for files the expressions write
 _PRELUDE = '''
@@ -126,6 +126,9 @@ ERRORS = [
     ("FileReader(os.path.join(D, 'huge_header.mindrecord'))", None),
     ("FileReader(os.path.join(D, 'long_header.mindrecord'))", None),
     ("it(ds.MindDataset(os.path.join(D, 'zero_header.mindrecord')))", None),
+    ("FileReader(os.path.join(D, 'short_db.mindrecord'))", None),
+    ("MindPage(os.path.join(D, 'short_db.mindrecord'))", None),
+    ("it(ds.MindDataset(os.path.join(D, 'short_db.mindrecord')))", None),
     ("ds.MindDataset(os.path.join(D, 'none.mindrecord'))", None),
     ("ds.MindDataset(os.path.join(D, 'ok.mindrecord'), num_shards=2)", None),
     ("FileWriter(os.path.join(W, 'z.mindrecord'), shard_num=0)", None),
@@ -215,6 +218,8 @@ def _files(d: str) -> None:
         open(os.path.join(d, f"{name}.mindrecord"), "wb").write(struct.pack("<Q", length) + ok[8:])
         open(os.path.join(d, f"{name}.mindrecord.db"), "wb").write(db)
     open(os.path.join(d, "garbage.mindrecord"), "wb").write(b"\0" * 100)
+    open(os.path.join(d, "short_db.mindrecord"), "wb").write(ok)
+    open(os.path.join(d, "short_db.mindrecord.db"), "wb").write(b"junk\n")
     for name, text in (("ok", "1,2\n3,4\n"), ("extra_field", "1,2\n3,4,5\n"), ("not_int", "1,abc\n"),
                        ("unclosed", '1,"2\n'), ("bad_quote", '1,2\n"x"y,3\n')):
         open(os.path.join(d, f"{name}.csv"), "w").write(text)
