@@ -115,7 +115,7 @@ def _sharded_plan(concat: Any, cols: tuple[str, ...], shards: int, shard_id: int
             rows = len(child._source())
             first = (shard_id - start) % shards
             ids = np.arange(first, rows, shards, dtype=np.int64).tolist()
-            if getattr(child, "concat_shards_by_block", False):
+            if getattr(child, "reads_as_mindrecord", False):
                 # MindRecord: as many rows as the strides give the shard, but as one block; the
                 # blocks follow each other in shard order
                 counts = [len(range((k - start) % shards, rows, shards)) for k in range(shards)]

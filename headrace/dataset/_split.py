@@ -15,6 +15,7 @@ from typing import Any
 from headrace._engine import options as _options
 from headrace._engine.samplers.split import SplitPlan
 from headrace._util import checks, rng
+from headrace.dataset._sources._mind_chain import split_parts
 
 
 _SPLIT_BUFFER = 10000
@@ -88,6 +89,10 @@ def split_dataset(dataset: Any, sizes: Any, randomize: bool) -> list[Any]:
     counts = split_sizes(sizes, total)
     configured = _options.snapshot().seed
     seed = rng.new_seed() if configured is None else configured
+    if getattr(dataset, "reads_as_mindrecord", False):
+        parts = split_parts(dataset, counts, randomize, seed)
+        if parts is not None:
+            return parts
     if dataset.reads_by_index and hasattr(dataset, "_with_split_plan"):
         base = dataset._split_base_plan()
         order = "none" if not randomize else ("buffer" if getattr(dataset, "streamed_in_mindspore", False)

@@ -275,6 +275,12 @@ for seed in (0, 3):
     RESULT[f"getitem_{seed}"] = [getitem(M()), getitem(M(shuffle=False, num_shards=3, shard_id=1)),
                                  getitem(M(sampler=ds.SubsetRandomSampler([5, 3, 1, 8])))]
     RESULT[f"getitem_is_iterator_order_{seed}"] = [rows(M())[0], rows(M(sampler=ds.SubsetRandomSampler([5, 3, 1, 8])))[0]]
+    RESULT[f"mind_split_{seed}"] = [
+        [rows(p, 4) for p in M(shuffle=False).split([0.75, 0.25])],
+        [rows(p, 3) for p in M().split([0.75, 0.25])],
+        [rows(p, 2) for p in M(shuffle=False).split([0.75, 0.25], randomize=False)],
+        [rows(q, 2) for q in M(shuffle=False).split([0.75, 0.25])[0].split([0.5, 0.5])],
+        [rows(p, 2) for p in M(sampler=chain("ds.SequentialSampler(1, 10), ds.RandomSampler()")).split([3, 7])]]
 RESULT["padded"] = [sharded(lambda: M(shuffle=False) + P(4), 8), sharded(lambda: M(shuffle=False) + P(3), 5),
                     sharded(lambda: M() + P(4), 4), sharded(lambda: P(2) + M(shuffle=False), 8),
                     sharded(lambda: P(3) + M(shuffle=False), 5), sharded(lambda: M(shuffle=False) + M(shuffle=False), 5)]

@@ -6,12 +6,14 @@ output, and a distributed child hands its parent only its shard). Its later epoc
 first, as observed on MindSpore 2.10:
 
 * pass 0: every operation, innermost first: a shuffle reorders the list with
-  ``minstd_shuffle(len, seed + 1)``; a shard keeps its positions (strided, or blocks under
+  ``minstd_shuffle(len, seed + 1)`` (``seed`` for one that does not reshuffle every epoch, as the
+  sampler ``Dataset.split`` adds); a shard keeps its positions (strided, or blocks under
   ``MS_DEV_MINDRECORD_SHARD_BY_BLOCK``) of the list, shuffled first with
   ``minstd_shuffle(len, shard_seed + 1)`` when it shuffles; a sequence keeps a slice; a subset
   keeps its ids (taken modulo the list's length), shuffled with ``seed + 1`` when random;
 * pass k without a shard in the chain: each shuffle reorders the previous pass's output again with
-  ``minstd_shuffle(len, seed + 1 + k)``; nothing else is applied again;
+  ``minstd_shuffle(len, seed + 1 + k)`` (``seed`` again when it does not reshuffle); nothing else
+  is applied again;
 * pass k with a shard in the chain: the shard is taken again (with ``shard_seed + 1 + k`` when it
   shuffles) from the list it was given in pass 0; shuffles are not applied again, and of the
   operations above the shard only a sequence's count (not its start) still applies.
@@ -45,6 +47,7 @@ class ChainOp:
         kind: "shuffle", "shard", "sequence" or "subset".
         limit: keep at most this many ids (0: all).
         shuffle: (shard, subset) shuffle first.
+        reshuffle: (shuffle) a new seed every epoch (``seed + 1 + k``), else ``seed`` every time.
         num_shards, shard_id, seed: (shard) which shard, and the seed of its shuffle.
         start: (sequence) first position kept.
         ids: (subset) the positions kept.
@@ -53,6 +56,7 @@ class ChainOp:
     kind: str
     limit: int = 0
     shuffle: bool = False
+    reshuffle: bool = True
     num_shards: int = 1
     shard_id: int = 0
     seed: int = 0
@@ -96,10 +100,12 @@ class MindChainPlan(SamplerPlan):
     Attributes:
         ops: the operations, innermost (the last child) first.
         by_block: shards read contiguous blocks; None: ``shard_by_block()`` when planned.
+        seed: the seed of the shuffles; None: the pipeline's (the parts of a split share one).
     """
 
     ops: tuple[ChainOp, ...]
     by_block: bool | None = None
+    seed: int | None = None
 
     def __post_init__(self) -> None:
         if not self.ops:
@@ -138,7 +144,7 @@ class MindChainPlan(SamplerPlan):
                 ids = self._shard(ids, op, 0)
                 continue
             if op.kind == "shuffle":
-                ids = _shuffled(ids, seed + 1)
+                ids = _shuffled(ids, seed + 1 if op.reshuffle else seed)
             elif op.kind == "sequence":
                 ids = ids[op.start:]
             elif len(ids):  # subset: positions modulo the length, as the MindRecord reader reads them
@@ -150,7 +156,8 @@ class MindChainPlan(SamplerPlan):
         return ids, before_shard
 
     def indices(self, ctx: SampleContext) -> np.ndarray:
-        ids, before_shard = _cache.first(self, ctx.num_rows, ctx.seed)
+        seed = ctx.seed if self.seed is None else self.seed
+        ids, before_shard = _cache.first(self, ctx.num_rows, seed)
         shard_at = next((i for i, op in enumerate(self.ops) if op.kind == "shard"), None)
         if ctx.pass_index and shard_at is not None and before_shard is not None:
             ids = self._shard(before_shard, self.ops[shard_at], ctx.pass_index)
@@ -158,7 +165,7 @@ class MindChainPlan(SamplerPlan):
                 if op.kind == "sequence" and op.limit:
                     ids = ids[:op.limit]
         elif ctx.pass_index:
-            ids = _cache.later(self, ids, ctx.num_rows, ctx.seed, ctx.pass_index)
+            ids = _cache.later(self, ids, ctx.num_rows, seed, ctx.pass_index)
         out = np.ascontiguousarray(ids, dtype=np.int64)
         out.flags.writeable = False
         return out
@@ -195,7 +202,7 @@ class _PassCache:
         for k in range(done + 1, pass_index + 1):
             for op in plan.ops:
                 if op.kind == "shuffle":
-                    cur = _shuffled(cur, seed + 1 + k)
+                    cur = _shuffled(cur, seed + 1 + k if op.reshuffle else seed)
         self._put(self._later, key, (pass_index, cur))
         return cur
 

@@ -8,7 +8,7 @@ from headrace._engine.samplers.mindchain import ChainOp, MindChainPlan, supports
 from headrace.dataset import samplers as S
 from headrace.dataset._shuffle import Shuffle
 
-__all__ = ["chain_plan"]
+__all__ = ["chain_ops", "chain_plan", "split_parts"]
 
 
 def _op(sampler: Any) -> ChainOp | None:
@@ -17,7 +17,7 @@ def _op(sampler: Any) -> ChainOp | None:
     if type(sampler) is S.RandomSampler:
         if sampler.replacement or sampler.shuffle not in (Shuffle.GLOBAL, Shuffle.ADAPTIVE):
             return None
-        return ChainOp("shuffle", limit=limit)
+        return ChainOp("shuffle", limit=limit, reshuffle=bool(getattr(sampler, "reshuffle_each_epoch", True)))
     if type(sampler) is S.DistributedSampler:
         if sampler.offset != -1 or sampler.shuffle not in (Shuffle.GLOBAL, Shuffle.ADAPTIVE, Shuffle.FALSE):
             return None
@@ -31,9 +31,9 @@ def _op(sampler: Any) -> ChainOp | None:
     return None
 
 
-def chain_plan(sampler: Any) -> MindChainPlan | None:
-    """The plan of ``sampler`` and its children, or None where the engine's chained plan runs it
-    (a sampler MindRecord does not run as an operation, or more than one shard)."""
+def chain_ops(sampler: Any) -> list[ChainOp] | None:
+    """The operations of ``sampler`` and its children, innermost first, or None where one of
+    them is not run as an operation (PK, weighted, user samplers; draws with replacement)."""
     ops = []
     while sampler is not None:
         op = _op(sampler)
@@ -41,5 +41,42 @@ def chain_plan(sampler: Any) -> MindChainPlan | None:
             return None
         ops.append(op)
         sampler = sampler.child_sampler
-    ops.reverse()  # innermost first
-    return MindChainPlan(tuple(ops)) if supports(tuple(ops)) else None
+    ops.reverse()
+    return ops
+
+
+def chain_plan(sampler: Any) -> MindChainPlan | None:
+    """The plan of ``sampler`` and its children, or None where the engine's chained plan runs it
+    (a sampler MindRecord does not run as an operation, or more than one shard)."""
+    ops = chain_ops(sampler)
+    return MindChainPlan(tuple(ops)) if ops and supports(tuple(ops)) else None
+
+
+def split_parts(dataset: Any, counts: list[int], randomize: bool, seed: int) -> list[Any] | None:
+    """The parts of a split of a ``MindDataset`` as MindSpore makes them (a sequence over the
+    split's shuffle, which never reshuffles, over the dataset's sampling), or None where its
+    sampling is not a chain of operations. The parts share ``seed``, so they never overlap; a
+    later epoch reorders each part's rows (as MindSpore does), it never moves rows between parts."""
+    base = dataset.__dict__.get("_split_ops")
+    if base is None:
+        if dataset.sampler is not None:
+            base = chain_ops(dataset.sampler)
+        elif dataset.num_samples:
+            base = None
+        elif dataset.shuffle_flag in (None, True, Shuffle.GLOBAL, Shuffle.ADAPTIVE):
+            base = [ChainOp("shuffle")]
+        elif dataset.shuffle_flag in (False, Shuffle.FALSE):
+            base = []
+    if base is None:
+        return None
+    out, start = [], 0
+    for n in counts:
+        ops = list(base) + ([ChainOp("shuffle", reshuffle=False)] if randomize else [])
+        ops.append(ChainOp("sequence", start=start, limit=n))
+        if not supports(tuple(ops)):
+            return None
+        part = dataset._with_split_plan(MindChainPlan(tuple(ops), seed=seed))
+        part.__dict__["_split_ops"] = ops
+        out.append(part)
+        start += n
+    return out

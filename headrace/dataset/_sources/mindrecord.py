@@ -380,8 +380,10 @@ class MindDataset(MappableDataset):
         [0, 1, 2]
     """
 
-    #: a sharded ConcatDataset gives each shard a block of its rows (headrace/dataset/_concat_sampling.py)
-    concat_shards_by_block = True
+    #: MindSpore reads it with its MindRecord reader, whose orders differ from other sources': a
+    #: sharded ConcatDataset gives each shard a block of its rows (dataset/_concat_sampling.py), a
+    #: split deals its rows as the reader runs a sampler chain (dataset/_sources/_mind_chain.py)
+    reads_as_mindrecord = True
 
     def __init__(self, dataset_files, columns_list=None, num_parallel_workers=None, shuffle=None, num_shards=None,
                  shard_id=None, sampler=None, padded_sample=None, num_padded=None, num_samples=None, cache=None, *,
