@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 import numpy as np
 from headrace._util.checks import check_int, check_type
+from headrace._util.errors import add_note
 from headrace._engine.plan import counted_size
 from headrace._engine.run import PipelineRun
 from headrace._engine import options as _options
@@ -115,11 +116,12 @@ class DatasetReading:
         # MindSpore's datasets are not subscriptable either (GeneratorDataset over a random-access
         # source is, and defines its own). torch's DataLoader indexes what it is given: say what
         # feeds it instead of only "not subscriptable".
-        raise TypeError(
-            f"'{type(self).__name__}' object is not subscriptable: a headrace pipeline is read by iterating "
-            "it, not by index. For PyTorch, iterate headrace.torch.Loader(dataset) (torch tensors, sharded "
-            "under torch.distributed), or give torch.utils.data.DataLoader "
-            "headrace.torch.as_iterable_dataset(dataset) (with batch_size=None if the pipeline batches).")
+        err = TypeError(f"'{type(self).__name__}' object is not subscriptable")  # MindSpore's words
+        add_note(err, "A headrace pipeline is read by iterating it, not by index. For PyTorch, iterate "
+                      "headrace.torch.Loader(dataset) (torch tensors, sharded under torch.distributed), or give "
+                      "torch.utils.data.DataLoader headrace.torch.as_iterable_dataset(dataset) (with "
+                      "batch_size=None if the pipeline batches).")
+        raise err
 
     # ---- info -----------------------------------------------------------------------------
     def get_dataset_size(self):
