@@ -131,3 +131,10 @@ def test_chain_plan_checks_its_operations():
         MindChainPlan((ChainOp("shard", num_shards=2), ChainOp("shard", num_shards=2)))
     with pytest.raises(ValueError, match="at least one operation"):
         MindChainPlan(())
+
+
+def test_a_chain_resumes_from_any_position(path):
+    from tests.helpers import assert_resume_equivalence  # noqa: PLC0415
+    ds.config.set_seed(2)
+    d = ds.MindDataset(path, sampler=_chain(ds.RandomSampler(), ds.SequentialSampler(1, 9), ds.RandomSampler()))
+    assert_resume_equivalence(d, num_epochs=3)

@@ -189,3 +189,11 @@ def test_the_issue_example_text_file_parts_do_not_share_rows(files):
     a, b = _epochs(train, 1)[0], _epochs(test, 1)[0]
     assert (len(a), len(b)) == (18, 5)
     assert not set(a) & set(b)
+
+
+@pytest.mark.parametrize("kind", ["numpy", "text", "mindrecord"])
+def test_a_part_resumes_from_any_position(files, kind):
+    from tests.helpers import assert_resume_equivalence  # noqa: PLC0415
+    ds.config.set_seed(4)
+    train, _ = _source(kind, files, True).split([0.7, 0.3])
+    assert_resume_equivalence(train.batch(3), num_epochs=2)
