@@ -283,10 +283,12 @@ def _pipeline(op, mode, rows):
                                   dict(num_parallel_workers=2, python_multiprocessing=True)],
                          ids=["serial", "threads", "processes"])
 def test_in_a_pipeline(mode):
-    rows = clips()["f64"][:, :500].reshape(4, 1, 250)
-    op = audio.BandpassBiquad(16000, 1000)
-    for r, out in zip(rows, _pipeline(op, mode, rows)):
-        np.testing.assert_array_equal(out, op(r))
+    rows = clips()["f64"][:, :2000].reshape(4, 1, 1000)
+    ops = [audio.BandpassBiquad(16000, 1000), audio.Flanger(16000, regen=20), audio.Phaser(16000),
+           audio.Overdrive(), audio.Fade(100, 100), audio.Dither(), audio.Vad(1600)]
+    for op in ops:
+        for r, out in zip(rows, _pipeline(op, mode, rows)):
+            np.testing.assert_array_equal(out, op(r), err_msg=op.op_name)
 
 
 @pytest.mark.parametrize("density", ["RPDF", "GPDF"])
@@ -368,3 +370,16 @@ def test_vad_without_speech_keeps_the_search_window():
     short = x[:1000]
     assert audio.Vad(1600)(short[None]).shape == (1, 760)
     assert audio.Vad(16000)(short[None]).shape == (1, 1000)
+
+
+def test_bad_data_in_a_pipeline_names_op_column_and_sample():
+    rows = np.zeros((3, 1, 10), np.float32)
+    rows = [rows[0], rows[1], rows[2].astype(np.int32)]
+    data = ds.GeneratorDataset(lambda: ((r,) for r in rows), ["audio"], shuffle=False)
+    data = data.map(audio.AllpassBiquad(16000, 100.0), input_columns="audio")
+    with pytest.raises(RuntimeError) as info:
+        list(data.create_tuple_iterator(num_epochs=1, output_numpy=True))
+    text = str(info.value)
+    assert "map operation: [AllpassBiquad] failed at column: ['audio'], sample index: 2" in text
+    assert ("AllpassBiquad: the data type of input tensor does not match the requirement of operator. "
+            "Expecting tensor in type of [float, double]. But got type int32.") in text
