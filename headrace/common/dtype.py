@@ -43,7 +43,9 @@ class Type:
         return isinstance(other, Type) and other.name == self.name
 
     def __hash__(self) -> int:
-        return hash(("headrace.dtype", self.name))
+        # the NumPy dtype's hash: a Tensor's dtype (headrace/dataset/_tensor.py) equals both this
+        # type and that dtype, and so finds either in a dict or set
+        return hash(self.np_dtype)
 
     def __reduce__(self):
         return (_by_name, (self.name,))

@@ -61,3 +61,9 @@ def test_transforms_take_tensors():
     v = Tensor(np.array([1, 2], np.int32))
     assert T.Concatenate(0, v, v)(v).tolist() == [1, 2, 1, 2, 1, 2]
     assert T.TypeCast(mstype.float32)(v).dtype == np.float32
+
+
+def test_a_tensors_dtype_finds_both_spellings_in_dicts_and_sets():
+    t = Tensor(np.ones(2, np.uint8))
+    assert {np.dtype(np.uint8): "numpy"}[t.dtype] == "numpy" and {mstype.uint8: "ms"}[t.dtype] == "ms"
+    assert t.dtype in {np.dtype(np.uint8), np.dtype(np.float32)} and t.dtype not in {mstype.int8}
