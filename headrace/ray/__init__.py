@@ -5,8 +5,9 @@ An optional extra (``pip install headrace[ray]``); ``headrace.dataset`` never im
 """
 from headrace.ray._map import HeadraceMap, check_compute, map_ops
 from headrace.ray._read import MindRecordDatasource, read_mindrecord
+from headrace.ray._source import SourceDatasource, read_dataset
 from headrace.ray._train import RankLoader
 from headrace.ray._write import MindRecordDatasink
 
-__all__ = ["HeadraceMap", "MindRecordDatasink", "MindRecordDatasource", "RankLoader", "check_compute", "map_ops",
-           "read_mindrecord"]
+__all__ = ["HeadraceMap", "MindRecordDatasink", "MindRecordDatasource", "RankLoader", "SourceDatasource",
+           "check_compute", "map_ops", "read_dataset", "read_mindrecord"]

@@ -9,7 +9,9 @@ shuffle for the pass (``MindDataset``'s, from the same sampler plans) and a task
 row tables, read on the driver.
 
 The pass is the number of executions of the dataset Ray has completed (Ray's execution index,
-which its own file shuffle reads too), or a fixed ``epoch``. Each row carries its pass position
+which its own file shuffle reads too), or a fixed ``epoch``. Every completed execution counts:
+iterating, ``take_all``, a write, and a ``schema()`` or ``count()`` that Ray answers by executing;
+a loop that needs exact epochs whatever else runs passes ``epoch=`` (a dataset per epoch). Each row carries its pass position
 (``__sample__``) and the pass (``__epoch__``): ``map_ops`` keys its random draws with them.
 """
 from __future__ import annotations

@@ -141,3 +141,56 @@ def test_bad_arguments(mr_set, kwargs, error, message):
 def test_a_missing_file(tmp_path):
     with pytest.raises(ValueError, match="does not exist or permission denied"):
         read_mindrecord(str(tmp_path / "none.mindrecord"))
+
+
+# ---- other headrace sources: read_dataset ---------------------------------------------------
+
+def test_tfrecord_rows_equal_tfrecorddatasets(local_ray, tmp_path):
+    from headrace._codecs.tfrecord import write_tfrecord
+    from headrace.ray import read_dataset
+
+    path = str(tmp_path / "a.tfrecord")
+    write_tfrecord(path, [{"x": ("int64", [i, i + 1]), "f": ("float", [i / 4]), "s": ("bytes", [b"ab" * i])}
+                          for i in range(11)])
+    data = read_dataset(ds.TFRecordDataset(path), seed=3, rows_per_task=4)
+    ours = [data.take_all() for _ in range(2)]   # each execution reads the next epoch
+    ds.config.set_seed(3)
+    it = ds.TFRecordDataset(path).create_dict_iterator(output_numpy=True, num_epochs=2)
+    for epoch in range(2):
+        theirs = list(it)
+        assert [r["x"].tolist() for r in ours[epoch]] == [r["x"].tolist() for r in theirs]
+        for a, b in zip(ours[epoch], theirs):
+            for c in ("f", "s", "x"):
+                assert a[c].dtype == b[c].dtype and np.array_equal(a[c], b[c])
+        assert [r["__sample__"] for r in ours[epoch]] == list(range(11))
+
+
+def test_image_folder_and_map_ops_equal_a_local_pipeline(local_ray, tmp_path):
+    import cv2
+    from headrace.dataset import vision
+    from headrace.ray import map_ops, read_dataset
+
+    for i in range(9):
+        folder = tmp_path / "img" / "ab"[i % 2]
+        folder.mkdir(parents=True, exist_ok=True)
+        img = np.random.default_rng(i).integers(0, 255, (8 + i, 6, 3), dtype=np.uint8)
+        cv2.imwrite(str(folder / f"{i}.png"), img)
+    ops = [vision.Decode(), vision.RandomCrop(4)]
+    ours = map_ops(read_dataset(ds.ImageFolderDataset(str(tmp_path / "img")), seed=5, rows_per_task=4),
+                   ops, "image").take_all()
+    ds.config.set_seed(5)
+    theirs = list(ds.ImageFolderDataset(str(tmp_path / "img")).map(ops, "image").create_dict_iterator(
+        output_numpy=True))
+    assert [r["label"] for r in ours] == [int(r["label"]) for r in theirs]
+    assert all(a["image"].shape == (4, 4, 3) and np.array_equal(a["image"], b["image"]) for a, b in zip(ours, theirs))
+
+
+def test_read_dataset_refuses_what_is_not_a_source(mr_set):
+    from headrace.ray import read_dataset
+
+    with pytest.raises(ValueError, match="read_dataset: MapDataset is not a source read by index"):
+        read_dataset(ds.MindDataset(mr_set).map(lambda x: x, "label"))
+    with pytest.raises(ValueError, match="read_dataset: GeneratorDataset is not a source read by index"):
+        read_dataset(ds.GeneratorDataset(lambda: iter([(1,)]), ["x"]))
+    with pytest.raises(TypeError, match="dataset must be a headrace source dataset, but got list."):
+        read_dataset([1])
