@@ -42,12 +42,13 @@ def dcshift(x: np.ndarray, shift: float, limiter_gain: float | None) -> np.ndarr
     if limiter_gain is None or shift == 0:
         return _out(shifted, x)
     thr = 1.0 - (abs(shift) - limiter_gain)
-    if shift > 0:
-        over = xd > thr
-        limited = np.minimum((xd - thr) * limiter_gain / (1.0 - thr) + thr + shift, thr)
-    else:  # MindSpore's negative branch: the compressed part is offset by +thr, floored at -thr
-        over = xd < -thr
-        limited = np.maximum((xd + thr) * limiter_gain / (1.0 - thr) + thr + shift, -thr)
+    with np.errstate(divide="ignore", invalid="ignore"):  # thr == 1: the limiter's slope is infinite
+        if shift > 0:
+            over = xd > thr
+            limited = np.minimum((xd - thr) * limiter_gain / (1.0 - thr) + thr + shift, thr)
+        else:  # MindSpore's negative branch: the compressed part is offset by +thr, floored at -thr
+            over = xd < -thr
+            limited = np.maximum((xd + thr) * limiter_gain / (1.0 - thr) + thr + shift, -thr)
     return _out(np.where(over, limited, shifted), x)
 
 

@@ -173,8 +173,12 @@ def detect_pitch(x: np.ndarray, sample_rate: int, frame_time: float, win_length:
         tail_energy = (eps + np.sqrt((tail * tail).sum(-1))) ** 2
         nccf[..., lag - 1] = (head * tail).sum(-1) / head_energy / tail_energy
     lag_min = int(math.ceil(sample_rate / freq_high))
-    best_val = nccf[..., lag_min:].max(-1)
-    best_idx = nccf[..., lag_min:].argmax(-1)
+    if lag_min >= lags:  # no lag to search: MindSpore takes the first, lag_min + 1
+        best_idx = np.zeros(nccf.shape[:-1], np.int64)
+        best_val = np.zeros(nccf.shape[:-1])
+    else:
+        best_val = nccf[..., lag_min:].max(-1)
+        best_idx = nccf[..., lag_min:].argmax(-1)
     half = lags // 2
     if half > lag_min:
         half_val = nccf[..., lag_min:half].max(-1)

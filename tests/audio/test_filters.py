@@ -93,6 +93,19 @@ CASES = [
     ("DetectPitchFrequency(16000)", ["f64", "f32"]),
     ("DetectPitchFrequency(16000, 0.02, 10, 100, 2000)", ["f64", "one"]),
     ("DetectPitchFrequency(8000, 0.005, 3, 60, 1000)", ["three"]),
+    ("DCShift(0.5, 0.5)", ["big"]),
+    ("DCShift(0, 0.2)", ["big"]),
+    ("DCShift(-2.0, 1.0)", ["big"]),
+    ("Biquad(0.5, 0.1, 0.2, -2.0, 0.3, 0.1)", ["f64"]),
+    ("Dither(audio.DensityFunction.TPDF, True)", ["f16", "int", "bool"]),
+    ("Vol(10.0, audio.GainType.DB)", ["f64", "f16"]),
+    ("MuLawEncoding(2)", ["f64"]),
+    ("DetectPitchFrequency(16000, 0.01, 1, 85, 16000)", ["f64"]),
+    ("DetectPitchFrequency(16000, 0.01, 2, 4000, 3400)", ["f64"]),
+    ("DetectPitchFrequency(16000, 0.01, 4, 300, 400)", ["f64"]),
+    ("Phaser(600, mod_speed=2.0)", ["f64"]),
+    ("Flanger(600, 30, 10, 95, 100, 10, 100)", ["f64"]),
+    ("Flanger(16000, 0, 0)", ["f64"]),
     # nothing triggers here (MindSpore's Vad never triggers, see test_vad_finds_the_onset)
     ("Vad(16000)", ["f64", "three"]),
     ("Vad(1600)", ["one"]),
@@ -383,3 +396,9 @@ def test_bad_data_in_a_pipeline_names_op_column_and_sample():
     assert "map operation: [AllpassBiquad] failed at column: ['audio'], sample index: 2" in text
     assert ("AllpassBiquad: the data type of input tensor does not match the requirement of operator. "
             "Expecting tensor in type of [float, double]. But got type int32.") in text
+
+
+def test_phaser_without_delay_is_a_gain():
+    # MindSpore 2.10's process dies (SIGFPE) on delay_ms=0; here the effect is the two gains, clipped
+    x = clips()["big"]
+    np.testing.assert_array_equal(audio.Phaser(16000, 0.5, 0.9, delay_ms=0.0)(x), np.clip(x * 0.5 * 0.9, -1, 1))
