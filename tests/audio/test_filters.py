@@ -362,8 +362,8 @@ def _speech(sr, onset, seconds=3.0, seed=5):
 @pytest.mark.parametrize("sr, onset, kept", [(16000, 1.5, 25600), (8000, 1.0, 16800), (16000, 2.2, 14400)])
 def test_vad_finds_the_onset(sr, onset, kept):
     # sox's detector: the cut falls shortly before the voice starts (within one measure period of
-    # 50 ms plus the smoothing); the sample counts are pinned. MindSpore 2.10 never triggers (its
-    # measures stay 0) and would keep the last 1.1 s instead.
+    # 50 ms plus the smoothing); the sample counts are sox 14.4.2's (`sox ... vad`, float input).
+    # MindSpore 2.10 never triggers (its measures stay 0) and would keep the last 1.1 s instead.
     x = _speech(sr, onset)
     out = audio.Vad(sr)(x[None])
     assert out.shape == (1, kept)
@@ -402,3 +402,22 @@ def test_phaser_without_delay_is_a_gain():
     # MindSpore 2.10's process dies (SIGFPE) on delay_ms=0; here the effect is the two gains, clipped
     x = clips()["big"]
     np.testing.assert_array_equal(audio.Phaser(16000, 0.5, 0.9, delay_ms=0.0)(x), np.clip(x * 0.5 * 0.9, -1, 1))
+
+
+def _bursts(sr, seed=3):
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(4 * sr)) / sr
+    v = sum(np.sin(2 * np.pi * f * t) / k for k, f in enumerate((150, 300, 450, 750, 1200), 1))
+    env = ((t > 0.9) & (t < 1.0)) * 0.3 + ((t > 1.3) & (t < 1.45)) * 0.6 + ((t > 2.0) & (t < 3.0)) * 1.0
+    return 0.3 * v * env + 0.004 * rng.standard_normal(t.size)
+
+
+@pytest.mark.parametrize("kwargs, kept", [
+    ({}, 33600), (dict(trigger_level=5.0), 44800), (dict(allowed_gap=0.5, trigger_level=4.0), 52800),
+    (dict(search_time=2.0, allowed_gap=0.1), 33600), (dict(pre_trigger_time=0.3, search_time=0.4), 38400),
+])
+def test_vad_settings_cut_where_sox_does(kwargs, kept):
+    # three bursts (0.9 s quiet, 1.3 s louder, 2.0 s loud): which ones are kept depends on the
+    # trigger level, the allowed gap and the search window; sox 14.4.2 keeps the same counts
+    x = _bursts(16000)
+    assert audio.Vad(16000, **kwargs)(x[None]).shape == (1, kept)

@@ -170,7 +170,10 @@ class Vad(AudioTensorOperation):
 
     MindSpore 2.10 never finds speech for a positive `trigger_level` (its measures stay 0: noise,
     tones, clicks and speech-like clips all come back as that last stretch); this is sox's
-    detector, so on audio where speech triggers it cuts where sox does, not where MindSpore does.
+    detector, so on audio where speech triggers it cuts where sox does (mono: the same sample as
+    sox 14.4.2's ``vad`` on every clip and setting compared), not where MindSpore does. Where
+    nothing triggers it keeps MindSpore's last stretch (sox outputs nothing), and each channel is
+    measured on its own samples (sox measures a channel on its neighbour's).
 
     Args:
         sample_rate (int): sampling rate in Hz, in [1, 2147483647].
