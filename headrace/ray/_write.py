@@ -4,7 +4,9 @@ A MindRecord file cannot be renamed after it is written: its header (``shard_add
 ``.db`` (``SHARD_NAME``) name it. So each write task writes one 1-shard file under its final name,
 ``<prefix>-<task index:05d>.mindrecord`` (and its ``.db``), into a staging folder inside the
 target directory; the commit, on the driver once every task has succeeded, moves the files into
-place (a rename inside one file system: same name, other folder). A job that fails removes the
+place (a rename inside one file system: same name, other folder); in mode "set" it first
+rewrites each staged header to name all the files and its own shard id (the header's slot has
+room: ``header_size``), so the files form one set. A job that fails removes the
 staging folder: the target directory never holds a partial set. A retried task writes its file
 again under the same name. The directory must be visible under the same path to every node that
 runs a write task (a shared file system) for a job on several nodes.
@@ -18,6 +20,7 @@ such type; headrace does not change values' types silently). The key columns ``_
 """
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import re
@@ -43,6 +46,7 @@ DEFAULT_HEADER_SIZE = 1 << 20
 DEFAULT_PAGE_SIZE = 1 << 22
 MIN_HEADER_SIZE, MAX_HEADER_SIZE = 1 << 14, 1 << 27
 MIN_PAGE_SIZE, MAX_PAGE_SIZE = 1 << 15, 1 << 28
+MAX_SHARDS = 1000
 _PREFIX = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
 
 
@@ -116,14 +120,18 @@ class MindRecordDatasink(Datasink):
     """Writes a Ray Dataset as MindRecord files, for ``Dataset.write_datasink``.
 
     The files are ``<directory>/<prefix>-00000.mindrecord``, ``-00001``, ... (one per write task
-    that had rows, each a 1-shard MindRecord file with its ``.db``); read them together with
-    ``MindDataset(sorted(glob(...)))`` or one by one. See the module notes for the commit.
+    that had rows, each with its ``.db``); in mode "parts" each is a 1-shard MindRecord file (read
+    them together with ``MindDataset(sorted(glob(...)))`` or one by one), in mode "set" they are
+    the shards of one set. See the module notes for the commit.
 
     Args:
         directory (str): an existing directory to write into.
         prefix (str): the files' name prefix (letters, digits, ``_``, ``.``, ``-``).
         schema (dict, optional): the MindRecord schema (``FileWriter.add_schema``'s). Default:
             None (from the rows' Arrow schema).
+        mode (str, optional): "parts": independent 1-shard files; "set": the files joined into one
+            MindRecord set (each header lists them all, so ``MindDataset(any one file)`` reads
+            all of them, as a ``FileWriter(shard_num=n)`` set). Default: "parts".
         overwrite (bool, optional): replace files of an earlier job with this prefix when the
             commit succeeds. Default: False (refuse to start if any exists).
         header_size (int, optional): every file's header size, bytes. Default: 1 MiB.
@@ -139,8 +147,9 @@ class MindRecordDatasink(Datasink):
         >>> ds.write_datasink(MindRecordDatasink("/data/out", "train"))  # doctest: +SKIP
     """
 
-    def __init__(self, directory: str, prefix: str, schema: dict | None = None, *, overwrite: bool = False,
-                 header_size: int = DEFAULT_HEADER_SIZE, page_size: int = DEFAULT_PAGE_SIZE) -> None:
+    def __init__(self, directory: str, prefix: str, schema: dict | None = None, *, mode: str = "parts",
+                 overwrite: bool = False, header_size: int = DEFAULT_HEADER_SIZE,
+                 page_size: int = DEFAULT_PAGE_SIZE) -> None:
         if not isinstance(directory, (str, os.PathLike)):
             raise TypeError(f"directory must be a str path, but got {directory!r}.")
         directory = os.fspath(directory)
@@ -151,6 +160,8 @@ class MindRecordDatasink(Datasink):
                              f"with '-'), but got {prefix!r}.")
         if schema is not None and not isinstance(schema, dict):
             raise TypeError(f"schema must be a dict (FileWriter.add_schema's) or None, but got {type(schema).__name__}.")
+        if mode not in ("parts", "set"):
+            raise ValueError(f"mode must be 'parts' or 'set', but got {mode!r}.")
         if not isinstance(overwrite, bool):
             raise TypeError(f"overwrite must be a bool, but got {overwrite!r}.")
         for name, value, (low, high) in (("header_size", header_size, (MIN_HEADER_SIZE, MAX_HEADER_SIZE)),
@@ -164,6 +175,7 @@ class MindRecordDatasink(Datasink):
         self.prefix = prefix
         self.schema = dict(schema) if schema is not None else None
         self.overwrite = overwrite
+        self.mode = mode
         self.staging = os.path.join(self.directory, f".{prefix}.staging-{uuid.uuid4().hex[:12]}")
 
     def existing(self) -> list[str]:
@@ -231,13 +243,48 @@ class MindRecordDatasink(Datasink):
             a, b = sorted(schemas)[0], next(n for n in sorted(schemas) if schemas[n] != schemas[sorted(schemas)[0]])
             raise ValueError(f"MindRecordDatasink: the write tasks found different schemas in their rows ({a}: "
                              f"{schemas[a]}, {b}: {schemas[b]}); give MindRecordDatasink a schema.")
+        ordered = sorted(names)
+        if self.mode == "set":
+            self._join(ordered)
         if self.overwrite:
             for old in self.existing():
                 os.remove(old)
-        for name in sorted(names):
-            for suffix in ("", ".db"):   # the index last: a data file without it does not open
-                os.replace(os.path.join(self.staging, name + suffix), os.path.join(self.directory, name + suffix))
+        moved: list[str] = []
+        try:
+            for name in ordered:
+                for suffix in ("", ".db"):   # the index last: a data file without it does not open
+                    target = os.path.join(self.directory, name + suffix)
+                    os.replace(os.path.join(self.staging, name + suffix), target)
+                    moved.append(target)
+        except OSError:
+            for target in moved:   # no partial set in the directory
+                os.remove(target)
+            raise
         shutil.rmtree(self.staging, ignore_errors=True)
+
+    def _join(self, names: list[str]) -> None:
+        """Makes the staged 1-shard files one set of ``len(names)`` shards: each header names every
+        file (``shard_addresses``) and its own place (``shard_id``, in the header and in each of its
+        pages); the ``.db`` files already name their own file."""
+        if len(names) > MAX_SHARDS:
+            raise ValueError(f"MindRecordDatasink: mode='set' joins at most {MAX_SHARDS} files (MindSpore's limit), "
+                             f"but the job wrote {len(names)}; use mode='parts' or fewer write tasks "
+                             f"(Dataset.repartition).")
+        for i, name in enumerate(names):
+            path = os.path.join(self.staging, name)
+            header = read_header_path(path)
+            pages = [dataclasses.replace(page, shard_id=i) for page in header.pages]   # each page names its shard too
+            blob = dataclasses.replace(header, pages=pages, shard_addresses=list(names), shard_id=i).to_bytes()
+            if len(blob) > header.header_size:
+                raise ValueError(f"MindRecordDatasink: the header of a set of {len(names)} files needs {len(blob)} "
+                                 f"bytes, more than header_size={header.header_size}; give a larger header_size.")
+            old = len(header.to_bytes())
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.pwrite(fd, blob + bytes(max(0, old - len(blob))), 0)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def on_write_failed(self, error: Exception) -> None:
         shutil.rmtree(self.staging, ignore_errors=True)

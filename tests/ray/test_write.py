@@ -71,6 +71,33 @@ def test_mindspore_reads_the_files(local_ray, mr_set, tmp_path):
     assert theirs == ours
 
 
+def test_set_mode_joins_the_files_into_one_set(local_ray, mr_set, tmp_path):
+    read_mindrecord(mr_set, shuffle=False, rows_per_task=10).write_datasink(sink(tmp_path, mode="set"))
+    files = parts(tmp_path)
+    assert len(files) >= 4
+    # any one file reads the whole set, in shard order, as a FileWriter(shard_num=n) set does
+    assert [int(r["label"]) for r in local_rows(files[2])] == list(range(50))
+    reader = FileReader(files[1])
+    try:
+        assert [r["label"] for r in reader.get_next()] == list(range(50))
+    finally:
+        reader.close()
+    if oracle_python() is not None:
+        theirs = run_ms(ORACLE, files[-1])
+        assert [r[0] for r in theirs] == list(range(50))
+        assert theirs[9][1] == local_rows(mr_set)[9]["data"].tobytes().hex()
+
+
+def test_set_mode_refuses_a_header_too_small_for_the_names(local_ray, tmp_path):
+    data = ray.data.from_items([{"x": i} for i in range(90)]).repartition(90)
+    prefix = "p" * 180   # 90 names of 200 bytes do not fit a 16 KiB header
+    with pytest.raises(Exception, match="the header of a set of 90 files needs [0-9]+ bytes, more than "
+                                        "header_size=16384; give a larger header_size."):
+        data.write_datasink(MindRecordDatasink(str(tmp_path), prefix, mode="set", header_size=1 << 14,
+                                               page_size=1 << 15))
+    assert os.listdir(tmp_path) == []
+
+
 def test_a_failed_job_leaves_no_file(local_ray, mr_set, tmp_path):
     (tmp_path / "keep.txt").write_text("x")
 
@@ -142,8 +169,15 @@ def test_schema_from_arrow_names_the_column():
     ((".", ""), ValueError, "prefix must be a non-empty name"),
     ((".", "p", [1]), TypeError, "schema must be a dict (FileWriter.add_schema's) or None, but got list."),
     ((1, "p"), TypeError, "directory must be a str path, but got 1."),
+    ((".", "p"), ValueError, None),
 ])
 def test_bad_arguments(args, error, message):
+    if message is None:   # the same arguments with a bad keyword
+        with pytest.raises(error, match="mode must be 'parts' or 'set', but got 'all'."):
+            MindRecordDatasink(*args, mode="all")
+        with pytest.raises(error, match=r"page_size must be a multiple of 4 in \[32768, 268435456\], but got 1000."):
+            MindRecordDatasink(*args, page_size=1000)
+        return
     with pytest.raises(error) as info:
         MindRecordDatasink(*args)
     assert message in str(info.value)
