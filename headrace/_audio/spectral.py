@@ -1,0 +1,304 @@
+"""Short-time Fourier analysis on the last axis of a signal: windows, the STFT and its inverse,
+power spectra, decibels, and the per-frame measures built on them (spectral centroid, deltas,
+sliding-window mean normalisation, phase vocoder, Griffin-Lim).
+
+Complex values travel as real arrays with a trailing axis of 2 (real, imaginary). Spectra have the
+layout ``(..., freq, time)``. A float64 input is computed in float64; any other input in float32.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["KAISER_BETA", "amplitude_to_db", "as_complex", "as_pairs", "compute_deltas", "db_to_amplitude",
+           "griffin_lim", "istft", "phase_vocoder", "sliding_window_cmn", "spectral_centroid", "stft",
+           "window", "work_dtype"]
+
+KAISER_BETA = 12.0
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric")
+
+
+def work_dtype(x: np.ndarray) -> np.dtype:
+    """float64 for a float64 signal, float32 for anything else."""
+    return np.dtype(np.float64) if x.dtype == np.float64 else np.dtype(np.float32)
+
+
+def as_complex(x: np.ndarray) -> np.ndarray:
+    """A ``(..., 2)`` real array as complex (complex128 for float64, else complex64)."""
+    dt = np.complex128 if x.dtype == np.float64 else np.complex64
+    return (x[..., 0] + 1j * x[..., 1]).astype(dt, copy=False)
+
+
+def as_pairs(z: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A complex array as real ``(..., 2)`` of ``dtype``."""
+    return np.stack([z.real, z.imag], axis=-1).astype(dtype, copy=False)
+
+
+def window(kind: str, length: int, dtype: np.dtype | type = np.float64) -> np.ndarray:
+    """A periodic window of ``length`` samples: ``hann``, ``hamming``, ``blackman``, ``bartlett``
+    or ``kaiser`` (beta 12).
+
+    Examples:
+        >>> window("hann", 4).round(6).tolist()
+        [0.0, 0.5, 1.0, 0.5]
+    """
+    if length <= 0:
+        return np.zeros(0, dtype)
+    n = np.arange(length, dtype=np.float64)
+    t = 2.0 * math.pi * n / length
+    if kind == "hann":
+        w = 0.5 - 0.5 * np.cos(t)
+    elif kind == "hamming":
+        w = 0.54 - 0.46 * np.cos(t)
+    elif kind == "blackman":
+        w = 0.42 - 0.5 * np.cos(t) + 0.08 * np.cos(2.0 * t)
+    elif kind == "bartlett":
+        w = 1.0 - np.abs(2.0 * n / length - 1.0)
+    elif kind == "kaiser":
+        # periodic: the symmetric window of length + 1 without its last point
+        m = length
+        r = 2.0 * n / m - 1.0
+        w = np.i0(KAISER_BETA * np.sqrt(np.clip(1.0 - r * r, 0.0, None))) / np.i0(KAISER_BETA)
+    else:
+        raise ValueError(f"unknown window {kind!r}")
+    return w.astype(dtype)
+
+
+def _padded_window(kind: str, n_fft: int, win_length: int, dtype: np.dtype) -> np.ndarray:
+    w = np.zeros(n_fft, dtype)
+    left = (n_fft - win_length) // 2
+    w[left:left + win_length] = window(kind, win_length, dtype)
+    return w
+
+
+def stft(x: np.ndarray, n_fft: int, hop_length: int, win_length: int, window_kind: str, *, pad: int = 0,
+         center: bool = True, pad_mode: str = "reflect", onesided: bool = True,
+         normalized: bool = False) -> np.ndarray:
+    """Complex STFT of ``x`` (..., time) -> (..., freq, frames) (complex64, or complex128 for a
+    float64 signal). ``pad`` zeros on each side first; with ``center`` the signal is padded by
+    ``n_fft // 2`` on each side in ``pad_mode`` (``constant``, ``edge``, ``reflect``,
+    ``symmetric``). ``normalized`` divides by the window's L2 norm.
+
+    Raises:
+        ValueError: the signal is too short for one frame, or for ``reflect`` padding.
+    """
+    dt = work_dtype(x)
+    x = x.astype(dt, copy=False)
+    if pad > 0:
+        x = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(pad, pad)])
+    if center:
+        half = n_fft // 2
+        if pad_mode == "reflect" and x.shape[-1] <= half:
+            raise ValueError(f"reflect padding of {half} needs more than {half} samples, got {x.shape[-1]}")
+        x = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(half, half)], mode=pad_mode)  # type: ignore[call-overload]
+    if x.shape[-1] < n_fft:
+        raise ValueError(f"a frame of {n_fft} samples needs at least {n_fft} samples, got {x.shape[-1]}")
+    w = _padded_window(window_kind, n_fft, win_length, dt)
+    frames = np.lib.stride_tricks.sliding_window_view(x, n_fft, axis=-1)[..., ::hop_length, :]
+    seg = frames * w
+    spec = np.fft.rfft(seg, axis=-1) if onesided else np.fft.fft(seg, axis=-1)
+    if normalized:
+        spec = spec / np.sqrt(np.sum(w.astype(np.float64) ** 2)).astype(dt)
+    return np.swapaxes(spec, -1, -2)
+
+
+def istft(spec: np.ndarray, n_fft: int, hop_length: int, win_length: int, window_kind: str, *,
+          center: bool = True, onesided: bool = True, normalized: bool = False,
+          length: int | None = None, pad: int = 0) -> np.ndarray:
+    """Inverse of :func:`stft` by least-squares overlap-add: complex (..., freq, frames) ->
+    (..., time), the squared window's overlap-add divided out where it is not tiny. ``length``
+    fixes the output length (cut or zero-padded); ``pad`` removes the zeros :func:`stft` added.
+    """
+    real_dt = np.float64 if spec.dtype == np.complex128 else np.float32
+    w = _padded_window(window_kind, n_fft, win_length, np.dtype(np.float64))
+    if normalized:
+        spec = spec * np.sqrt(np.sum(w ** 2))
+    z = np.swapaxes(spec, -1, -2)
+    frames = np.fft.irfft(z, n=n_fft, axis=-1) if onesided else np.fft.ifft(z, n=n_fft, axis=-1).real
+    frames = frames.astype(np.float64) * w
+    n_frames = frames.shape[-2]
+    total = n_fft + hop_length * (n_frames - 1)
+    y = np.zeros(frames.shape[:-2] + (total,))
+    env = np.zeros(total)
+    w2 = w * w
+    for i in range(n_frames):
+        s = i * hop_length
+        y[..., s:s + n_fft] += frames[..., i, :]
+        env[s:s + n_fft] += w2
+    start = n_fft // 2 if center else 0
+    if length is not None:
+        end = start + length + 2 * pad
+    else:
+        end = total - (n_fft // 2 if center else 0)
+    end = min(end, total)
+    y = y[..., start:end]
+    env = env[start:end]
+    if np.any(np.abs(env) < 1e-11):
+        raise ValueError("window overlap-add is zero somewhere: the STFT cannot be inverted")
+    y = y / env
+    if pad > 0:
+        y = y[..., pad:y.shape[-1] - pad] if length is None else y[..., pad:pad + length]
+    if length is not None and y.shape[-1] < length:
+        y = np.pad(y, [(0, 0)] * (y.ndim - 1) + [(0, length - y.shape[-1])])
+    return y.astype(real_dt)
+
+
+def power_spectrum(spec: np.ndarray, power: float) -> np.ndarray:
+    """``|spec| ** power`` (``re² + im²`` for power 2, without a square root)."""
+    if power == 2.0:
+        return spec.real * spec.real + spec.imag * spec.imag
+    mag = np.abs(spec)
+    return mag if power == 1.0 else mag ** power
+
+
+__all__ += ["power_spectrum"]
+
+
+def amplitude_to_db(x: np.ndarray, multiplier: float, amin: float, db_multiplier: float,
+                    top_db: float | None) -> np.ndarray:
+    """``multiplier * log10(max(x, amin)) - multiplier * db_multiplier``; with ``top_db`` values
+    below (maximum - top_db) are raised to it, the maximum taken over the last three axes (all
+    channels of one item of a batch)."""
+    dt = work_dtype(x)
+    x = x.astype(dt, copy=False)
+    db = multiplier * np.log10(np.maximum(x, dt.type(amin)))
+    db -= dt.type(multiplier * db_multiplier)
+    if top_db is not None and db.size:
+        axes = tuple(range(max(0, db.ndim - 3), db.ndim))
+        floor = db.max(axis=axes, keepdims=True) - dt.type(top_db)
+        db = np.maximum(db, floor)
+    return db.astype(dt, copy=False)
+
+
+def db_to_amplitude(x: np.ndarray, ref: float, power: float) -> np.ndarray:
+    """``ref * 10 ** (x / 10) ** power``: decibels back to power (power 1) or amplitude (0.5)."""
+    dt = work_dtype(x)
+    x = x.astype(dt, copy=False)
+    return (dt.type(ref) * np.power(np.power(dt.type(10.0), x * dt.type(0.1)), dt.type(power))).astype(dt)
+
+
+def compute_deltas(x: np.ndarray, win_length: int, pad_mode: str) -> np.ndarray:
+    """Delta coefficients over the last axis: ``sum_n n (x[t+n] - x[t-n]) / (2 sum_n n²)`` for
+    ``n = 1 .. (win_length - 1) // 2``, the ends padded in ``pad_mode``."""
+    dt = work_dtype(x)
+    x = x.astype(dt, copy=False)
+    n = (win_length - 1) // 2
+    denom = n * (n + 1) * (2 * n + 1) / 3.0
+    xp = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(n, n)], mode=pad_mode)  # type: ignore[call-overload]
+    t = x.shape[-1]
+    out = np.zeros(x.shape, np.float64)
+    for k in range(1, n + 1):
+        out += k * (xp[..., n + k:n + k + t].astype(np.float64) - xp[..., n - k:n - k + t])
+    return (out / denom).astype(dt)
+
+
+def sliding_window_cmn(x: np.ndarray, cmn_window: int, min_cmn_window: int, center: bool,
+                       norm_vars: bool) -> np.ndarray:
+    """Cepstral mean (and variance) normalisation over a sliding window of frames; ``x`` is
+    (..., time, feature). Each frame subtracts the mean of its window (Kaldi's rules: the window
+    is shifted to fit inside the signal, at least ``min_cmn_window`` frames when not centred)."""
+    dt = work_dtype(x)
+    xf = x.astype(np.float64)
+    t = xf.shape[-2]
+    c0 = np.concatenate([np.zeros(xf.shape[:-2] + (1, xf.shape[-1])), np.cumsum(xf, axis=-2)], axis=-2)
+    c1 = None
+    if norm_vars:
+        c1 = np.concatenate([np.zeros(xf.shape[:-2] + (1, xf.shape[-1])), np.cumsum(xf * xf, axis=-2)], axis=-2)
+    out = np.empty_like(xf)
+    last_window_start = -1
+    last_window_end = -1
+    for i in range(t):
+        if center:
+            start = i - cmn_window // 2
+            end = start + cmn_window
+        else:
+            start = i - cmn_window
+            end = i + 1
+        if start < 0:
+            end -= start
+            start = 0
+        if not center:
+            if end < i:
+                end = i
+            if end < min_cmn_window:
+                end = min_cmn_window
+        if end > t:
+            start -= end - t
+            end = t
+            if start < 0:
+                start = 0
+        last_window_start, last_window_end = start, end
+        n = last_window_end - last_window_start
+        s = c0[..., last_window_end, :] - c0[..., last_window_start, :]
+        mean = s / n
+        out[..., i, :] = xf[..., i, :] - mean
+        if c1 is not None:
+            sq = c1[..., last_window_end, :] - c1[..., last_window_start, :]
+            var = sq / n - mean * mean
+            out[..., i, :] /= np.sqrt(var)
+    return out.astype(dt)
+
+
+def spectral_centroid(mag: np.ndarray, sample_rate: int, n_fft: int) -> np.ndarray:
+    """Centroid frequency of each frame of a onesided magnitude spectrum (..., freq, frames) ->
+    (..., 1, frames); NaN for a silent frame."""
+    freqs = np.linspace(0.0, sample_rate // 2, 1 + n_fft // 2).reshape(-1, 1)
+    m = mag.astype(np.float64)
+    num = np.sum(freqs * m, axis=-2, keepdims=True)
+    den = np.sum(m, axis=-2, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return num / den
+
+
+def phase_vocoder(spec: np.ndarray, rate: float, phase_advance: np.ndarray) -> np.ndarray:
+    """Speeds a complex STFT (..., freq, frames) up by ``rate`` without changing its pitch:
+    magnitudes interpolated between neighbouring frames, phases advanced by each bin's measured
+    frequency. ``phase_advance`` is (freq, 1), the expected advance per hop."""
+    if rate == 1.0:
+        return spec
+    real_dt = np.float64 if spec.dtype == np.complex128 else np.float32
+    steps = np.arange(0, spec.shape[-1], rate, dtype=np.float64)
+    alphas = np.mod(steps, 1.0).astype(real_dt)
+    phase0 = np.angle(spec[..., :1])
+    spec = np.pad(spec, [(0, 0)] * (spec.ndim - 1) + [(0, 2)])
+    idx = steps.astype(np.int64)
+    s0 = spec[..., idx]
+    s1 = spec[..., idx + 1]
+    ang0 = np.angle(s0)
+    ang1 = np.angle(s1)
+    norm0 = np.abs(s0)
+    norm1 = np.abs(s1)
+    adv = phase_advance.reshape(-1, 1).astype(real_dt)
+    dphase = ang1 - ang0 - adv
+    dphase = dphase - 2.0 * math.pi * np.round(dphase / (2.0 * math.pi))
+    dphase = dphase + adv
+    phase = np.concatenate([phase0, dphase[..., :-1]], axis=-1)
+    phase_acc = np.cumsum(phase, axis=-1)
+    mag = alphas * norm1 + (1.0 - alphas) * norm0
+    out = mag * np.exp(1j * phase_acc)
+    return out.astype(spec.dtype, copy=False)
+
+
+def griffin_lim(spec: np.ndarray, n_fft: int, n_iter: int, win_length: int, hop_length: int,
+                window_kind: str, power: float, momentum: float, length: int | None,
+                init: Callable[[tuple[int, ...]], np.ndarray] | None) -> np.ndarray:
+    """A waveform whose STFT magnitude approximates ``spec`` (..., freq, frames) ** (1 / power),
+    by ``n_iter`` Griffin-Lim iterations with ``momentum``. ``init(shape)`` returns the starting
+    phase angles (None: zero phase)."""
+    dt = work_dtype(spec)
+    mag = np.power(spec.astype(np.float64), 1.0 / power)
+    if init is None:
+        angles = np.ones(mag.shape, np.complex128)
+    else:
+        angles = np.exp(1j * init(mag.shape))
+    rebuilt = np.zeros(mag.shape, np.complex128)
+    for _ in range(n_iter):
+        tprev = rebuilt
+        wave = istft(mag * angles, n_fft, hop_length, win_length, window_kind, length=length)
+        rebuilt = stft(wave, n_fft, hop_length, win_length, window_kind)
+        angles = rebuilt - (momentum / (1.0 + momentum)) * tprev if momentum else rebuilt
+        angles = angles / (np.abs(angles) + 1e-16)
+    wave = istft(mag * angles, n_fft, hop_length, win_length, window_kind, length=length)
+    return wave.astype(dt)
