@@ -281,6 +281,15 @@ for seed in (0, 3):
         [rows(p, 2) for p in M(shuffle=False).split([0.75, 0.25], randomize=False)],
         [rows(q, 2) for q in M(shuffle=False).split([0.75, 0.25])[0].split([0.5, 0.5])],
         [rows(p, 2) for p in M(sampler=chain("ds.SequentialSampler(1, 10), ds.RandomSampler()")).split([3, 7])]]
+    part = M(shuffle=False).split([0.75, 0.25])[0]
+    shards = []
+    for k in range(2):  # a distributed sampler given to a part shards the part's rows, anew each epoch
+        for shuffle in (True, False):
+            part.use_sampler(ds.DistributedSampler(2, k, shuffle=shuffle))
+            shards.append(rows(part, 3))
+    part.add_sampler(ds.RandomSampler())
+    shards.append(rows(part, 2))
+    RESULT[f"mind_split_sampler_{seed}"] = shards
 RESULT["padded"] = [sharded(lambda: M(shuffle=False) + P(4), 8), sharded(lambda: M(shuffle=False) + P(3), 5),
                     sharded(lambda: M() + P(4), 4), sharded(lambda: P(2) + M(shuffle=False), 8),
                     sharded(lambda: P(3) + M(shuffle=False), 5), sharded(lambda: M(shuffle=False) + M(shuffle=False), 5)]

@@ -68,8 +68,10 @@ class ChainOp:
             raise ValueError(f"kind must be one of {list(KINDS)}, but got {self.kind!r}.")
         if self.limit < 0 or self.start < 0:
             raise ValueError(f"limit and start must be >= 0, but got {self.limit} and {self.start}.")
-        if self.kind == "shard" and not 0 <= self.shard_id < self.num_shards:
-            raise ValueError(f"shard_id must be in [0, {self.num_shards}), but got {self.shard_id}.")
+        if self.kind == "shard" and (self.num_shards < 1 or self.shard_id < 0):
+            # a shard_id of num_shards or more is read as MindSpore reads it: strides from there
+            raise ValueError(f"num_shards must be >= 1 and shard_id >= 0, but got {self.num_shards} and "
+                             f"{self.shard_id}.")
 
     def count(self, n: int) -> int:
         """How many ids this operation leaves of a list of ``n`` (in pass 0)."""
@@ -125,23 +127,26 @@ class MindChainPlan(SamplerPlan):
             n = op.count(n)
         return n
 
-    def _shard(self, ids: np.ndarray, op: ChainOp, pass_index: int) -> np.ndarray:
+    def rows_for_parent(self, ctx: SampleContext) -> int:
+        return self.num_samples(ctx.num_rows)
+
+    @staticmethod
+    def _shard(ids: np.ndarray, op: ChainOp, pass_index: int, block: bool) -> np.ndarray:
         if len(ids) == 0:
             return ids
         if op.shuffle:
             ids = _shuffled(ids, op.seed + 1 + pass_index)
-        block = shard_by_block() if self.by_block is None else self.by_block
         out = ids[shard_positions(len(ids), op.num_shards, op.shard_id, block)]
         return out[:op.limit] if op.limit else out
 
-    def _first(self, n: int, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
+    def _first(self, n: int, seed: int, block: bool) -> tuple[np.ndarray, np.ndarray | None]:
         """Pass 0's ids, and the list the shard was given (None without a shard)."""
         ids = np.arange(n, dtype=np.int64)
         before_shard = None
         for op in self.ops:
             if op.kind == "shard":
                 before_shard = ids
-                ids = self._shard(ids, op, 0)
+                ids = self._shard(ids, op, 0, block)
                 continue
             if op.kind == "shuffle":
                 ids = _shuffled(ids, seed + 1 if op.reshuffle else seed)
@@ -157,15 +162,16 @@ class MindChainPlan(SamplerPlan):
 
     def indices(self, ctx: SampleContext) -> np.ndarray:
         seed = ctx.seed if self.seed is None else self.seed
-        ids, before_shard = _cache.first(self, ctx.num_rows, seed)
+        block = shard_by_block() if self.by_block is None else self.by_block
+        ids, before_shard = _cache.first(self, ctx.num_rows, seed, block)
         shard_at = next((i for i, op in enumerate(self.ops) if op.kind == "shard"), None)
         if ctx.pass_index and shard_at is not None and before_shard is not None:
-            ids = self._shard(before_shard, self.ops[shard_at], ctx.pass_index)
+            ids = self._shard(before_shard, self.ops[shard_at], ctx.pass_index, block)
             for op in self.ops[shard_at + 1:]:
                 if op.kind == "sequence" and op.limit:
                     ids = ids[:op.limit]
         elif ctx.pass_index:
-            ids = _cache.later(self, ids, ctx.num_rows, seed, ctx.pass_index)
+            ids = _cache.later(self, ids, ctx.num_rows, seed, block, ctx.pass_index)
         out = np.ascontiguousarray(ids, dtype=np.int64)
         out.flags.writeable = False
         return out
@@ -186,16 +192,17 @@ class _PassCache:
             while len(table) > self._max:
                 table.pop(next(iter(table)))
 
-    def first(self, plan: MindChainPlan, n: int, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
-        key = (plan, n, seed)
+    def first(self, plan: MindChainPlan, n: int, seed: int, block: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        key = (plan, n, seed, block)
         hit = self._first.get(key)
         if hit is None:
-            hit = plan._first(n, seed)
+            hit = plan._first(n, seed, block)
             self._put(self._first, key, hit)
         return hit
 
-    def later(self, plan: MindChainPlan, ids: np.ndarray, n: int, seed: int, pass_index: int) -> np.ndarray:
-        key = (plan, n, seed)
+    def later(self, plan: MindChainPlan, ids: np.ndarray, n: int, seed: int, block: bool,
+              pass_index: int) -> np.ndarray:
+        key = (plan, n, seed, block)
         done, cur = self._later.get(key, (0, ids))
         if done > pass_index:
             done, cur = 0, ids

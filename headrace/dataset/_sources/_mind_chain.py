@@ -8,7 +8,7 @@ from headrace._engine.samplers.mindchain import ChainOp, MindChainPlan, supports
 from headrace.dataset import samplers as S
 from headrace.dataset._shuffle import Shuffle
 
-__all__ = ["chain_ops", "chain_plan", "split_parts"]
+__all__ = ["chain_ops", "chain_plan", "plan_over_split", "split_parts"]
 
 
 def _op(sampler: Any) -> ChainOp | None:
@@ -52,13 +52,30 @@ def chain_plan(sampler: Any) -> MindChainPlan | None:
     return MindChainPlan(tuple(ops)) if ops and supports(tuple(ops)) else None
 
 
+def plan_over_split(dataset: Any, sampler: Any) -> MindChainPlan | None:
+    """The plan of ``sampler`` (and its children) given to a part of a split of a ``MindDataset``:
+    the part's operations and then the sampler's, as MindSpore's reader runs them (a distributed
+    sampler shards the part's rows, anew each epoch when it shuffles); None where the sampler is
+    not a chain of operations."""
+    base = dataset.__dict__.get("_split_ops")
+    split = dataset.__dict__.get("_split_plan")
+    ops = chain_ops(sampler)
+    if base is None or ops is None or not isinstance(split, MindChainPlan):
+        return None
+    both = tuple(base) + tuple(ops)
+    return MindChainPlan(both, seed=split.seed) if supports(both) else None
+
+
 def split_parts(dataset: Any, counts: list[int], randomize: bool, seed: int) -> list[Any] | None:
     """The parts of a split of a ``MindDataset`` as MindSpore makes them (a sequence over the
     split's shuffle, which never reshuffles, over the dataset's sampling), or None where its
     sampling is not a chain of operations. The parts share ``seed``, so they never overlap; a
     later epoch reorders each part's rows (as MindSpore does), it never moves rows between parts."""
     base = dataset.__dict__.get("_split_ops")
-    if base is None:
+    if base is not None and dataset.sampler is not None:  # a part that was given a sampler
+        more = chain_ops(dataset.sampler)
+        base = None if more is None else list(base) + more
+    elif base is None:
         if dataset.sampler is not None:
             base = chain_ops(dataset.sampler)
         elif dataset.num_samples:

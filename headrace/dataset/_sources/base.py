@@ -157,11 +157,11 @@ class MappableDataset(SourceDataset):
         self._set_sampler(new_sampler)
 
     def _set_sampler(self, sampler: Any) -> None:
-        plan = self._select_plan(self.num_samples, None, sampler, None, None)
         split = self.__dict__.get("_split_plan")
-        if split is not None:
-            # a part of a split: the new sampler samples the part's rows, as in MindSpore
-            plan = ChainedPlan(plan, split)
+        if split is not None:  # a part of a split: the new sampler samples the part's rows, as in MindSpore
+            plan = self._plan_over_split(sampler, split)
+        else:
+            plan = self._select_plan(self.num_samples, None, sampler, None, None)
         self.sampler, self.shuffle_flag, self.num_shards, self.shard_id = sampler, None, None, None
         self._sampler_plan = plan
         for cached in ("_plan_node", "_counted_size", "_first", "_access_order"):
@@ -173,6 +173,10 @@ class MappableDataset(SourceDataset):
         clone.__dict__.update(self.__dict__)
         clone._set_sampler(sampler)
         return clone
+
+    def _plan_over_split(self, sampler: Any, split: Any) -> Any:
+        """The plan of ``sampler`` sampling the rows of the split part ``split`` reads."""
+        return ChainedPlan(self._select_plan(None, None, sampler, None, None), split)
 
     def _split_base_plan(self) -> Any:
         """The plan whose order ``Dataset.split`` deals out (this dataset's current one)."""
