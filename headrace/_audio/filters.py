@@ -7,13 +7,25 @@ A design returns ``(b, a)``, numerator and denominator as float64 arrays of thre
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 __all__ = ["allpass", "band", "bandpass", "bandreject", "deemph", "equalizer", "filtfilt", "highpass",
-           "lfilter", "lowpass", "riaa", "shelf"]
+           "lfilter", "lowpass", "riaa", "scipy_signal", "shelf"]
 
 Coeffs = tuple[np.ndarray, np.ndarray]
+
+
+def scipy_signal() -> Any:
+    """``scipy.signal``, imported on first use (its import takes ~0.2 s); without SciPy, an error
+    saying which package to install."""
+    try:
+        from scipy import signal  # noqa: PLC0415  (slow import: only when a filter runs)
+    except ModuleNotFoundError as e:
+        e.add_note("headrace's audio filters need SciPy: pip install scipy")
+        raise
+    return signal
 
 
 def lfilter(x: np.ndarray, b: np.ndarray, a: np.ndarray, clamp: bool = True) -> np.ndarray:
@@ -25,9 +37,7 @@ def lfilter(x: np.ndarray, b: np.ndarray, a: np.ndarray, clamp: bool = True) -> 
         >>> lfilter(np.array([0.1, 0.2, 0.3]), np.array([0.5, 0.4, 0.2]), np.array([0.2, 0.2, 0.3])).round(6).tolist()
         [0.25, 0.45, 0.425]
     """
-    from scipy import signal  # noqa: PLC0415  (SciPy's import is slow: only when a filter runs)
-
-    y = signal.lfilter(np.asarray(b, np.float64), np.asarray(a, np.float64), x.astype(np.float64, copy=False),
+    y = scipy_signal().lfilter(np.asarray(b, np.float64), np.asarray(a, np.float64), x.astype(np.float64, copy=False),
                        axis=-1)
     if clamp:
         np.clip(y, -1.0, 1.0, out=y)

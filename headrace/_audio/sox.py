@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from headrace._audio.filters import scipy_signal
+
 __all__ = ["chain_recurrence", "detect_pitch", "flanger", "overdrive", "phaser", "wave_table"]
 
 
@@ -35,11 +37,9 @@ def wave_table(kind: str, size: int, lo: float, hi: float, phase: float, as_int:
 def overdrive(x: np.ndarray, gain_db: float, colour: float) -> np.ndarray:
     """sox's ``overdrive``: a soft clipper (cubic between -1 and 1) with a DC-blocking high-pass
     (``y[n] = t[n] - t[n-1] + 0.995 y[n-1]``), mixed back with half the dry signal, clipped."""
-    from scipy import signal  # noqa: PLC0415  (SciPy's import is slow: only when the effect runs)
-
     t = x * math.exp(gain_db * math.log(10) * 0.05) + colour / 200.0
     t = np.where(t < -1, -2.0 / 3.0, np.where(t > 1, 2.0 / 3.0, t - t ** 3 / 3.0))
-    y = signal.lfilter([1.0, -1.0], [1.0, -0.995], t, axis=-1)
+    y = scipy_signal().lfilter([1.0, -1.0], [1.0, -0.995], t, axis=-1)
     return np.clip(x * 0.5 + y * 0.75, -1.0, 1.0)
 
 

@@ -421,3 +421,14 @@ def test_vad_settings_cut_where_sox_does(kwargs, kept):
     # trigger level, the allowed gap and the search window; sox 14.4.2 keeps the same counts
     x = _bursts(16000)
     assert audio.Vad(16000, **kwargs)(x[None]).shape == (1, kept)
+
+
+def test_without_scipy_the_error_says_what_to_install(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    monkeypatch.setitem(sys.modules, "scipy.signal", None)
+    with pytest.raises(ModuleNotFoundError) as info:
+        audio.LowpassBiquad(16000, 100)(np.zeros((1, 8)))
+    assert "headrace's audio filters need SciPy: pip install scipy" in info.value.__notes__
+    # the sample-wise effects need NumPy only
+    assert audio.Gain(6.0)(np.zeros((1, 8))).shape == (1, 8)
