@@ -78,6 +78,16 @@ class EarlyTypeError(TypeError, RuntimeError):
     """As :class:`EarlyValueError`, for an argument of the wrong type."""
 
 
+def kernel_error(message: str) -> RuntimeError:
+    """The error of an operation refusing its input (headrace's own kernels, not user code): a
+    plain ``RuntimeError`` (as MindSpore's), marked so that a map reports it as MindSpore reports
+    its C++ ops: "map operation: [Op] failed. The corresponding data file is: F. <message>",
+    without a Python call stack (see :func:`user_error`)."""
+    exc = RuntimeError(message)
+    exc._headrace_kernel = True  # type: ignore[attr-defined]
+    return exc
+
+
 class PipelineError(RuntimeError):
     """A failure while the pipeline ran.
 
@@ -88,22 +98,30 @@ class PipelineError(RuntimeError):
         file: the file being read, when there is one.
         detail: the engine's one-line description of what went wrong.
         python_stack: the user's traceback text (the worker's, for worker failures), if any.
+        kernel: an operation refused its input (a :func:`kernel_error`): laid out as MindSpore lays
+            out its C++ ops' failures, the data file first.
     """
 
     def __init__(self, op: str, detail: str, *, columns: Sequence[str] | None = None,
                  index: int | None = None, file: str | None = None,
-                 python_stack: str | None = None) -> None:
+                 python_stack: str | None = None, kernel: bool = False) -> None:
         self.op = op
         self.columns = list(columns) if columns else None
         self.index = index
         self.file = file
         self.detail = detail
         self.python_stack = python_stack
+        self.kernel = kernel
         super().__init__(self._render())
 
     def _render(self) -> str:
         loc = where(self.columns, self.index, self.file)
         at = f" at {loc}" if loc else ""
+        if self.kernel and self.python_stack is None:
+            data = f"The corresponding data file is: {self.file}. " if self.file else ""
+            loc = where(self.columns, self.index)
+            body = f"[ERROR] {self.op} failed. {data}{self.detail}" + (f" ({loc})" if loc else "")
+            return f"{ENGINE_HEADLINE}\n\n{_section('Dataset Pipeline Error Message', body)}\n"
         if self.python_stack is not None:
             head = USER_HEADLINE
             stack = f"{self.op} failed{at}. Error description:\n{self.python_stack}"
@@ -118,23 +136,26 @@ class PipelineError(RuntimeError):
             return self
         err = PipelineError(self.op, self.detail, columns=self.columns or columns,
                             index=self.index if self.index is not None else index, file=self.file,
-                            python_stack=self.python_stack)
+                            python_stack=self.python_stack, kernel=self.kernel)
         err.__cause__ = self.__cause__
         return err
 
     def relocated(self, index: int, file: str | None) -> "PipelineError":
         """The same error naming the sample by ``index`` (and ``file``, where known) instead."""
         err = PipelineError(self.op, self.detail, columns=self.columns, index=index, file=file or self.file,
-                            python_stack=self.python_stack)
+                            python_stack=self.python_stack, kernel=self.kernel)
         err.__cause__ = self.__cause__
         return err
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # keep picklable across worker processes
-        return (_rebuild, (self.op, self.detail, self.columns, self.index, self.file, self.python_stack))
+        return (_rebuild, (self.op, self.detail, self.columns, self.index, self.file, self.python_stack,
+                           self.kernel))
 
 
-def _rebuild(op: str, detail: str, columns: Any, index: Any, file: Any, python_stack: Any) -> PipelineError:
-    return PipelineError(op, detail, columns=columns, index=index, file=file, python_stack=python_stack)
+def _rebuild(op: str, detail: str, columns: Any, index: Any, file: Any, python_stack: Any,
+             kernel: bool = False) -> PipelineError:
+    return PipelineError(op, detail, columns=columns, index=index, file=file, python_stack=python_stack,
+                         kernel=kernel)
 
 
 def user_error(op: str, exc: BaseException, *, columns: Sequence[str] | None = None,
@@ -143,6 +164,8 @@ def user_error(op: str, exc: BaseException, *, columns: Sequence[str] | None = N
     """Wraps an exception raised by user code (a map function, a source) for re-raising ``from exc``."""
     if isinstance(exc, PipelineError):
         return exc
+    if getattr(exc, "_headrace_kernel", False):  # not user code: no Python call stack (MindSpore's C++ op layout)
+        return PipelineError(op, str(exc), columns=columns, index=index, file=file, kernel=True)
     stack = python_stack if python_stack is not None else format_traceback(exc)
     return PipelineError(op, f"{type(exc).__name__}: {exc}", columns=columns, index=index, file=file,
                          python_stack=stack)

@@ -42,6 +42,7 @@ from typing import Any, Sequence
 import numpy as np
 from PIL import Image
 
+from headrace._util.errors import kernel_error
 from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import (Implementation, PyTensorOperation, TensorOperation, contiguous,
                                                returns_contiguous)
@@ -119,8 +120,9 @@ class PyImageOperation(PyTensorOperation):
 
 
 def op_error(op: str, detail: str) -> RuntimeError:
-    """The error a kernel raises for bad input: ``RuntimeError("<op>: <detail>")``."""
-    return RuntimeError(f"{op}: {detail}")
+    """The error a kernel raises for bad input: ``RuntimeError("<op>: <detail>")``, which a map
+    reports as MindSpore reports its C++ ops' failures (``errors.kernel_error``)."""
+    return kernel_error(f"{op}: {detail}")
 
 
 def require_image(img: np.ndarray, op: str, *, ranks: Sequence[int] = (2, 3),
