@@ -3,6 +3,11 @@
 
 An optional extra (``pip install headrace[ray]``); ``headrace.dataset`` never imports it.
 """
+try:
+    import ray.data  # noqa: F401 - the extra's one requirement, checked first for a clear message
+except ImportError as _missing:
+    raise ImportError("headrace.ray needs Ray Data: pip install 'headrace[ray]' (or 'ray[data]>=2.40').") from _missing
+
 from headrace.ray._map import HeadraceMap, check_compute, map_ops
 from headrace.ray._read import MindRecordDatasource, read_mindrecord
 from headrace.ray._source import SourceDatasource, read_dataset

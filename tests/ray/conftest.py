@@ -7,8 +7,6 @@ import tempfile
 import numpy as np
 import pytest
 
-ray = pytest.importorskip("ray")
-
 from headrace.mindrecord import FileWriter
 
 SCHEMA = {"label": {"type": "int32"}, "data": {"type": "bytes"}, "name": {"type": "string"},
@@ -38,7 +36,9 @@ def write_set(path, rows, shard_num=1, page_size=32768):
 
 @pytest.fixture(scope="module")
 def local_ray():
-    """``ray.init(num_cpus=2)`` for the module (6-9 s here), shut down after it."""
+    """``ray.init(num_cpus=2)`` for the module (6-9 s here), shut down after it. (The test modules
+    skip themselves without Ray; this file must load without it.)"""
+    ray = pytest.importorskip("ray")
     folder = tempfile.mkdtemp(prefix="hrray-", dir="/tmp")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=folder,
              configure_logging=False)
