@@ -51,7 +51,7 @@ import numpy as np
 from headrace._engine.samplers import MindFilePlan, MindShufflePlan, MindSubsetRandomPlan, SamplerPlan
 from headrace._util import checks
 from headrace.dataset import samplers as S
-from headrace.dataset._sources._mind_chain import chain_plan
+from headrace.dataset._sources._mind_chain import chain_plan, plan_over_split
 from headrace.dataset._sources.base import MappableDataset
 from headrace.dataset.core import config
 from headrace.dataset._sampler_args import check_sampler_shuffle_shard_options, select_sampler
@@ -467,7 +467,7 @@ class MindDataset(MappableDataset):
             RuntimeError: ``index`` is past the rows of a pass.
         """
         if isinstance(index, bool) or not isinstance(index, int):
-            raise TypeError(f"Argument index with value {index!r} is not of type [<class 'int'>], but got "
+            raise TypeError(f"Argument index with value {index} is not of type [<class 'int'>], but got "
                             f"{type(index)}.")
         if index < 0:
             raise ValueError(f"index cannot be negative, but got {index}.")
@@ -479,6 +479,10 @@ class MindDataset(MappableDataset):
             raise RuntimeError(f"Input index is not within the required interval of [0, {len(order) - 1}], "
                                f"but got {index}.")
         return list(src.read(int(order[index])))
+
+    def _plan_over_split(self, sampler, split):
+        plan = plan_over_split(self, sampler)
+        return super()._plan_over_split(sampler, split) if plan is None else plan
 
     def _make_source(self) -> MindRecordSource:
         src = MindRecordSource(self.dataset_files, self.columns_list, self.padded_sample, self.num_padded,
