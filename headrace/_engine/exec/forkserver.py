@@ -18,7 +18,7 @@ as ``SCM_RIGHTS``):
 * server -> parent: ``("started", token, pid)``, ``("failed", token, text)``, ``("exit", pid,
   returncode)`` (``-signal`` for a worker killed by a signal, like ``Popen.returncode``),
   ``("taint", module)``, and ``("spare", pid)`` / ``("spare-gone", pid)`` for its idle pre-forked
-  workers (see ``forkserver_proc.py``).
+  workers (see ``forkserver_proc.py``), ``("leaving",)`` before it exits on its own (below).
 
 Preloading. The server imports NumPy, cloudpickle, OpenCV and PIL when the parent has them,
 every headrace module the parent has loaded, and the modules each program's pickle names
@@ -29,6 +29,20 @@ still has one thread (``/proc/self/task``) and otherwise answers ``TAINTED``; th
 retires it and starts a new one that never preloads that module again (``_refused``: the server
 checks its threads after each import and names the culprit). The server's ``sys.path`` follows
 the parent's (sent again when it changed), so it finds modules as the parent does now.
+
+Leaving when idle. The server and its spares cost memory (the preloaded modules, once per
+spare's touched pages) for nothing once no pipeline uses them, so the server exits by itself when
+it has had no worker running and no request for ``idle_timeout()`` seconds
+(``set_idle_timeout``; default ``DEFAULT_IDLE_TIMEOUT``; 0: as soon as its last worker has exited
+and no request is waiting). Its timer is its own poll timeout: a server with a worker running never
+leaves, so a pipeline in progress keeps its server. It retires its spares, tells the parent
+``("leaving",)``, reaps every child and exits. The parent starts a new server for the next pool
+(:func:`get`, which also throws away a server that has announced it is leaving); a start request
+that crossed the server's departure (sent after its last look at the socket) finds it gone without
+an answer and raises :class:`Left`, an ``OSError``, on which the pool tries once more on a fresh
+server, as it does after an ``OSError`` of the socket. The parent learns of the exit when it next
+looks at the server (the next pool, :func:`get`, exit), and reaps the server's process then: until
+then the server is a zombie, holding neither memory nor descriptors.
 
 The server dies with its parent: EOF on its socket (only the parent holds the other end; a
 process forked from the parent closes it at once) or, when started from the main thread,
@@ -58,6 +72,9 @@ MAX_MESSAGE = 1 << 20  # a context message carries the environment
 PRELOAD = ("numpy", "cloudpickle", "cv2", "PIL.Image")  # when the parent has them loaded
 MINIMUM = ("numpy", "headrace._engine.exec.process_worker")  # what the server needs to fork workers
 TAINTED = "tainted"  # the reply to a start request once the server has threads
+DEFAULT_IDLE_TIMEOUT = 60.0  # seconds without a worker or a request after which the server exits
+
+_idle_timeout = DEFAULT_IDLE_TIMEOUT
 
 
 _refused: set[str] = set()  # modules that left a server with threads: never preloaded again
@@ -65,6 +82,34 @@ _refused: set[str] = set()  # modules that left a server with threads: never pre
 
 class Tainted(RuntimeError):
     """The server has threads (a preloaded module started some): it must not fork any more."""
+
+
+class Left(ConnectionError):
+    """The server exited on its own (idle) before it answered a start request: none of the
+    request's workers was started, and a fresh server can take the request."""
+
+
+def idle_timeout() -> float:
+    """Seconds a fork server with no worker running and no request waits before it exits."""
+    return _idle_timeout
+
+
+def set_idle_timeout(seconds: float) -> None:
+    """Sets :func:`idle_timeout` for the servers started from now on and for this process's
+    running server (told at once; its timer restarts). ``seconds``: a number >= 0, not NaN."""
+    global _idle_timeout
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise TypeError(f"seconds must be an int or a float, but got {type(seconds).__name__}.")
+    if not seconds >= 0 or math.isinf(seconds):  # NaN fails the first test
+        raise ValueError(f"seconds must be a finite number >= 0, but got {seconds}.")
+    changed = float(seconds) != _idle_timeout
+    _idle_timeout = float(seconds)
+    server = _server
+    if changed and server is not None and server.pid_owner == os.getpid() and not server.dead:
+        try:
+            server._send(("idle", _idle_timeout), [])
+        except OSError:  # it has just left: the next one gets the value when it starts
+            pass
 
 
 def preload_list(extra: Any = ()) -> list[str]:
@@ -96,6 +141,7 @@ class ForkServer:
         self._path = [str(p) for p in sys.path]
         self._context = (self._path, os.getcwd(), dict(os.environ))
         self.dead = False
+        self.leaving = False  # it said it exits (idle): it answers no request any more
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             code = ("import sys,json;sys.path[:]=json.loads(sys.argv[1]);"
@@ -103,7 +149,8 @@ class ForkServer:
             main_thread = threading.current_thread() is threading.main_thread()
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", code, json.dumps(self._path), str(theirs.fileno()),
-                 str(os.getpid()), "1" if main_thread else "0", json.dumps(sorted(self._preloaded))],
+                 str(os.getpid()), "1" if main_thread else "0", json.dumps(sorted(self._preloaded)),
+                 repr(_idle_timeout)],
                 pass_fds=(theirs.fileno(),), env=dict(os.environ, **THREAD_ENV), stdin=subprocess.DEVNULL,
                 close_fds=True)
         except BaseException:
@@ -124,7 +171,9 @@ class ForkServer:
 
         ``modules`` are imported by the server first (see :func:`preload_list`). All requests go
         out at once, so the workers are forked while this process waits. Raises :class:`Tainted`
-        (after stopping any worker it started) when the server has grown threads."""
+        (after stopping any worker it started) when the server has grown threads, and
+        :class:`Left` when the server exited on its own (idle) before answering: then it started
+        none of them."""
         self.preload(modules)
         tokens = []
         for cfg, task_r, res_w in jobs:
@@ -132,10 +181,13 @@ class ForkServer:
             self._send(("start", token, cfg), [blob_fd, task_r, res_w])
             tokens.append(token)
         deadline = time.monotonic() + timeout
-        pids = []
+        pids: list[int | str] = []
         for token in tokens:
             while token not in self._started:
                 if self.dead:
+                    if self.leaving and not pids:  # in order: none was answered
+                        raise Left(f"the worker fork server (pid {self.pid}) exited, idle, before it "
+                                   "read the request to start workers")
                     raise RuntimeError("the worker fork server exited while starting workers")
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the worker fork server (pid {self.pid}) did not start a worker "
@@ -229,6 +281,8 @@ class ForkServer:
                 wait = 0.0
                 try:
                     data = self.sock.recv(65536)
+                except ConnectionResetError:  # it exited with requests of ours unread (reported once):
+                    continue  # what it sent before, its "leaving" included, is still to be read
                 except OSError:
                     data = b""
                 if not data:
@@ -250,6 +304,8 @@ class ForkServer:
                     self._spares.add(msg[1])
                 elif msg[0] == "spare-gone":
                     self._spares.discard(msg[1])
+                elif msg[0] == "leaving":
+                    self.leaving = True
         finally:
             self._lock.release()
 
@@ -293,7 +349,9 @@ def get() -> ForkServer:
     """This process's fork server, started on first use (and again if it died)."""
     global _server
     with _server_lock:
-        if _server is None or _server.dead or _server.proc.poll() is not None:
+        if _server is not None and not _server.dead:
+            _server._pump(0.0)  # a "leaving" (idle) or its exit: then a new server
+        if _server is None or _server.dead or _server.leaving or _server.proc.poll() is not None:
             if _server is not None:
                 _server.close()
             _server = ForkServer()

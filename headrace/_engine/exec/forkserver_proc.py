@@ -15,12 +15,21 @@ workers. A spare is a copy of the server when it was forked: a new context (dire
 ``sys.path``) retires every spare (EOF on its socket: it leaves); modules preloaded since are
 imported by the spare itself when its program needs them. Spares leave with the server like
 workers do (EOF, ``PR_SET_PDEATHSIG``).
+
+Leaving. With no worker running, the server counts the time since the later of its last request
+and its last worker's exit; at the parent's idle timeout (``forkserver.idle_timeout``, given in
+``argv`` and changed by an ``("idle", seconds)`` request) it retires its spares, says
+``("leaving",)`` and exits like at EOF. It looks only when its poll found nothing to read, so a
+request already waiting is always served. A server that has not forked a worker yet (one warmed
+up before its pipeline starts) waits at least ``FIRST_GRACE`` seconds: with a timeout of 0 it would
+otherwise leave between the parent's first requests.
 """
 from __future__ import annotations
 
 import gc
 import importlib
 import json
+import math
 import os
 import pickle
 import select
@@ -34,10 +43,12 @@ from headrace._engine.exec.forkserver import JOIN_TIMEOUT, MAX_FDS, MAX_MESSAGE,
 
 IDLE = 0.05      # seconds without a request after which spares are forked
 MAX_SPARES = 8
+FIRST_GRACE = 10.0  # the least idle time of a server that has not forked a worker yet
 
 
 def serve(argv: list[str]) -> None:
-    """The server's main loop (``argv``: socket fd, parent pid, pdeathsig flag, preload list)."""
+    """The server's main loop (``argv``: socket fd, parent pid, pdeathsig flag, preload list,
+    idle timeout)."""
     sock = socket.socket(fileno=int(argv[0]))
     parent = int(argv[1])
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent decides
@@ -47,13 +58,16 @@ def serve(argv: list[str]) -> None:
         os._exit(0)
     _preload(json.loads(argv[3]), sock)
     gc.freeze()  # the preloaded modules' objects: workers' collections never walk (or copy) them
-    _Server(sock, parent).run()
+    _Server(sock, parent, float(argv[4])).run()
     os._exit(0)
 
 
 class _Server:
-    def __init__(self, sock: socket.socket, parent: int) -> None:
+    def __init__(self, sock: socket.socket, parent: int, idle_timeout: float) -> None:
         self.sock, self.parent = sock, parent
+        self.idle_timeout = idle_timeout
+        self.last_use = time.monotonic()  # the last request, or the last worker's exit
+        self.forked = False  # it has started a worker
         self.children: set[int] = set()  # workers handed to the parent: their exits are reported
         self.spares: dict[int, socket.socket] = {}  # idle forked children -> our end of their socket
         self.retired: set[int] = set()  # spares told to leave, not reaped yet
@@ -73,8 +87,11 @@ class _Server:
         poller.register(self.wake_r, select.POLLIN)
         while not self.stopping:
             idle_soon = self.burst or len(self.spares) < self.target
+            wait = IDLE if idle_soon else 1.0
+            if not self.children:
+                wait = max(0.0, min(wait, self.idle_left()))
             try:
-                events = poller.poll(int(IDLE * 1000) if idle_soon else 1000)
+                events = poller.poll(math.ceil(wait * 1000))
             except InterruptedError:  # pragma: no cover - PEP 475 retries; kept for safety
                 events = []
             self.reap()
@@ -87,6 +104,10 @@ class _Server:
                     pass
             if not any(fd == self.sock.fileno() for fd, _ in events):
                 if not events:
+                    if not self.children and self.idle_left() <= 0:
+                        self.retire_spares()
+                        self.reply(("leaving",))
+                        break
                     self.idle()
                 continue
             try:
@@ -95,8 +116,14 @@ class _Server:
                 break
             if not data:
                 break  # EOF: the parent is gone (or closed us)
+            self.last_use = time.monotonic()
             self.handle(pickle.loads(data), fds)
         self.stop_children()
+
+    def idle_left(self) -> float:
+        """Seconds until the server leaves, if no worker runs and no request comes."""
+        timeout = self.idle_timeout if self.forked else max(self.idle_timeout, FIRST_GRACE)
+        return self.last_use + timeout - time.monotonic()
 
     # ---- requests ---------------------------------------------------------------------------
     def handle(self, msg: tuple, fds: list[int]) -> None:
@@ -115,6 +142,8 @@ class _Server:
             elif msg[0] == "context":
                 self.retire_spares()
                 _set_context(*msg[1:])
+            elif msg[0] == "idle":
+                self.idle_timeout = float(msg[1])
         finally:
             for fd in fds:
                 try:
@@ -136,6 +165,7 @@ class _Server:
                 self.reply(("failed", token, f"{type(e).__name__}: {e}"))
                 return
         self.children.add(pid)
+        self.forked = True
         self.reply(("started", token, pid))
 
     def worker_cfg(self, cfg: dict) -> dict:
@@ -216,6 +246,7 @@ class _Server:
                 return
             if pid in self.children:
                 self.children.discard(pid)
+                self.last_use = time.monotonic()
                 self.reply(("exit", pid, _returncode(status)))
             elif pid in self.spares:  # died idle (killed by someone)
                 self.spares.pop(pid).close()

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from headrace._engine import options as _options
+from headrace._engine.exec import forkserver as _forkserver
 from headrace._util import rng as _rng
 from headrace._util import wording as _wording
 from headrace._util.checks import INT32_MAX, UINT32_MAX, check_int, max_workers, too_many_workers
@@ -25,13 +26,13 @@ __all__ = [
     "ErrorSamplesMode", "get_auto_num_workers", "get_auto_offload", "get_autotune_interval",
     "get_callback_timeout", "get_debug_mode", "get_dynamic_shape", "get_enable_autotune",
     "get_enable_shared_mem", "get_enable_watchdog", "get_error_samples_mode", "get_fast_recovery",
-    "get_iterator_mode", "get_max_image_pixels", "get_monitor_sampling_interval",
+    "get_helper_idle_timeout", "get_iterator_mode", "get_max_image_pixels", "get_monitor_sampling_interval",
     "get_multiprocessing_start_method", "get_multiprocessing_timeout_interval",
     "get_num_parallel_workers", "get_numa_enable", "get_prefetch_size", "get_seed",
     "get_strict_decode", "get_worker_timeout", "load", "set_auto_num_workers",
     "set_auto_offload", "set_autotune_interval", "set_callback_timeout", "set_debug_mode",
     "set_dynamic_shape", "set_enable_autotune", "set_enable_shared_mem", "set_enable_watchdog",
-    "set_error_samples_mode", "set_fast_recovery", "set_iterator_mode", "set_max_image_pixels",
+    "set_error_samples_mode", "set_fast_recovery", "set_helper_idle_timeout", "set_iterator_mode", "set_max_image_pixels",
     "set_monitor_sampling_interval", "set_multiprocessing_start_method",
     "set_multiprocessing_timeout_interval", "set_num_parallel_workers", "set_numa_enable",
     "set_prefetch_size", "set_seed", "set_sending_batches", "set_strict_decode",
@@ -78,6 +79,7 @@ def _reset() -> None:
     _ms = _MindSporeSettings()
     _options.reset()
     _debug.reset()
+    _forkserver.set_idle_timeout(_forkserver.DEFAULT_IDLE_TIMEOUT)
 
 
 class ErrorSamplesMode(enum.IntEnum):
@@ -263,6 +265,46 @@ def set_worker_timeout(timeout):
 def get_worker_timeout():
     """Seconds a user function call in a worker may run before an error; 0: no timeout."""
     return _options.snapshot().worker_timeout
+
+
+def set_helper_idle_timeout(timeout):
+    """headrace's own setting (MindSpore has none): how long the helper processes of worker
+    processes stay once no pipeline uses them.
+
+    Worker processes are forked by a helper process (the fork server), which also keeps up to 8
+    idle spare workers ready for the next pipeline. Once the helper has had no worker running and
+    no request for ``timeout`` seconds, the spares and the helper exit; the next pipeline with
+    worker processes starts it again (paying its start once more, a fraction of a second). A
+    pipeline whose iterator is still open keeps its workers, and so its helper. Applies to the
+    helper running now as well as later ones.
+
+    Args:
+        timeout (int, float): Seconds in [0, INT32_MAX]; 0 makes them exit as soon as the last
+            worker has exited (a helper that has not started a worker yet, e.g. one started
+            while a pipeline is built, waits at least 10 s). Default: 60.
+
+    Raises:
+        TypeError: ``timeout`` is not an int or a float.
+        ValueError: ``timeout`` is negative, NaN or above INT32_MAX.
+
+    Examples:
+        >>> import headrace.dataset as ds
+        >>> ds.config.set_helper_idle_timeout(5)
+        >>> ds.config.get_helper_idle_timeout()
+        5.0
+        >>> ds.config.set_helper_idle_timeout(60)
+    """
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise TypeError(f"timeout isn't of type int or float, but got {type(timeout).__name__}.")
+    if not 0 <= timeout <= INT32_MAX:  # also refuses NaN
+        raise ValueError(f"timeout must be a number of seconds in [0, INT32_MAX({INT32_MAX})], but got {timeout}.")
+    _forkserver.set_idle_timeout(timeout)
+
+
+def get_helper_idle_timeout():
+    """Seconds the helper process of worker processes and its spares stay once idle (a float;
+    ``set_helper_idle_timeout``)."""
+    return _forkserver.idle_timeout()
 
 
 def set_multiprocessing_start_method(start_method="fork"):
