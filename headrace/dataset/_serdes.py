@@ -209,6 +209,9 @@ def _source_fields(d: Any) -> dict:
     args = getattr(d, "_ctor_args", None)
     if args is None:
         raise ValueError(f"serialize: {name} did not record its arguments and cannot be written as JSON.")
+    if d.__dict__.get("_split_plan") is not None:  # its arguments would give all rows, not the part's
+        raise ValueError(f"serialize: this {name} is a part of Dataset.split, whose rows cannot be written as "
+                         "JSON; serialize the dataset before the split and split it again after deserialize.")
     by_index = not isinstance(d, RowFilesDataset)
     for key, value in args.items():
         if key in ("num_parallel_workers", "cache") or (by_index and key in _SAMPLING_ARGS):

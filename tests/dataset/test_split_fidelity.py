@@ -197,3 +197,10 @@ def test_a_part_resumes_from_any_position(files, kind):
     ds.config.set_seed(4)
     train, _ = _source(kind, files, True).split([0.7, 0.3])
     assert_resume_equivalence(train.batch(3), num_epochs=2)
+
+
+@pytest.mark.parametrize("kind", ["text", "tfrecord", "mindrecord"])
+def test_a_part_is_not_serialized_as_the_whole_dataset(files, kind):
+    part = _source(kind, files, False).split([0.5, 0.5])[0]
+    with pytest.raises(ValueError, match=r"is a part of Dataset\.split, whose rows cannot be written as JSON"):
+        ds.serialize(part)
