@@ -181,6 +181,10 @@ ERRORS = [
      "input_columns=['a']))", None),
     ("it(ds.NumpySlicesDataset([np.zeros((2, 2, 3), np.uint8)], ['i'], shuffle=False).map(vision.RandomCrop(5), "
      "input_columns=['i']))", None),
+    ("it(ds.TFRecordDataset(os.path.join(D, 'ok.tfrecord'), shuffle=False).map(T.Slice([5]), input_columns=['x']))",
+     None),
+    ("it(ds.TFRecordDataset(os.path.join(D, 'ok.tfrecord'), shuffle=False).map(T.Slice(0, 0), input_columns=['x']))",
+     None),
 ]
 
 # inputs MindSpore takes, and values that must be equal

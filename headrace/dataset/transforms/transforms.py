@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from headrace._util.errors import kernel_error
 from headrace.common import dtype as mstype
 from headrace.dataset.transforms._base import (Implementation, TensorOperation, contiguous, not_random, returns_contiguous)
 from headrace.dataset.transforms._cast import c_cast, type_name
@@ -87,7 +88,7 @@ class TypeCast(_OneToOne):
         self.data_type = data_type
         dt = data_type.np_dtype if isinstance(data_type, mstype.Type) else np.dtype(data_type)
         if dt.kind not in "biufUS":
-            raise RuntimeError("TypeCast: Invalid data type")
+            raise kernel_error("TypeCast: Invalid data type")
         self._dtype = dt
 
     def _run(self, a: np.ndarray) -> np.ndarray:
@@ -458,17 +459,17 @@ class Slice(_OneToOne):
         if self._all:
             return a
         if len(self.slices) > a.ndim:
-            raise RuntimeError("Invalid shape, should be greater than slices index.")
+            raise kernel_error("Invalid shape, should be greater than slices index.")
         index = []
         for dim, s in enumerate(self.slices):
             n = a.shape[dim]
             if s is None or s is True or s is Ellipsis:
                 index.append(slice(None))
             elif s is False or (isinstance(s, list) and not s):
-                raise RuntimeError("Both indices and slices can not be empty.")
+                raise kernel_error("Both indices and slices can not be empty.")
             elif isinstance(s, slice):
                 if s.step == 0:
-                    raise RuntimeError("Wrong slice object")
+                    raise kernel_error("Wrong slice object")
                 index.append(s)
             else:
                 items = [s] if isinstance(s, int) else s
@@ -476,7 +477,7 @@ class Slice(_OneToOne):
                 for i in items:
                     j = i + n if i < 0 else i
                     if j < 0 or j >= n:
-                        raise RuntimeError(f"Index {j} is out of bounds.")
+                        raise kernel_error(f"Index {j} is out of bounds.")
                     fixed.append(j)
                 index.append(np.asarray(fixed, dtype=np.intp))
         out = a
