@@ -10,6 +10,7 @@ seed too (MindSpore draws one per part then, and its parts overlap).
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from headrace._engine import options as _options
@@ -103,6 +104,10 @@ def split_dataset(dataset: Any, sizes: Any, randomize: bool) -> list[Any]:
             out.append(dataset._with_split_plan(plan))
             start += n
         return out
+    if configured is None and dataset.is_shuffled():
+        warnings.warn("split: this pipeline shuffles before the split and no seed is set, so each part draws "
+                      "its own order and the parts may share rows; call ds.config.set_seed() first (or split "
+                      "the source, whose parts never share rows).", UserWarning, stacklevel=3)
     out, start = [], 0
     for n in counts:
         part = dataset

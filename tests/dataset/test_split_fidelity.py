@@ -2,6 +2,8 @@
 source, with and without a seed, in every epoch; sizes, errors and the behaviour of samplers set
 on a part are MindSpore's (the rows themselves are compared with MindSpore in
 tests/compat/test_issue39_fidelity_compat.py)."""
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -204,3 +206,14 @@ def test_a_part_is_not_serialized_as_the_whole_dataset(files, kind):
     part = _source(kind, files, False).split([0.5, 0.5])[0]
     with pytest.raises(ValueError, match=r"is a part of Dataset\.split, whose rows cannot be written as JSON"):
         ds.serialize(part)
+
+
+def test_a_split_of_a_shuffled_pipeline_without_a_seed_warns_that_parts_may_overlap():
+    d = ds.NumpySlicesDataset(list(range(10)), column_names=["x"]).map(lambda x: x)
+    with pytest.warns(UserWarning, match="the parts may share rows; call ds.config.set_seed"):
+        d.split([0.5, 0.5])
+    ds.config.set_seed(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parts = d.split([0.5, 0.5])  # under a seed every part draws the same order: no warning
+    assert sorted(x for p in parts for x in _epochs(p, 1)[0]) == list(range(10))
