@@ -185,6 +185,16 @@ ERRORS = [
      None),
     ("it(ds.TFRecordDataset(os.path.join(D, 'ok.tfrecord'), shuffle=False).map(T.Slice(0, 0), input_columns=['x']))",
      None),
+    ("it(ds.MindDataset(os.path.join(D, 'ok.mindrecord'), shuffle=False).map(T.OneHot(3), input_columns=['x']))",
+     None),
+    ("it(ds.MindDataset(os.path.join(D, 'ok.mindrecord'), shuffle=False).map(vision.Rotate(10), "
+     "input_columns=['x']))", None),
+    ("it(ds.MindDataset(os.path.join(D, 'ok.mindrecord'), shuffle=False).map(vision.RandomRotation(10), "
+     "input_columns=['x']))", None),
+    ("it(ds.MindDataset(os.path.join(D, 'ok.mindrecord'), shuffle=False).map(vision.Resize(2), "
+     "input_columns=['x']))", None),
+    ("it(ds.MindDataset(os.path.join(D, 'ok.mindrecord'), shuffle=False).map(vision.ToTensor(), "
+     "input_columns=['x']))", None),
 ]
 
 # inputs MindSpore takes, and values that must be equal

@@ -122,8 +122,10 @@ def test_center_crop_pads_when_larger_and_pil_path_rounds():
 def test_rotation_expand_sizes_and_errors():
     assert v.Rotate(90, expand=True)(IMG).shape == (64, 48, 3)
     assert v.Rotate(45, expand=True)(IMG).shape[:2] == (int(round(112 / math.sqrt(2))),) * 2
+    with pytest.raises(RuntimeError, match="^Rotate: the image tensor should have at least two dimensions"):
+        v.Rotate(10)(np.zeros(4, np.uint8))  # (MindSpore's words)
     with pytest.raises(RuntimeError, match="^Rotate: image shape is not <H,W,C> or <H,W>"):
-        v.Rotate(10)(np.zeros(4, np.uint8))
+        v.Rotate(10)(np.zeros((2, 2, 2, 2), np.uint8))
     with pytest.raises(RuntimeError, match="^Rotate: Invalid interpolation mode"):
         v.Rotate(10, Inter.PILCUBIC)(IMG)
 

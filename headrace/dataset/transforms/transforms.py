@@ -29,7 +29,8 @@ _ONE_TO_ONE = "The op is OneToOne, can only accept one tensor as input."
 
 
 def _err(op: str, detail: str) -> RuntimeError:
-    return RuntimeError(f"{op}: {detail}")
+    """``RuntimeError("<op>: <detail>")``; in a map, laid out as MindSpore's C++ ops' failures."""
+    return kernel_error(f"{op}: {detail}")
 
 
 class _OneToOne(TensorOperation):

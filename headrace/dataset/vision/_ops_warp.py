@@ -24,6 +24,12 @@ __all__ = ["Affine", "RandomAffine", "RandomRotation", "Rotate"]
 
 
 def _check_warp_image(img: np.ndarray, op: str) -> None:
+    # MindSpore's words (both rotations run its kernel "Rotate")
+    if img.ndim < 2 and op == "Rotate":
+        raise op_error("Rotate", "the image tensor should have at least two dimensions. You may need to perform "
+                                 f"Decode first. Got rank {img.ndim}.")
+    if img.ndim not in (2, 3) and op == "RandomRotation":
+        raise op_error("Rotate", f"input tensor is not in shape of <H,W> or <H,W,C>, but got rank: {img.ndim}")
     if img.ndim not in (2, 3):
         raise op_error(op, f"image shape is not <H,W,C> or <H,W>, but got rank: {img.ndim}")
 
