@@ -131,6 +131,69 @@ BAD_INPUTS = [
     ("Vad(16000)", "np.array(0.5)"),
 ]
 
+# Every constructor argument of the 27 ops replaced in turn by each of these values (the others
+# valid): type and text of the error, or acceptance, must be MindSpore's.
+SIGNATURES = {
+    "AllpassBiquad": [("sample_rate", 16000), ("central_freq", 200.0), ("Q", 0.707)],
+    "BandBiquad": [("sample_rate", 16000), ("central_freq", 200.0), ("Q", 0.707), ("noise", False)],
+    "BandpassBiquad": [("sample_rate", 16000), ("central_freq", 200.0), ("Q", 0.707), ("const_skirt_gain", False)],
+    "BandrejectBiquad": [("sample_rate", 16000), ("central_freq", 200.0), ("Q", 0.707)],
+    "BassBiquad": [("sample_rate", 16000), ("gain", 3.0), ("central_freq", 100.0), ("Q", 0.707)],
+    "Biquad": [("b0", 0.1), ("b1", 0.2), ("b2", 0.3), ("a0", 1.0), ("a1", 0.2), ("a2", 0.1)],
+    "DeemphBiquad": [("sample_rate", 44100)],
+    "EqualizerBiquad": [("sample_rate", 16000), ("center_freq", 1000.0), ("gain", 3.0), ("Q", 0.707)],
+    "HighpassBiquad": [("sample_rate", 16000), ("cutoff_freq", 200.0), ("Q", 0.707)],
+    "LowpassBiquad": [("sample_rate", 16000), ("cutoff_freq", 200.0), ("Q", 0.707)],
+    "RiaaBiquad": [("sample_rate", 44100)],
+    "TrebleBiquad": [("sample_rate", 16000), ("gain", 3.0), ("central_freq", 3000.0), ("Q", 0.707)],
+    "LFilter": [("a_coeffs", [1.0, 0.2]), ("b_coeffs", [0.5, 0.1]), ("clamp", True)],
+    "Filtfilt": [("a_coeffs", [1.0, 0.2]), ("b_coeffs", [0.5, 0.1]), ("clamp", True)],
+    "Contrast": [("enhancement_amount", 75.0)],
+    "DCShift": [("shift", 0.5), ("limiter_gain", None)],
+    "Dither": [("density_function", "audio.DensityFunction.TPDF"), ("noise_shaping", False)],
+    "Fade": [("fade_in_len", 0), ("fade_out_len", 0), ("fade_shape", "audio.FadeShape.LINEAR")],
+    "Flanger": [("sample_rate", 16000), ("delay", 0.0), ("depth", 2.0), ("regen", 0.0), ("width", 71.0),
+                ("speed", 0.5), ("phase", 25.0), ("modulation", "audio.Modulation.SINUSOIDAL"),
+                ("interpolation", "audio.Interpolation.LINEAR")],
+    "Gain": [("gain_db", 1.0)],
+    "Overdrive": [("gain", 20.0), ("color", 20.0)],
+    "Phaser": [("sample_rate", 16000), ("gain_in", 0.4), ("gain_out", 0.74), ("delay_ms", 3.0), ("decay", 0.4),
+               ("mod_speed", 0.5), ("sinusoidal", True)],
+    "Vad": [("sample_rate", 16000), ("trigger_level", 7.0), ("trigger_time", 0.25), ("search_time", 1.0),
+            ("allowed_gap", 0.25), ("pre_trigger_time", 0.0), ("boot_time", 0.35), ("noise_up_time", 0.1),
+            ("noise_down_time", 0.01), ("noise_reduction_amount", 1.35), ("measure_freq", 20.0),
+            ("measure_duration", None), ("measure_smooth_time", 0.4), ("hp_filter_freq", 50.0),
+            ("lp_filter_freq", 6000.0), ("hp_lifter_freq", 150.0), ("lp_lifter_freq", 2000.0)],
+    "DetectPitchFrequency": [("sample_rate", 16000), ("frame_time", 0.01), ("win_length", 30), ("freq_low", 85),
+                             ("freq_high", 3400)],
+    "Vol": [("gain", 0.5), ("gain_type", "audio.GainType.AMPLITUDE")],
+    "MuLawEncoding": [("quantization_channels", 256)],
+    "MuLawDecoding": [("quantization_channels", 256)],
+}
+ARG_VALUES = ["'x'", "None", "True", "1.5", "-1", "0", "0.0", "1", "-0.5", "0.99", "100", "100.5", "1e9", "-1e9",
+              "float('nan')", "float('inf')", "2**31", "-2**31", "16777217", "44100", "48000", "88200", "45000",
+              "[1.0]", "[]", "[1.0, 0.2, 0.1]", "(1.0, 0.2)", "['a', 1.0]", "[0.0, 1.0]", "[1.0, 2**25]",
+              "np.float64(1.0)", "np.int32(5)", "-95", "96", "0.1", "30", "31", "5.0", "5.1", "1000000000.0",
+              "audio.GainType.DB"]
+EXTRA_CALLS = ["Vol(-1.0, audio.GainType.POWER)", "Vol(0.0, audio.GainType.POWER)", "Vol(-100.0, audio.GainType.DB)",
+               "Vol(1e9, audio.GainType.DB)", "DCShift(0.5, 'x')", "Vad(16000, noise_up_time=1, noise_down_time=2)",
+               "Vad(16000, noise_up_time=0.5, noise_down_time=0.5)", "Vad(16000, measure_duration=[])",
+               "DetectPitchFrequency(16000, freq_low=3400, freq_high=85)"]
+
+
+def _arg_calls():
+    calls = list(EXTRA_CALLS)
+    for op, sig in SIGNATURES.items():
+        def shown(v):
+            return v if isinstance(v, str) and v.startswith("audio.") else repr(v)
+        for name, _ in sig:
+            for bad in ARG_VALUES:
+                calls.append(f"{op}(" + ", ".join(f"{q}={bad if q == name else shown(v)}" for q, v in sig) + ")")
+        calls.append(f"{op}()")
+        calls.append(f"{op}(" + ", ".join(shown(v) for _, v in sig) + ", 1)")
+    return calls
+
+
 _ORACLE = """
 import mindspore.dataset.audio as audio
 def _run(expr, x):
@@ -139,8 +202,15 @@ def _run(expr, x):
     except Exception as e:
         return e
 C = INPUTS["clips"]
+def _make(call):
+    try:
+        eval("audio." + call)
+        return "ok"
+    except Exception as e:
+        return [type(e).__name__, str(e)]
 RESULT = {"cases": [_run(e, C[n]) for e, names in INPUTS["cases"] for n in names],
-          "bad": [_run(e, eval(x)) for e, x in INPUTS["bad"]]}
+          "bad": [_run(e, eval(x)) for e, x in INPUTS["bad"]],
+          "args": [_make(c) for c in INPUTS["args"]]}
 """
 
 needs_oracle = pytest.mark.skipif(oracle_python() is None, reason="the MindSpore oracle is not set up")
@@ -148,7 +218,8 @@ needs_oracle = pytest.mark.skipif(oracle_python() is None, reason="the MindSpore
 
 @pytest.fixture(scope="module")
 def oracle():
-    return run_ms(_ORACLE, {"clips": clips(), "cases": [[e, n] for e, n in CASES], "bad": BAD_INPUTS})
+    return run_ms(_ORACLE, {"clips": clips(), "cases": [[e, n] for e, n in CASES], "bad": BAD_INPUTS,
+                            "args": _arg_calls()})
 
 
 def _ms_error_line(e: OracleException) -> str:
@@ -191,6 +262,19 @@ def test_refused_inputs_match_mindspore(oracle):
         with pytest.raises(RuntimeError) as info:
             eval("audio." + expr)(eval(x))
         assert str(info.value).startswith(_ms_error_line(ref)), expr
+
+
+@needs_oracle
+def test_argument_checks_match_mindspore(oracle):
+    calls = _arg_calls()
+    assert len(calls) == len(oracle["args"]) > 3000
+    for call, ref in zip(calls, oracle["args"]):
+        try:
+            eval("audio." + call)
+            got = "ok"
+        except Exception as e:  # noqa: BLE001 (any exception is compared with MindSpore's)
+            got = [type(e).__name__, str(e)]
+        assert got == ref, call
 
 
 def test_biquad_values_pinned():
