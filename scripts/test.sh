@@ -26,7 +26,7 @@ fi
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 py="$venv/bin/python"
 pip=("$py" -m pip install -q --disable-pip-version-check "${pin[@]}")
-"${pip[@]}" -e ".[test,text,jax]"
+"${pip[@]}" -e ".[test,text,jax,audio]"
 # The adapters' tests need torch: 2.13.0 is a local CPU wheel here (a bare "torch" would pull the CUDA
 # build). Where torch or Orbax cannot be installed, say so: their tests then skip. Those installed are
 # named in HEADRACE_REQUIRE_FRAMEWORKS, and the suite refuses to start if one of them is not found.
