@@ -3,7 +3,9 @@
 A session is the folder ``s<id>`` under the memory root (with ``session.json``) and under the
 spill root; the host's settings (spill directory, memory cap ratio, the values ``--start`` was
 given) are ``settings.json`` in the memory root. Nothing runs in the background: "starting" writes
-the settings, "stopping" removes every session's files and the stale files of dead processes.
+the settings, "stopping" removes every session's files and the stale files of dead processes,
+unless another live process uses a session (``users``: the processes with a store of the session
+open, see ``cache_store.py``), which only a forced stop removes.
 """
 from __future__ import annotations
 
@@ -96,8 +98,64 @@ def destroy_session(session: int) -> bool:
     return found
 
 
-def stop() -> int:
-    """Removes every session (both tiers) and the settings; returns how many sessions there were."""
+class SessionsInUse(RuntimeError):
+    """A stop that would remove sessions other live processes use; ``busy``: session -> pids."""
+
+    def __init__(self, busy: dict[int, list[int]]) -> None:
+        self.busy = busy
+        parts = [f"session {sid} by process{'es' if len(pids) > 1 else ''} "
+                 + ", ".join(f"{pid} ({_command(pid)})" for pid in pids) for sid, pids in sorted(busy.items())]
+        super().__init__(f"sessions in use: {'; '.join(parts)}")
+
+
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def users(session: int) -> list[int]:
+    """The pids of the live processes other than this one that use ``session`` now (have one of
+    its stores open), sorted."""
+    out = set()
+    for sid, pid, start in _markers():
+        if sid == session and pid != os.getpid() and cache_store.is_alive(pid, start):
+            out.add(pid)
+    return sorted(out)
+
+
+def _users_dir() -> str:
+    return os.path.join(cache_store.memory_root(), cache_store.USERS)
+
+
+def _markers() -> list[tuple[int, int, int]]:
+    """(session, pid, start) of every marker ``s<id>-<pid>-<start>`` (see ``cache_store.py``)."""
+    try:
+        names = os.listdir(_users_dir())
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        parts = name[1:].split("-") if name.startswith("s") else []
+        if len(parts) == 3 and all(p.isdigit() for p in parts):
+            out.append((int(parts[0]), int(parts[1]), int(parts[2])))
+    return out
+
+
+def stop(force: bool = False) -> int:
+    """Removes every session (both tiers) and the settings; returns how many sessions there were.
+
+    Raises :class:`SessionsInUse` (removing nothing) when another live process uses a session,
+    unless ``force``: its pipelines then miss the removed rows (computing them again) and store
+    nothing more in the session."""
+    if not isinstance(force, bool):
+        raise TypeError(f"force must be of type bool, but got {type(force).__name__}.")
+    if not force:
+        busy = {sid: pids for sid in sessions() if (pids := users(sid))}
+        if busy:
+            raise SessionsInUse(busy)
     count = len(sessions())
     for root in [cache_store.memory_root()] + _spill_roots():
         cache_store.destroy(root)
@@ -105,7 +163,8 @@ def stop() -> int:
 
 
 def clean_stale() -> list[str]:
-    """Removes the unfinished chunks and fill locks of dead processes everywhere; their names."""
+    """Removes the unfinished chunks, fill locks and session markers of dead processes everywhere;
+    their names."""
     removed = []
     for root in [cache_store.memory_root()] + _spill_roots():
         for sid in sessions():
@@ -116,6 +175,15 @@ def clean_stale() -> list[str]:
                 continue
             for key in keys:
                 removed += cache_store.remove_stale(os.path.join(sdir, key))
+    for sid, pid, start in _markers():  # of processes that left without removing them (killed)
+        if not cache_store.is_alive(pid, start):
+            name = f"s{sid}-{pid}-{start}"
+            cache_store.unlink_quiet(os.path.join(_users_dir(), name))
+            removed.append(name)
+    try:
+        os.rmdir(_users_dir())  # when no marker is left
+    except OSError:
+        pass
     return removed
 
 

@@ -33,6 +33,13 @@ the spill tier, and one without stops storing. Eviction: when full, what is stor
 rest streams (computed every epoch): under a fresh random order each epoch an LRU would replace
 rows just before they are needed again, keeping the hit rate near size/total at best, while a
 fixed set keeps exactly that hit rate with no churn.
+
+Users. A process that opens a store marks its session with an empty file
+``users/s<id>-<pid>-<start>`` under the memory root (beside the session folders, whose listing
+stays the session's), and removes it when its last store of that session is collected and at
+exit (a worker process: on its way out); a killed process leaves a marker whose pid is gone or reused, which counts
+for nothing (``is_alive``). ``cache_sessions.users`` reads them: ``headrace cache --stop`` refuses
+to remove a session another live process uses unless forced.
 """
 from __future__ import annotations
 
@@ -55,9 +62,10 @@ from headrace._engine.cache_files import (
 )
 
 __all__ = [  # the store, and the file helpers its users reach through it
-    "CHUNK_BYTES", "CHUNK_SECONDS", "CacheStore", "MAGIC", "claim_lock", "decode_row", "destroy", "encode_row",
-    "flush_all", "is_alive", "me", "memory_root", "owner_of", "process_start", "read_lock", "release_lock",
-    "remove_stale", "session_dir", "spill_root", "tier_usage", "write_json",
+    "CHUNK_BYTES", "CHUNK_SECONDS", "CacheStore", "MAGIC", "USERS", "claim_lock", "decode_row", "destroy",
+    "encode_row", "flush_all", "is_alive", "me", "memory_root", "owner_of", "process_start", "read_lock",
+    "release_lock", "remove_stale", "session_dir", "spill_root", "tier_usage", "unlink_quiet", "user_marker",
+    "write_json",
 ]
 
 CHUNK_BYTES = 8 << 20
@@ -71,6 +79,9 @@ _TICK_NS = 50_000_000    # a folder mtime this much older than our last scan was
 
 # ---- the store -------------------------------------------------------------------------------
 _LIVE: "weakref.WeakSet[CacheStore]" = weakref.WeakSet()
+USERS = "users"  # the folder of the session users' markers, in the memory root
+_USING: dict[str, int] = {}  # session folder -> this process's opened stores of that session
+_using_lock = threading.Lock()
 atexit.register(lambda: flush_all(wait=True, final=True))
 
 # A flush by the flusher thread and flush_all do not overlap, and after the final flush_all (the
@@ -95,15 +106,73 @@ def flush_all(wait: bool = False, final: bool = False) -> None:
             _exiting = True
         for store in list(_LIVE):
             store.flush(blocking=wait)
+        if final:
+            _leave_sessions()
     finally:
         if locked:
             _flush_lock.release()
 
 
 def _after_fork_in_child() -> None:
-    global _flush_lock, _exiting
+    global _flush_lock, _exiting, _using_lock
     _flush_lock = threading.Lock()  # another thread of the parent may have held it at the fork
     _exiting = False
+    _using_lock = threading.Lock()
+    _USING.clear()  # the parent's markers are the parent's; this process marks what it opens itself
+
+
+def user_marker(session_folder: str, pid: int, start: int) -> str:
+    """The file that says process (``pid``, ``start``) uses the session in ``session_folder``
+    (``<root>/s<id>``): ``<root>/users/s<id>-<pid>-<start>``."""
+    root, name = os.path.split(session_folder)
+    return os.path.join(root, USERS, f"{name}-{pid}-{start}")
+
+
+def _use(session_folder: str) -> None:
+    with _using_lock:
+        count = _USING.get(session_folder, 0)
+        _USING[session_folder] = count + 1
+        if count == 0:
+            marker = user_marker(session_folder, *me())
+            for _ in range(3):  # another process may remove the folder, empty, in between
+                try:
+                    os.makedirs(os.path.dirname(marker), exist_ok=True)
+                    with open(marker, "wb"):
+                        pass
+                    break
+                except FileNotFoundError:
+                    continue
+                except OSError:  # no room, no rights: the session goes unmarked
+                    break
+
+
+def _leave_sessions() -> None:
+    """This process is leaving (a worker's ``os._exit`` runs no finalizer): its markers go now."""
+    with _using_lock:
+        for session_folder in list(_USING):
+            _unmark(user_marker(session_folder, *me()))
+        _USING.clear()
+
+
+def _unuse(session_folder: str, pid: int) -> None:
+    if pid != os.getpid():
+        return  # a store inherited by a forked child: the parent's count
+    with _using_lock:
+        count = _USING.get(session_folder, 0) - 1
+        if count > 0:
+            _USING[session_folder] = count
+            return
+        _USING.pop(session_folder, None)
+        _unmark(user_marker(session_folder, *me()))
+
+
+def _unmark(marker: str) -> None:
+    """Removes a marker, and the markers' folder once empty (a stopped cache leaves no folder)."""
+    unlink_quiet(marker)
+    try:
+        os.rmdir(os.path.dirname(marker))
+    except OSError:  # others' markers are there, or it is gone
+        pass
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -158,6 +227,7 @@ def _start_flusher() -> None:
                     w = store._writer
                     if w is not None and now - w.opened > CHUNK_SECONDS:
                         store.flush(blocking=False)
+                    del store, w  # held while sleeping, the last one would outlive its users
 
     threading.Thread(target=loop, name="headrace-cache-flush", daemon=True).start()
 
@@ -245,6 +315,9 @@ class CacheStore:
                 write_json(meta_path, dict(self.meta, rows=self.num_rows, created=time.time()))
             for folder in (self.mem_dir, self.spill_path):
                 remove_stale(folder)
+            session_folder = os.path.dirname(self.mem_dir)
+            _use(session_folder)
+            weakref.finalize(self, _unuse, session_folder, os.getpid())  # also run at exit
             self._opened = True
 
     # -- reading --

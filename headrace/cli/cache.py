@@ -4,7 +4,8 @@ There is no server: the cache is files in /dev/shm and a spill directory that ev
 (see ``headrace/_engine/cache_store.py``). So ``--start`` prepares the shared area and records
 its settings (``-s`` spill directory, ``-m`` memory cap ratio, ``-w`` workers, ``-p`` port,
 ``-l`` log level; the last three are kept for ``--server_info`` only), ``--stop`` removes every
-session's rows, ``-g`` creates a session, ``-d ID`` destroys one, ``--list_sessions`` shows the
+session's rows (refusing, and removing nothing, while another live process uses a session, unless
+``--force``: headrace's own flag), ``-g`` creates a session, ``-d ID`` destroys one, ``--list_sessions`` shows the
 cached rows per session (memory and disk rows, average row size, hit rate) and ``--server_info``
 the settings. ``MS_CACHE_PORT`` gives the default port and ``MS_CACHE_HOST`` the default host
 (which must be this one), as for MindSpore's client; ``HEADRACE_CACHE_SHM`` and
@@ -28,7 +29,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                                 "(no daemon: files every process maps).")
     act = p.add_mutually_exclusive_group()
     act.add_argument("--start", action="store_true", help="prepare the shared area and record the settings")
-    act.add_argument("--stop", action="store_true", help="remove every session's cached rows")
+    act.add_argument("--stop", action="store_true", help="remove every session's cached rows (not while another "
+                     "process uses a session, unless --force)")
     act.add_argument("-g", "--generate_session", action="store_true", help="create a session; prints its id")
     act.add_argument("-d", "--destroy_session", type=int, metavar="ID", help="remove a session and its rows")
     act.add_argument("--list_sessions", action="store_true", help="rows cached per session and hit rates")
@@ -41,6 +43,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("-m", "--memory_cap_ratio", type=float, default=None,
                    help="share of the host's RAM a session may use when DatasetCache(size=0) (0 < m <= 1)")
     p.add_argument("-l", "--loglevel", type=int, default=None, help="kept for MindSpore scripts (0-4)")
+    p.add_argument("--force", action="store_true", help="with --stop: remove sessions that live processes use too")
     return p
 
 
@@ -55,6 +58,8 @@ def _check(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         parser.error(f"-m/--memory_cap_ratio must be in (0, 1], but got {args.memory_cap_ratio}")
     if args.loglevel is not None and not 0 <= args.loglevel <= 4:
         parser.error(f"-l/--loglevel must be between 0 and 4, but got {args.loglevel}")
+    if args.force and not args.stop:
+        parser.error("--force only applies to --stop")
     if args.spilldir is not None and not os.path.isdir(args.spilldir):
         parser.error(f"-s/--spilldir {args.spilldir!r} is not a directory")
 
@@ -84,7 +89,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "headrace cache") -> int
               + (f"; removed {len(removed)} stale file(s) of dead processes" if removed else "") + ".")
         return 0
     if args.stop:
-        n = cache_sessions.stop()
+        try:
+            n = cache_sessions.stop(force=args.force)
+        except cache_sessions.SessionsInUse as e:
+            print(f"{prog} --stop: refused, nothing removed: {e}. Stop those processes first, or give "
+                  f"--stop --force to remove the sessions anyway (their pipelines then compute the rows "
+                  f"again and cache nothing more).", file=sys.stderr)
+            return 1
         print(f"Cache on this host stopped: {n} session(s) and their rows removed.")
         return 0
     if args.generate_session:
