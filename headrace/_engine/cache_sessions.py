@@ -148,8 +148,8 @@ def stop(force: bool = False) -> int:
     """Removes every session (both tiers) and the settings; returns how many sessions there were.
 
     Raises :class:`SessionsInUse` (removing nothing) when another live process uses a session,
-    unless ``force``: its pipelines then miss the removed rows (computing them again) and store
-    nothing more in the session."""
+    unless ``force``: its pipelines go on, computing the rows they can no longer read from the
+    cache (a store keeps reading the chunks it had mapped)."""
     if not isinstance(force, bool):
         raise TypeError(f"force must be of type bool, but got {type(force).__name__}.")
     if not force:

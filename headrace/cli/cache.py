@@ -93,8 +93,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "headrace cache") -> int
             n = cache_sessions.stop(force=args.force)
         except cache_sessions.SessionsInUse as e:
             print(f"{prog} --stop: refused, nothing removed: {e}. Stop those processes first, or give "
-                  f"--stop --force to remove the sessions anyway (their pipelines then compute the rows "
-                  f"again and cache nothing more).", file=sys.stderr)
+                  f"--stop --force to remove the sessions anyway (their pipelines go on, computing the rows "
+                  f"they can no longer read from the cache).", file=sys.stderr)
             return 1
         print(f"Cache on this host stopped: {n} session(s) and their rows removed.")
         return 0
