@@ -2,8 +2,9 @@
 
 A process that has threads cannot fork safely: a lock another thread held at the moment of the
 fork stays held forever in the child (OpenCV's thread pool, a BLAS pool, a busy pipeline's
-threads, JAX). So worker processes are forked by this helper instead, started once per parent
-process from ``sys.executable`` (with ``native_threads.THREAD_ENV`` set and the parent's ``sys.path``),
+threads, JAX). So worker processes are forked by this helper instead, one per parent process
+at a time (started when first needed, and again after it has left, idle: see "Leaving when
+idle"), from ``sys.executable`` (with ``native_threads.THREAD_ENV`` set and the parent's ``sys.path``),
 which preloads NumPy, OpenCV, cloudpickle and the headrace modules the parent has loaded, and
 then only waits on its socket. See NOTE [ worker shutdown ] in process_pool.py for how it fits in.
 
