@@ -230,8 +230,31 @@ class Dataset(DatasetReading, SyncMethods):
     def split(self, sizes, randomize=True):
         """Splits into datasets of the given sizes (ints summing to the size, or fractions summing to 1).
 
-        With ``randomize`` the rows are dealt in a seeded random order (the order ``shuffle=True``
-        gives); otherwise consecutively.
+        Fractions are rounded as MindSpore rounds them (the difference goes to the first part, or to
+        the largest when the first would be left empty). With ``randomize`` the rows are dealt in
+        MindSpore's random order (its first epoch's rows under ``ds.config.set_seed``); otherwise
+        consecutively. The parts of a source never share a row, with or without a seed, and keep
+        their rows every epoch; a sampler set on a part samples the part's rows.
+
+        Args:
+            sizes (list[int] or list[float]): Rows of each part, or fractions of the rows.
+            randomize (bool, optional): Deal the rows in a random order. Default: True.
+
+        Returns:
+            list[Dataset], the parts.
+
+        Raises:
+            TypeError: ``sizes`` is not a list or ``randomize`` not a bool.
+            ValueError: ``sizes`` is empty, mixes ints and floats, or holds a bad value.
+            RuntimeError: the sizes do not add up, a fraction leaves its part empty, or the
+                dataset is sharded.
+
+        Examples:
+            >>> import headrace.dataset as ds
+            >>> ds.config.set_seed(5)
+            >>> train, test = ds.NumpySlicesDataset(list(range(10)), shuffle=False).split([0.8, 0.2])
+            >>> [int(r[0]) for r in test.create_tuple_iterator(output_numpy=True)]
+            [9, 0]
         """
         return split_dataset(self, sizes, randomize)
 
