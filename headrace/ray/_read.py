@@ -194,7 +194,7 @@ class MindRecordDatasource(Datasource):
 
     def _position_ranges(self, order: np.ndarray) -> list[tuple[int, int]]:
         n = len(order)
-        if np.array_equal(order, np.arange(n)):
+        if not self._plan.is_shuffled():
             if self._ranges is None:
                 self._ranges = file_ranges(self._source, self._rows_per_task)
             return self._ranges

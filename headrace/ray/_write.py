@@ -109,7 +109,7 @@ def _rows(block: Any, names: list[str], schema: dict) -> list[dict]:
             if spec["type"] in ("bytes", "string"):
                 row[name] = v
             elif "shape" in spec:
-                row[name] = np.asarray(v, dtype=spec["type"])
+                row[name] = np.asarray(v)   # FileWriter checks it against the schema (no cast here)
             else:
                 row[name] = v.item() if isinstance(v, np.generic) else v
         out.append(row)
@@ -211,7 +211,7 @@ class MindRecordDatasink(Datasink):
                 schema = self.schema if self.schema is not None else schema_from_arrow(
                     BlockAccessor.for_block(block).schema())
                 names = list(schema)
-                writer = FileWriter(path, shard_num=1, overwrite=True)
+                writer = FileWriter(path, shard_num=1, overwrite=True, invalid_rows="error")   # fail, never drop
                 writer.add_schema(schema, self.prefix)
                 writer.set_header_size(self.header_size)   # the same layout in every part: MindSpore
                 writer.set_page_size(self.page_size)       # reads files of one layout together only

@@ -181,3 +181,12 @@ def test_bad_arguments(args, error, message):
     with pytest.raises(error) as info:
         MindRecordDatasink(*args)
     assert message in str(info.value)
+
+
+def test_a_row_that_does_not_fit_the_schema_fails_the_job(local_ray, tmp_path):
+    rows = [{"x": np.array([1.0, 2.0, 3.0])}, {"x": np.array([1.5, 2.0, 3.0])}]   # float64, not int64
+    data = ray.data.from_items(rows).repartition(1)
+    with pytest.raises(Exception, match="row 0, field 'x': an array of dtype float64 does not fit a field of type "
+                                        "int64; row 1, field 'x'"):
+        data.write_datasink(sink(tmp_path, {"x": {"type": "int64", "shape": [3]}}))
+    assert os.listdir(tmp_path) == []   # not written with the rows dropped, nor cast
