@@ -248,6 +248,15 @@ def test_tedlium_segment_past_the_end_or_reversed_is_an_error(tmp_path):
         _rows(ds.TedliumDataset(str(tmp_path), "release3", shuffle=False))
 
 
+def test_stm_blank_lines_crlf_and_empty_transcripts(tmp_path):
+    write_sph(str(tmp_path / "data" / "sph" / "t.sph"), _samples(1600, 2))
+    os.makedirs(tmp_path / "data" / "stm")
+    (tmp_path / "data" / "stm" / "t.stm").write_bytes(b"t 1 s 0.00 0.01 <x>\r\n\nt 1 s 0.02 0.03 <y> two  spaces\r\n")
+    rows = _rows(ds.TedliumDataset(str(tmp_path), "release3", shuffle=False))
+    assert [(str(r["transcript"]), str(r["identifier"]), r["waveform"].shape) for r in rows] == [
+        ("", "<x>", (1, 160)), ("two  spaces", "<y>", (1, 160))]
+
+
 def _riff(path, chunks) -> None:
     body = b"WAVE" + b"".join(cid + struct.pack("<I", len(c)) + c + b"\0" * (len(c) % 2) for cid, c in chunks)
     with open(path, "wb") as f:

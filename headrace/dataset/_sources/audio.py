@@ -18,6 +18,9 @@ Differences from MindSpore 2.10, all measured against it:
   rows of every usage.
 - A malformed line of a transcript file is an error naming the file and line (MindSpore 2.10 hangs
   on some, e.g. an LJSpeech line with two fields).
+- STM files (TEDLIUM): a blank line is skipped, a CR of a CR LF line end is not part of the
+  transcript, and a line with no transcript has an empty one (MindSpore 2.10 fails on a blank line,
+  keeps the CR and repeats the identifier as the transcript).
 """
 from __future__ import annotations
 
