@@ -136,6 +136,10 @@ class Dataset(DatasetReading, SyncMethods):
     def padded_batch(self, batch_size, drop_remainder=False, num_parallel_workers=None, pad_info=None):
         """Like ``batch``, padding each column (``pad_info``: {column: (shape, value)}) first.
 
+        A ``None`` in the shape pads that dimension to the batch's largest; a dimension of a row
+        larger than its pad shape is cut, as MindSpore does. ``pad_info={}`` pads every column
+        with 0 to the batch's largest; ``None`` pads nothing.
+
         Examples:
             >>> import numpy as np, headrace.dataset as ds
             >>> d = ds.GeneratorDataset(lambda: (np.arange(n) for n in (1, 2)), ["v"])
@@ -147,7 +151,13 @@ class Dataset(DatasetReading, SyncMethods):
     def bucket_batch_by_length(self, column_names, bucket_boundaries, bucket_batch_sizes,
                                element_length_function=None, pad_info=None, pad_to_bucket_boundary=False,
                                drop_remainder=False):
-        """Batches rows of similar length together (buckets split at ``bucket_boundaries``)."""
+        """Batches rows of similar length together (buckets split at ``bucket_boundaries``).
+
+        Without ``pad_info`` (or with ``{}``) every column is padded with 0 to the bucket's longest
+        row, as MindSpore does; with it, only the columns it names are padded, and
+        ``pad_to_bucket_boundary`` pads them to the bucket's boundary - 1 (a row in the last
+        bucket, which has none, is then an error).
+        """
         return BucketBatchByLengthDataset(self, column_names, bucket_boundaries, bucket_batch_sizes,
                                           element_length_function, pad_info, pad_to_bucket_boundary,
                                           drop_remainder)
