@@ -4,6 +4,7 @@ import random
 import cv2
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 ray = pytest.importorskip("ray")
 from ray.data import ActorPoolStrategy, TaskPoolStrategy
@@ -63,6 +64,15 @@ def test_draws_equal_a_local_pipelines_every_epoch(local_ray, images):
         assert_rows_equal(ours[epoch], theirs[epoch])
     assert not np.array_equal(ours[0][0]["image"], ours[1][0]["image"])   # guards that epochs differ
     assert list(ours[0][0]) == ["label", "__sample__", "__epoch__", "image"]
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(1, 12), st.integers(1, 12))
+def test_draws_do_not_depend_on_batch_or_task_sizes(local_ray, images, batch_size, rows_per_task):
+    data = map_ops(read_mindrecord(images, seed=8, epoch=0, rows_per_task=rows_per_task), chain(), "image",
+                   batch_size=batch_size)
+    ds.config.set_seed(8)
+    assert_rows_equal(data.take_all(), local(images, 8, 1, second=False)[0])
 
 
 def test_an_actor_pool_draws_the_same(local_ray, images):
