@@ -5,6 +5,7 @@ import pytest
 
 from tests.oracles.oracle import run_ms
 from tests.oracles.snippets import assert_same, oracle_program, run_local
+from tests.sources.makers import write_tfrecord
 
 pytestmark = pytest.mark.compat
 
@@ -12,6 +13,7 @@ _SPLIT_HELPERS = (
     "def N(**kw):\n    return ds.NumpySlicesDataset(list(range(10)), column_names=['x'], **kw)\n"
     "def T(**kw):\n    return ds.TextFileDataset({lines!r}, **kw)\n"
     "def C(**kw):\n    return ds.CSVDataset({csv!r}, column_names=['x'], **kw)\n"
+    "def TF(**kw):\n    return ds.TFRecordDataset({tfr!r}, num_parallel_workers=1, **kw)\n"
     "def g():\n    for i in range(10):\n        yield (np.array(i),)\n"
     "def G():\n    return ds.GeneratorDataset(g, ['x'])\n"
 )
@@ -33,6 +35,9 @@ _SPLITS = {
     "text_split_of_split": ("T(shuffle=False).split([0.6, 0.4])[{k} % 2].split([0.5, 0.5])[{k} // 2]", 5, 1),
     "csv_random": ("C(shuffle=False).split([0.3, 0.7])[{k}]", 11, 2),
     "stream_random": ("G().split([0.8, 0.2])[{k}]", 5, 2),
+    "tfrecord_random": ("TF(shuffle=False).split([0.7, 0.3])[{k}]", 7, 2),
+    "tfrecord_shuffled_source": ("TF().split([0.7, 0.3])[{k}]", 1, 1),
+    "tfrecord_files_consecutive": ("TF(shuffle=ds.Shuffle.FILES).split([5, 18], randomize=False)[{k}]", 7, 1),
 }
 _PARTS = {"index_three_fractions": 3, "index_remainder_first": 3, "index_remainder_largest": 4,
           "index_split_of_split": 4, "text_consecutive": 3, "text_split_of_split": 4}
@@ -51,8 +56,8 @@ _SPLIT_ERRORS = ["[]", "[1, 0.5]", "[0.5, 1]", "['a']", "(0.5, 0.5)", "[0.0, 1.0
                  "[0.05, 0.95]", "[0.01, 0.01, 0.98]"]
 
 
-def _split_cases(lines, csv):
-    helpers = _SPLIT_HELPERS.format(lines=lines, csv=csv)
+def _split_cases(lines, csv, tfr):
+    helpers = _SPLIT_HELPERS.format(lines=lines, csv=csv, tfr=tfr)
     cases = {}
     for name, (expr, seed, epochs) in _SPLITS.items():
         for k in range(_PARTS.get(name, 2)):
@@ -73,7 +78,9 @@ def split_cases(tmp_path_factory):
     lines, csv = root / "lines.txt", root / "rows.csv"
     lines.write_text("".join(f"{i}\n" for i in range(10)))
     csv.write_text("".join(f"{i}\n" for i in range(10)))
-    return _split_cases(str(lines), str(csv))
+    for k, (lo, hi) in enumerate(((0, 9), (9, 23))):  # two files: a shuffle also reorders files
+        write_tfrecord(str(root / f"t{k}.tfrecord"), [{"v": ("int64", [i])} for i in range(lo, hi)])
+    return _split_cases(str(lines), str(csv), [str(root / "t0.tfrecord"), str(root / "t1.tfrecord")])
 
 
 def _run_both(code, seed):
@@ -117,7 +124,7 @@ def _local(code, seed):
 
 
 def test_split_parts_same_as_mindspore(split_cases, split_oracle):
-    assert len(split_cases) == 56
+    assert len(split_cases) == 62
     for name in split_cases:
         code, seed = _run_both(*split_cases[name])
         ours, theirs = _local(code, seed), split_oracle[name]
