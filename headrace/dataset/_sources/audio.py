@@ -16,8 +16,8 @@ Differences from MindSpore 2.10, all measured against it:
   length for every segment.
 - SpeechCommandsDataset's ``get_dataset_size()`` counts the rows of its usage; MindSpore's counts the
   rows of every usage.
-- A malformed line of a transcript file is an error naming the file and line (MindSpore 2.10 hangs
-  on some, e.g. an LJSpeech line with two fields).
+- A malformed line of a transcript file is an error naming the file and line (MindSpore 2.10 dies
+  of a segmentation fault on some, e.g. an LJSpeech metadata.csv with a line of two fields).
 - STM files (TEDLIUM): a blank line is skipped, a CR of a CR LF line end is not part of the
   transcript, and a line with no transcript has an empty one (MindSpore 2.10 fails on a blank line,
   keeps the CR and repeats the identifier as the transcript).
