@@ -19,6 +19,7 @@ base in later epochs, so that rows move between its parts; a part here keeps its
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,10 @@ from headrace._util.types import SampleContext
 __all__ = ["SPLIT_ORDERS", "SplitPlan"]
 
 SPLIT_ORDERS = ("none", "random", "buffer")
+
+_DEALT: dict[tuple, np.ndarray] = {}
+_DEALT_LOCK = threading.Lock()
+_DEALT_KEEP = 4
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -73,7 +78,27 @@ class SplitPlan(SamplerPlan):
         return self.count
 
     def dealt(self, ctx: SampleContext) -> np.ndarray:
-        """The base's pass-0 order under the split's seed, dealt by ``order`` (all parts' rows)."""
+        """The base's pass-0 order under the split's seed, dealt by ``order`` (all parts' rows).
+
+        The same for every part and pass: computed once (a buffer shuffle of a million rows takes
+        about a second) and kept for the few splits read last."""
+        try:
+            key = (self.base, self.order, self.seed, self.seeded, self.buffer_size, ctx.num_rows)
+            hash(key)
+        except TypeError:  # a base plan that is not hashable (a user's sampler): not kept
+            return self._deal(ctx)
+        with _DEALT_LOCK:
+            hit = _DEALT.get(key)
+        if hit is None:
+            hit = self._deal(ctx)
+            hit.flags.writeable = False
+            with _DEALT_LOCK:
+                _DEALT[key] = hit
+                while len(_DEALT) > _DEALT_KEEP:
+                    _DEALT.pop(next(iter(_DEALT)))
+        return hit
+
+    def _deal(self, ctx: SampleContext) -> np.ndarray:
         base_ctx = dataclasses.replace(ctx, pass_index=0, seed=self.seed, seeded=self.seeded)
         rows = np.asarray(self.base.indices(base_ctx), dtype=np.int64)
         if self.order == "random" and len(rows) > 1:
