@@ -135,6 +135,9 @@ class MindRecordDatasink(Datasink):
         overwrite (bool, optional): replace files of an earlier job with this prefix when the
             commit succeeds. Default: False (refuse to start if any exists).
         header_size (int, optional): every file's header size, bytes. Default: 1 MiB.
+        min_rows_per_file (int, optional): Ray gives each write task, so each file, at least
+            this many rows (the last file may hold fewer). Default: None (Ray's bundles: about a
+            block per file).
         page_size (int, optional): every file's page size, bytes. Default: 4 MiB (a row larger
             than a page makes that file's pages larger, and the commit then fails: MindSpore reads
             several files together only when their header and page sizes agree).
@@ -149,7 +152,7 @@ class MindRecordDatasink(Datasink):
 
     def __init__(self, directory: str, prefix: str, schema: dict | None = None, *, mode: str = "parts",
                  overwrite: bool = False, header_size: int = DEFAULT_HEADER_SIZE,
-                 page_size: int = DEFAULT_PAGE_SIZE) -> None:
+                 page_size: int = DEFAULT_PAGE_SIZE, min_rows_per_file: int | None = None) -> None:
         if not isinstance(directory, (str, os.PathLike)):
             raise TypeError(f"directory must be a str path, but got {directory!r}.")
         directory = os.fspath(directory)
@@ -171,6 +174,10 @@ class MindRecordDatasink(Datasink):
             if not low <= value <= high or value % 4:
                 raise ValueError(f"{name} must be a multiple of 4 in [{low}, {high}], but got {value}.")
         self.header_size, self.page_size = header_size, page_size
+        if min_rows_per_file is not None and (isinstance(min_rows_per_file, bool)
+                                              or not isinstance(min_rows_per_file, int) or min_rows_per_file < 1):
+            raise ValueError(f"min_rows_per_file must be a positive int or None, but got {min_rows_per_file!r}.")
+        self.min_rows_per_file = min_rows_per_file
         self.directory = os.path.abspath(directory)
         self.prefix = prefix
         self.schema = dict(schema) if schema is not None else None
@@ -187,6 +194,10 @@ class MindRecordDatasink(Datasink):
 
     def get_name(self) -> str:
         return "MindRecord"
+
+    @property
+    def min_rows_per_write(self) -> int | None:
+        return self.min_rows_per_file
 
     def on_write_start(self, schema: pa.Schema | None = None) -> None:
         old = self.existing()

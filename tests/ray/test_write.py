@@ -98,6 +98,13 @@ def test_set_mode_refuses_a_header_too_small_for_the_names(local_ray, tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+def test_min_rows_per_file_bundles_blocks(local_ray, mr_set, tmp_path):
+    read_mindrecord(mr_set, ["label"], shuffle=False, rows_per_task=5).write_datasink(
+        sink(tmp_path, min_rows_per_file=20))
+    sizes = [len(local_rows(f)) for f in parts(tmp_path)]
+    assert sum(sizes) == 50 and all(n >= 20 for n in sizes[:-1]) and len(sizes) <= 3   # (6 files without it)
+
+
 def test_a_failed_job_leaves_no_file(local_ray, mr_set, tmp_path):
     (tmp_path / "keep.txt").write_text("x")
 
@@ -177,6 +184,8 @@ def test_bad_arguments(args, error, message):
             MindRecordDatasink(*args, mode="all")
         with pytest.raises(error, match=r"page_size must be a multiple of 4 in \[32768, 268435456\], but got 1000."):
             MindRecordDatasink(*args, page_size=1000)
+        with pytest.raises(error, match="min_rows_per_file must be a positive int or None, but got 0."):
+            MindRecordDatasink(*args, min_rows_per_file=0)
         return
     with pytest.raises(error) as info:
         MindRecordDatasink(*args)
