@@ -130,8 +130,8 @@ def istft(spec: np.ndarray, n_fft: int, hop_length: int, win_length: int, window
     start = n_fft // 2 if center else 0
     if length is not None:
         end = start + length + 2 * pad
-    else:
-        end = total - (n_fft // 2 if center else 0)
+    else:  # MindSpore drops 2 * (n_fft // 2) samples with or without centring (from the end when not centred)
+        end = start + total - 2 * (n_fft // 2)
     end = min(end, total)
     y = y[..., start:end]
     env = env[start:end]
@@ -219,11 +219,8 @@ def sliding_window_cmn(x: np.ndarray, cmn_window: int, min_cmn_window: int, cent
         if start < 0:
             end -= start
             start = 0
-        if not center:
-            if end < i:
-                end = i
-            if end < min_cmn_window:
-                end = min_cmn_window
+        if not center and end > i:
+            end = max(i + 1, min_cmn_window)
         if end > t:
             start -= end - t
             end = t
@@ -285,7 +282,8 @@ def griffin_lim(spec: np.ndarray, n_fft: int, n_iter: int, win_length: int, hop_
                 window_kind: str, power: float, momentum: float, length: int | None,
                 init: Callable[[tuple[int, ...]], np.ndarray] | None) -> np.ndarray:
     """A waveform whose STFT magnitude approximates ``spec`` (..., freq, frames) ** (1 / power),
-    by ``n_iter`` Griffin-Lim iterations with ``momentum``. ``init(shape)`` returns the starting
+    by ``n_iter`` fast Griffin-Lim iterations (each projection pushed on by ``momentum / (1 +
+    momentum)`` of its change); ``length`` cuts or pads the final waveform only. ``init(shape)`` returns the starting
     phase angles (None: zero phase)."""
     dt = work_dtype(spec)
     mag = np.power(spec.astype(np.float64), 1.0 / power)
@@ -296,9 +294,9 @@ def griffin_lim(spec: np.ndarray, n_fft: int, n_iter: int, win_length: int, hop_
     rebuilt = np.zeros(mag.shape, np.complex128)
     for _ in range(n_iter):
         tprev = rebuilt
-        wave = istft(mag * angles, n_fft, hop_length, win_length, window_kind, length=length)
+        wave = istft(mag * angles, n_fft, hop_length, win_length, window_kind)
         rebuilt = stft(wave, n_fft, hop_length, win_length, window_kind)
-        angles = rebuilt - (momentum / (1.0 + momentum)) * tprev if momentum else rebuilt
+        angles = rebuilt + (momentum / (1.0 + momentum)) * (rebuilt - tprev) if momentum else rebuilt
         angles = angles / (np.abs(angles) + 1e-16)
     wave = istft(mag * angles, n_fft, hop_length, win_length, window_kind, length=length)
     return wave.astype(dt)

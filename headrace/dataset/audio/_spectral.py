@@ -1063,6 +1063,11 @@ class PhaseVocoder(AudioTensorOperation):
 
     def _run(self, x: np.ndarray) -> np.ndarray:
         x = _complex_spec(x, "PhaseVocoder")
+        if self.phase_advance.dtype != x.dtype:
+            raise op_error("PhaseVocoder", "invalid parameter, data type of phase_advance should be equal to data "
+                                           "type of input tensor, but got: data type of phase_advance "
+                                           f"{type_name(self.phase_advance.dtype)} while data type of input tensor "
+                                           f"{type_name(x.dtype)}.")
         if self.phase_advance.shape[0] != x.shape[-3]:
             raise op_error("PhaseVocoder", f"the first dimension of phase_advance should be equal to the freq "
                                            f"dimension of input, but got {self.phase_advance.shape[0]} and "
