@@ -13,10 +13,13 @@ Column values by MindRecord field type:
 """
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
+import ray
 from ray.data.extensions import ArrowTensorArray, ArrowVariableShapedTensorArray
 
 #: the column carrying each row's position in its pass (the index headrace keys random draws with)
@@ -24,6 +27,28 @@ SAMPLE_COLUMN = "__sample__"
 #: the column carrying the pass (epoch) the row was read in
 EPOCH_COLUMN = "__epoch__"
 KEY_COLUMNS = (SAMPLE_COLUMN, EPOCH_COLUMN)
+
+_SOURCES: OrderedDict[str, Any] = OrderedDict()   # the sources this worker process has read from
+_SOURCES_LOCK = threading.Lock()
+
+
+def shared_source(ref: Any) -> Any:
+    """The source behind ``ref`` (an ObjectRef of a ``ray.put`` source), fetched once per worker
+    process: a source's row tables travel once to the object store, not with every read task, and
+    a worker keeps its open files from one task to the next."""
+    key = ref.hex()
+    with _SOURCES_LOCK:
+        src = _SOURCES.get(key)
+        if src is not None:
+            _SOURCES.move_to_end(key)
+            return src
+    src = ray.get(ref)
+    with _SOURCES_LOCK:
+        _SOURCES[key] = src
+        while len(_SOURCES) > 4:
+            _SOURCES.popitem(last=False)
+    return src
+
 
 _SCALARS = {"int32": pa.int32(), "int64": pa.int64(), "float32": pa.float32(), "float64": pa.float64()}
 

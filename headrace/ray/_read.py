@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
+import ray
 import ray.data
 from ray.data.block import BlockMetadata
 from ray.data.datasource import Datasource, ReadTask
@@ -29,7 +30,7 @@ from headrace._engine import options as _options
 from headrace._util import rng
 from headrace._util.types import SampleContext
 from headrace.dataset._sources.mindrecord import MindDataset, MindRecordSource
-from headrace.ray._blocks import KEY_COLUMNS, column_array, field_kind, rows_to_table
+from headrace.ray._blocks import KEY_COLUMNS, column_array, field_kind, rows_to_table, shared_source
 
 __all__ = ["MindRecordDatasource", "read_mindrecord"]
 
@@ -87,16 +88,17 @@ def file_ranges(source: MindRecordSource, rows_per_task: int) -> list[tuple[int,
 
 @dataclasses.dataclass(frozen=True)
 class _Task:
-    """What one read task needs: the source (pickled without open files), the rows to read in
-    order, the pass position of the first, the pass, and the columns' kinds."""
-    source: MindRecordSource
+    """What one read task needs: the source (an ObjectRef: put once per dataset, see
+    ``shared_source``), the rows to read in order, the pass position of the first, the pass, and
+    the columns' kinds."""
+    source: Any
     rows: np.ndarray
     start: int
     epoch: int
     kinds: tuple
 
     def __call__(self) -> list[pa.Table]:
-        src = self.source
+        src = shared_source(self.source)
         read = src.read
         rows = []
         for i in self.rows.tolist():
@@ -127,6 +129,7 @@ class MindRecordDatasource(Datasource):
         schema = self._source.schema
         self._kinds = tuple((field_kind(schema.fields[c]), schema.fields[c].type) for c in self._source.column_names)
         self._ranges: list[tuple[int, int]] | None = None
+        self._ref: Any = None   # the source in Ray's object store, put when tasks are first made
 
     # ------------------------------------------------------------------ Ray's interface
 
@@ -144,6 +147,8 @@ class MindRecordDatasource(Datasource):
             epoch = int(getattr(data_context, "_execution_idx", 0) or 0) if data_context is not None else 0
         order = self.order(epoch)
         locs = self._locs()
+        if self._ref is None:
+            self._ref = ray.put(self._source)
         sizes = locs[:, 1] + locs[:, 3]
         files = self._source.files
         bounds = np.asarray(self._source._reader._starts[1:])  # loaded by _locs
@@ -153,7 +158,7 @@ class MindRecordDatasource(Datasource):
             shards = sorted(set(np.searchsorted(bounds, rows, side="right").tolist()))
             meta = BlockMetadata(num_rows=len(rows), size_bytes=int(sizes[rows].sum()),
                                  input_files=[files[s] for s in shards], exec_stats=None)
-            tasks.append(ReadTask(_Task(self._source, rows, start, epoch, self._kinds), meta,
+            tasks.append(ReadTask(_Task(self._ref, rows, start, epoch, self._kinds), meta,
                                   schema=self.schema(), per_task_row_limit=per_task_row_limit))
         return tasks
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import ray
 import ray.data
 from ray.data.block import BlockMetadata
 from ray.data.datasource import Datasource, ReadTask
@@ -25,7 +26,7 @@ from headrace._engine import plan as P
 from headrace._util import rng
 from headrace._util.types import SampleContext
 from headrace.dataset import Dataset
-from headrace.ray._blocks import KEY_COLUMNS
+from headrace.ray._blocks import KEY_COLUMNS, shared_source
 from headrace.ray._read import DEFAULT_ROWS_PER_TASK, SEED_ATTR, _check_int
 
 __all__ = ["SourceDatasource", "read_dataset"]
@@ -46,19 +47,21 @@ def _column(name: str, values: list) -> pa.Array:
 
 
 class _Task:
-    """One read task: the source, the rows in order, the pass position of the first, the pass."""
+    """One read task: the source (an ObjectRef, see ``shared_source``), the rows in order, the pass
+    position of the first, the pass."""
 
     def __init__(self, source: Any, names: tuple, rows: np.ndarray, start: int, epoch: int) -> None:
         self.source, self.names, self.rows, self.start, self.epoch = source, names, rows, start, epoch
 
     def __call__(self) -> list[pa.Table]:
-        read = self.source.read
+        source = shared_source(self.source)
+        read = source.read
         rows = [read(i) for i in self.rows.tolist()]
         if not rows:
             return []
         for pos, row in enumerate(rows):
             if len(row) != len(self.names):
-                raise ValueError(f"read_dataset: row {int(self.rows[pos])} of {type(self.source).__name__} has "
+                raise ValueError(f"read_dataset: row {int(self.rows[pos])} of {type(source).__name__} has "
                                  f"{len(row)} columns, expected {len(self.names)} ({list(self.names)}).")
         cols = [_column(n, [np.asarray(r[j]) for r in rows]) for j, n in enumerate(self.names)]
         cols.append(pa.array(np.arange(self.start, self.start + len(rows), dtype=np.int64)))
@@ -86,6 +89,7 @@ class SourceDatasource(Datasource):
         self._rows_per_task = int(rows_per_task)
         self._epoch = epoch
         self._name = name
+        self._ref: Any = None   # the source in Ray's object store, put when tasks are first made
 
     def get_name(self) -> str:
         return f"Read{self._name}"
@@ -108,12 +112,14 @@ class SourceDatasource(Datasource):
         if epoch is None:
             epoch = int(getattr(data_context, "_execution_idx", 0) or 0) if data_context is not None else 0
         order = self.order(epoch)
+        if self._ref is None:
+            self._ref = ray.put(self._source)
         step = self._rows_per_task
         tasks = []
         for start in range(0, len(order), step):
             rows = np.ascontiguousarray(order[start:start + step])
             meta = BlockMetadata(num_rows=len(rows), size_bytes=None, input_files=None, exec_stats=None)
-            tasks.append(ReadTask(_Task(self._source, self._names, rows, start, epoch), meta,
+            tasks.append(ReadTask(_Task(self._ref, self._names, rows, start, epoch), meta,
                                   per_task_row_limit=per_task_row_limit))
         return tasks
 

@@ -73,7 +73,7 @@ def test_schema_of_the_blocks(local_ray, mr_set):
     assert "shape=(2, 3)" in str(types["vec"]) and "VariableShaped" in str(types["ids"])
 
 
-def test_read_tasks_are_page_aligned_and_independent_of_parallelism(mr_set):
+def test_read_tasks_are_page_aligned_and_independent_of_parallelism(local_ray, mr_set):
     d = ds.MindDataset(mr_set, shuffle=False)
     src = MindRecordDatasource(d, seed=0, rows_per_task=12)
     tasks = {p: src.get_read_tasks(p) for p in (1, 2, 200)}
@@ -107,13 +107,26 @@ def test_file_ranges_cover_every_row_once_in_whole_pages(mr_set, rows_per_task):
         assert all(s - a < rows_per_task for s in inner)
 
 
-def test_shuffled_tasks_are_fixed_position_ranges(mr_set):
+def test_shuffled_tasks_are_fixed_position_ranges(local_ray, mr_set):
     src = MindRecordDatasource(ds.MindDataset(mr_set), seed=3, rows_per_task=16)
     assert [t.metadata.num_rows for t in src.get_read_tasks(4)] == [16, 16, 16, 2]
     order = src.order(0)
     assert sorted(order.tolist()) == list(range(50))
     ds.config.set_seed(3)
     assert order.tolist() == [int(r["label"]) for r in ds.MindDataset(mr_set).create_dict_iterator(output_numpy=True)]
+
+
+def test_a_read_task_does_not_carry_the_row_table(local_ray, tmp_path):
+    import pickle
+
+    small = write_set(str(tmp_path / "small.mindrecord"), make_rows(40, 0, 10))
+    large = write_set(str(tmp_path / "large.mindrecord"), make_rows(4000, 0, 10))
+    sizes = []
+    for path in (small, large):
+        src = MindRecordDatasource(ds.MindDataset(path), seed=1, rows_per_task=10)
+        sizes.append(len(pickle.dumps(src.get_read_tasks(1)[0])))
+    # the large set's row table is 128 KB; its tasks share it through the object store
+    assert abs(sizes[1] - sizes[0]) < 512, sizes
 
 
 def test_a_list_of_files_reads_only_those(local_ray, tmp_path):
