@@ -8,6 +8,10 @@ shuffle for the pass (``MindDataset``'s, from the same sampler plans) and a task
 ``rows_per_task`` consecutive positions of it. Metadata (rows, bytes, file) comes from the ``.db``
 row tables, read on the driver.
 
+Every node that runs a read task opens the files under the same paths (a shared file system for
+a job on several nodes). Encrypted files are decrypted into copies on the driver's machine when
+the dataset is made, so they read on that machine's node only (not tested on Ray).
+
 The pass is the number of executions of the dataset Ray has completed (Ray's execution index,
 which its own file shuffle reads too), or a fixed ``epoch``. Every completed execution counts:
 iterating, ``take_all``, a write, and a ``schema()`` or ``count()`` that Ray answers by executing;
