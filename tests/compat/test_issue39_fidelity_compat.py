@@ -288,6 +288,7 @@ for seed in (0, 3):
         [rows(p, 2) for p in M(shuffle=False).split([0.75, 0.25], randomize=False)],
         [rows(q, 2) for q in M(shuffle=False).split([0.75, 0.25])[0].split([0.5, 0.5])],
         [rows(p, 2) for p in M(sampler=chain("ds.SequentialSampler(1, 10), ds.RandomSampler()")).split([3, 7])]]
+    RESULT[f"mind_split_num_samples_{seed}"] = [rows(p, 2) for p in M(shuffle=False, num_samples=8).split([0.5, 0.5])]
     part = M(shuffle=False).split([0.75, 0.25])[0]
     shards = []
     for k in range(2):  # a distributed sampler given to a part shards the part's rows, anew each epoch

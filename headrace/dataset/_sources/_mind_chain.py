@@ -76,13 +76,14 @@ def split_parts(dataset: Any, counts: list[int], randomize: bool, seed: int) -> 
         more = chain_ops(dataset.sampler)
         base = None if more is None else list(base) + more
     elif base is None:
+        unshuffled = dataset.shuffle_flag in (False, Shuffle.FALSE)
         if dataset.sampler is not None:
             base = chain_ops(dataset.sampler)
-        elif dataset.num_samples:
-            base = None
+        elif dataset.num_samples:  # the first rows, unshuffled; shuffled, drawn with replacement
+            base = [ChainOp("sequence", limit=dataset.num_samples)] if unshuffled else None
         elif dataset.shuffle_flag in (None, True, Shuffle.GLOBAL, Shuffle.ADAPTIVE):
             base = [ChainOp("shuffle")]
-        elif dataset.shuffle_flag in (False, Shuffle.FALSE):
+        elif unshuffled:
             base = []
     if base is None:
         return None
