@@ -19,6 +19,7 @@ from headrace._engine.ops.repeat import FOREVER_STRIDE, RepeatIter
 from headrace._engine.ops.shuffle import ShuffleIter
 from headrace._engine.ops.slice import SkipIter, TakeIter
 from headrace._engine.ops.source import StreamIter
+from headrace._engine.device_stage import device_ops, wrap_device
 from headrace._engine.exec.stage import build_stage, hooked_map_stage, plan_stage
 
 _UNARY: dict[type, Callable[..., OpIter]] = {
@@ -67,6 +68,9 @@ def _build(node: Any, ctx: BuildContext, flat: Callable[[Any, BuildContext], OpI
     node = plan_of(node)
     kind = type(node)
     if kind is P.MapNode and node.hooks is not None and getattr(ctx.options, "hooks", True):
+        if device_ops(node) is not None:
+            raise ValueError(f"map: callbacks are not supported on a map with GPU ops "
+                             f"({', '.join(device_ops(node) or ())}); give the callbacks to a map of their own.")
         return build_hooked_map(node, ctx, build, hooked_map_stage)
     if kind is P.RepeatNode:
         # the passes of the ops below per epoch (a hooked map's epochs span them)
@@ -80,7 +84,7 @@ def _build(node: Any, ctx: BuildContext, flat: Callable[[Any, BuildContext], OpI
     if kind in (P.RandomAccessNode, P.MapNode, P.FilterNode, P.BatchNode):
         sp = plan_stage(node, ctx.options)
         if sp is not None:
-            return build_stage(sp, ctx, build_)
+            return wrap_device(sp.nodes, build_stage(sp, ctx, build_), ctx)
     if kind is P.StreamNode:
         return StreamIter(ctx, node)
     if kind is P.ZipNode:

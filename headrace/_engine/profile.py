@@ -13,7 +13,8 @@ What is recorded, per run (one iterator), in ``time.perf_counter()`` seconds:
   time its caller spent inside its ``__next__`` (calls, seconds, the first ``MAX_EVENTS`` spans);
 * per stage task: submitted, asked for, taken (main process), started, ended, CPU seconds,
   worker, rows out, the pool's capacity, and, for a task every ``interval`` seconds, seconds per member op
-  (see ``exec/profiled.py``).
+  (see ``exec/profiled.py``);
+* per GPU stage (``device_stage.py``): its backend's name, samples, batches and CPU fallbacks by reason.
 """
 from __future__ import annotations
 
@@ -92,6 +93,7 @@ class RunRecord:
         self.callers: dict[int, OpRecord] = {}
         self.stages: dict[int, StageRecord] = {}
         self.nodes: dict[int, dict] = {}  # op id -> {name, kind, mode, workers, children, stage}
+        self.devices: dict[int, dict] = {}  # GPU stage op id -> {backend, samples, batches, fallbacks}
         self.top: int | None = None
         self.top_rec: OpRecord | None = None  # the top op's record, kept by the consumer's timing
 

@@ -11,6 +11,9 @@ its randomness by (seed, op id, pass, row index) and a stage assigns the same in
 * a batch joins on top: always when it only collates, with a ``per_batch_map`` when its mode and
   worker count match; a filter may top a stage instead (a batch cannot sit above a filter in one
   stage, since its rows would depend on the filter's results);
+* a map with GPU ops (its function carries ``device_ops``) tops the maps of its stage: no map,
+  filter or ``per_batch_map`` above it joins, since its rows leave the stage as work for the GPU
+  stage (``headrace/_engine/device_stage.py``) that runs on top of the stage;
 * a random-access source joins at the bottom when its reads may run in the stage's workers: it
   allows parallel reads (``num_parallel_workers > 1``) or has the stage's worker count, and, for a
   process stage, it is not marked thread-only and can be sent to a spawned worker.
@@ -56,6 +59,8 @@ def plan_stage(node: P.Node, options: Any) -> StagePlan | None:
         n = n.children[0]
     hooks = getattr(options, "hooks", True)
     while type(n) is P.MapNode and (n.hooks is None or not hooks):  # a map with hooks stands alone
+        if chain and getattr(n.fn, "device_ops", None) is not None and not _collates(chain):
+            break  # a map with GPU ops tops its stage's maps (module docstring)
         m = function_mode(n, serial)
         if fmode is not None and m != fmode:
             break
@@ -68,6 +73,11 @@ def plan_stage(node: P.Node, options: Any) -> StagePlan | None:
     if not chain:
         return None
     return finish_plan(chain, n, fmode, serial)
+
+
+def _collates(chain: list[P.Node]) -> bool:
+    """Whether ``chain`` (top first) is one batch that only collates."""
+    return len(chain) == 1 and type(chain[0]) is P.BatchNode and chain[0].per_batch_map is None
 
 
 def function_mode(n: P.MapNode | P.FilterNode | P.BatchNode, serial: bool) -> tuple[bool, int]:

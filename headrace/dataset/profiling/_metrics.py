@@ -19,7 +19,7 @@ from typing import Any
 KINDS = {"ReadStep": "source", "StreamIter": "source", "MapStep": "map", "FilterStep": "filter",
          "BatchStep": "batch", "BucketBatchIter": "batch", "ShuffleIter": "shuffle", "RepeatIter": "repeat",
          "TakeIter": "take", "SkipIter": "skip", "SelectIter": "project", "ZipIter": "zip",
-         "ConcatIter": "concat", "FlatMapIter": "flat_map"}
+         "ConcatIter": "concat", "FlatMapIter": "flat_map", "DeviceStageIter": "gpu_stage"}
 
 
 def _pct(part: float, whole: float) -> float:
@@ -97,7 +97,7 @@ def run_metrics(run: Any, origin: float, fallback_end: float) -> dict:
     wait_ss = sum(b - a for a, b in ss)
     away_ss = sum(ss[i + 1][0] - ss[i][1] for i in range(len(ss) - 1)) if ss else 0.0
     first = None if run.first_row is None else _r(run.first_row - run.created)
-    return {
+    out = {
         "run": run.index,
         "start": _r(start - origin),
         "wall_seconds": _r(wall),
@@ -114,6 +114,17 @@ def run_metrics(run: Any, origin: float, fallback_end: float) -> dict:
         "ops": ops,
         "stages": [dict(stages[sid], id=sid, ops=list(run.stages[sid].members)) for sid in sorted(stages)],
     }
+    devices = getattr(run, "devices", None)
+    if devices:  # a run with GPU stages (headrace/_engine/device_stage.py)
+        out["devices"] = [_device(oid, d) for oid, d in sorted(devices.items())]
+    return out
+
+
+def _device(oid: int, d: dict) -> dict:
+    """A GPU stage's counters: backend, samples, CPU fallbacks by reason and their share (%)."""
+    n = sum(d["fallbacks"].values())
+    return {"id": oid, "backend": d["backend"], "samples": d["samples"], "batches": d["batches"],
+            "fallbacks": dict(sorted(d["fallbacks"].items())), "fallback_pct": _pct(n, d["samples"])}
 
 
 def _in_tree(run: Any, sid: int) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from headrace._util.errors import PipelineError, user_error
+from headrace.dataset.transforms._device_split import DeviceSplit, has_gpu_ops
 from headrace.dataset.transforms._fusion import fuse_ops
 
 __all__ = ["compose_operations", "op_display_name", "run_chain"]
@@ -12,6 +13,9 @@ __all__ = ["compose_operations", "op_display_name", "run_chain"]
 
 def compose_operations(operations: Sequence[Callable]) -> tuple[Callable, str]:
     """One callable running ``operations`` in order (a tuple result feeds the next as arguments)."""
+    if has_gpu_ops(operations):  # split: the workers draw, the GPU stage decodes (_device_split.py)
+        return DeviceSplit(operations, run_chain), "map operation: [" + ", ".join(
+            op_display_name(op) for op in operations) + "]"
     # Exact fusions only (e.g. Normalize+HWC2CHW, Decode+RandomResizedCrop at full scale): the output
     # equals the unfused chain's. RandomCropDecodeResize is the op that decodes at reduced scale.
     ops = tuple(fuse_ops(operations, reduced_decode=False))

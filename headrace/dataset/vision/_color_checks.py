@@ -112,30 +112,43 @@ def _require_pil(img: Any) -> None:
 
 
 class _Device:
-    """MindSpore's ``.device()`` switch; headrace runs on the CPU only."""
+    """MindSpore's ``.device()`` switch. ``"CPU"`` runs the op in the map's workers; ``"GPU"`` (a
+    headrace extension, on the ops with device steps: ``_device_plan`` / ``_device_decode_plan``)
+    runs it in the GPU stage of its batch (``headrace/dataset/transforms/_device_split.py``);
+    ``"Ascend"`` is accepted, as in MindSpore, and refused when the op runs."""
 
     device_target = "CPU"
 
     def device(self, device_target: str = "CPU") -> Any:
-        """Selects where the op runs. Only ``"CPU"`` runs in headrace.
+        """Selects where the op runs.
 
         Args:
-            device_target (str, optional): ``"CPU"`` or ``"Ascend"``. Default: ``"CPU"``.
+            device_target (str, optional): ``"CPU"``, ``"Ascend"`` (not available in headrace), or
+                ``"GPU"`` on the ops that have a GPU stage (a headrace extension). Default: ``"CPU"``.
 
         Returns:
             the op itself.
 
         Raises:
             TypeError: if `device_target` is not a str.
-            ValueError: if it is not "CPU" or "Ascend".
+            ValueError: if it is not "CPU" or "Ascend" (or "GPU" where the op has a GPU stage).
         """
         type_check(device_target, (str,), "device_target")
-        if device_target not in ("CPU", "Ascend"):
+        gpu = hasattr(self, "_device_plan") or hasattr(self, "_device_decode_plan")
+        if device_target not in ("CPU", "Ascend") and not (gpu and device_target == "GPU"):
             raise ValueError("Input device_target is not within the valid set of ['CPU', 'Ascend'].")
+        if device_target == "GPU":
+            self._check_gpu()
         self.device_target = device_target
         return self
 
+    def _check_gpu(self) -> None:
+        """Raises ValueError where the op's settings have no GPU stage (override where needed)."""
+
     def _check_device(self) -> None:
+        if self.device_target == "GPU":
+            raise RuntimeError(f"{type(self).__name__}: device_target 'GPU' runs in a dataset map only (in "
+                               f"the GPU stage of its batch); call .device('CPU') to run the op eagerly.")
         if self.device_target != "CPU":
             raise RuntimeError(f"{type(self).__name__}: device_target 'Ascend' is not available in "
                                f"headrace; call .device('CPU').")

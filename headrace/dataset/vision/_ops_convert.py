@@ -11,6 +11,7 @@ from headrace.dataset.transforms._base import Implementation, PyTensorOperation
 from headrace.dataset.transforms.transforms import TypeCast
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, is_pil, op_error
+from headrace.dataset.vision._color_checks import _Device
 from headrace._image import convert as cv
 from headrace._util.errors import EarlyValueError
 
@@ -61,7 +62,7 @@ class _NormalizeBase(ImageTensorOperation):
         return cv.normalize(img, mean, std, axis), axis
 
 
-class Normalize(_NormalizeBase):
+class Normalize(_Device, _NormalizeBase):
     """Normalizes each channel: ``(image - mean) / std``, giving float32.
 
     Args:
@@ -82,7 +83,7 @@ class Normalize(_NormalizeBase):
 
     def fuse_next(self, nxt, options):
         """``[Normalize(..., is_hwc=True), HWC2CHW()]`` -> :class:`NormalizeHWC2CHW` (exact)."""
-        if type(self) is Normalize and self.is_hwc and type(nxt) is HWC2CHW:
+        if type(self) is Normalize and self.is_hwc and type(nxt) is HWC2CHW and self.device_target == "CPU":
             return NormalizeHWC2CHW(self, nxt)
         return None
 
@@ -90,7 +91,28 @@ class Normalize(_NormalizeBase):
         self._prepare(mean, std, is_hwc)
 
     def _run(self, img: np.ndarray) -> np.ndarray:
+        if self.device_target != "CPU":
+            self._check_device()
         return self._normalized(img)[0]
+
+    def _check_gpu(self) -> None:
+        if not self.is_hwc:
+            raise ValueError("Normalize: device_target 'GPU' normalizes <H,W,C> images (is_hwc=True), but "
+                             "is_hwc is False.")
+
+    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
+        """The GPU stage's step for an image of ``shape``, checked as the CPU kernel checks."""
+        n = self._mean.size
+        if len(shape) < 2:
+            raise op_error("Normalize", f"input tensor should have at least 2 dimensions, but got: {len(shape)}")
+        if len(shape) > 3:
+            raise op_error("Normalize", f"device_target 'GPU' normalizes one <H,W> or <H,W,C> image, but got "
+                                        f"rank: {len(shape)}.")
+        channels = 1 if len(shape) == 2 else shape[2]
+        if n != 1 and n != channels:
+            raise op_error("Normalize", f"number of channels does not match the size of mean and std vectors, "
+                                        f"got channels: {channels}, size of mean: {n}")
+        return [("normalize", tuple(float(m) for m in self._mean), tuple(float(s) for s in self._std))], shape
 
 
 class NormalizePad(_NormalizeBase):
@@ -146,11 +168,18 @@ class HWC2CHW(ImageTensorOperation):
     """
 
     implementation = Implementation.C
+    device_follows = True  # after GPU ops in a map, the GPU stage transposes (``_device_plan``)
 
     def _run(self, img: np.ndarray) -> np.ndarray:
         if img.ndim not in (2, 3):
             raise op_error("HWC2CHW", f"image shape should be <H,W> or <H,W,C>, but got rank: {img.ndim}")
         return cv.hwc_to_chw(img)
+
+    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
+        """The GPU stage's transpose, for an image of ``shape`` after GPU ops."""
+        if len(shape) not in (2, 3):
+            raise op_error("HWC2CHW", f"image shape should be <H,W> or <H,W,C>, but got rank: {len(shape)}")
+        return ([("chw",)], (shape[2], shape[0], shape[1])) if len(shape) == 3 else ([], shape)
 
 
 class NormalizeHWC2CHW(ImageTensorOperation):

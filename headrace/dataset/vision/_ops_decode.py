@@ -18,15 +18,16 @@ from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation, contiguous, returns_contiguous
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation
+from headrace.dataset.vision._color_checks import _Device
 from headrace._image import decode as dec
 from headrace._image import geometry as geo
-from headrace.dataset.vision._ops_geometry import RandomResizedCrop, _resize_array
+from headrace.dataset.vision._ops_geometry import RandomResizedCrop, _device_resize_mode, _resize_array
 from headrace.dataset.vision.utils import Inter
 
 __all__ = ["Decode", "DecodeRandomResizedCrop", "RandomCropDecodeResize", "decode_crop_resize"]
 
 
-class Decode(ImageTensorOperation):
+class Decode(_Device, ImageTensorOperation):
     """Decodes an encoded image (JPEG, PNG, BMP, TIFF, ...) to RGB.
 
     Args:
@@ -57,7 +58,8 @@ class Decode(ImageTensorOperation):
         comes from the JPEG header; with ``options["reduced_decode"]`` the JPEG may be decoded at
         1/2, 1/4 or 1/8 scale when the crop shrinks that much)."""
         if (type(self) is Decode and not self.to_pil and type(nxt) is RandomResizedCrop
-                and nxt.interpolation not in (Inter.ANTIALIAS,)):
+                and nxt.interpolation not in (Inter.ANTIALIAS,) and self.device_target == "CPU"
+                and nxt.device_target == "CPU"):
             return DecodeRandomResizedCrop(self, nxt, reduced=options.get("reduced_decode", True))
         return None
 
@@ -65,10 +67,22 @@ class Decode(ImageTensorOperation):
     def __call__(self, *args):
         if len(args) != 1:
             raise RuntimeError("The op is OneToOne, can only accept one tensor as input.")
+        if self.device_target != "CPU":
+            self._check_device()
         data = args[0]
         if self.to_pil:
             return dec.decode_pil(data)
         return contiguous(dec.decode_rgb(data))
+
+    def _check_gpu(self) -> None:
+        if self.to_pil:
+            raise ValueError("Decode: to_pil=True decodes to a PIL image on the CPU; the GPU stage makes "
+                             "arrays. Use Decode() with device_target 'GPU'.")
+
+    def _device_decode_plan(self, h: int, w: int) -> tuple[list[tuple], tuple[int, ...]]:
+        """The GPU stage's steps for a baseline JPEG of h x w (its header's size)."""
+        dec.check_pixels(h, w, "Decode")
+        return [("decode", "Decode")], (h, w, 3)
 
 
 def _reduction(ch: int, cw: int, oh: int, ow: int) -> int:
@@ -124,7 +138,7 @@ def decode_crop_resize(data, box_fn, out_hw: tuple[int, int], inter: Inter, op: 
     return _resize_array(img[top:top + ch, left:left + cw], oh, ow, inter, op)
 
 
-class RandomCropDecodeResize(ImageTensorOperation):
+class RandomCropDecodeResize(_Device, ImageTensorOperation):
     """Decodes an encoded image, crops a random window and resizes it (RandomResizedCrop on the
     decoded image, computed from the JPEG header so only the needed resolution is decoded, and
     with headrace's C extension only the window's region of the JPEG).
@@ -169,11 +183,27 @@ class RandomCropDecodeResize(ImageTensorOperation):
     def __call__(self, *args):
         if len(args) != 1:
             raise RuntimeError("The op is OneToOne, can only accept one tensor as input.")
+        if self.device_target != "CPU":
+            self._check_device()
         if self.interpolation == Inter.ANTIALIAS:
-            raise RuntimeError("RandomCropDecodeResize: Unsupported interpolation, only support NEAREST, "
-                               "LINEAR, CUBIC, AREA and PILCUBIC.")
+            raise RuntimeError(_RCDR_INTER)
         return contiguous(decode_crop_resize(args[0], self._box, self._hw, self.interpolation,
                                              "RandomCropDecodeResize"))
+
+
+    def _device_decode_plan(self, h: int, w: int) -> tuple[list[tuple], tuple[int, ...]]:
+        """The GPU stage's steps for a baseline JPEG of h x w: the window drawn as on the CPU."""
+        if self.interpolation == Inter.ANTIALIAS:
+            raise RuntimeError(_RCDR_INTER)
+        dec.check_pixels(h, w, "RandomCropDecodeResize")
+        top, left, ch, cw = self._box(h, w)
+        oh, ow = self._hw
+        return [("decode", "RandomCropDecodeResize"), ("crop", top, left, ch, cw),
+                ("resize", oh, ow, _device_resize_mode(self.interpolation))], (oh, ow, 3)
+
+
+_RCDR_INTER = ("RandomCropDecodeResize: Unsupported interpolation, only support NEAREST, LINEAR, CUBIC, AREA "
+               "and PILCUBIC.")
 
 
 class DecodeRandomResizedCrop(ImageTensorOperation):

@@ -7,6 +7,7 @@ from headrace.dataset.transforms._base import Implementation
 from headrace.dataset.transforms._cast import type_name
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, op_error
+from headrace.dataset.vision._color_checks import _Device
 from headrace._image import geometry as geo
 from headrace.dataset.vision._tables import CV_BORDER
 from headrace.dataset.vision.utils import Border
@@ -48,7 +49,14 @@ def _flip_any(img: np.ndarray, horizontal: bool) -> np.ndarray:
     return np.ascontiguousarray(np.flip(img, axis=axis))
 
 
-class HorizontalFlip(ImageTensorOperation):
+def _device_flip(shape: tuple, horizontal: bool, flip: bool = True) -> tuple[list[tuple], tuple]:
+    """The GPU stage's flip step (none when ``flip`` is False) for an <H,W> or <H,W,C> image."""
+    if len(shape) not in (2, 3):
+        raise RuntimeError(f"device_target 'GPU' flips one <H,W> or <H,W,C> image, but got rank: {len(shape)}.")
+    return ([("flip", horizontal)] if flip else []), tuple(shape)
+
+
+class HorizontalFlip(_Device, ImageTensorOperation):
     """Flips the image left to right.
 
     Examples:
@@ -60,11 +68,16 @@ class HorizontalFlip(ImageTensorOperation):
     implementation = Implementation.C
 
     def _run(self, img: np.ndarray) -> np.ndarray:
+        if self.device_target != "CPU":
+            self._check_device()
         _check_flip(img, "HorizontalFlip")
         return _flip_any(img, True)
 
+    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
+        return _device_flip(shape, True)
 
-class VerticalFlip(ImageTensorOperation):
+
+class VerticalFlip(_Device, ImageTensorOperation):
     """Flips the image upside down.
 
     Examples:
@@ -76,11 +89,16 @@ class VerticalFlip(ImageTensorOperation):
     implementation = Implementation.C
 
     def _run(self, img: np.ndarray) -> np.ndarray:
+        if self.device_target != "CPU":
+            self._check_device()
         _check_flip(img, "VerticalFlip")
         return _flip_any(img, False)
 
+    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
+        return _device_flip(shape, False)
 
-class RandomHorizontalFlip(ImageTensorOperation):
+
+class RandomHorizontalFlip(_Device, ImageTensorOperation):
     """Flips the image left to right with probability `prob`.
 
     Args:
@@ -103,19 +121,27 @@ class RandomHorizontalFlip(ImageTensorOperation):
         self.prob = ck.check_prob(prob)
 
     def _run(self, img: np.ndarray) -> np.ndarray:
+        if self.device_target != "CPU":
+            self._check_device()
         _check_flip(img, "RandomHorizontalFlip")
         if sample_rng().random() < self.prob:
             return _flip_any(img, True)
         return img
 
     def _run_pil(self, img):
+        if self.device_target != "CPU":
+            self._check_device()
         _need_pil(img)
         if sample_rng().random() < self.prob:
             return img.transpose(Image.FLIP_LEFT_RIGHT)
         return img
 
+    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
+        """The flip drawn as ``_run`` draws it (one number from ``sample_rng()``)."""
+        return _device_flip(shape, True, sample_rng().random() < self.prob)
 
-class RandomVerticalFlip(ImageTensorOperation):
+
+class RandomVerticalFlip(_Device, ImageTensorOperation):
     """Flips the image upside down with probability `prob`.
 
     Args:
@@ -138,16 +164,24 @@ class RandomVerticalFlip(ImageTensorOperation):
         self.prob = ck.check_prob(prob)
 
     def _run(self, img: np.ndarray) -> np.ndarray:
+        if self.device_target != "CPU":
+            self._check_device()
         _check_flip(img, "RandomVerticalFlip")
         if sample_rng().random() < self.prob:
             return _flip_any(img, False)
         return img
 
     def _run_pil(self, img):
+        if self.device_target != "CPU":
+            self._check_device()
         _need_pil(img)
         if sample_rng().random() < self.prob:
             return img.transpose(Image.FLIP_TOP_BOTTOM)
         return img
+
+    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
+        """The flip drawn as ``_run`` draws it (one number from ``sample_rng()``)."""
+        return _device_flip(shape, False, sample_rng().random() < self.prob)
 
 
 class Pad(ImageTensorOperation):

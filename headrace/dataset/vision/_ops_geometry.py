@@ -15,6 +15,7 @@ from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, is_pil, op_error, same_size
+from headrace.dataset.vision._color_checks import _Device
 from headrace._image import geometry as geo
 from headrace.dataset.vision._tables import CV_BORDER, CV_INTER, PIL_INTER, PIL_PAD_MODE
 from headrace.dataset.vision.utils import Border, Inter
@@ -66,10 +67,36 @@ def _resize_array(img: np.ndarray, h: int, w: int, inter: Inter, op: str) -> np.
     return geo.resize(img, h, w, CV_INTER[inter])
 
 
+def _device_resize_mode(inter: Inter, op: str = "Resize") -> Any:
+    """The resize mode of a device step (``headrace/_image/device.py``) for ``inter``."""
+    if inter == Inter.PILCUBIC:
+        return "pilcubic"
+    if inter == Inter.ANTIALIAS:
+        raise op_error(op, "Unsupported interpolation, only support NEAREST, LINEAR, CUBIC, AREA and "
+                           "PILCUBIC.")
+    return CV_INTER[inter]
+
+
+def _device_resize(shape: tuple, oh: int, ow: int, inter: Inter, op: str) -> tuple[list[tuple], tuple]:
+    """The device steps resizing an image of ``shape`` to oh x ow, checked as ``_resize_array``."""
+    if inter == Inter.PILCUBIC and (len(shape) != 3 or shape[2] != 3):
+        raise op_error(op, f"Interpolation mode PILCUBIC only supports image with 3 channels, but got: "
+                           f"<{','.join(str(d) for d in shape)}>")
+    return [("resize", oh, ow, _device_resize_mode(inter, op))], (oh, ow) + tuple(shape[2:])
+
+
+def _device_window(shape: tuple, op: str) -> tuple[int, int]:
+    """(h, w) of an <H,W> or <H,W,C> image on the GPU stage, else the op's rank error."""
+    if len(shape) not in (2, 3):
+        raise op_error(op, f"input tensor is not in shape of <H,W> or <H,W,C>, but got rank: {len(shape)}."
+                       + (DECODE_FIRST if len(shape) < 2 else ""))
+    return shape[0], shape[1]
+
+
 # --------------------------------------------------------------------------------------- resize
 
 
-class Resize(ImageTensorOperation):
+class Resize(_Device, ImageTensorOperation):
     """Resizes the image to `size` with the given interpolation.
 
     Args:
@@ -99,21 +126,39 @@ class Resize(ImageTensorOperation):
         self._inter = interpolation
 
     def _run(self, img: np.ndarray) -> np.ndarray:
+        if self.device_target != "CPU":
+            self._check_device()
         if img.ndim < 2:
             raise op_error("Resize", "the image tensor should have at least two dimensions." + DECODE_FIRST)
         h, w = (img.shape[-3], img.shape[-2]) if img.ndim >= 4 else img.shape[:2]
-        oh, ow = geo.output_size(self.size, h, w)
-        if oh > 1000 * h or ow > 1000 * w:
-            raise op_error("Resize", f"the resizing width or height is too big, it's 1000 times bigger "
-                                     f"than the original image, got output height: {oh}, width: {ow}, "
-                                     f"and original image size:{h}, {w}")
+        oh, ow = self._out_size(h, w)
         if img.ndim >= 4:
             return _per_image(img, lambda x: _resize_array(x, oh, ow, self._inter, "Resize"))
         if img.dtype == np.bool_:
             return _resize_array(img.view(np.uint8), oh, ow, self._inter, "Resize").astype(bool)
         return _resize_array(img, oh, ow, self._inter, "Resize")
 
+    def _out_size(self, h: int, w: int) -> tuple[int, int]:
+        oh, ow = geo.output_size(self.size, h, w)
+        if oh > 1000 * h or ow > 1000 * w:
+            raise op_error("Resize", f"the resizing width or height is too big, it's 1000 times bigger "
+                                     f"than the original image, got output height: {oh}, width: {ow}, "
+                                     f"and original image size:{h}, {w}")
+        return oh, ow
+
+    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
+        """The GPU stage's steps for an image of ``shape``, checked as the CPU kernel checks."""
+        if len(shape) < 2:
+            raise op_error("Resize", "the image tensor should have at least two dimensions." + DECODE_FIRST)
+        if len(shape) > 3:
+            raise op_error("Resize", f"device_target 'GPU' resizes one <H,W> or <H,W,C> image, but got rank: "
+                                     f"{len(shape)}.")
+        oh, ow = self._out_size(shape[0], shape[1])
+        return _device_resize(shape, oh, ow, self._inter, "Resize")
+
     def _run_pil(self, img):
+        if self.device_target != "CPU":
+            self._check_device()
         _need_pil(img)
         if self._inter in (Inter.AREA, Inter.PILCUBIC):
             raise TypeError(NO_PIL_INTER)
@@ -182,7 +227,7 @@ class CenterCrop(ImageTensorOperation):
         return img.crop((left, top, left + cw, top + ch))
 
 
-class Crop(ImageTensorOperation):
+class Crop(_Device, ImageTensorOperation):
     """Crops the window at `coordinates` (top, left) of `size`.
 
     Args:
@@ -208,7 +253,19 @@ class Crop(ImageTensorOperation):
         self.coordinates, self.size = coordinates, size
         self._box = (coordinates[0], coordinates[1]) + ck.size_pair(size)
 
+    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
+        """The GPU stage's step for an image of ``shape``, checked as the CPU kernel checks."""
+        h, w = _device_window(shape, "Crop")
+        top, left, ch, cw = self._box
+        if top + ch > h:
+            raise op_error("Crop", f"Crop height dimension: {top + ch} exceeds image height: {h}")
+        if left + cw > w:
+            raise op_error("Crop", f"Crop width dimension: {left + cw} exceeds image width: {w}")
+        return [("crop", top, left, ch, cw)], (ch, cw) + tuple(shape[2:])
+
     def _run(self, img: np.ndarray) -> np.ndarray:
+        if self.device_target != "CPU":
+            self._check_device()
         if img.ndim not in (2, 3):
             tail = DECODE_FIRST if img.ndim < 2 else ""
             raise op_error("Crop", f"input tensor is not in shape of <H,W> or <H,W,C>, but got rank: "
@@ -353,7 +410,7 @@ class RandomCrop(ImageTensorOperation):
         return img.crop((x, y, x + cw, y + ch))
 
 
-class RandomResizedCrop(ImageTensorOperation):
+class RandomResizedCrop(_Device, ImageTensorOperation):
     """Crops a random window (area fraction in `scale`, aspect ratio in `ratio`) and resizes it.
 
     Args:
@@ -398,10 +455,25 @@ class RandomResizedCrop(ImageTensorOperation):
         return geo.random_resized_crop_box(sample_rng(), h, w, self._scale, self._ratio, self.max_attempts, pil)
 
     def _run(self, img: np.ndarray) -> np.ndarray:
+        if self.device_target != "CPU":
+            self._check_device()
         if img.ndim < 2:
             raise op_error("RandomResizedCrop", "input tensor should have at least 2 dimensions, but got: "
                                                 f"{img.ndim}")
         return _per_image(img, self._one)
+
+    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
+        """The GPU stage's steps for an image of ``shape``: the window drawn as ``_run`` draws it."""
+        if len(shape) < 2:
+            raise op_error("RandomResizedCrop", "input tensor should have at least 2 dimensions, but got: "
+                                                f"{len(shape)}")
+        if len(shape) > 3:
+            raise op_error("RandomResizedCrop", f"device_target 'GPU' crops one <H,W> or <H,W,C> image, but got "
+                                                f"rank: {len(shape)}.")
+        top, left, ch, cw = self.box(shape[0], shape[1])
+        steps, out = _device_resize((ch, cw) + tuple(shape[2:]), self._hw[0], self._hw[1], self.interpolation,
+                                    "RandomResizedCrop")
+        return [("crop", top, left, ch, cw)] + steps, out
 
     def _one(self, img: np.ndarray) -> np.ndarray:
         top, left, ch, cw = self.box(img.shape[0], img.shape[1])
@@ -409,6 +481,8 @@ class RandomResizedCrop(ImageTensorOperation):
         return _resize_array(window, self._hw[0], self._hw[1], self.interpolation, "RandomResizedCrop")
 
     def _run_pil(self, img):
+        if self.device_target != "CPU":
+            self._check_device()
         _need_pil(img)
         if self.interpolation in (Inter.AREA, Inter.PILCUBIC):
             raise TypeError(NO_PIL_INTER)
@@ -418,7 +492,7 @@ class RandomResizedCrop(ImageTensorOperation):
         return window.resize((self._hw[1], self._hw[0]), PIL_INTER[self.interpolation])
 
 
-class ResizedCrop(ImageTensorOperation):
+class ResizedCrop(_Device, ImageTensorOperation):
     """Crops the window (top, left, height, width) and resizes it to `size`.
 
     Args:
@@ -453,7 +527,25 @@ class ResizedCrop(ImageTensorOperation):
         self.size, self.interpolation = size, interpolation
         self._hw = ck.size_pair(size)
 
+    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
+        """The GPU stage's steps for an image of ``shape``, checked as the CPU kernel checks."""
+        if len(shape) not in (2, 3):
+            raise op_error("ResizedCropOp", f"input tensor is not in shape of <H,W> or <H,W,C>, but got "
+                                            f"rank: {len(shape)}." + (DECODE_FIRST if len(shape) < 2 else ""))
+        h, w = shape[0], shape[1]
+        if self.top + self.height > h:
+            raise op_error("ResizedCrop", f"the sum of top and height: {self.top + self.height} exceeds "
+                                          f"image height: {h}")
+        if self.left + self.width > w:
+            raise op_error("ResizedCrop", f"the sum of left and width: {self.left + self.width} exceeds "
+                                          f"image width: {w}")
+        steps, out = _device_resize((self.height, self.width) + tuple(shape[2:]), self._hw[0], self._hw[1],
+                                    self.interpolation, "ResizedCrop")
+        return [("crop", self.top, self.left, self.height, self.width)] + steps, out
+
     def _run(self, img: np.ndarray) -> np.ndarray:
+        if self.device_target != "CPU":
+            self._check_device()
         if img.ndim not in (2, 3):
             raise op_error("ResizedCropOp", f"input tensor is not in shape of <H,W> or <H,W,C>, but got "
                                             f"rank: {img.ndim}." + (DECODE_FIRST if img.ndim < 2 else ""))
