@@ -11,6 +11,7 @@ import ctypes
 import os
 import signal
 import sys
+import threading
 from typing import Any
 
 THREAD_ENV = {
@@ -149,3 +150,66 @@ def _loaded_native_pools() -> list[str]:
             if any(k in base for k in keys) and path not in seen:
                 seen.append(path)
     return seen
+
+
+
+# NOTE [ BLAS in map threads ]
+# OpenBLAS runs a matrix product over all cores by default, and its threads spin while they wait.
+# Map functions on N worker threads of the main process that multiply matrices (an audio
+# MelSpectrogram's filter bank, a user's projection) then ran N callers times all cores of BLAS
+# threads: on 2 cores a 2-thread map of (81x201)@(201x128) float32 products over 3,000 rows took
+# 4-15 s, and 0.3-0.4 s with one BLAS thread per call. OpenBLAS's thread count is one number for the
+# whole process (``openblas_set_num_threads_local`` sets it too, and returns the old one), so while
+# any of the engine's thread pools is open the count is 1, and when the last one closes it is put
+# back as it was: BLAS calls of the user's own threads in that time run on one core too, which the
+# map threads keep busy anyway. Worker processes are limited as a whole by ``limit_native_threads``.
+
+_blas_lock = threading.Lock()
+_blas_holders = 0
+_blas_saved: list[tuple[Any, int]] = []  # (setter, count before the first holder)
+
+
+def hold_one_blas_thread() -> None:
+    """One BLAS thread while held (NOTE [ BLAS in map threads ]); each call is paired with
+    :func:`release_blas_threads`."""
+    global _blas_holders
+    with _blas_lock:
+        _blas_holders += 1
+        if _blas_holders == 1:
+            _blas_saved[:] = [(setter, int(setter(1))) for setter in _blas_setters()]
+
+
+def release_blas_threads() -> None:
+    """Ends one :func:`hold_one_blas_thread`; the last puts the saved thread counts back."""
+    global _blas_holders
+    with _blas_lock:
+        if _blas_holders == 0:
+            return
+        _blas_holders -= 1
+        if _blas_holders == 0:
+            for setter, count in _blas_saved:
+                setter(count)
+            _blas_saved.clear()
+
+
+def _blas_setters() -> list:
+    """``openblas_set_num_threads_local`` of each loaded OpenBLAS that has it (0.3.27 and later)."""
+    out = []
+    for path in _loaded_native_pools():
+        if "openblas" not in os.path.basename(path).lower():
+            continue
+        if path not in _LOCAL_SETTERS:
+            setter: Any = None
+            try:
+                setter = getattr(ctypes.CDLL(path), "openblas_set_num_threads_local", None)
+            except OSError:
+                pass
+            if setter is not None:
+                setter.argtypes, setter.restype = [ctypes.c_int], ctypes.c_int
+            _LOCAL_SETTERS[path] = setter
+        if _LOCAL_SETTERS[path] is not None:
+            out.append(_LOCAL_SETTERS[path])
+    return out
+
+
+_LOCAL_SETTERS: dict[str, Any] = {}  # library path -> its openblas_set_num_threads_local, or None

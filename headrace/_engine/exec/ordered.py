@@ -19,6 +19,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from headrace._engine.exec.native_threads import hold_one_blas_thread, release_blas_threads
 from headrace._engine.machine import bind_thread
 
 _clock = time.perf_counter
@@ -146,6 +147,7 @@ class ThreadPool:
         # With a timeout the reader never runs a task itself: it must stay free to raise.
         self._reader_runs = not (watch and watch[2])
         self._threads: list[threading.Thread] = []
+        hold_one_blas_thread()  # NOTE [ BLAS in map threads ] (released by close)
         try:
             for i in range(num_workers):
                 t = threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
@@ -237,6 +239,7 @@ class ThreadPool:
             self._closed = True
             self._queue.clear()
             self._cond.notify_all()
+        release_blas_threads()
         self._inflight.clear()
         if self.watch is not None:
             from headrace._engine.exec import watchdog  # noqa: PLC0415

@@ -1,0 +1,68 @@
+"""NOTE [ BLAS in map threads ]: while the engine's thread pools run, OpenBLAS uses one thread per
+call, and the count the user had comes back when the last pool closes."""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+import headrace.dataset as ds
+from headrace._engine.exec import native_threads
+
+
+def _getter():
+    """The thread-count getter of the first OpenBLAS that has the setter the engine uses (OpenCV's
+    wheel bundles an older OpenBLAS without it, which the engine leaves alone)."""
+    for path in native_threads._loaded_native_pools():
+        if "openblas" in path.lower():
+            lib = ctypes.CDLL(path)
+            if getattr(lib, "openblas_set_num_threads_local", None) is None:
+                continue
+            for name in ("openblas_get_num_threads", "scipy_openblas_get_num_threads64_",
+                         "openblas_get_num_threads64_"):
+                fn = getattr(lib, name, None)
+                if fn is not None:
+                    fn.restype = ctypes.c_int
+                    return fn
+    pytest.skip("no OpenBLAS with a per-call thread count is loaded")
+
+
+def test_map_threads_run_blas_on_one_thread_and_the_count_comes_back():
+    get = _getter()
+    setter = native_threads._blas_setters()[0]
+    before = setter(2)  # a known count for the user's side
+    try:
+        seen = []
+
+        def probe(x):
+            seen.append(get())
+            return x @ np.eye(2)  # a BLAS call
+
+        d = ds.NumpySlicesDataset({"x": np.ones((6, 2, 2))}, shuffle=False).map(probe, ["x"], num_parallel_workers=2)
+        it = d.create_tuple_iterator(output_numpy=True)
+        rows = [next(it)[0]]
+        assert get() == 1  # the pool is open: the user's threads run BLAS on one thread too
+        rows += [r[0] for r in it]
+        it.stop()
+        assert seen == [1] * 6 and len(rows) == 6
+        assert get() == 2
+    finally:
+        setter(before)
+
+
+def test_holds_nest_and_only_the_last_release_restores():
+    get = _getter()
+    setter = native_threads._blas_setters()[0]
+    before = setter(2)
+    try:
+        native_threads.hold_one_blas_thread()
+        native_threads.hold_one_blas_thread()
+        native_threads.release_blas_threads()
+        assert get() == 1
+        native_threads.release_blas_threads()
+        assert get() == 2
+        native_threads.release_blas_threads()  # an extra release changes nothing
+        assert get() == 2
+    finally:
+        setter(before)
