@@ -40,10 +40,10 @@ def local_ray():
     skip themselves without Ray; this file must load without it.)"""
     ray = pytest.importorskip("ray")
     folder = tempfile.mkdtemp(prefix="hrray-", dir="/tmp")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=folder,
-             configure_logging=False)
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    try:
+    try:   # (a setup that fails removes its folder too)
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=folder,
+                 configure_logging=False)
+        ray.data.DataContext.get_current().enable_progress_bars = False
         yield ray
     finally:
         ray.shutdown()

@@ -22,17 +22,19 @@ def cluster():
     os.makedirs(os.path.join(folder, "ray"))
     patch = pytest.MonkeyPatch()
     patch.setenv("RAY_TMPDIR", folder)   # where Cluster notes the head's address (not TMPDIR: the suite's)
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "temp_dir": folder,
-                                                      "include_dashboard": False})
-    nodes = [c.add_node(num_cpus=1, temp_dir=folder) for _ in range(2)]
-    c.wait_for_nodes()
-    ray.init(address=c.address, log_to_driver=False, configure_logging=False)
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    try:
+    c = None
+    try:   # (a setup that fails removes what it started too)
+        c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "temp_dir": folder,
+                                                          "include_dashboard": False})
+        nodes = [c.add_node(num_cpus=1, temp_dir=folder) for _ in range(2)]
+        c.wait_for_nodes()
+        ray.init(address=c.address, log_to_driver=False, configure_logging=False)
+        ray.data.DataContext.get_current().enable_progress_bars = False
         yield c, nodes
     finally:
         ray.shutdown()
-        c.shutdown()
+        if c is not None:
+            c.shutdown()
         patch.undo()
         shutil.rmtree(folder, ignore_errors=True)
 
