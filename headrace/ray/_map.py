@@ -81,12 +81,19 @@ class HeadraceMap:
 
     def __init__(self, operations: Sequence[Any], input_columns: Sequence[str], output_columns: Sequence[str],
                  seed: int, op_id: int, seed_globals: bool) -> None:
-        self.operations = list(operations)
-        self.input_columns = list(input_columns)
-        self.output_columns = list(output_columns)
+        self.operations = check_map_operations(operations, None, None)
+        self.input_columns = _columns(input_columns, "input_columns", allow_none=False) or []
+        self.output_columns = _columns(output_columns, "output_columns", allow_none=False) or []
+        for name, value in (("seed", seed), ("op_id", op_id)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise ValueError(f"{name} must be an int >= 0, but got {value!r}.")
         self.seed = int(seed)
         self.op_id = int(op_id)
         self.fn, self.name = compose_operations(self.operations)
+        gpu = getattr(self.fn, "device_ops", None)
+        if gpu is not None:  # a headrace pipeline's GPU stage runs them (headrace/_engine/device_stage.py)
+            raise ValueError(f"map_ops: {', '.join(gpu)} marked .device('GPU') run in a headrace pipeline only; "
+                             f"call .device('CPU') on them in map_ops.")
         self.globals = rng.GlobalSeeds(self.op_id) if seed_globals and calls_user_code(self.fn) else None
 
     def __getstate__(self) -> dict:

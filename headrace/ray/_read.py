@@ -125,6 +125,12 @@ class MindRecordDatasource(Datasource):
 
     def __init__(self, dataset: MindDataset, seed: int, rows_per_task: int = DEFAULT_ROWS_PER_TASK,
                  epoch: int | None = None) -> None:
+        if type(dataset) is not MindDataset:
+            raise TypeError(f"dataset must be a MindDataset (a source, without operations on top), but got "
+                            f"{type(dataset).__name__}.")
+        _check_int(seed, "seed", 0, allow_none=False)
+        _check_int(rows_per_task, "rows_per_task", 1, allow_none=False)
+        _check_int(epoch, "epoch", 0)
         self._source = dataset._source()
         self._plan = dataset._sampler_plan
         self._seed = int(seed)

@@ -176,6 +176,17 @@ def test_bad_arguments(local_ray, images, kwargs, error, message):
     assert message in str(info.value)
 
 
+def test_headrace_map_checks_its_arguments():
+    from headrace.ray import HeadraceMap
+
+    with pytest.raises(TypeError, match="output_columns must be a column name or a non-empty list"):
+        HeadraceMap([vision.Decode()], ["image"], [], 1, 2, True)
+    with pytest.raises(ValueError, match="op_id must be an int >= 0, but got -1."):
+        HeadraceMap([vision.Decode()], ["image"], ["image"], 1, -1, True)
+    with pytest.raises(ValueError, match="operations can not be empty."):
+        HeadraceMap([], ["image"], ["image"], 1, 2, True)
+
+
 def test_ds_must_be_a_ray_dataset():
     with pytest.raises(TypeError, match="ds must be a ray.data.Dataset, but got list."):
         map_ops([], [vision.Decode()], "image")

@@ -151,6 +151,15 @@ def test_bad_arguments(mr_set, kwargs, error, message):
     assert message in str(info.value)
 
 
+def test_the_datasource_checks_its_arguments(mr_set):
+    with pytest.raises(TypeError, match="dataset must be a MindDataset .*but got MapDataset."):
+        MindRecordDatasource(ds.MindDataset(mr_set).map(lambda x: x, "label"), seed=1)
+    with pytest.raises(TypeError, match="seed must be an int, but got None"):
+        MindRecordDatasource(ds.MindDataset(mr_set), seed=None)
+    with pytest.raises(ValueError, match="rows_per_task must be at least 1, but got 0."):
+        MindRecordDatasource(ds.MindDataset(mr_set), seed=1, rows_per_task=0)
+
+
 def test_a_missing_file(tmp_path):
     with pytest.raises(ValueError, match="does not exist or permission denied"):
         read_mindrecord(str(tmp_path / "none.mindrecord"))
