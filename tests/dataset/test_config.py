@@ -106,3 +106,77 @@ def test_resume_is_exact_with_either_fast_recovery(fast):
     again = d.create_tuple_iterator(num_epochs=1, output_numpy=True)
     again.set_state(state)
     assert head + [r[0].tolist() for r in again] == whole
+
+
+# The type checks the setters share (headrace/dataset/core/_store.py): each message names the
+# setter's own parameter, and a bool is never taken for an int.
+@pytest.mark.parametrize("setter, value, text", [
+    ("set_seed", True, "seed isn't of type int."),
+    ("set_num_parallel_workers", 2.0, "num isn't of type int."),
+    ("set_prefetch_size", True, "size isn't of type int."),
+    ("set_monitor_sampling_interval", 1.5, "interval isn't of type int."),
+    ("set_callback_timeout", False, "timeout isn't of type int."),
+    ("set_multiprocessing_timeout_interval", "300", "interval isn't of type int."),
+    ("set_worker_timeout", True, "timeout isn't of type int or float, but got bool."),
+    ("set_helper_idle_timeout", "5", "timeout isn't of type int or float, but got str."),
+    ("set_strict_decode", 1, "strict must be of type bool."),
+    ("set_numa_enable", None, "numa_enable must be of type bool."),
+])
+def test_setter_type_errors_name_the_parameter(setter, value, text):
+    before = {name: getattr(ds.config, name)() for name in ds.config.__all__ if name.startswith("get_")}
+    with pytest.raises(TypeError) as e:
+        getattr(ds.config, setter)(value)
+    assert str(e.value) == text
+    assert {name: getattr(ds.config, name)() for name in before} == before  # a refused value changes nothing
+
+
+@pytest.mark.parametrize("setter, value, getter, expected", [
+    ("set_worker_timeout", 2, "get_worker_timeout", 2),
+    ("set_helper_idle_timeout", 0, "get_helper_idle_timeout", 0.0),
+    ("set_callback_timeout", 2**31 - 1, "get_callback_timeout", 2**31 - 1),
+    ("set_monitor_sampling_interval", 1, "get_monitor_sampling_interval", 1),
+])
+def test_setter_bounds_are_accepted(setter, value, getter, expected):
+    getattr(ds.config, setter)(value)
+    got = getattr(ds.config, getter)()
+    assert got == expected and type(got) is type(expected)
+
+
+def test_every_config_name_is_the_same_object_at_each_path():
+    import headrace.dataset.core.config as deep
+    from headrace.dataset.core import _autotune, _debug_mode, _iteration
+    assert ds.config is deep and ds.core.config is deep
+    assert len(deep.__all__) == 49 and sorted(deep.__all__) == deep.__all__
+    for name in deep.__all__:
+        assert getattr(ds.config, name) is getattr(deep, name), name
+    # the private getters other modules read, and the defaults, stay importable from config
+    assert (deep._sending_batches, deep._debug_before_run, deep._autotune_filepath) == (
+        _iteration._sending_batches, _debug_mode._debug_before_run, _autotune._autotune_filepath)
+    assert (deep.DEFAULT_SEED, deep.DEFAULT_MAX_IMAGE_PIXELS) == (5489, 89_478_485)
+
+
+def test_reset_restores_every_default():
+    defaults = {name: getattr(ds.config, name)() for name in ds.config.__all__ if name.startswith("get_")}
+    ds.config.set_callback_timeout(5)
+    ds.config.set_iterator_mode(do_copy=True)
+    ds.config.set_sending_batches(3)
+    ds.config.set_helper_idle_timeout(7)
+    ds.config.set_seed(3)
+    ds.config.set_error_samples_mode(ds.config.ErrorSamplesMode.SKIP)
+    ds.config._reset()
+    assert {name: getattr(ds.config, name)() for name in defaults} == defaults
+    assert ds.config._sending_batches() == 0
+
+
+def test_config_docstring_examples_run():
+    import doctest
+    import importlib
+    import pkgutil
+
+    import headrace.dataset.core as core
+    attempted = 0
+    for info in pkgutil.iter_modules(core.__path__):
+        result = doctest.testmod(importlib.import_module(f"headrace.dataset.core.{info.name}"))
+        assert result.failed == 0, info.name
+        attempted += result.attempted
+    assert attempted >= 8  # set_helper_idle_timeout's and set_enable_autotune's examples, at least
