@@ -11,7 +11,23 @@ Variants, each run by the MindSpore-API runner (``peers/msapi.py``) for headrace
   the timed epochs (the row's peak PSS is both processes').
 
 A cached run's warm-up epoch is the fill (``first_epoch_s`` in the result); the timed epochs read
-the cache. Each run uses a fresh session (``cache_admin -g``: headrace's CLI, or MindSpore's
+the cache.
+
+Two figures of issue 42 (item 3), computed by the runner so that every run reports them:
+
+* ``fill_over_uncached`` (``train cached`` / ``eval cached``): a filling epoch over a steady
+  uncached epoch, from ``fill_pairs``: after the timed epochs, one untimed uncached epoch, then
+  ``epochs`` pairs of (uncached epoch, filling epoch of a fresh session) in alternating order, so
+  that each pair sees the same load; the median of the pairs' wall-clock ratios, and
+  ``fill_over_uncached_cpu`` the same over this process's CPU time (all its threads; a cache
+  server's CPU is not in it).
+* ``pss`` (``train cached x2``): before the second process starts, the first reads one more cached
+  epoch alone while its PSS (``/proc/<pid>/smaps_rollup``) is sampled every 0.1 s (``one_mib``:
+  peak); during the timed epochs with the second process, the sum of both (``two_mib``: peak).
+  ``two_over_one``, ``second_added_mib`` (two less one), ``cache_mib`` (the cached rows' bytes) and
+  ``second_added_share`` (added over the cache's size); ``batch_mib`` (one batch, the unit of the
+  batches in flight) and the second process's ``second_anon_mib`` / ``second_shmem_mib`` /
+  ``second_file_mib`` (its PSS by kind when the sum peaked) say what the added part is. Each run uses a fresh session (``cache_admin -g``: headrace's CLI, or MindSpore's
 ``dataset-cache`` with its server started on ``MS_PORT`` when none runs) and destroys it after.
 For MindSpore the server's PSS is sampled after the timed epochs (``server_pss_mib``): its rows live
 in that daemon, outside the runner's process tree.
@@ -20,8 +36,11 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
+import threading
+import time
 
 from .config import Config
 
@@ -58,11 +77,13 @@ def new_session(module: str) -> int:
     return int(out.stdout.strip().split(":")[-1])
 
 
-def destroy_session(module: str, session: int) -> None:
+def destroy_session(module: str, session: int, last: bool = True) -> None:
+    """Removes ``session``; ``last``: the run's own session, after which a MindSpore cache server
+    this runner started is stopped too."""
     cmd = ([_ms_admin(), "-d", str(session), "-p", str(MS_PORT)] if module == "mindspore"
            else [sys.executable, "-m", "headrace", "cache", "-d", str(session)])
     subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if module == "mindspore" and _STARTED:  # the server this runner started leaves with it
+    if last and module == "mindspore" and _STARTED:  # the server this runner started leaves with it
         subprocess.run([_ms_admin(), "--stop", "-p", str(MS_PORT)], capture_output=True, text=True, timeout=120)
         _STARTED.clear()
 
@@ -109,36 +130,164 @@ def server_pss_mib() -> float | None:
     return total / 1024 if found else None
 
 
+PSS_PERIOD = 0.1
+_KINDS = ("Pss", "Pss_Anon", "Pss_Shmem", "Pss_File")
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (worker processes count with the process that started them)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except OSError:
+            continue
+    return out
+
+
+def pss_kinds(pid: int) -> dict[str, int] | None:
+    """PSS in bytes by kind (``_KINDS``) of process ``pid`` and its descendants, from
+    ``/proc/<pid>/smaps_rollup``; None when the process is gone."""
+    out = dict.fromkeys(_KINDS, 0)
+    found = False
+    for p in _tree(pid):
+        try:
+            with open(f"/proc/{p}/smaps_rollup") as f:
+                for line in f:
+                    name, _, rest = line.partition(":")
+                    if name in out:
+                        out[name] += int(rest.split()[0]) * 1024
+            found = True
+        except (OSError, ValueError, IndexError):
+            continue
+    return out if found else None
+
+
+class PssPeak:
+    """Samples the summed PSS of some processes every PSS_PERIOD s on a thread; ``peak`` is the
+    highest sum seen, ``at_peak`` each process's kinds at that sample."""
+
+    def __init__(self, pids) -> None:
+        self.pids = pids  # a list the caller may extend while sampling
+        self.peak = 0
+        self.at_peak: dict[int, dict[str, int]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="wcache-pss", daemon=True)
+
+    def __enter__(self) -> "PssPeak":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self.sample()
+
+    def sample(self) -> None:
+        kinds = {pid: k for pid in list(self.pids) if (k := pss_kinds(pid)) is not None}
+        total = sum(k["Pss"] for k in kinds.values())
+        if total > self.peak:
+            self.peak, self.at_peak = total, kinds
+
+    def _loop(self) -> None:
+        while not self._stop.wait(PSS_PERIOD):
+            self.sample()
+
+
+def pss_figures(one: PssPeak, two: PssPeak, second_pid: int | None, cache_bytes: int, batch_bytes: int) -> dict:
+    """The ``pss`` record of ``train cached x2`` (see the module's docstring)."""
+    mib = 2**20
+    added = two.peak - one.peak
+    second = two.at_peak.get(second_pid, {}) if second_pid is not None else {}
+    return {"one_mib": one.peak / mib, "two_mib": two.peak / mib,
+            "two_over_one": two.peak / one.peak if one.peak else None,
+            "second_added_mib": added / mib, "cache_mib": cache_bytes / mib,
+            "second_added_share": added / cache_bytes if cache_bytes else None,
+            "batch_mib": batch_bytes / mib,
+            "second_anon_mib": second.get("Pss_Anon", 0) / mib, "second_shmem_mib": second.get("Pss_Shmem", 0) / mib,
+            "second_file_mib": second.get("Pss_File", 0) / mib}
+
+
+def one_epoch(make_iter) -> tuple[float, float]:
+    """(wall seconds, this process's CPU seconds) of one full epoch of ``make_iter()``."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    for _ in make_iter():
+        pass
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def fill_pairs(make_uncached, make_filling, new_cache, drop_cache, pairs: int) -> dict:
+    """A filling epoch against a steady uncached epoch, paired (see the module's docstring).
+
+    ``make_uncached()`` / ``make_filling(cache)`` give one epoch's iterator; ``new_cache()`` a
+    cache of a fresh session, ``drop_cache(cache)`` removes that session."""
+    one_epoch(make_uncached)  # the uncached pipeline's own warm-up: what follows is steady
+    recs = []
+    for i in range(pairs):
+        rec: dict[str, float] = {}
+        for which in (("uncached", "fill") if i % 2 == 0 else ("fill", "uncached")):
+            if which == "uncached":
+                rec["uncached_s"], rec["uncached_cpu_s"] = one_epoch(make_uncached)
+                continue
+            cache = new_cache()
+            try:
+                rec["fill_s"], rec["fill_cpu_s"] = one_epoch(lambda c=cache: make_filling(c))
+            finally:
+                drop_cache(cache)
+        rec["ratio"] = rec["fill_s"] / rec["uncached_s"]
+        rec["cpu_ratio"] = rec["fill_cpu_s"] / rec["uncached_cpu_s"] if rec["uncached_cpu_s"] > 0 else float("nan")
+        recs.append(rec)
+    return {"fill_pairs": recs, "fill_over_uncached": statistics.median(r["ratio"] for r in recs),
+            "fill_over_uncached_cpu": statistics.median(r["cpu_ratio"] for r in recs)}
+
+
 def run_cache(a, ds, vision, path: str, time_epochs, check) -> dict:
     from . import w2
 
     chain = a.variant.split()[0]
     cached = "uncached" not in a.variant
+    two = a.variant.endswith("x2")
     mean, std = [float(v) for v in w2.MEAN], [float(v) for v in w2.STD]
     session = new_session(a.module) if cached else None
     partner: list[subprocess.Popen] = []
+    pss: dict[str, PssPeak] = {}
     try:
         cache = make_cache(ds, a.module, session) if cached else None
 
-        def make_iter():
-            return pipeline(ds, vision, path, chain, cache, mean, std, w2.SIZE, w2.BATCH).create_tuple_iterator(
+        def iterator(c):
+            return pipeline(ds, vision, path, chain, c, mean, std, w2.SIZE, w2.BATCH).create_tuple_iterator(
                 output_numpy=True, num_epochs=1)
+
+        def make_iter():
+            return iterator(cache)
 
         timed = {"n": 0}
 
         def before():  # the second process joins when the timed epochs start (after the fill)
             timed["n"] += 1
             if timed["n"] == max(a.warmup, 1) + 1 and not partner:
+                with PssPeak([os.getpid()]) as alone:  # one more cached epoch, alone
+                    one_epoch(make_iter)
+                pss["one"] = alone
                 spec = json.dumps({"module": a.module, "path": path, "chain": chain, "session": session,
                                    "epochs": a.epochs})
+                pids = [os.getpid()]
+                pss["two"] = PssPeak(pids).__enter__()
                 partner.append(subprocess.Popen([sys.executable, "-m", "benchmarks.wcache", spec]))
+                pids.append(partner[0].pid)
 
         res = time_epochs(make_iter, lambda b: (len(b[0]), 0), a.epochs, max(a.warmup, 1), check,
-                          before=before if a.variant.endswith("x2") else None)
+                          before=before if two else None)
         for p in partner:
             p.wait(timeout=3600)
             if p.returncode:
                 raise RuntimeError(f"the second process failed with exit code {p.returncode}")
+        if "two" in pss:
+            pss["two"].__exit__(None, None, None)
         res["first_epoch_s"] = res["warmup"][0]["seconds"]
         if cached:
             st = cache.get_stat()
@@ -146,8 +295,18 @@ def run_cache(a, ds, vision, path: str, time_epochs, check) -> dict:
                                  "avg_cache_sz": st.avg_cache_sz}
             if a.module == "mindspore":
                 res["server_pss_mib"] = server_pss_mib()
+            if two and "two" in pss:
+                rows = st.num_mem_cached + st.num_disk_cached
+                res["pss"] = pss_figures(pss["one"], pss["two"], partner[0].pid if partner else None,
+                                         rows * st.avg_cache_sz, res.get("batch_bytes") or 0)
+            elif not two:
+                res.update(fill_pairs(lambda: iterator(None), iterator,
+                                      lambda: make_cache(ds, a.module, new_session(a.module)),
+                                      lambda c: destroy_session(a.module, c.session_id, last=False), max(a.epochs, 1)))
         return res
     finally:
+        if "two" in pss:
+            pss["two"].__exit__(None, None, None)
         for p in partner:
             if p.poll() is None:
                 p.kill()

@@ -18,6 +18,14 @@ different start time is another process). Committed chunks survive, so the next 
 fill. A chunk is committed when it reaches ``CHUNK_BYTES``, when ``CHUNK_SECONDS`` passed since its
 first row, and when the process exits (``flush_all``; worker processes call it on their way out).
 
+Write-behind. ``put`` copies the row and queues it for the store's writer thread (one per store and
+process), so the write overlaps the next rows' work; the queue holds at most ``WRITE_QUEUE`` rows
+and ``WRITE_BYTES`` bytes, past which ``put`` waits (a row not queued within ``WRITE_WAIT`` seconds
+is not stored). A row is stored whole or not at all: a write that fails (no room, a destroyed
+session) cuts the chunk after its last whole row and commits that, and a value that cannot be
+encoded is skipped. An epoch's end and the exit drain the queue (each wait bounded); a worker
+process leaving commits what is written. A store's thread ends when its store is collected.
+
 Row record: a 4-byte header length, a pickled header ((dtype, shape) per column, or ``None`` for a
 column stored pickled), then each column's bytes, each part 8-byte aligned. Readers copy the
 arrays out of the mapping (the mapping stays read-only and shared; the copy is the caller's).
@@ -70,7 +78,9 @@ __all__ = [  # the store, and the file helpers its users reach through it
 
 CHUNK_BYTES = 8 << 20
 CHUNK_SECONDS = 1.0
-WRITE_QUEUE = 8          # rows waiting for a process's writer thread
+WRITE_QUEUE = 8          # rows waiting for a process's writer thread ...
+WRITE_BYTES = 64 << 20   # ... and their bytes (one larger row may wait alone)
+WRITE_WAIT = 30.0        # a row whose turn does not come in this many seconds is not stored
 _TRAILER = 16            # row count (8 bytes) + MAGIC
 _FREE_MARGIN = 64 << 20  # never fill a file system closer than this to full
 REFRESH_FILLING = 0.5
@@ -178,32 +188,50 @@ def _unmark(marker: str) -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _stop_writer(q: "queue.Queue[tuple[int, tuple] | None]") -> None:
+def _stop_writer(q: "queue.Queue[tuple[int, tuple, int] | None]") -> None:
     try:
         q.put_nowait(None)
-    except queue.Full:  # the thread is busy; it finds the store gone and idles (a daemon)
+    except queue.Full:  # the thread is busy; it finds the store gone at its next idle second
         pass
 
 
-def _write_loop(ref: "weakref.ref[CacheStore]", q: "queue.Queue[tuple[int, tuple] | None]") -> None:
-    """A store's writer thread: writes the queued rows until the store is gone."""
+def _write_loop(ref: "weakref.ref[CacheStore]", q: "queue.Queue[tuple[int, tuple, int] | None]") -> None:
+    """A store's writer thread: writes the queued rows until the store is gone (told by a None, or
+    found gone within a second of idling: no thread outlives its store for long)."""
     while True:
-        item = q.get()
+        try:
+            item = q.get(timeout=1.0)
+        except queue.Empty:
+            if ref() is None:
+                return
+            continue
         if item is None:
             q.task_done()
             return
-        index, row = item
+        index, row, nbytes = item
         store = ref()
         try:
             if store is not None:
                 store.write(index, row)
-        except OSError:  # a full disk or a destroyed session: the row streams
-            pass
+        except Exception:  # noqa: BLE001 - a full disk, a destroyed session, a value that does not
+            pass           # encode: the row is not stored (it streams); the chunk holds whole rows only
         finally:
             if store is not None:
-                store._queued.discard(index)
+                store._written(index, nbytes)
             del store, row
             q.task_done()
+
+
+def _join(q: "queue.Queue[Any]", timeout: float) -> bool:
+    """``q.join()`` that gives up after ``timeout`` seconds (a writer stuck on a full or gone file
+    system never hangs an epoch's end or the exit); True when the queue was drained."""
+    deadline = time.monotonic() + timeout
+    with q.all_tasks_done:
+        while q.unfinished_tasks:
+            left = deadline - time.monotonic()
+            if left <= 0 or not q.all_tasks_done.wait(left):
+                return not q.unfinished_tasks
+    return True
 
 
 _FLUSHER: list[int] = []  # the pid whose flusher thread runs
@@ -239,7 +267,7 @@ class _Chunk:
         pid, start = me()
         self.path = os.path.join(folder, f"w-{pid}-{start}-{seq}.tmp")
         self.final = os.path.join(folder, f"r-{pid}-{start}-{seq}.chunk")
-        self.file = open(self.path, "wb")  # noqa: SIM115 - closed on commit
+        self.file: Any = open(self.path, "wb")  # noqa: SIM115 - closed on commit
         self.index: list[tuple[int, int, int]] = []
         self.ids: set[int] = set()
         self.size = 0
@@ -270,9 +298,11 @@ class CacheStore:
         self._lock = threading.Lock()
         self._wlock = threading.Lock()
         self._claim_lock = threading.Lock()
-        self._queue: queue.Queue[tuple[int, tuple] | None] | None = None
+        self._queue: queue.Queue[tuple[int, tuple, int] | None] | None = None
         self._queue_pid = 0
         self._queued: set[int] = set()
+        self._queued_bytes = 0
+        self._room = threading.Condition(threading.Lock())  # signalled as the writer frees bytes
         self._chunk_of = np.full(self.num_rows, -1, np.int32)
         self._off = np.zeros(self.num_rows, np.int64)
         self._maps: list[Any] = []
@@ -384,7 +414,10 @@ class CacheStore:
         n = int.from_bytes(mm[-_TRAILER:-8], "little")
         if mm[-8:] != MAGIC or n * 24 + _TRAILER > len(mm):
             return False
-        table = np.frombuffer(mm, np.int64, n * 3, len(mm) - _TRAILER - n * 24).reshape(n, 3).copy()
+        end = len(mm) - _TRAILER - n * 24
+        table = np.frombuffer(mm, np.int64, n * 3, end).reshape(n, 3).copy()
+        if n and (table[:, 1:].min() < 0 or int((table[:, 1] + table[:, 2]).max()) > end):
+            return False  # not a chunk this code wrote: its rows would read outside their bytes
         ids = table[:, 0]
         ok = (ids >= 0) & (ids < self.num_rows)
         c = len(self._maps)
@@ -411,20 +444,48 @@ class CacheStore:
 
     def put(self, index: int, row: tuple) -> None:
         """Queues a copy of ``row`` for this process's writer thread (the copy: the pipeline may
-        change its row in place; the thread: the write overlaps the next rows' work)."""
+        change its row in place; the thread: the write overlaps the next rows' work).
+
+        Write-behind, bounded: at most WRITE_QUEUE rows and WRITE_BYTES bytes wait (a larger row
+        waits alone); past that ``put`` waits for the writer, and a row that cannot be queued
+        within WRITE_WAIT seconds is not stored (it streams). A row is stored whole or not at all."""
         if self._full or not self.claim():
             return
         q = self._queue
         if q is None or self._queue_pid != os.getpid():
             q = self._start_writer()
+        nbytes = sum(v.nbytes for v in row if type(v) is np.ndarray)
+        deadline = time.monotonic() + WRITE_WAIT
+        with self._room:
+            while self._queued_bytes and self._queued_bytes + nbytes > WRITE_BYTES:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._room.wait(left)
+            self._queued_bytes += nbytes
+            self._queued.add(index)
         copy = tuple(v.copy() if type(v) is np.ndarray else v for v in row)
-        self._queued.add(index)
-        q.put((index, copy))
+        try:
+            q.put((index, copy, nbytes), timeout=max(deadline - time.monotonic(), 0.001))
+        except queue.Full:
+            self._written(index, nbytes)
 
-    def _start_writer(self) -> "queue.Queue[tuple[int, tuple] | None]":
+    def _written(self, index: int, nbytes: int) -> None:
+        """Row ``index`` has left the queue (written, or not stored)."""
+        with self._room:
+            self._queued.discard(index)
+            self._queued_bytes -= nbytes
+            self._room.notify_all()
+
+    def queued(self) -> tuple[int, int]:
+        """(rows, bytes) waiting for this process's writer thread."""
+        with self._room:
+            return len(self._queued), self._queued_bytes
+
+    def _start_writer(self) -> "queue.Queue[tuple[int, tuple, int] | None]":
         with self._claim_lock:
             if self._queue is None or self._queue_pid != os.getpid():
-                q: queue.Queue[tuple[int, tuple] | None] = queue.Queue(WRITE_QUEUE)
+                q: queue.Queue[tuple[int, tuple, int] | None] = queue.Queue(WRITE_QUEUE)
                 threading.Thread(target=_write_loop, args=(weakref.ref(self), q), name="headrace-cache-write",
                                  daemon=True).start()
                 self._queue, self._queue_pid = q, os.getpid()
@@ -434,7 +495,7 @@ class CacheStore:
     def _drain(self) -> None:
         q = self._queue
         if q is not None and self._queue_pid == os.getpid():
-            q.join()
+            _join(q, WRITE_WAIT)
 
     def write(self, index: int, row: tuple) -> None:
         """Appends ``row`` to this process's open chunk (the writer thread's work)."""
@@ -451,7 +512,12 @@ class CacheStore:
                 w = self._writer = self._new_chunk(n)
                 if w is None:
                     return
-            w.file.writelines(parts)
+            try:
+                w.file.writelines(parts)
+            except Exception:  # no room, the session is gone, ...: keep the whole rows written so far
+                self._writer = None
+                self._commit_whole(w)
+                raise
             w.index.append((index, w.size, n))
             w.ids.add(index)
             w.size += n
@@ -483,15 +549,49 @@ class CacheStore:
         if w is None:
             return
         try:
-            table = np.asarray(w.index, np.int64).reshape(-1, 3)
-            w.file.write(table.tobytes())
-            w.file.write(len(w.index).to_bytes(8, "little") + MAGIC)
-            w.file.close()
-            os.rename(w.path, w.final)
+            self._finish(w)
         except OSError:  # the session was destroyed meanwhile, or the disk is full
-            w.file.close()
+            try:
+                w.file.close()
+            except OSError:
+                pass
             unlink_quiet(w.path)
             return
+        self._serve(w)
+
+    def _finish(self, w: _Chunk) -> None:
+        """Index and trailer after the rows, then the rename that commits the chunk."""
+        table = np.asarray(w.index, np.int64).reshape(-1, 3)
+        w.file.write(table.tobytes())
+        w.file.write(len(w.index).to_bytes(8, "little") + MAGIC)
+        w.file.close()
+        os.rename(w.path, w.final)
+
+    def _commit_whole(self, w: _Chunk) -> None:
+        """Commits the rows of ``w`` written in full before a write failed (its file may end in
+        part of a row: cut there), or removes the chunk when even that fails."""
+        try:
+            w.file.close()  # flushing the rest of the buffer may fail again: the cut below drops it
+        except OSError:
+            pass
+        if not w.index:
+            unlink_quiet(w.path)
+            return
+        try:
+            w.file = open(w.path, "r+b")  # noqa: SIM115 - closed by _finish
+            w.file.truncate(w.size)
+            w.file.seek(w.size)
+            self._finish(w)
+        except OSError:
+            try:
+                w.file.close()
+            except OSError:
+                pass
+            unlink_quiet(w.path)
+            return
+        self._serve(w)
+
+    def _serve(self, w: _Chunk) -> None:
         with self._lock:  # serve our own rows at once
             name = os.path.basename(w.final)
             if name not in self._loaded:

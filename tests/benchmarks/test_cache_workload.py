@@ -1,4 +1,8 @@
 """The "cache" workload runs through the suite's runner on a tiny W2 (no timing asserts)."""
+import os
+import subprocess
+import sys
+
 import pytest
 
 from benchmarks import __main__ as cli
@@ -37,5 +41,65 @@ def test_headrace_cache_runner(data, tmp_path, monkeypatch):
             assert r["cache_stat"] == {"num_mem_cached": 16, "num_disk_cached": 0,
                                        "avg_cache_sz": r["cache_stat"]["avg_cache_sz"]}
             assert r["cache_stat"]["avg_cache_sz"] > 100 * 100 * 3
+        assert_figures(r)
     shm = tmp_path / "shm"
     assert not shm.exists() or [p.name for p in shm.iterdir()] == []  # sessions destroyed after each run
+
+
+def assert_figures(r):
+    """Issue 42's figures are computed from their parts (their values are the machine's)."""
+    if r["variant"] == "train cached":
+        pairs = r["fill_pairs"]
+        assert len(pairs) == 1  # one timed epoch: one pair
+        p = pairs[0]
+        assert set(p) == {"uncached_s", "fill_s", "uncached_cpu_s", "fill_cpu_s", "ratio", "cpu_ratio"}
+        assert p["ratio"] == p["fill_s"] / p["uncached_s"] and p["uncached_s"] > 0 and p["fill_s"] > 0
+        assert p["cpu_ratio"] == p["fill_cpu_s"] / p["uncached_cpu_s"]
+        assert r["fill_over_uncached"] == p["ratio"] and r["fill_over_uncached_cpu"] == p["cpu_ratio"]
+        assert "pss" not in r
+    elif r["variant"] == "train cached x2":
+        pss = r["pss"]
+        assert "fill_pairs" not in r
+        assert 0 < pss["one_mib"] < pss["two_mib"]  # a second interpreter adds to the sum
+        assert pss["two_over_one"] == pytest.approx(pss["two_mib"] / pss["one_mib"])
+        assert pss["second_added_mib"] == pytest.approx(pss["two_mib"] - pss["one_mib"])
+        st = r["cache_stat"]
+        assert pss["cache_mib"] == pytest.approx(16 * st["avg_cache_sz"] / 2**20)
+        assert pss["second_added_share"] == pytest.approx(pss["second_added_mib"] / pss["cache_mib"])
+        assert pss["batch_mib"] == pytest.approx(r["batch_bytes"] / 2**20)
+        assert pss["second_anon_mib"] > 0 and pss["second_file_mib"] > 0 and pss["second_shmem_mib"] >= 0
+    else:
+        assert "fill_pairs" not in r and "pss" not in r
+
+
+def test_pss_kinds_of_this_process_and_a_gone_one():
+    k = wcache.pss_kinds(os.getpid())
+    assert set(k) == {"Pss", "Pss_Anon", "Pss_Shmem", "Pss_File"}
+    assert k["Pss"] >= k["Pss_Anon"] > 0 and k["Pss"] >= k["Pss_File"] > 0
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    assert wcache.pss_kinds(p.pid) is None
+
+
+def test_pss_peak_sums_processes_that_share_memory():
+    """PssPeak sums processes by kind; two mappers of one tmpfs file hold half its pages each."""
+    code = ("import mmap,sys,time;f=open(sys.argv[1],'rb');m=mmap.mmap(f.fileno(),0,access=mmap.ACCESS_READ);"
+            "sum(m[i] for i in range(0,len(m),4096));print('ok',flush=True);time.sleep(30)")
+    shm = f"/dev/shm/wcache-test-{os.getpid()}"
+    with open(shm, "wb") as f:
+        f.write(b"\1" * (32 << 20))
+    procs = []
+    try:
+        for _ in range(2):
+            procs.append(subprocess.Popen([sys.executable, "-c", code, shm], stdout=subprocess.PIPE, text=True))
+            assert procs[-1].stdout.readline().strip() == "ok"
+        with wcache.PssPeak([p.pid for p in procs]) as peak:
+            pass
+        shmem = [peak.at_peak[p.pid]["Pss_Shmem"] for p in procs]
+        assert shmem[0] == shmem[1] == pytest.approx(16 << 20, abs=1 << 20)  # each holds half the 32 MiB
+        assert peak.peak == sum(peak.at_peak[p.pid]["Pss"] for p in procs)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        os.unlink(shm)
