@@ -90,3 +90,44 @@ def test_the_backend_setting_is_checked():
     with pytest.raises(device.NoBackendError, match=r"^Decode, Resize: device_target 'GPU' needs a GPU decode "
                                                     r"backend, and none is available"):
         device.select_backend(["Decode", "Resize"], "auto")
+
+
+_ORACLE = """
+import mindspore.dataset.vision as v
+ops = {"Decode": v.Decode(), "RandomCropDecodeResize": v.RandomCropDecodeResize(8), "Resize": v.Resize((4, 5)),
+       "Crop": v.Crop((1, 2), (3, 4)), "ResizedCrop": v.ResizedCrop(0, 1, 4, 5, (3, 2)),
+       "RandomResizedCrop": v.RandomResizedCrop(6), "Normalize": v.Normalize([1.0, 2.0, 3.0], [2.0, 2.0, 2.0]),
+       "HorizontalFlip": v.HorizontalFlip(), "VerticalFlip": v.VerticalFlip(),
+       "RandomHorizontalFlip": v.RandomHorizontalFlip(), "RandomVerticalFlip": v.RandomVerticalFlip()}
+RESULT = {}
+for name, op in ops.items():
+    if not hasattr(op, "device"):
+        RESULT[name] = None
+        continue
+    out = []
+    for target in ("GPU", "gpu", "", "CPU", "Ascend"):
+        try:
+            op.device(target)
+            out.append("ok")
+        except Exception as e:
+            out.append(type(e).__name__ + ": " + str(e))
+    RESULT[name] = out
+"""
+
+
+def test_mindspore_refuses_gpu_where_headrace_extends_it():
+    from tests.oracles.oracle import run_ms
+    ms = run_ms(_ORACLE)
+    refusal = "ValueError: " + MS_REFUSAL
+    # the ops MindSpore gives .device(): the same refusal of anything but CPU and Ascend, so "GPU"
+    # (accepted by headrace) changes the meaning of no MindSpore program
+    for name in ("Decode", "Resize", "Crop", "ResizedCrop", "Normalize", "HorizontalFlip", "VerticalFlip"):
+        assert ms[name] == [refusal, refusal, refusal, "ok", "ok"], name
+        op = GPU_OPS[name]()
+        for target in ("gpu", ""):
+            with pytest.raises(ValueError) as e:
+                op.device(target)
+            assert "ValueError: " + str(e.value) == refusal
+    # the random ops have no .device() in MindSpore: headrace adds it
+    for name in ("RandomCropDecodeResize", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip"):
+        assert ms[name] is None, name

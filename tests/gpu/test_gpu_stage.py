@@ -246,3 +246,21 @@ def test_a_resumed_gpu_pipeline_gives_the_rest_of_the_output(fake):
     ds.config.set_seed(13)
     data = source(mixed(10, png_every=4)).map(rrc_chain("GPU"), input_columns="image").batch(3)
     assert_resume_equivalence(data, num_epochs=2, stride=2)
+
+
+def test_gpu_ops_inside_a_compose_are_split_too(fake):
+    from headrace.dataset.transforms import Compose
+    images = mixed(6)
+    ds.config.set_seed(21)
+    cpu = read(images, [Compose(rrc_chain("CPU"))], batch=3)
+    gpu = read(images, [Compose(rrc_chain("GPU"))], batch=3)
+    assert all(np.array_equal(a, b) for a, b in zip(cpu, gpu))
+
+
+def test_ray_map_ops_refuse_gpu_ops():
+    pytest.importorskip("ray")
+    from headrace.ray._map import HeadraceMap
+    with pytest.raises(ValueError) as e:
+        HeadraceMap(rrc_chain("GPU"), ["image"], ["image"], seed=1, op_id=0, seed_globals=False)
+    assert str(e.value) == ("map_ops: Decode, RandomResizedCrop, RandomHorizontalFlip marked .device('GPU') run in "
+                            "a headrace pipeline only; call .device('CPU') on them in map_ops.")

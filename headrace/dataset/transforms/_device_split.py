@@ -32,8 +32,14 @@ __all__ = ["DeviceSplit", "has_gpu_ops"]
 
 
 def has_gpu_ops(operations: Sequence[Any]) -> bool:
-    """Whether any of a map's operations is marked ``.device("GPU")``."""
-    return any(getattr(op, "device_target", None) == "GPU" for op in operations)
+    """Whether any of a map's operations (or of a ``Compose`` among them) is marked ``.device("GPU")``."""
+    for op in operations:
+        if getattr(op, "device_target", None) == "GPU":
+            return True
+        inner = getattr(op, "transforms", None)
+        if isinstance(inner, (list, tuple)) and has_gpu_ops(inner):
+            return True
+    return False
 
 
 def _name(op: Any) -> str:
