@@ -2,8 +2,12 @@
 workers as on the CPU path, one GPU stage per batch, CPU fallbacks and their counters."""
 from __future__ import annotations
 
+import os
+from unittest import mock
+
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import headrace.dataset as ds
 import headrace.dataset.vision as vision
@@ -264,3 +268,20 @@ def test_ray_map_ops_refuse_gpu_ops():
         HeadraceMap(rrc_chain("GPU"), ["image"], ["image"], seed=1, op_id=0, seed_globals=False)
     assert str(e.value) == ("map_ops: Decode, RandomResizedCrop, RandomHorizontalFlip marked .device('GPU') run in "
                             "a headrace pipeline only; call .device('CPU') on them in map_ops.")
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), prob=st.sampled_from([0.0, 0.5, 1.0]),
+       scale=st.sampled_from([(0.08, 1.0), (0.5, 0.6), (1.0, 1.0)]), workers=st.integers(1, 2))
+def test_any_seed_gives_the_cpu_paths_output(seed, prob, scale, workers):
+    images = mixed(9, png_every=4, progressive_every=5)
+
+    def chain(target):
+        return [vision.RandomCropDecodeResize(40, scale=scale).device(target),
+                vision.RandomVerticalFlip(prob).device(target)]
+
+    ds.config.set_seed(seed)
+    cpu = read(images, chain("CPU"), batch=3, num_parallel_workers=workers)
+    with mock.patch.dict(os.environ, {device.BACKEND_ENV: "fake"}):
+        gpu = read(images, chain("GPU"), batch=3, num_parallel_workers=workers)
+    assert len(gpu) == 3 and all(np.array_equal(a, b) for a, b in zip(cpu, gpu))
