@@ -71,8 +71,9 @@ def test_an_eager_call_of_a_gpu_op_is_refused_not_run_on_the_cpu(name):
     data = jpeg(photo(12, 14, 0)) if "Decode" in name else photo(12, 14, 0)
     with pytest.raises(RuntimeError) as e:
         op(data)
-    assert str(e.value) == (f"{name}: device_target 'GPU' runs in a dataset map only (in the GPU stage of "
-                            f"its batch); call .device('CPU') to run the op eagerly.")
+    assert str(e.value) == (f"{name}: device_target 'GPU' runs in the GPU stage of a dataset map only, not "
+                            f"eagerly nor in debug mode (ds.config.set_debug_mode); call .device('CPU') to run "
+                            f"the op here.")
     assert op.device("CPU")(data).dtype in (np.uint8, np.float32)
 
 

@@ -285,3 +285,14 @@ def test_any_seed_gives_the_cpu_paths_output(seed, prob, scale, workers):
     with mock.patch.dict(os.environ, {device.BACKEND_ENV: "fake"}):
         gpu = read(images, chain("GPU"), batch=3, num_parallel_workers=workers)
     assert len(gpu) == 3 and all(np.array_equal(a, b) for a, b in zip(cpu, gpu))
+
+
+def test_debug_mode_refuses_gpu_ops_by_name(fake):
+    ds.config.set_seed(1)
+    with pytest.warns(UserWarning, match="debug mode is enabled"):
+        ds.config.set_debug_mode(True)
+    data = source(mixed(2)).map(rrc_chain("GPU"), input_columns="image")
+    with pytest.raises(RuntimeError) as e:
+        list(data.create_tuple_iterator())
+    assert "Decode: device_target 'GPU' runs in the GPU stage of a dataset map only, not eagerly nor in debug " \
+           "mode" in str(e.value)

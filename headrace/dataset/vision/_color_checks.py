@@ -147,8 +147,9 @@ class _Device:
 
     def _check_device(self) -> None:
         if self.device_target == "GPU":
-            raise RuntimeError(f"{type(self).__name__}: device_target 'GPU' runs in a dataset map only (in "
-                               f"the GPU stage of its batch); call .device('CPU') to run the op eagerly.")
+            raise RuntimeError(f"{type(self).__name__}: device_target 'GPU' runs in the GPU stage of a dataset "
+                               f"map only, not eagerly nor in debug mode (ds.config.set_debug_mode); call "
+                               f".device('CPU') to run the op here.")
         if self.device_target != "CPU":
             raise RuntimeError(f"{type(self).__name__}: device_target 'Ascend' is not available in "
                                f"headrace; call .device('CPU').")
