@@ -35,18 +35,17 @@ from ray.data.datasource import Datasink
 from ray.data.extensions import ArrowVariableShapedTensorType, get_arrow_extension_tensor_types
 
 from headrace.mindrecord import FileReader, FileWriter
-from headrace.mindrecord._format.header import read_header_path
+from headrace.mindrecord._format.header import (MAX_HEADER_SIZE, MAX_PAGE_SIZE, MAX_SHARD_COUNT, MIN_HEADER_SIZE,
+                                                MIN_PAGE_SIZE, read_header_path)
 from headrace.ray._blocks import KEY_COLUMNS
 
 __all__ = ["MindRecordDatasink"]
 
 _TYPES = {pa.int32(): "int32", pa.int64(): "int64", pa.float32(): "float32", pa.float64(): "float64"}
 _DTYPES = {"int32", "int64", "float32", "float64"}
-DEFAULT_HEADER_SIZE = 1 << 20
+DEFAULT_HEADER_SIZE = 1 << 20   # (not the format's 16 MiB / 32 MiB: every part's slots are written out)
 DEFAULT_PAGE_SIZE = 1 << 22
-MIN_HEADER_SIZE, MAX_HEADER_SIZE = 1 << 14, 1 << 27
-MIN_PAGE_SIZE, MAX_PAGE_SIZE = 1 << 15, 1 << 28
-MAX_SHARDS = 1000
+MAX_SHARDS = MAX_SHARD_COUNT
 _PREFIX = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
 
 
