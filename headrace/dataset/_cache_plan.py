@@ -132,6 +132,10 @@ def cache_map(map_ds: Any, node: P.MapNode) -> P.Node:
         raise RuntimeError(f"Nested cache operations over {type(d).__name__} is not supported.")
     _check_source(d)
     for m in chain:
+        gpu = [type(op).__name__ for op in m.operations if getattr(op, "device_target", None) == "GPU"]
+        if gpu:  # their rows leave the map as work for the GPU stage (headrace/_engine/device_stage.py)
+            raise RuntimeError(f"A map with ops marked .device('GPU') ({', '.join(gpu)}) cannot be cached: the "
+                               f"GPU stage runs after the cache. Cache a map before them, or use .device('CPU').")
         for op in m.operations:
             if is_random(op):
                 raise RuntimeError(_RANDOM_UNDER_CACHE.format(op=type(op).__name__, map="map(...)"))

@@ -296,3 +296,18 @@ def test_debug_mode_refuses_gpu_ops_by_name(fake):
         list(data.create_tuple_iterator())
     assert "Decode: device_target 'GPU' runs in the GPU stage of a dataset map only, not eagerly nor in debug " \
            "mode" in str(e.value)
+
+
+def test_a_gpu_map_cannot_be_cached(fake, tmp_path, monkeypatch):
+    monkeypatch.setenv("HEADRACE_CACHE_SHM", str(tmp_path / "shm"))
+    monkeypatch.setenv("HEADRACE_CACHE_SPILL", str(tmp_path / "spill"))
+    folder = tmp_path / "images" / "c0"
+    folder.mkdir(parents=True)
+    for i, buf in enumerate(mixed(3)):
+        (folder / f"{i}.jpg").write_bytes(buf.tobytes())
+    data = ds.ImageFolderDataset(str(tmp_path / "images"), shuffle=False)
+    data = data.map([vision.Decode().device("GPU")], input_columns="image", cache=ds.DatasetCache(1))
+    with pytest.raises(RuntimeError) as e:
+        data.create_tuple_iterator()
+    assert str(e.value) == ("A map with ops marked .device('GPU') (Decode) cannot be cached: the GPU stage runs after "
+                            "the cache. Cache a map before them, or use .device('CPU').")
