@@ -50,6 +50,24 @@ def test_each_execution_reads_the_next_epochs_shuffle(local_ray, mr_set):
     assert [r["label"] for r in ours[0]] != [r["label"] for r in ours[1]]
 
 
+ORACLE_ORDER = """
+ds.config.set_seed(INPUTS[1])
+it = ds.MindDataset(INPUTS[0], columns_list=["label"]).create_dict_iterator(output_numpy=True, num_epochs=2)
+RESULT = [[int(r["label"]) for r in it] for _ in range(2)]
+"""
+
+
+@pytest.mark.compat
+def test_each_epochs_order_is_mindspores(local_ray, mr_set):
+    from tests.oracles.oracle import oracle_python, run_ms
+
+    if oracle_python() is None:
+        pytest.skip("MindSpore oracle not set up (scripts/oracle_env.sh)")
+    data = read_mindrecord(mr_set, ["label"], seed=17, rows_per_task=9)
+    ours = [[r["label"] for r in data.take_all()] for _ in range(2)]
+    assert ours == run_ms(ORACLE_ORDER, [mr_set, 17])
+
+
 @pytest.mark.parametrize("shuffle", [ds.Shuffle.FILES, ds.Shuffle.INFILE, ds.Shuffle.GLOBAL])
 def test_fixed_epoch_reads_minddatasets_order_of_that_epoch(local_ray, mr_set, shuffle):
     local = local_epochs(mr_set, 3, 5, shuffle=shuffle)
