@@ -31,6 +31,11 @@ __all__ = ["BertTokenizer", "WordpieceTokenizer"]
 
 UINT32_MAX = 2**32 - 1
 _HF_UNSAFE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+# The words of an ASCII text as BasicTokenizer splits it (no control character but the five
+# whitespace ones, see _HF_UNSAFE): runs of letters and digits, and each other visible character
+# (all ASCII punctuation) alone; whitespace separates.
+_ASCII_WORDS = re.compile(r"[0-9A-Za-z]+|[^0-9A-Za-z\s]")
+WORD_CACHE = 1 << 16  # words whose ids a BertTokenizer remembers (ascii_ids); the cache restarts when full
 
 
 PARALLELISM = "TOKENIZERS_PARALLELISM"
@@ -203,11 +208,45 @@ class BertTokenizer(TextOperation):
         self._wp = _WordPiece(vocab._built(), suffix_indicator, max_bytes_per_token, unknown_token)
         self._hf: Any = None
         self._hf_ok = (not keep_whitespace and not with_offsets and unknown_token != "" and unknown_token in self._wp.words)
+        self._ids_ok = self._hf_ok  # ascii_ids: the same texts, without HF
+        self._word_ids: dict[str, tuple[int, ...]] = {}
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_hf"] = None
+        state["_word_ids"] = {}
         return state
+
+    def ascii_ids(self, text: str) -> list[int] | None:
+        """The vocab ids of ``text``'s tokens, or None where this path does not apply (then use
+        ``__call__`` or ``tokenize_slow``): without offsets and kept whitespace, with an unknown
+        token in the vocab, for ASCII text without control characters other than whitespace (and
+        without ``[`` when unused tokens are preserved).
+
+        On such text (ASCII is its own normal form in every NormalizeForm) BasicTokenizer lowers
+        the case (``lower_case``) and splits runs of letters and digits from each punctuation
+        character; each word's WordPiece ids are computed once by this module's WordPiece and
+        remembered (up to ``WORD_CACHE`` words). The ids are those that ``Lookup`` of the same vocab
+        gives for this op's tokens. An empty list means no token (MindSpore then gives ``[""]``).
+        """
+        if not (self._ids_ok and text.isascii()) or _HF_UNSAFE.search(text) is not None \
+                or (self.preserve_unused_token and "[" in text):
+            return None
+        words = _ASCII_WORDS.findall(text.lower() if self.lower_case else text)
+        cache = self._word_ids
+        get = cache.get
+        remember = self._remember
+        return [i for w in words for i in (get(w) or remember(w))]
+
+    def _remember(self, word: str) -> tuple[int, ...]:
+        """``word``'s WordPiece ids (never empty), now in the cache."""
+        table = self._wp.words
+        ids = tuple(table[p] for p, _, _ in self._wp.pieces(word) if p is not None)
+        cache = self._word_ids
+        if len(cache) >= WORD_CACHE:
+            cache.clear()
+        cache[word] = ids
+        return ids
 
     def _fast(self) -> Any:
         if self._hf is None:
