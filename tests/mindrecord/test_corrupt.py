@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from headrace.mindrecord import FileReader
 from headrace.mindrecord._format.errors import MindRecordFormatError
-from headrace.mindrecord._format.header import read_header_path
+from headrace.mindrecord._format.header import BLOB, RAW, read_header_path
+from headrace.mindrecord._format.index import scan_shard
 
 from .conftest import copy_dataset, make_rows, write
 
@@ -175,3 +176,22 @@ def test_fuzz_mutated_index(pristine, tmp_path_factory, data):
         assert exc.file and str(exc)
         return
     assert len(rows) == len(ROWS)
+
+
+@pytest.mark.parametrize("kind", ["raw", "blob"])
+def test_scan_names_a_record_length_past_its_page(copy, kind):
+    # A damaged length prefix of row 0's raw or blob record: the scan (reindex, verify) names the
+    # record, the row and the page instead of reading past it.
+    h = read_header_path(copy)
+    page = next(p for p in h.pages if p.page_type == (RAW if kind == "raw" else BLOB))
+    start = page.row_group_ids[0][1] if kind == "raw" else 0
+    _patch(copy, h.header_size + page.page_id * h.page_size + start, struct.pack("<Q", 1 << 40))
+    fd = os.open(copy, os.O_RDONLY)
+    try:
+        with pytest.raises(MindRecordFormatError) as info:
+            scan_shard(fd, h, copy)
+    finally:
+        os.close(fd)
+    assert info.value.file == copy and info.value.row == 0
+    assert info.value.plain == (f"Invalid file, the {kind} record of row 0 ({1 << 40} bytes) runs past {kind} page "
+                                f"{page.page_id}.")

@@ -354,6 +354,17 @@ def scan_shard(fd: int, header: Header, data_path: str, want_values: Sequence[st
                                         f"truncated.", data_path)
         return data
 
+    def record_length(buf: bytes, pos: int, kind: str, row: int, page: Page) -> int:
+        """The length prefix of ``row``'s ``kind`` record at ``pos`` of ``page``, checked against the page."""
+        if pos + 8 > len(buf):
+            raise MindRecordFormatError(f"Invalid file, the {kind} record of row {row} runs past {kind} page "
+                                        f"{page.page_id}.", data_path, row)
+        length: int = _LEN.unpack_from(buf, pos)[0]
+        if length > len(buf) - pos - 8:
+            raise MindRecordFormatError(f"Invalid file, the {kind} record of row {row} ({length} bytes) runs "
+                                        f"past {kind} page {page.page_id}.", data_path, row)
+        return length
+
     blob_cache: dict[int, bytes] = {}
     for raw_page in (p for p in header.pages if p.page_type == RAW):
         raw = read_page(raw_page)
@@ -372,13 +383,7 @@ def scan_shard(fd: int, header: Header, data_path: str, want_values: Sequence[st
                 if row >= n or seen[row]:
                     raise MindRecordFormatError(f"Invalid file, row {row} appears twice or past the header's "
                                                 f"{n} rows.", data_path, row)
-                if rpos + 8 > len(raw):
-                    raise MindRecordFormatError(f"Invalid file, the raw record of row {row} runs past raw page "
-                                                f"{raw_page.page_id}.", data_path, row)
-                rlen = _LEN.unpack_from(raw, rpos)[0]
-                if rlen > len(raw) - rpos - 8:
-                    raise MindRecordFormatError(f"Invalid file, the raw record of row {row} ({rlen} bytes) runs "
-                                                f"past raw page {raw_page.page_id}.", data_path, row)
+                rlen = record_length(raw, rpos, "raw", row, raw_page)
                 if values:
                     try:
                         rec = decode_raw(memoryview(raw)[rpos + 8:rpos + 8 + rlen])
@@ -393,13 +398,7 @@ def scan_shard(fd: int, header: Header, data_path: str, want_values: Sequence[st
                             raise MindRecordFormatError(f"Invalid file, the raw record has no field '{f}' (page "
                                                         f"{raw_page.page_id}).", data_path, row)
                         values[f][row] = rec[f]
-                if bpos + 8 > len(blob):
-                    raise MindRecordFormatError(f"Invalid file, the blob record of row {row} runs past blob page "
-                                                f"{blob_page.page_id}.", data_path, row)
-                blen = _LEN.unpack_from(blob, bpos)[0]
-                if blen > len(blob) - bpos - 8:
-                    raise MindRecordFormatError(f"Invalid file, the blob record of row {row} ({blen} bytes) runs "
-                                                f"past blob page {blob_page.page_id}.", data_path, row)
+                blen = record_length(blob, bpos, "blob", row, blob_page)
                 locs[row] = (raw_page.page_id, rpos, rpos + 8 + rlen, group, blob_page.page_id, bpos, bpos + 8 + blen)
                 seen[row] = True
                 rpos += 8 + rlen
