@@ -101,7 +101,7 @@ def encode_row(row: tuple) -> tuple[list[Any], int]:
         else:
             spec.append((a.dtype.str, a.shape))
             a = a if a.flags.c_contiguous else np.ascontiguousarray(a)  # (which makes a 0-d array 1-d)
-            bodies.append(memoryview(a).cast("B") if a.ndim else a.tobytes())
+            bodies.append(memoryview(a).cast("B") if a.ndim and a.size else a.tobytes())  # (cast refuses a 0 in the shape)
     head = pickle.dumps(tuple(spec), protocol=5)
     parts: list[Any] = [len(head).to_bytes(4, "little"), head, b"\0" * _pad(4 + len(head))]
     total = 4 + len(head) + _pad(4 + len(head))

@@ -1,0 +1,329 @@
+"""The cache's write-behind (issue 42 item 3): rows go to a bounded queue that a writer thread
+empties into chunk files; every entry a reader sees is whole, whatever the timing or failure."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from headrace._engine import cache_store
+from tests.cache.conftest import chunk_files
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def row_of(i, size=512):
+    """Row ``i``: an int32 vector whose every value names the row, a label, and a pickled column."""
+    return (np.full(size + i % 7, i, np.int32), np.array(i * 3, np.int64), {"i": i})
+
+
+def assert_row(got, i, size=512):
+    assert got is not None, i
+    want = row_of(i, size)
+    assert got[0].dtype == np.int32 and got[0].shape == want[0].shape
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1].dtype == np.int64 and got[1].shape == () and int(got[1]) == i * 3
+    assert got[2] == {"i": i}
+
+
+def new_store(key="k", n=64, session=5):
+    return cache_store.CacheStore(key, n, session=session, mem_cap=1 << 30, spilling=False)
+
+
+def reader(store):
+    """A second store of the same key (another token: it never fills), as another process has."""
+    return new_store(store.key, store.num_rows, store.session)
+
+
+def no_tmp(shm):
+    return [f for f in chunk_files(shm) if f.endswith(".tmp")] == []
+
+
+def writer_threads():
+    return [t for t in threading.enumerate() if t.name == "headrace-cache-write"]
+
+
+def test_rows_from_threads_come_back_exact(cache_roots, monkeypatch):
+    monkeypatch.setattr(cache_store, "CHUNK_BYTES", 5000)  # a chunk every few rows
+    store, n = new_store(n=200), 200
+
+    def fill(part):
+        for i in range(part, n, 4):
+            store.put(i, row_of(i))
+
+    threads = [threading.Thread(target=fill, args=(p,)) for p in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    store.flush()
+    assert store.cached_rows() == n and store.queued() == (0, 0)
+    other = reader(store)
+    for i in range(n):
+        assert_row(other.get(i), i)
+    assert other.misses == 0 and no_tmp(cache_roots[0])
+
+
+def test_a_reader_racing_the_writer_sees_whole_rows_or_none(cache_roots, monkeypatch):
+    """A reader polls while the writer commits chunk after chunk: each row it sees is exact
+    (bounded: the writer's 300 rows, the reader until it has them all or 2,000 rounds)."""
+    monkeypatch.setattr(cache_store, "CHUNK_BYTES", 3000)
+    monkeypatch.setattr(cache_store, "_TICK_NS", 0)  # look at every refresh
+    n = 300
+    store = new_store(n=n)
+    seen: set[int] = set()
+    bad: list[str] = []
+
+    def read():
+        other = reader(store)
+        for _ in range(2000):
+            other.refresh()
+            for i in range(n):
+                got = other.get(i)
+                if got is None:
+                    continue
+                try:
+                    assert_row(got, i)
+                except AssertionError as e:
+                    bad.append(f"row {i}: {e}")
+                seen.add(i)
+            if len(seen) == n:
+                return
+
+    t = threading.Thread(target=read)
+    t.start()
+    for i in range(n):
+        store.put(i, row_of(i))
+    store.flush()
+    t.join(timeout=120)
+    assert not t.is_alive() and bad == [] and seen == set(range(n))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["u1", "<i2", "<f4", "<f8", "|b1"]),
+                          st.lists(st.integers(0, 5), min_size=0, max_size=3)), min_size=1, max_size=4),
+       st.integers(1, 12))
+def test_any_columns_round_trip_through_the_writer(cache_roots, columns, rows):
+    """Whatever the columns' dtypes and shapes (empty and 0-d included), rows put come back equal."""
+    key = f"h{abs(hash((tuple((d, tuple(s)) for d, s in columns), rows)))}"
+    store = new_store(key, rows)
+    rng = np.random.default_rng(rows)
+    made = []
+    for i in range(rows):
+        row = tuple((rng.integers(0, 100, s) if d != "|b1" else rng.integers(0, 2, s)).astype(d)
+                    for d, s in columns)
+        made.append(row)
+        store.put(i, row)
+    store.flush()
+    other = reader(store)
+    for i, row in enumerate(made):
+        got = other.get(i)
+        assert got is not None and len(got) == len(row)
+        for g, w in zip(got, row):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+
+
+def test_the_queue_is_bounded_in_bytes_and_rows(cache_roots, monkeypatch):
+    monkeypatch.setattr(cache_store, "WRITE_BYTES", 3 * 2100)  # three rows of 2,048 + label bytes
+    store = new_store(n=40)
+    gate = threading.Event()
+    real = store.write
+
+    def slow_write(index, row):
+        gate.wait(30)
+        real(index, row)
+
+    store.write = slow_write
+    peak = []
+
+    def fill():
+        for i in range(40):
+            store.put(i, row_of(i))
+            peak.append(store.queued())
+
+    t = threading.Thread(target=fill)
+    t.start()
+    time.sleep(0.5)
+    assert t.is_alive()  # waiting for room: the writer holds the gate
+    rows, nbytes = store.queued()
+    assert nbytes <= cache_store.WRITE_BYTES and rows <= cache_store.WRITE_QUEUE + 1
+    gate.set()
+    t.join(timeout=60)
+    assert not t.is_alive()
+    assert max(b for _, b in peak) <= cache_store.WRITE_BYTES
+    store.flush()
+    assert store.cached_rows() == 40 and store.queued() == (0, 0)
+    other = reader(store)
+    for i in range(40):
+        assert_row(other.get(i), i)
+
+
+def test_a_row_that_waits_too_long_is_not_stored(cache_roots, monkeypatch):
+    monkeypatch.setattr(cache_store, "WRITE_BYTES", 2100)
+    monkeypatch.setattr(cache_store, "WRITE_WAIT", 0.3)
+    store = new_store(n=4)
+    gate = threading.Event()
+    real = store.write
+    store.write = lambda index, row: (gate.wait(30), real(index, row))
+    store.put(0, row_of(0))
+    t0 = time.monotonic()
+    store.put(1, row_of(1))  # no room behind row 0 while the writer is held: given up
+    assert 0.25 <= time.monotonic() - t0 < 10
+    rows, nbytes = store.queued()
+    assert rows == 1 and 0 < nbytes <= 2100
+    gate.set()
+    store.flush()
+    assert store.queued() == (0, 0)
+    other = reader(store)
+    assert_row(other.get(0), 0)
+    assert other.get(1) is None
+
+
+def test_a_failed_write_keeps_the_whole_rows_before_it(cache_roots, monkeypatch):
+    """The file system fails in the middle of row 3: rows 0-2 are committed whole, row 3 is
+    absent, and the rows after it go to a new chunk."""
+    store = new_store(n=8)
+    fail_at = {"row": 3}
+    real_new = store._new_chunk
+
+    def new_chunk(need):
+        w = real_new(need)
+        if w is not None:
+            real_file = w.file
+
+            class Torn:
+                def __init__(self):
+                    self.rows = 0
+
+                def writelines(self, parts):
+                    if store._seq == 1 and self.rows == fail_at["row"]:
+                        real_file.write(bytes(parts[1])[:5])  # part of the row reaches the file
+                        raise OSError(28, "No space left on device")
+                    self.rows += 1
+                    real_file.writelines(parts)
+
+                def __getattr__(self, name):
+                    return getattr(real_file, name)
+
+            w.file = Torn()
+        return w
+
+    store._new_chunk = new_chunk
+    for i in range(8):
+        store.put(i, row_of(i))
+    store.flush()
+    other = reader(store)
+    for i in (0, 1, 2, 4, 5, 6, 7):
+        assert_row(other.get(i), i)
+    assert other.get(3) is None
+    assert no_tmp(cache_roots[0])
+    assert len([f for f in chunk_files(cache_roots[0]) if f.endswith(".chunk")]) == 2
+
+
+def test_a_value_that_does_not_encode_is_skipped(cache_roots):
+    store = new_store(n=3)
+    store.put(0, row_of(0))
+    store.put(1, (np.zeros(3, np.int32), np.int64(1), threading.Lock()))  # a lock does not pickle
+    store.put(2, row_of(2))
+    store.flush()
+    assert writer_threads()  # the thread lived on
+    other = reader(store)
+    assert_row(other.get(0), 0)
+    assert other.get(1) is None
+    assert_row(other.get(2), 2)
+
+
+def test_the_writer_thread_ends_with_its_store(cache_roots):
+    before = len(writer_threads())
+    store = new_store(n=4)
+    store.put(0, row_of(0))
+    store.flush()
+    assert len(writer_threads()) == before + 1
+    del store
+    deadline = time.monotonic() + 10
+    while len(writer_threads()) > before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(writer_threads()) == before
+
+
+# A child that fills a cache through a map with threads or processes and either reads the whole
+# epoch or stops after `stop` rows, then leaves (the store's exit path); prints the rows it read.
+CHILD = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import headrace.dataset as ds
+    from headrace._engine import cache_store
+    cache_store.CHUNK_BYTES = 6 * 4200
+    n, mode, stop = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    def grow(x):
+        return np.full(1024, x, np.int32), np.full((2, 3), x * 2, np.float64)
+    cache = ds.DatasetCache(session_id=7)
+    d = ds.NumpySlicesDataset(np.arange(n), ["x"], shuffle=False).map(
+        grow, input_columns=["x"], output_columns=["a", "b"], cache=cache, num_parallel_workers=3,
+        python_multiprocessing=(mode == "processes"))
+    got = []
+    it = d.create_tuple_iterator(output_numpy=True, num_epochs=1)
+    for a, b in it:
+        assert (a == a[0]).all() and a.shape == (1024,) and (b == a[0] * 2).all() and b.shape == (2, 3)
+        got.append(int(a[0]))
+        if len(got) == stop:
+            break
+    print(json.dumps(got), flush=True)
+""")
+
+
+def run_child(*args):
+    proc = subprocess.run([sys.executable, "-c", CHILD, *map(str, args)], capture_output=True, text=True,
+                          timeout=180, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def stored(shm, n):
+    """Row id -> (a, b) of every committed row of the one key of session 7, read by a new store."""
+    folder = shm / "s7"
+    (key,) = [p.name for p in folder.iterdir() if p.is_dir()]
+    store = cache_store.CacheStore(key, n, session=7, mem_cap=1 << 30, spilling=False)
+    store.refresh()
+    return {i: r for i in range(n) if (r := store.get(i)) is not None}
+
+
+def assert_valid(rows):
+    for i, (a, b) in rows.items():
+        assert a.dtype == np.int32 and a.shape == (1024,) and (a == i).all(), i
+        assert b.dtype == np.float64 and b.shape == (2, 3) and (b == i * 2).all(), i
+
+
+@pytest.mark.parametrize("mode", ["threads", "processes"])
+def test_fill_under_threads_and_processes_gives_exact_rows(cache_roots, mode):
+    n = 60
+    assert run_child(n, mode, -1) == list(range(n))
+    rows = stored(cache_roots[0], n)
+    assert sorted(rows) == list(range(n))
+    assert_valid(rows)
+    assert no_tmp(cache_roots[0])
+    assert run_child(n, mode, -1) == list(range(n))  # the second run reads them back
+
+
+@pytest.mark.parametrize("mode", ["threads", "processes"])
+def test_closing_during_the_fill_leaves_only_valid_entries(cache_roots, mode):
+    """A run that stops after 17 of 60 rows and exits: what it committed is whole and exact,
+    nothing half-written is left, and the next run completes the cache."""
+    n = 60
+    assert run_child(n, mode, 17) == list(range(17))
+    rows = stored(cache_roots[0], n)
+    assert set(range(17)) <= set(rows) or mode == "processes"  # workers may leave queued rows unstored
+    assert_valid(rows)
+    assert no_tmp(cache_roots[0])
+    assert run_child(n, mode, -1) == list(range(n))
+    rows = stored(cache_roots[0], n)
+    assert sorted(rows) == list(range(n))
+    assert_valid(rows)
