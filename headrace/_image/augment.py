@@ -107,42 +107,34 @@ _SIGNED = frozenset(("ShearX", "ShearY", "TranslateX", "TranslateY", "Rotate", "
                      "Color", "Contrast", "Sharpness"))
 
 
-def _rand_augment_space(bins: int, h: int, w: int) -> list[tuple[str, np.ndarray | None]]:
+def _augment_space(bins: int, shear: float, translate: tuple[float, float], rotate: float, enhance: float,
+                   posterize_levels: int) -> list[tuple[str, np.ndarray | None]]:
+    """The 14 operations RandAugment and TrivialAugmentWide draw from, each with its magnitudes over
+    ``bins`` steps from 0 to the given top (``translate``: x, y); Solarize runs from 255 down to 0."""
     return [
         ("Identity", None),
-        ("ShearX", magnitude_ramp(0.0, 0.3, bins)),
-        ("ShearY", magnitude_ramp(0.0, 0.3, bins)),
-        ("TranslateX", magnitude_ramp(0.0, 150.0 / 331.0 * w, bins)),
-        ("TranslateY", magnitude_ramp(0.0, 150.0 / 331.0 * h, bins)),
-        ("Rotate", magnitude_ramp(0.0, 30.0, bins)),
-        ("Brightness", magnitude_ramp(0.0, 0.9, bins)),
-        ("Color", magnitude_ramp(0.0, 0.9, bins)),
-        ("Contrast", magnitude_ramp(0.0, 0.9, bins)),
-        ("Sharpness", magnitude_ramp(0.0, 0.9, bins)),
-        ("Posterize", _posterize_bits(bins, 4)),
+        ("ShearX", magnitude_ramp(0.0, shear, bins)),
+        ("ShearY", magnitude_ramp(0.0, shear, bins)),
+        ("TranslateX", magnitude_ramp(0.0, translate[0], bins)),
+        ("TranslateY", magnitude_ramp(0.0, translate[1], bins)),
+        ("Rotate", magnitude_ramp(0.0, rotate, bins)),
+        ("Brightness", magnitude_ramp(0.0, enhance, bins)),
+        ("Color", magnitude_ramp(0.0, enhance, bins)),
+        ("Contrast", magnitude_ramp(0.0, enhance, bins)),
+        ("Sharpness", magnitude_ramp(0.0, enhance, bins)),
+        ("Posterize", _posterize_bits(bins, posterize_levels)),
         ("Solarize", magnitude_ramp(255.0, 0.0, bins)),
         ("AutoContrast", None),
         ("Equalize", None),
     ]
+
+
+def _rand_augment_space(bins: int, h: int, w: int) -> list[tuple[str, np.ndarray | None]]:
+    return _augment_space(bins, 0.3, (150.0 / 331.0 * w, 150.0 / 331.0 * h), 30.0, 0.9, 4)
 
 
 def _trivial_augment_space(bins: int) -> list[tuple[str, np.ndarray | None]]:
-    return [
-        ("Identity", None),
-        ("ShearX", magnitude_ramp(0.0, 0.99, bins)),
-        ("ShearY", magnitude_ramp(0.0, 0.99, bins)),
-        ("TranslateX", magnitude_ramp(0.0, 32.0, bins)),
-        ("TranslateY", magnitude_ramp(0.0, 32.0, bins)),
-        ("Rotate", magnitude_ramp(0.0, 135.0, bins)),
-        ("Brightness", magnitude_ramp(0.0, 0.99, bins)),
-        ("Color", magnitude_ramp(0.0, 0.99, bins)),
-        ("Contrast", magnitude_ramp(0.0, 0.99, bins)),
-        ("Sharpness", magnitude_ramp(0.0, 0.99, bins)),
-        ("Posterize", _posterize_bits(bins, 6)),
-        ("Solarize", magnitude_ramp(255.0, 0.0, bins)),
-        ("AutoContrast", None),
-        ("Equalize", None),
-    ]
+    return _augment_space(bins, 0.99, (32.0, 32.0), 135.0, 0.99, 6)
 
 
 def _signed(name: str, magnitude: float, rng: np.random.Generator) -> float:

@@ -283,3 +283,31 @@ def test_random_select_subpolicy_checks(make, exc, msg):
     with pytest.raises(exc) as info:
         make()
     assert str(info.value) == msg
+
+
+@pytest.mark.parametrize("space, tops", [
+    # RandAugment on a 331 x 662 image: translation 150/331 of each side, shear 0.3, rotation 30,
+    # enhancements 0.9, posterize down to 4 bits
+    (lambda: A._rand_augment_space(5, 331, 662), {"ShearX": 0.3, "ShearY": 0.3, "TranslateX": 300.0, "TranslateY": 150.0,
+                                                   "Rotate": 30.0, "Brightness": 0.9, "Color": 0.9, "Contrast": 0.9,
+                                                   "Sharpness": 0.9, "Posterize": [8, 7, 6, 5, 4]}),
+    # TrivialAugmentWide: shear and enhancements 0.99, translation 32 pixels, rotation 135, 2 bits
+    (lambda: A._trivial_augment_space(5), {"ShearX": 0.99, "ShearY": 0.99, "TranslateX": 32.0, "TranslateY": 32.0,
+                                           "Rotate": 135.0, "Brightness": 0.99, "Color": 0.99, "Contrast": 0.99,
+                                           "Sharpness": 0.99, "Posterize": [8, 6, 5, 4, 2]}),
+])
+def test_augment_spaces_pin_their_magnitudes(space, tops):
+    got = space()
+    assert [name for name, _ in got] == ["Identity", "ShearX", "ShearY", "TranslateX", "TranslateY", "Rotate",
+                                         "Brightness", "Color", "Contrast", "Sharpness", "Posterize", "Solarize",
+                                         "AutoContrast", "Equalize"]
+    for name, mags in got:
+        if name in ("Identity", "AutoContrast", "Equalize"):
+            assert mags is None
+        elif name == "Solarize":
+            assert mags.tolist() == [255.0, 191.25, 127.5, 63.75, 0.0]
+        elif name == "Posterize":
+            assert mags.dtype == np.float32 and mags.tolist() == tops[name]
+        else:
+            assert mags.dtype == np.float32 and mags.tolist() == A.magnitude_ramp(0.0, tops[name], 5).tolist(), name
+            assert mags[-1] == np.float32(tops[name]), name
