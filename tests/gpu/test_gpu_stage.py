@@ -51,6 +51,7 @@ def read(images, ops, batch=8, **map_kw):
 
 MODES = [pytest.param(dict(num_parallel_workers=1), id="1-worker"),
          pytest.param(dict(num_parallel_workers=2), id="2-threads"),
+         pytest.param(dict(num_parallel_workers=1, python_multiprocessing=True), id="1-process"),
          pytest.param(dict(num_parallel_workers=2, python_multiprocessing=True), id="2-processes")]
 
 
@@ -263,11 +264,19 @@ def test_gpu_ops_inside_a_compose_are_split_too(fake):
 
 def test_ray_map_ops_refuse_gpu_ops():
     pytest.importorskip("ray")
-    from headrace.ray._map import HeadraceMap
-    with pytest.raises(ValueError) as e:
-        HeadraceMap(rrc_chain("GPU"), ["image"], ["image"], seed=1, op_id=0, seed_globals=False)
-    assert str(e.value) == ("map_ops: Decode, RandomResizedCrop, RandomHorizontalFlip marked .device('GPU') run in "
-                            "a headrace pipeline only; call .device('CPU') on them in map_ops.")
+    import subprocess
+    import sys
+    # in a process of its own: importing ray starts threads, which would taint this process's fork server
+    code = ("import headrace.dataset.vision as v\n"
+            "from headrace.ray._map import HeadraceMap\n"
+            "try:\n"
+            "    HeadraceMap([v.Decode().device('GPU'), v.RandomResizedCrop(8).device('GPU')], ['image'], ['image'],\n"
+            "                seed=1, op_id=0, seed_globals=False)\n"
+            "except ValueError as e:\n"
+            "    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip() == ("map_ops: Decode, RandomResizedCrop marked .device('GPU') run in a headrace "
+                                  "pipeline only; call .device('CPU') on them in map_ops."), out.stderr[-2000:]
 
 
 @settings(max_examples=12, deadline=None)
@@ -311,3 +320,26 @@ def test_a_gpu_map_cannot_be_cached(fake, tmp_path, monkeypatch):
         data.create_tuple_iterator()
     assert str(e.value) == ("A map with ops marked .device('GPU') (Decode) cannot be cached: the GPU stage runs after "
                             "the cache. Cache a map before them, or use .device('CPU').")
+
+
+def test_gpu_ops_take_one_column(fake):
+    images = mixed(2)
+    data = ds.GeneratorDataset(lambda: ((x, x) for x in images), ["a", "b"], shuffle=False)
+    data = data.map([vision.Decode().device("GPU")], input_columns=["a", "b"])
+    with pytest.raises(PipelineError) as e:
+        list(data.create_tuple_iterator())
+    assert ("map operation: [Decode] failed at columns: ['a', 'b'], sample index: 0. the GPU ops take one image, "
+            "but the map gives them 2 inputs.") in str(e.value)
+
+
+def test_shapes_types_and_other_columns_pass_through(fake):
+    images = mixed(10)
+    data = ds.GeneratorDataset(lambda: ((x, np.int32(i)) for i, x in enumerate(images)), ["image", "label"],
+                               shuffle=False)
+    data = data.map([vision.Decode().device("GPU"), vision.RandomResizedCrop(16).device("GPU"), vision.HWC2CHW()],
+                    input_columns="image", num_parallel_workers=2, python_multiprocessing=True).batch(4)
+    assert data.output_shapes() == [[4, 3, 16, 16], [4]]
+    assert data.output_types() == [np.uint8, np.int32] and data.get_dataset_size() == 3
+    rows = list(data.create_dict_iterator(num_epochs=1, output_numpy=True))
+    assert [r["image"].shape for r in rows] == [(4, 3, 16, 16), (4, 3, 16, 16), (2, 3, 16, 16)]
+    assert [r["label"].tolist() for r in rows] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
