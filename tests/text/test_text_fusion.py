@@ -122,10 +122,13 @@ def test_word_cache_is_bounded_and_not_pickled(monkeypatch):
     vocab = text.Vocab.from_list(WORDS)
     bert = text.BertTokenizer(vocab, lower_case=True)
     monkeypatch.setattr(_wordpiece, "WORD_CACHE", 3)
-    assert bert.ascii_ids("the movie playing unaffable") == [3, 4, 5, 6, 9, 10, 11]
-    assert len(bert._word_ids) <= 3
-    assert bert.ascii_ids("the movie playing unaffable") == [3, 4, 5, 6, 9, 10, 11]
-    assert pickle.loads(pickle.dumps(bert))._word_ids == {}
+    assert bert.ascii_ids("The movie playing unaffable.") == [3, 4, 5, 6, 9, 10, 11, 21]
+    assert dict(bert._part_ids) == {"unaffable.": (9, 10, 11, 21)}  # full at the fourth part: started again
+    assert bert.ascii_ids("The movie playing unaffable.") == [3, 4, 5, 6, 9, 10, 11, 21]
+    assert bert.ascii_ids("(the)movie,,a-b") == [25, 3, 26, 4, 20, 20, 12, 24, 15]
+    assert len(bert._part_ids) == 3
+    copy = pickle.loads(pickle.dumps(bert))
+    assert len(copy._part_ids) == 0 and copy.ascii_ids("the movie") == [3, 4]
     # texts the path leaves to the ops
     assert bert.ascii_ids("naïve") is None and bert.ascii_ids("a\x01b") is None and bert.ascii_ids("[CLS]") is None
     assert bert.ascii_ids("") == [] and bert.ascii_ids(" \t\r\n") == []

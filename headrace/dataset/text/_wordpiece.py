@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -30,12 +31,36 @@ from headrace.dataset.text._vocab import Vocab
 __all__ = ["BertTokenizer", "WordpieceTokenizer"]
 
 UINT32_MAX = 2**32 - 1
+_chain = chain.from_iterable
 _HF_UNSAFE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 # The words of an ASCII text as BasicTokenizer splits it (no control character but the five
 # whitespace ones, see _HF_UNSAFE): runs of letters and digits, and each other visible character
 # (all ASCII punctuation) alone; whitespace separates.
 _ASCII_WORDS = re.compile(r"[0-9A-Za-z]+|[^0-9A-Za-z\s]")
-WORD_CACHE = 1 << 16  # words whose ids a BertTokenizer remembers (ascii_ids); the cache restarts when full
+# Whitespace-separated parts ("movie," "(the") whose ids a BertTokenizer remembers (ascii_ids);
+# the cache starts again when full. An entry takes ~150 bytes: at most ~20 MB per tokenizer.
+WORD_CACHE = 1 << 17
+
+
+class _PartIds(dict[str, tuple[int, ...]]):
+    """Whitespace-separated part of an ASCII text -> the ids of its tokens; a missing part is
+    split and WordPiece'd (this module's MindSpore algorithm) once, then remembered."""
+
+    def __init__(self, wp: _WordPiece) -> None:
+        super().__init__()
+        self.wp = wp
+
+    def __missing__(self, part: str) -> tuple[int, ...]:
+        wp = self.wp
+        table = wp.words
+        ids = tuple(table[p] for w in _ASCII_WORDS.findall(part) for p, _, _ in wp.pieces(w) if p is not None)
+        if len(self) >= WORD_CACHE:
+            self.clear()
+        self[part] = ids
+        return ids
+
+    def __reduce__(self) -> Any:
+        return _PartIds, (self.wp,)  # travels empty
 
 
 PARALLELISM = "TOKENIZERS_PARALLELISM"
@@ -209,12 +234,11 @@ class BertTokenizer(TextOperation):
         self._hf: Any = None
         self._hf_ok = (not keep_whitespace and not with_offsets and unknown_token != "" and unknown_token in self._wp.words)
         self._ids_ok = self._hf_ok  # ascii_ids: the same texts, without HF
-        self._word_ids: dict[str, tuple[int, ...]] = {}
+        self._part_ids = _PartIds(self._wp)
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_hf"] = None
-        state["_word_ids"] = {}
         return state
 
     def ascii_ids(self, text: str) -> list[int] | None:
@@ -225,28 +249,17 @@ class BertTokenizer(TextOperation):
 
         On such text (ASCII is its own normal form in every NormalizeForm) BasicTokenizer lowers
         the case (``lower_case``) and splits runs of letters and digits from each punctuation
-        character; each word's WordPiece ids are computed once by this module's WordPiece and
-        remembered (up to ``WORD_CACHE`` words). The ids are those that ``Lookup`` of the same vocab
-        gives for this op's tokens. An empty list means no token (MindSpore then gives ``[""]``).
+        character, and whitespace separates them; so the ids of each whitespace-separated part are
+        computed once (this module's WordPiece) and remembered (up to ``WORD_CACHE`` parts), and a
+        text is one ``split`` and one pass over that cache. The ids are those that ``Lookup`` of the
+        same vocab gives for this op's tokens. An empty list means no token (MindSpore then gives
+        ``[""]``).
         """
         if not (self._ids_ok and text.isascii()) or _HF_UNSAFE.search(text) is not None \
                 or (self.preserve_unused_token and "[" in text):
             return None
-        words = _ASCII_WORDS.findall(text.lower() if self.lower_case else text)
-        cache = self._word_ids
-        get = cache.get
-        remember = self._remember
-        return [i for w in words for i in (get(w) or remember(w))]
-
-    def _remember(self, word: str) -> tuple[int, ...]:
-        """``word``'s WordPiece ids (never empty), now in the cache."""
-        table = self._wp.words
-        ids = tuple(table[p] for p, _, _ in self._wp.pieces(word) if p is not None)
-        cache = self._word_ids
-        if len(cache) >= WORD_CACHE:
-            cache.clear()
-        cache[word] = ids
-        return ids
+        parts = (text.lower() if self.lower_case else text).split()
+        return list(_chain(map(self._part_ids.__getitem__, parts)))
 
     def _fast(self) -> Any:
         if self._hf is None:
