@@ -6,7 +6,7 @@ import pytest
 
 from tests.oracles.oracle import run_ms
 from tests.oracles.snippets import assert_same, oracle_program, run_local
-from tests.vision.compat_harness import compare, headrace_env, oracle_results, run_headrace
+from tests.vision.compat_harness import case_tests
 from tests.vision.imagegen import encode, photo
 
 _rgb = photo(12, 16, 5)
@@ -73,20 +73,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def oracle():
-    return oracle_results(CASES, INPUTS)
-
-
-@pytest.fixture(scope="module")
-def env():
-    return headrace_env(INPUTS)
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_case(case, oracle, env):
-    expected = oracle[CASES.index(case)]
-    compare(expected, run_headrace(case[0], env), case[1])
+oracle, env, test_case = case_tests(CASES, INPUTS, id_width=None)
 
 
 # ------------------------------------------------------------------------------------- Decode

@@ -6,9 +6,7 @@ MindSpore refuses them), and Slice with a None bound or step (MindSpore rejects 
 """
 from __future__ import annotations
 
-import pytest
-
-from tests.vision.compat_harness import compare, headrace_env, oracle_results, run_headrace
+from tests.vision.compat_harness import case_tests
 
 E = "exact"
 INPUTS = {}
@@ -288,16 +286,4 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def oracle():
-    return oracle_results(CASES, INPUTS)
-
-
-@pytest.fixture(scope="module")
-def env():
-    return headrace_env(INPUTS)
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c[0][:90] for c in CASES])
-def test_case(case, oracle, env):
-    compare(oracle[CASES.index(case)], run_headrace(case[0], env), case[1])
+oracle, env, test_case = case_tests(CASES, INPUTS)

@@ -10,10 +10,9 @@ import io
 
 import cv2
 import numpy as np
-import pytest
 from PIL import Image
 
-from tests.vision.compat_harness import compare, headrace_env, oracle_results, run_headrace
+from tests.vision.compat_harness import case_tests
 from tests.vision.imagegen import encode, photo
 
 _rgb = photo(75, 100, 1)
@@ -278,20 +277,7 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def oracle():
-    return oracle_results(CASES, INPUTS)
-
-
-@pytest.fixture(scope="module")
-def env():
-    return headrace_env(INPUTS)
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c[0][:90] for c in CASES])
-def test_case(case, oracle, env):
-    expected = oracle[CASES.index(case)]
-    compare(expected, run_headrace(case[0], env), case[1])
+oracle, env, test_case = case_tests(CASES, INPUTS)
 
 
 def test_decode_rgba_png_matches_opencv_not_pillow_alpha():

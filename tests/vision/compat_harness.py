@@ -10,6 +10,7 @@ Exceptions from MindSpore's C++ layer are compared on their "[ERROR]" line.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests.oracles.oracle import run_ms
 
@@ -40,6 +41,25 @@ RESULT = [_run(e) for e in INPUTS["exprs"]]
 
 def oracle_results(cases, inputs):
     return run_ms(ORACLE_PRELUDE, {"inputs": inputs, "exprs": [c[0] for c in cases]})
+
+
+def case_tests(cases, inputs, id_width=90):
+    """The module-scoped ``oracle`` and ``env`` fixtures and the parametrized ``test_case`` of a
+    list of cases, for a test module to bind: ``oracle, env, test_case = case_tests(CASES, INPUTS)``.
+    One oracle run computes every case; each case's id is its expression's first ``id_width`` characters."""
+    @pytest.fixture(scope="module")
+    def oracle():
+        return oracle_results(cases, inputs)
+
+    @pytest.fixture(scope="module")
+    def env():
+        return headrace_env(inputs)
+
+    @pytest.mark.parametrize("case", cases, ids=[c[0][:id_width] for c in cases])
+    def test_case(case, oracle, env):
+        compare(oracle[cases.index(case)], run_headrace(case[0], env), case[1])
+
+    return oracle, env, test_case
 
 
 def headrace_env(inputs):
