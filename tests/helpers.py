@@ -238,6 +238,28 @@ def assert_resume_equivalence(dataset, num_epochs=2, stride=1):
     return full
 
 
+
+def assert_loader_resumes_after_every_batch(loader, make_loader, epochs=2):
+    """Reads ``epochs`` epochs of a framework loader (``headrace.torch`` / ``headrace.jax``),
+    saving its ``state_dict`` (through JSON) before the first batch and after every batch; then
+    each state loaded into a fresh ``make_loader()`` gives the rest of the batches (first column).
+    Returns (the batches, [(batches before it, state)])."""
+    full, states = [], []
+    for _ in range(epochs):
+        states.append((len(full), json.loads(json.dumps(loader.state_dict()))))
+        for b in loader:
+            full.append(b[0].tolist())
+            states.append((len(full), json.loads(json.dumps(loader.state_dict()))))
+    for pos, state in states:
+        other = make_loader()
+        other.load_state_dict(state)
+        rest = []
+        while len(rest) < len(full) - pos:
+            rest.extend(b[0].tolist() for b in other)
+        assert rest == full[pos:], pos
+        other.close()
+    return full, states
+
 EXECUTION_MODES = [
     pytest.param(dict(num_parallel_workers=1), id="serial"),
     pytest.param(dict(num_parallel_workers=2), id="threads2"),

@@ -14,7 +14,8 @@ torch = pytest.importorskip("torch")
 
 import headrace.dataset as ds
 from headrace.torch import CopyWarning, Loader, to_tensor
-from tests.helpers import (assert_fails_at_the_fourth_batch, assert_held_batches_keep_their_values, assert_reads_ahead,
+from tests.helpers import (assert_fails_at_the_fourth_batch, assert_held_batches_keep_their_values,
+                           assert_loader_resumes_after_every_batch, assert_reads_ahead,
                            force_torch_device_thread, noted_rows, patterned_batches, rows, thread_spy, wait_for)
 
 
@@ -188,21 +189,8 @@ def test_state_dict_resumes_after_every_delivered_batch(buffered, path):
         data = data.shuffle(4)  # a stream op with a state of its own
     data = data.batch(3)
     loader = Loader(data, queue_depth=3)
-    full, states = [], []
-    for _ in range(2):
-        states.append((len(full), json.loads(json.dumps(loader.state_dict()))))
-        for b in loader:
-            full.append(b[0].tolist())
-            states.append((len(full), json.loads(json.dumps(loader.state_dict()))))
+    full, _ = assert_loader_resumes_after_every_batch(loader, lambda: Loader(data))
     assert full == [r[0] for r in rows(data, num_epochs=2)]
-    for pos, state in states:
-        other = Loader(data)
-        other.load_state_dict(state)
-        rest = []
-        while len(rest) < len(full) - pos:
-            rest.extend(b[0].tolist() for b in other)
-        assert rest == full[pos:], pos
-        other.close()
     loader.close()
 
 
