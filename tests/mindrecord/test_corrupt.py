@@ -1,6 +1,5 @@
 """Damaged input: a clear MindRecordFormatError naming file and row; never a crash, hang or wrong bytes."""
 import os
-import shutil
 import sqlite3
 import struct
 
@@ -128,10 +127,7 @@ def _regions(path):
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_fuzz_mutated_files(pristine, tmp_path_factory, data):
-    d = tmp_path_factory.mktemp("fuzz")
-    path = str(d / "c.mr")
-    shutil.copy(pristine / "c.mr", path)
-    shutil.copy(pristine / "c.mr.db", path + ".db")
+    path = copy_dataset(pristine, tmp_path_factory.mktemp("fuzz"), "c.mr")
     regions = _regions(path)
     size = os.path.getsize(path)
     mutations = data.draw(st.lists(st.tuples(st.integers(0, len(regions) - 1), st.integers(0, 2**16),
@@ -162,10 +158,7 @@ def test_fuzz_mutated_files(pristine, tmp_path_factory, data):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_fuzz_mutated_index(pristine, tmp_path_factory, data):
-    d = tmp_path_factory.mktemp("fuzzdb")
-    path = str(d / "c.mr")
-    shutil.copy(pristine / "c.mr", path)
-    shutil.copy(pristine / "c.mr.db", path + ".db")
+    path = copy_dataset(pristine, tmp_path_factory.mktemp("fuzzdb"), "c.mr")
     size = os.path.getsize(path + ".db")
     for at, patch in data.draw(st.lists(st.tuples(st.integers(0, size - 1), st.binary(min_size=1, max_size=8)),
                                         min_size=1, max_size=4)):
