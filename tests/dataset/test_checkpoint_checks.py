@@ -128,6 +128,15 @@ def shuffled():
     return src().shuffle(8).batch(10)
 
 
+def uninterrupted_rest(state):
+    """The rows of the uninterrupted 2-epoch run of ``shuffled()`` (seed 5) from ``state``'s epoch and step."""
+    ds.config.set_seed(5)
+    full = shuffled().create_tuple_iterator(num_epochs=2, output_numpy=True)
+    epochs = [[[plain(v) for v in r] for r in full] for _ in range(2)]
+    full.stop()
+    return epochs[state["epoch"]][state["step"]:]
+
+
 def good_state():
     ds.config.set_seed(5)
     return state_after(shuffled(), 2)
@@ -280,10 +289,7 @@ def test_any_corruption_is_refused_cleanly_or_restores_exactly(mutation):
         return
     got = [[plain(v) for v in r] for r in it]
     it.stop()
-    ds.config.set_seed(5)
-    full = shuffled().create_tuple_iterator(num_epochs=2, output_numpy=True)
-    epochs = [[[plain(v) for v in r] for r in full] for _ in range(2)]
-    assert got == epochs[state["epoch"]][state["step"]:]
+    assert got == uninterrupted_rest(state)
 
 
 def test_sampler_parameters_are_part_of_the_fingerprint():
@@ -390,10 +396,7 @@ def test_a_version_1_state_is_read(steps):
     it.set_state(_as_v1(state, 2))
     got = [[plain(v) for v in r] for r in it]
     it.stop()
-    ds.config.set_seed(5)
-    full = shuffled().create_tuple_iterator(num_epochs=2, output_numpy=True)
-    epochs = [[[plain(v) for v in r] for r in full] for _ in range(2)]
-    assert got == epochs[state["epoch"]][state["step"]:]
+    assert got == uninterrupted_rest(state)
     assert (state["epoch"], state["step"]) == divmod(steps, 10)
 
 
