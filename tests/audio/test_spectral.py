@@ -306,8 +306,10 @@ def test_priority_values_pinned():
     ("LFCC(n_filter=1.1)", TypeError,
      "Argument n_filter with value 1.1 is not of type [<class 'int'>], but got <class 'float'>."),
     ("MelScale(f_min=10.0, f_max=5.0)", ValueError, "MelScale: f_max should be greater than f_min."),
-    ("GriffinLim(momentum=1.0)", ValueError,
-     "GriffinLim: momentum equal to or greater than 1 can be unstable, but got: 1.0"),
+    ("PitchShift(16000, 2, 's')", TypeError,
+     "Argument bins_per_octave  with value s is not of type [<class 'int'>], but got <class 'str'>."),
+    ("PitchShift(16000, 2, 0)", ValueError,
+     "Input bins_per_octave is not within the required interval of [-2147483648, 0) and (0, 2147483647]."),
     ("Resample(rolloff=1)", TypeError,
      "Argument rolloff with value 1 is not of type [<class 'float'>], but got <class 'int'>."),
     ("ComputeDeltas(2)", ValueError, "Input win_length is not within the required interval of [3, 2147483647]."),
@@ -326,6 +328,21 @@ def test_argument_checks(expr, error, message):
     with pytest.raises(error) as info:
         eval("audio." + expr)
     assert str(info.value) == message
+
+
+def test_refused_at_run_time():
+    # MindSpore refuses momentum >= 1 when a pipeline is built (a RuntimeError): here when the op is
+    with pytest.raises(RuntimeError, match=r"^GriffinLim: momentum equal to or greater than 1 can be unstable, "
+                                           r"but got: 1\.000000$"):
+        audio.GriffinLim(n_fft=8, momentum=1)
+    with pytest.raises(RuntimeError, match=r"^PhaseVocoder: invalid parameter, 'phase_advance' should be in shape "
+                                           r"of <freq, 1>\.$"):
+        audio.PhaseVocoder(1.2, np.zeros(4, np.float32))(np.ones((4, 3, 2), np.float32))
+    data = ds.NumpySlicesDataset(np.ones((1, 200, 3), np.float32), ["a"], shuffle=False).map(
+        audio.GriffinLim(), input_columns="a")
+    with pytest.raises(RuntimeError, match=r"map operation: \[GriffinLim\] failed\. GriffinLim: the frequency of "
+                                           r"the input should equal to n_fft / 2 \+ 1"):
+        list(data.create_tuple_iterator(num_epochs=1))
 
 
 def _pipeline(op, mode, rows):

@@ -18,7 +18,8 @@ from headrace._audio import resample as rsk
 from headrace._audio import spectral as sk
 from headrace._util.checks import INT32_MAX, check_range
 from headrace._util.rng import sample_rng
-from headrace.dataset.audio._base import AudioTensorOperation, op_error
+from headrace._util.errors import kernel_error
+from headrace.dataset.audio._base import AudioTensorOperation
 from headrace.dataset.audio.utils import (BorderType, MelType, NormMode, NormType, ResampleMethod, ScaleType,
                                           WindowType)
 from headrace.dataset.transforms._base import returns_contiguous
@@ -32,6 +33,12 @@ __all__ = ["AmplitudeToDB", "Angle", "ComplexNorm", "ComputeDeltas", "DBToAmplit
            "SlidingWindowCmn", "SpectralCentroid", "Spectrogram", "TimeMasking", "TimeStretch"]
 
 _FREQ_TIME = "<..., freq, time>"
+
+
+def op_error(op: str, detail: str) -> RuntimeError:
+    """``RuntimeError("<op>: <detail>")`` for an input an op refuses; a map reports it as MindSpore
+    reports its C++ ops' failures ("map operation: [Op] failed. <op>: <detail>")."""
+    return kernel_error(f"{op}: {detail}")
 _COMPLEX = "<..., complex=2>"
 
 
@@ -107,7 +114,7 @@ class _OwnRankError(AudioTensorOperation):
     @returns_contiguous  # AudioTensorOperation.__call__ makes the array contiguous
     def __call__(self, *args: Any) -> Any:
         if len(args) == 1 and isinstance(args[0], np.ndarray) and args[0].ndim == 0:
-            raise RuntimeError(self._rank_error)
+            raise kernel_error(self._rank_error)
         return AudioTensorOperation.__call__(self, *args)
 
 
@@ -310,8 +317,10 @@ class MFCC(AudioTensorOperation):
         if melkwargs is not None:
             type_check(melkwargs, (dict,), "melkwargs")
             kw.update(melkwargs)
-        kw.setdefault("win_length", kw["n_fft"])
-        kw.setdefault("hop_length", kw["win_length"] // 2)
+        if "win_length" not in kw:
+            kw["win_length"] = kw["n_fft"]
+        if "hop_length" not in kw:
+            kw["hop_length"] = kw["win_length"] // 2 if isinstance(kw["win_length"], int) else None
         _pos_int(kw["n_fft"], "n_fft")
         _pos_int(kw["n_mels"], "n_mels")
         _mel_freqs(kw["f_min"], kw["f_max"], sample_rate)
@@ -332,14 +341,18 @@ class MFCC(AudioTensorOperation):
         self.sample_rate, self.n_mfcc, self.dct_type, self.norm, self.log_mels = (
             sample_rate, n_mfcc, dct_type, norm, log_mels)
         self.melkwargs = kw
-        self._mel = MelSpectrogram(sample_rate=sample_rate, **{k: (float(v) if k == "f_min" else v)
-                                                                for k, v in kw.items()})
-        self._mel_op = "MFCC"
+        self._mel: MelSpectrogram | None = None  # built on first use (MindSpore checks the rest at run time)
         self._dct = melk.create_dct(n_mfcc, kw["n_mels"], norm == NormMode.ORTHO)
         self._power_scale = kw["power"] == 2.0
 
     def _run(self, x: np.ndarray) -> np.ndarray:
         x = _signal(x, "MFCC").astype(np.float32, copy=False)
+        if self._mel is None:
+            try:
+                self._mel = MelSpectrogram(sample_rate=self.sample_rate,
+                                           **{k: (float(v) if k == "f_min" else v) for k, v in self.melkwargs.items()})
+            except ValueError as e:
+                raise op_error("MFCC", str(e)) from None
         mel = self._mel._run(x)
         if self.log_mels:
             mel = np.log(mel + mel.dtype.type(1e-6))
@@ -1010,9 +1023,9 @@ class GriffinLim(AudioTensorOperation):
         if length is not None:
             _nonneg_int(length, "length")
         type_check(rand_init, (bool,), "rand_init")
-        if momentum >= 1:
-            raise ValueError("GriffinLim: momentum equal to or greater than 1 can be unstable, but got: "
-                             f"{momentum}")
+        if momentum >= 1:  # MindSpore refuses it when the pipeline is built: a RuntimeError, in its words
+            raise RuntimeError(f"GriffinLim: momentum equal to or greater than 1 can be unstable, but got: "
+                               f"{momentum:.6f}")
         self.n_fft, self.n_iter = n_fft, n_iter
         self.win_length = win_length if win_length else n_fft
         self.hop_length = hop_length if hop_length else self.win_length // 2
@@ -1063,15 +1076,18 @@ class PhaseVocoder(AudioTensorOperation):
 
     def _run(self, x: np.ndarray) -> np.ndarray:
         x = _complex_spec(x, "PhaseVocoder")
+        if self.phase_advance.ndim != 2 or self.phase_advance.shape[1] != 1:
+            raise op_error("PhaseVocoder", "invalid parameter, 'phase_advance' should be in shape of <freq, 1>.")
+        if self.phase_advance.shape[0] != x.shape[-3]:
+            raise op_error("PhaseVocoder", "invalid parameter, 'first dimension of 'phase_advance'' should be equal "
+                                           "to 'freq dimension length of input tensor', but got: first dimension of "
+                                           f"'phase_advance' {self.phase_advance.shape[0]} while freq dimension "
+                                           f"length of input tensor {x.shape[-3]}.")
         if self.phase_advance.dtype != x.dtype:
             raise op_error("PhaseVocoder", "invalid parameter, data type of phase_advance should be equal to data "
                                            "type of input tensor, but got: data type of phase_advance "
                                            f"{type_name(self.phase_advance.dtype)} while data type of input tensor "
                                            f"{type_name(x.dtype)}.")
-        if self.phase_advance.shape[0] != x.shape[-3]:
-            raise op_error("PhaseVocoder", f"the first dimension of phase_advance should be equal to the freq "
-                                           f"dimension of input, but got {self.phase_advance.shape[0]} and "
-                                           f"{x.shape[-3]}.")
         out = sk.phase_vocoder(sk.as_complex(x), float(self.rate), self.phase_advance.astype(np.float64))
         return sk.as_pairs(out, x.dtype)
 
@@ -1172,10 +1188,10 @@ class PitchShift(AudioTensorOperation):
         _nonneg_int(sample_rate, "sample_rate")
         type_check(n_steps, (int,), "n_steps")
         check_range(n_steps, (-2**31, INT32_MAX), "n_steps")
-        type_check(bins_per_octave, (int,), "bins_per_octave")
-        if bins_per_octave == 0:
-            raise ValueError("Input bins_per_octave can not be 0.")
-        check_range(bins_per_octave, (-2**31, INT32_MAX), "bins_per_octave")
+        type_check(bins_per_octave, (int,), "bins_per_octave ")  # (sic: MindSpore's name has a trailing space)
+        if bins_per_octave == 0 or not -2**31 <= bins_per_octave <= INT32_MAX:
+            raise ValueError("Input bins_per_octave is not within the required interval of [-2147483648, 0) and "
+                             "(0, 2147483647].")
         _pos_int(n_fft, "n_fft")
         type_check(window, (WindowType,), "window")
         if win_length is not None:
