@@ -35,6 +35,8 @@ frameworks=jax
   || echo "test.sh: torch 2.13.0 is not installable here: tests/torch skip" >&2
 "${pip[@]}" orbax-checkpoint && frameworks="$frameworks,orbax.checkpoint" \
   || echo "test.sh: orbax-checkpoint is not installable here: the Orbax handler's tests skip" >&2
+"${pip[@]}" -e ".[ray]" && frameworks="$frameworks,ray" \
+  || echo "test.sh: ray is not installable here: tests/ray skip" >&2
 export HEADRACE_REQUIRE_FRAMEWORKS="$frameworks"
 "$py" -m ruff check headrace benchmarks tests   # rules in pyproject.toml [tool.ruff]
 "$py" -m mypy                                  # strict on the typed layers, see [tool.mypy]

@@ -82,7 +82,8 @@ def test_the_test_command_pins_the_suites_own_environment():
     # every runtime and test dependency the suite installs is pinned exactly
     for name in ("numpy", "cloudpickle", "opencv-python-headless", "pillow", "simplejpeg", "msgpack", "tqdm",
                  "cryptography", "pytest", "hypothesis", "pytest-timeout", "ruff", "mypy", "jax", "torch",
-                 "tokenizers", "sentencepiece", "regex", "orbax-checkpoint"):
+                 "tokenizers", "sentencepiece", "regex", "orbax-checkpoint", "scipy", "soundfile", "ray", "mkdocs",
+                 "build"):
         assert name in pins, name
     assert pins["torch"].startswith("2.13.0")
 
