@@ -14,38 +14,41 @@ from typing import Sequence
 __all__ = ["main"]
 
 
+def _dataset_command(sub: argparse._SubParsersAction, name: str, summary: str, description: str, files_help: str,
+                     only_help: str) -> None:
+    """A command over datasets named by one data file each (FILE...), all their shards unless ``--only``."""
+    c = sub.add_parser(name, help=summary, description=description)
+    c.add_argument("files", nargs="+", metavar="FILE", help=files_help)
+    c.add_argument("--only", action="store_true", help=only_help)
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="headrace mindrecord", description="Maintain MindRecord files.")
     sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("reindex", help="rebuild the .db index of MindRecord data files from their pages",
-                       description="Rebuild the .db index files of MindRecord datasets by walking the data files. "
-                                   "The data files are only read; each index is replaced atomically.")
-    r.add_argument("files", nargs="+", metavar="FILE", help="a data file of each dataset to reindex")
-    r.add_argument("--only", action="store_true",
-                   help="rebuild only the named files' indexes, not those of their sibling shards")
+    _dataset_command(sub, "reindex", "rebuild the .db index of MindRecord data files from their pages",
+                     "Rebuild the .db index files of MindRecord datasets by walking the data files. "
+                     "The data files are only read; each index is replaced atomically.",
+                     "a data file of each dataset to reindex",
+                     "rebuild only the named files' indexes, not those of their sibling shards")
     i = sub.add_parser("info", help="print the header of MindRecord data files as JSON")
     i.add_argument("files", nargs="+", metavar="FILE")
-    v = sub.add_parser("verify", help="check MindRecord data files and their .db indexes in full",
-                       description="Check every byte the format allows: header sizes, SQLite's integrity check of "
-                                   "each .db, the .db's row table against the data file's pages, every record "
-                                   "decoded and checked, indexed values in the .db against the records. The format "
-                                   "has no checksum: a changed byte inside a bytes field or a float array cannot be "
-                                   "seen, unless the file has headrace's CRC sidecar (FILE.crc, written by "
-                                   "FileWriter(..., checksum=True) or `headrace mindrecord checksum`), which is "
-                                   "checked first and names damaged pages and their rows. Exit status 0 when every "
-                                   "file passes, 1 otherwise.")
-    v.add_argument("files", nargs="+", metavar="FILE", help="a data file of each dataset to verify")
-    v.add_argument("--only", action="store_true",
-                   help="verify only the named files, not their sibling shards")
-    c = sub.add_parser("checksum", help="write CRC sidecars (FILE.crc) for existing MindRecord files",
-                       description="Verify MindRecord files in full, then record the CRC-32C of their header, "
-                                   "pages and .db in a sidecar FILE.crc that `verify` checks from then on. A data "
-                                   "file that has a sidecar already must still match it (only its .db may differ: "
-                                   "one rebuilt by `reindex` is recorded). The data files are not changed, so "
-                                   "MindSpore reads them as before. Exit status 0 when every file got its sidecar.")
-    c.add_argument("files", nargs="+", metavar="FILE", help="a data file of each dataset")
-    c.add_argument("--only", action="store_true",
-                   help="only the named files, not their sibling shards")
+    _dataset_command(sub, "verify", "check MindRecord data files and their .db indexes in full",
+                     "Check every byte the format allows: header sizes, SQLite's integrity check of "
+                     "each .db, the .db's row table against the data file's pages, every record "
+                     "decoded and checked, indexed values in the .db against the records. The format "
+                     "has no checksum: a changed byte inside a bytes field or a float array cannot be "
+                     "seen, unless the file has headrace's CRC sidecar (FILE.crc, written by "
+                     "FileWriter(..., checksum=True) or `headrace mindrecord checksum`), which is "
+                     "checked first and names damaged pages and their rows. Exit status 0 when every "
+                     "file passes, 1 otherwise.",
+                     "a data file of each dataset to verify", "verify only the named files, not their sibling shards")
+    _dataset_command(sub, "checksum", "write CRC sidecars (FILE.crc) for existing MindRecord files",
+                     "Verify MindRecord files in full, then record the CRC-32C of their header, "
+                     "pages and .db in a sidecar FILE.crc that `verify` checks from then on. A data "
+                     "file that has a sidecar already must still match it (only its .db may differ: "
+                     "one rebuilt by `reindex` is recorded). The data files are not changed, so "
+                     "MindSpore reads them as before. Exit status 0 when every file got its sidecar.",
+                     "a data file of each dataset", "only the named files, not their sibling shards")
     return p
 
 
