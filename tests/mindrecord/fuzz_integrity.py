@@ -43,12 +43,13 @@ def rows():
             for i in range(N)]
 
 
-def write(path):
+def write(path, schema=SCHEMA, make_rows=rows):
+    """The pristine dataset: ``make_rows()`` in one file of 32 KiB pages and a 16 KiB header."""
     w = FileWriter(path)
-    w.add_schema(SCHEMA, "fuzz")
+    w.add_schema(schema, "fuzz")
     w.set_page_size(1 << 15)
     w.set_header_size(1 << 14)
-    w.write_raw_data(rows())
+    w.write_raw_data(make_rows())
     w.commit()
 
 
@@ -262,12 +263,7 @@ def fast_rows():
 
 def write_fast(path):
     """A dataset in the layout MindDataset's fast row path takes (one int scalar, one bytes field)."""
-    w = FileWriter(path)
-    w.add_schema(FAST_SCHEMA, "fuzz")
-    w.set_page_size(1 << 15)
-    w.set_header_size(1 << 14)
-    w.write_raw_data(fast_rows())
-    w.commit()
+    write(path, FAST_SCHEMA, fast_rows)
 
 
 def check_fast_path(pristine, work, mutations, verify):
