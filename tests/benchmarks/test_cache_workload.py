@@ -67,7 +67,12 @@ def assert_figures(r):
         assert pss["cache_mib"] == pytest.approx(16 * st["avg_cache_sz"] / 2**20)
         assert pss["second_added_share"] == pytest.approx(pss["second_added_mib"] / pss["cache_mib"])
         assert pss["batch_mib"] == pytest.approx(r["batch_bytes"] / 2**20)
-        assert pss["second_anon_mib"] > 0 and pss["second_file_mib"] > 0 and pss["second_shmem_mib"] >= 0
+        assert 0 < pss["second_base_mib"] < pss["two_mib"]
+        assert pss["second_working_mib"] < pss["second_anon_mib"]  # less its heap before reading
+        assert pss["second_excess_mib"] == pytest.approx(pss["second_added_mib"] - pss["second_working_mib"])
+        assert pss["second_excess_share"] == pytest.approx(pss["second_excess_mib"] / pss["cache_mib"])
+        for name in ("alone", "first", "second"):
+            assert pss[f"{name}_anon_mib"] > 0 and pss[f"{name}_file_mib"] > 0 and pss[f"{name}_shmem_mib"] >= 0
     else:
         assert "fill_pairs" not in r and "pss" not in r
 
