@@ -1,7 +1,6 @@
 """DatasetCache's argument checks and the cache rules against MindSpore 2.10 (no server needed:
 MindSpore checks these before it connects)."""
-import headrace.dataset as ds
-from tests.oracles.oracle import run_ms
+from tests.oracles.oracle import run_headrace, run_ms
 
 CASES = [
     "dict(session_id=0)", "dict(session_id=2**32)", "dict(session_id=1.5)", "dict(session_id=True)",
@@ -42,12 +41,6 @@ RESULT = out
 """
 
 
-def _headrace(program):
-    env = {"ds": ds, "INPUTS": CASES}
-    exec(program, env)
-    return env["RESULT"]
-
-
 def test_checks_and_refusals_match_mindspore(tmp_path, monkeypatch):
     import cv2
     import numpy as np
@@ -58,7 +51,7 @@ def test_checks_and_refusals_match_mindspore(tmp_path, monkeypatch):
     cv2.imwrite(str(tmp_path / "img" / "a" / "0.jpg"), np.zeros((8, 8, 3), np.uint8))
     program = PROGRAM.replace("INPUTS_DIR", repr(str(tmp_path / "img")))
     ms = run_ms(program, CASES)
-    hr = _headrace(program)
+    hr = run_headrace(program, CASES)
     n = len(CASES)
     assert hr[:n] == ms[:n]
     for mine, theirs in zip(hr[n:n + 4], ms[n:n + 4]):  # same type; MindSpore's sentence starts ours

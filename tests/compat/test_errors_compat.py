@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.oracles.oracle import run_ms
+from tests.oracles.oracle import run_headrace, run_ms
 
 # Each case builds `d` and reads it; both sides report the exception type and message.
 CASES = {
@@ -45,12 +45,7 @@ RESULT = {"errors": {k: read(c) for k, c in INPUTS.items()}, "past_epochs": past
 
 @pytest.fixture(scope="module")
 def both():
-    import numpy as np
-    import headrace.dataset as ds
-    theirs = run_ms(PROGRAM, inputs=CASES)
-    env = {"ds": ds, "np": np, "INPUTS": CASES}
-    exec(PROGRAM, env)
-    return env["RESULT"], theirs
+    return run_headrace(PROGRAM, CASES), run_ms(PROGRAM, inputs=CASES)
 
 
 def _error_lines(msg):
@@ -124,12 +119,7 @@ RESULT = {k: build(c) for k, c in INPUTS.items()}
 
 @pytest.fixture(scope="module")
 def arg_errors():
-    import numpy as np
-    import headrace.dataset as ds
-    theirs = run_ms(ARG_PROGRAM, inputs=ARG_CASES)
-    env = {"ds": ds, "np": np, "INPUTS": ARG_CASES}
-    exec(ARG_PROGRAM, env)
-    return env["RESULT"], theirs
+    return run_headrace(ARG_PROGRAM, ARG_CASES), run_ms(ARG_PROGRAM, inputs=ARG_CASES)
 
 
 @pytest.mark.compat

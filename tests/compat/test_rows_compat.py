@@ -2,7 +2,7 @@
 program runs on both sides and reports values with their types spelled out."""
 import pytest
 
-from tests.oracles.oracle import run_ms
+from tests.oracles.oracle import run_headrace, run_ms
 
 PROGRAM = r'''
 def desc(x):
@@ -126,16 +126,12 @@ RESULT = {"random_access": random_access(), "dicts": dicts()}
 
 @pytest.fixture(scope="module")
 def both():
-    import numpy as np
     import headrace.dataset as ds
     old = ds.config.get_seed()
     try:
-        theirs = run_ms(PROGRAM)
-        env = {"ds": ds, "np": np}
-        exec(PROGRAM, env)
+        return run_headrace(PROGRAM), run_ms(PROGRAM)
     finally:
         ds.config.set_seed(old)
-    return env["RESULT"], theirs
 
 
 def _same(ours, theirs, keys):

@@ -5,8 +5,7 @@ there depends on timing (rows 4-7 of a batch of 4 saw the first update in some r
 headrace's rows see exactly the updates made before they were released."""
 import pytest
 
-import headrace.dataset as hds
-from tests.oracles.oracle import run_ms
+from tests.oracles.oracle import run_headrace, run_ms
 
 pytestmark = pytest.mark.compat
 
@@ -52,9 +51,7 @@ RESULT = [one(4, 1, 1), one(5, 2, 2), one(6, 1, 1), errors()]
 
 def test_sync_wait_matches_mindspore():
     theirs = run_ms(_PROGRAM)
-    g = {"ds": hds}
-    exec(_PROGRAM, g)
-    ours = g["RESULT"]
+    ours = run_headrace(_PROGRAM)
     for k, (batch, num_batch, every) in enumerate([(4, 1, 1), (5, 2, 2), (6, 1, 1)]):
         assert ours[k][0] == theirs[k][0] == list(range(0, 60, batch))
         assert ours[k][2] == theirs[k][2] == batch

@@ -67,3 +67,22 @@ def run_ms(code: str, inputs=None, timeout: float = 600):
             raise OracleError(f"oracle snippet failed (rc={proc.returncode}):\n{proc.stderr[-4000:]}")
         with open(out) as f:
             return codec.loads(f.read())
+
+
+def _catch(fn):
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - returned as a value, as the oracle's catch does
+        return e
+
+
+def run_headrace(code: str, inputs=None):
+    """Executes ``code`` as ``run_ms`` does, in this process with ``ds`` bound to headrace.dataset
+    (and ``np``, ``INPUTS``, ``catch``); returns its ``RESULT``. The same program text then runs
+    under both libraries."""
+    import numpy as np  # noqa: PLC0415
+
+    import headrace.dataset as ds  # noqa: PLC0415
+    env = {"np": np, "ds": ds, "INPUTS": inputs, "catch": _catch, "RESULT": None}
+    exec(textwrap.dedent(code), env)
+    return env["RESULT"]
