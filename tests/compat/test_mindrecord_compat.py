@@ -77,31 +77,11 @@ def _specs():
 FIXED = ["pages1", "pages2", "rawonly", "blobonly", "allfixed"]
 
 
-def _write_headrace(path, spec):
-    w = FileWriter(path, spec.get("shard_num", 1), overwrite=True)
-    w.add_schema(spec["schema"], spec.get("desc"))
-    if spec.get("index"):
-        w.add_index(spec["index"])
-    if spec.get("page_size"):
-        w.set_page_size(spec["page_size"])
-        w.set_header_size(spec["header_size"])
-    for b in spec["batches"]:
-        w.write_raw_data(b)
-    w.commit()
-    for b in spec.get("append", []):
-        first = path if spec.get("shard_num", 1) == 1 else path + "0"
-        w = FileWriter.open_for_append(first)
-        w.write_raw_data(b)
-        w.commit()
-
-
-def _first(path, spec):
+# Writes a dataset from its spec; the same text runs under MindSpore (in ORACLE) and here, with
+# FileWriter bound to each library's.
+WRITE = r"""
+def first_file(path, spec):
     return path if spec.get("shard_num", 1) == 1 else path + "0"
-
-
-ORACLE = r"""
-import os, json, shutil, sqlite3
-from mindspore.mindrecord import FileWriter, FileReader, MindPage
 
 def write(path, spec):
     w = FileWriter(path, spec.get("shard_num", 1), overwrite=True)
@@ -114,8 +94,17 @@ def write(path, spec):
         w.write_raw_data(list(b))
     w.commit()
     for b in spec.get("append", []):
-        first = path if spec.get("shard_num", 1) == 1 else path + "0"
-        w = FileWriter.open_for_append(first); w.write_raw_data(list(b)); w.commit()
+        w = FileWriter.open_for_append(first_file(path, spec)); w.write_raw_data(list(b)); w.commit()
+"""
+_LOCAL = {"FileWriter": FileWriter}
+exec(WRITE, _LOCAL)
+_write_headrace, _first = _LOCAL["write"], _LOCAL["first_file"]
+
+
+ORACLE = r"""
+import os, json, shutil, sqlite3
+from mindspore.mindrecord import FileWriter, FileReader, MindPage
+""" + WRITE + r"""
 
 def read(path, columns=None):
     out = {}
