@@ -222,24 +222,37 @@ def _same(got, want, fields):
     return True
 
 
-def check_data_file(pristine, work, mutations, verify):
+def _damaged_copy(pristine, work, mutations, blob_fields=BLOB_FIELDS):
+    """A copy of the pristine dataset in ``work`` with ``mutations`` applied: (its path, the rows
+    whose blob record a mutation changed, whether one changed a payload byte)."""
     path = os.path.join(work, "f.mr")
     shutil.copy(pristine, path)
     shutil.copy(pristine + ".db", path + ".db")
-    layout = Layout(pristine)
+    layout = Layout(pristine, blob_fields)
     blob_rows, payload = set(), False
     for m in mutations:
         row, touched = mutate(path, layout, m)
         payload |= touched
         if row is not None:
             blob_rows.add(row)
+    return path, blob_rows, payload
+
+
+def _read_or_refused(read, path, mutations):
+    """``read()``, or None when it raised an error naming the damaged file (checked)."""
     try:
-        got = read_all(path, verify)
+        return read()
     except MindRecordRuntimeError as exc:
         assert _named(exc, path), (mutations, str(exc))
-        return
     except RuntimeError as exc:   # MindSpore's own texts for files too small to hold a header
         assert "Invalid file, the size of mindrecord file" in str(exc), (mutations, str(exc))
+    return None
+
+
+def check_data_file(pristine, work, mutations, verify):
+    path, blob_rows, payload = _damaged_copy(pristine, work, mutations)
+    got = _read_or_refused(lambda: read_all(path, verify), path, mutations)
+    if got is None:
         return
     want = rows()
     assert len(got) == N, mutations
@@ -269,27 +282,16 @@ def write_fast(path):
 def check_fast_path(pristine, work, mutations, verify):
     """As check_data_file, reading through MindDataset's source (its fast row path) instead."""
     from headrace.dataset._sources.mindrecord import MindRecordSource   # noqa: PLC0415
-    path = os.path.join(work, "f.mr")
-    shutil.copy(pristine, path)
-    shutil.copy(pristine + ".db", path + ".db")
-    layout = Layout(pristine, ["data"])
-    blob_rows, payload = set(), False
-    for m in mutations:
-        row, touched = mutate(path, layout, m)
-        payload |= touched
-        if row is not None:
-            blob_rows.add(row)
-    try:
+    path, blob_rows, payload = _damaged_copy(pristine, work, mutations, ["data"])
+
+    def read():
         src = MindRecordSource(path, verify=verify)
         try:
-            got = [src.read(i) for i in range(len(src))]
+            return [src.read(i) for i in range(len(src))]
         finally:
             src.close()
-    except MindRecordRuntimeError as exc:
-        assert _named(exc, path), (mutations, str(exc))
-        return
-    except RuntimeError as exc:
-        assert "Invalid file, the size of mindrecord file" in str(exc), (mutations, str(exc))
+    got = _read_or_refused(read, path, mutations)
+    if got is None:
         return
     want = fast_rows()
     assert len(got) == N, mutations
