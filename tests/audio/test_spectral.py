@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import headrace.dataset as ds
 import headrace.dataset.audio as audio
+from tests.helpers import assert_resume_equivalence
 from tests.oracles.oracle import oracle_python, run_ms
 from tests.oracles.oracle_codec import OracleException
 
@@ -451,3 +452,13 @@ def test_griffin_lim_recovers_a_tone():
         back = audio.Spectrogram(n_fft=256)(y)[:, 2:-2]
         return float(np.abs(back - spec[:, 2:-2]).sum() / spec[:, 2:-2].sum())
     assert error(30) < min(0.1, error(1))
+
+
+def test_random_masks_resume_from_a_state():
+    # a pipeline restored from get_state() draws the same masks for the rest of the run
+    ds.config.set_seed(9)
+    rows = np.abs(np.random.default_rng(6).standard_normal((5, 1, 8, 10))).astype(np.float32)
+    data = ds.NumpySlicesDataset(rows, ["audio"], shuffle=True).map(
+        [audio.TimeMasking(True, 4), audio.FrequencyMasking(True, 3)], input_columns="audio",
+        num_parallel_workers=2)
+    assert_resume_equivalence(data, num_epochs=2)
