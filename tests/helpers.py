@@ -260,6 +260,17 @@ def assert_loader_resumes_after_every_batch(loader, make_loader, epochs=2):
         other.close()
     return full, states
 
+
+def assert_pyfunc_failure(msg, column, index, *lines):
+    """``msg`` is MindSpore's three-part report of a map's user function that raised at sample
+    ``index`` of ``column``, and holds each of ``lines`` (of the call stack, the error)."""
+    assert msg.startswith("Exception thrown from user defined Python function in dataset. \n\n" + "-" * 66)
+    assert "- Python Call Stack: \n" in msg and "- Dataset Pipeline Error Message: \n" in msg
+    assert f"map operation: [PyFunc] failed at column: ['{column}'], sample index: {index}. Error description:" in msg
+    for line in lines:
+        assert line in msg, line
+    assert "[ERROR] Execute user Python code failed, check 'Python Call Stack' above." in msg
+
 EXECUTION_MODES = [
     pytest.param(dict(num_parallel_workers=1), id="serial"),
     pytest.param(dict(num_parallel_workers=2), id="threads2"),

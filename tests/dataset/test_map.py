@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import headrace.dataset as ds
-from tests.helpers import parametrize_execution, rows
+from tests.helpers import assert_pyfunc_failure, parametrize_execution, rows
 
 
 def three_cols(n=3):
@@ -103,12 +103,7 @@ def test_user_error_layout(mode):
     assert [next(it)[0].item() for _ in range(2)] == [0, 1]
     with pytest.raises(RuntimeError) as e:
         next(it)
-    msg = str(e.value)
-    assert msg.startswith("Exception thrown from user defined Python function in dataset. \n\n" + "-" * 66)
-    assert "- Python Call Stack: \n" in msg and "- Dataset Pipeline Error Message: \n" in msg
-    assert "map operation: [PyFunc] failed at column: ['a'], sample index: 2. Error description:" in msg
-    assert 'raise ValueError("boom at 2")' in msg and "ValueError: boom at 2" in msg
-    assert "[ERROR] Execute user Python code failed, check 'Python Call Stack' above." in msg
+    assert_pyfunc_failure(str(e.value), "a", 2, 'raise ValueError("boom at 2")', "ValueError: boom at 2")
     assert isinstance(e.value.__cause__, ValueError)
 
 

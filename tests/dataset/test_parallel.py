@@ -10,7 +10,7 @@ import pytest
 
 import headrace.dataset as ds
 from headrace._util.rng import sample_rng
-from tests.helpers import assert_resume_equivalence, rows
+from tests.helpers import assert_pyfunc_failure, assert_resume_equivalence, rows
 
 
 class Source:
@@ -88,12 +88,7 @@ def test_worker_process_error_in_mindspore_layout():
     with pytest.raises(RuntimeError) as e:
         next(it)
     it.stop()
-    msg = str(e.value)
-    assert msg.startswith("Exception thrown from user defined Python function in dataset. \n\n" + "-" * 66)
-    assert "- Python Call Stack: \n" in msg and "- Dataset Pipeline Error Message: \n" in msg
-    assert "map operation: [PyFunc] failed at column: ['data'], sample index: 7. Error description:" in msg
-    assert 'raise ValueError("seven is not allowed")' in msg and "in fails_on_seven" in msg
-    assert "[ERROR] Execute user Python code failed, check 'Python Call Stack' above." in msg
+    assert_pyfunc_failure(str(e.value), "data", 7, 'raise ValueError("seven is not allowed")', "in fails_on_seven")
 
 
 def test_checkpoints_count_delivered_rows_whatever_is_prefetched():
