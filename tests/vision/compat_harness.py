@@ -14,14 +14,9 @@ import pytest
 
 from tests.oracles.oracle import run_ms
 
-ORACLE_PRELUDE = """
-import mindspore.dataset.vision as v
-import mindspore.dataset.transforms as t
-import mindspore.common.dtype as mt
-from mindspore.dataset.vision import Inter, Border, ImageReadMode, SliceMode
-from mindspore.dataset.transforms import Relational as R
-from PIL import Image
-I = INPUTS["inputs"]
+# A result as a comparable value (an image as ("PIL", mode, array), another object as its type's
+# name); the same text runs in the oracle and here.
+PLAIN = """
 def _plain(r):
     if hasattr(r, "mode") and hasattr(r, "getbands"):
         return ("PIL", r.mode, np.asarray(r))
@@ -30,6 +25,20 @@ def _plain(r):
     if not isinstance(r, (np.ndarray, np.generic, int, float, str, bytes, type(None))):
         return ("OBJ", type(r).__name__)
     return r
+"""
+_LOCAL = {"np": np}
+exec(PLAIN, _LOCAL)
+_plain = _LOCAL["_plain"]
+
+ORACLE_PRELUDE = """
+import mindspore.dataset.vision as v
+import mindspore.dataset.transforms as t
+import mindspore.common.dtype as mt
+from mindspore.dataset.vision import Inter, Border, ImageReadMode, SliceMode
+from mindspore.dataset.transforms import Relational as R
+from PIL import Image
+I = INPUTS["inputs"]
+""" + PLAIN + """
 def _run(expr):
     try:
         return _plain(eval(expr))
@@ -80,17 +89,6 @@ def run_headrace(expr, env):
         return _plain(eval(expr, dict(env)))
     except Exception as e:  # noqa: BLE001 - compared as a value
         return e
-
-
-def _plain(r):
-    from PIL import Image
-    if isinstance(r, Image.Image):
-        return ("PIL", r.mode, np.asarray(r))
-    if isinstance(r, (tuple, list)):
-        return type(r)(_plain(x) for x in r)
-    if not isinstance(r, (np.ndarray, np.generic, int, float, str, bytes, type(None))):
-        return ("OBJ", type(r).__name__)
-    return r
 
 
 def _ms_message(msg: str) -> str:
