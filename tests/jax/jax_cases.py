@@ -372,13 +372,18 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def test_two_jax_processes_read_their_shards_into_global_arrays(tmp_path):
-    script = tmp_path / "proc.py"
-    script.write_text(PROCESS_SCRIPT)
+def _run_two_processes(tmp_path, name, text):
+    """Runs ``text`` as processes 0 and 1 of a JAX job on the CPU; the JSON each printed last."""
+    script = tmp_path / name
+    script.write_text(text)
     port = str(_free_port())
     run_env = env() | {"JAX_PLATFORMS": "cpu"}
     outs = run_together([[sys.executable, str(script), str(i), port] for i in range(2)], run_env, timeout=240)
-    r0, r1 = (json.loads(o.strip().splitlines()[-1]) for o in outs)
+    return [json.loads(o.strip().splitlines()[-1]) for o in outs]
+
+
+def test_two_jax_processes_read_their_shards_into_global_arrays(tmp_path):
+    r0, r1 = _run_two_processes(tmp_path, "proc.py", PROCESS_SCRIPT)
     assert r0["shard"] == [2, 0] and r1["shard"] == [2, 1] and r0["len"] == r1["len"] == 3
     local0 = [v for b in r0["out"] for s in b["local"] for v in s]
     local1 = [v for b in r1["out"] for s in b["local"] for v in s]
@@ -440,12 +445,7 @@ ELASTIC_SCRIPT = textwrap.dedent("""
 
 
 def test_a_state_of_two_jax_processes_restores_in_one(tmp_path):
-    script = tmp_path / "elastic.py"
-    script.write_text(ELASTIC_SCRIPT)
-    port = str(_free_port())
-    run_env = env() | {"JAX_PLATFORMS": "cpu"}
-    outs = run_together([[sys.executable, str(script), str(i), port] for i in range(2)], run_env, timeout=240)
-    reports = [json.loads(o.strip().splitlines()[-1]) for o in outs]
+    reports = _run_two_processes(tmp_path, "elastic.py", ELASTIC_SCRIPT)
     before = [x for r in reports for b in r["got"] for x in b]          # 2 processes x 2 batches of 2
     assert len(set(before)) == 8
     ds.config.set_seed(4)
