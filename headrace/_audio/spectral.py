@@ -178,8 +178,9 @@ def amplitude_to_db(x: np.ndarray, multiplier: float, amin: float, db_multiplier
 def db_to_amplitude(x: np.ndarray, ref: float, power: float) -> np.ndarray:
     """``ref * 10 ** (x / 10) ** power``: decibels back to power (power 1) or amplitude (0.5)."""
     dt = work_dtype(x)
-    x = x.astype(dt, copy=False)
-    return (dt.type(ref) * np.power(np.power(dt.type(10.0), x * dt.type(0.1)), dt.type(power))).astype(dt)
+    # in float64 and as one power, so that a float32 result in range is not lost to an overflowing
+    # intermediate (10 ** 50 ** 0.5)
+    return (ref * np.power(10.0, x.astype(np.float64) * (0.1 * power))).astype(dt)
 
 
 def compute_deltas(x: np.ndarray, win_length: int, pad_mode: str) -> np.ndarray:

@@ -57,7 +57,7 @@ CASES = [
     ("AmplitudeToDB()", ["spec", "spec32", "three", "int"]),
     ("AmplitudeToDB(audio.ScaleType.MAGNITUDE, 2.0, 1e-5, 20.0)", ["spec", "spec32", "f64"]),
     ("AmplitudeToDB(top_db=5.0)", ["spec", "three"]),
-    ("DBToAmplitude(0.5, 0.5)", ["db", "f32"]),
+    ("DBToAmplitude(0.5, 0.5)", ["db", "f32", "int"]),
     ("DBToAmplitude(2, 1)", ["db"]),
     ("TimeMasking(time_mask_param=4, mask_start=3, mask_value=2.5)", ["spec", "spec32", "int", "three"]),
     ("TimeMasking(time_mask_param=0, mask_start=3)", ["spec"]),
