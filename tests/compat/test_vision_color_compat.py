@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from tests.vision.compat_harness import compare, headrace_env, oracle_results, run_headrace
+from tests.vision.augment_space import auto_augment_space
 from tests.vision.imagegen import photo
 
 _R = photo(24, 30, 11)
@@ -235,22 +236,8 @@ def test_rand_augment_outputs_are_headrace_outputs(results):
 
 @pytest.mark.parametrize("policy", ["imagenet", "cifar10", "svhn"])
 def test_auto_augment_outputs_are_headrace_outputs(results, policy):
-    from headrace._image import augment as A
     img, fill = INPUTS["S"], (10, 20, 30)
-    h, w = img.shape[:2]
-
-    def steps(name, idx):
-        m = A._auto_augment_magnitude(name, idx, h, w) if idx is not None else 0.0
-        return [(name, s * m) for s in ((1, -1) if name in A._SIGNED else (1,))]
-
-    space = [img]
-    for (o1, _, m1), (o2, _, m2) in A.AUTO_AUGMENT_POLICIES[policy]:
-        for a in steps(o1, m1):
-            y = A.apply_augment(img, *a, 2, fill)
-            space.append(y)
-            for b in steps(o2, m2):
-                space.append(A.apply_augment(img, *b, 2, fill))
-                space.append(A.apply_augment(y, *b, 2, fill))
+    space = auto_augment_space(img, policy, 2, fill)
     assert all(_in_space(results[1][f"AA_{policy}"], np.stack(space)))
 
 

@@ -19,6 +19,7 @@ from headrace._image import augment as A
 from headrace._image import color as K
 from headrace._image import geometry
 from headrace.dataset.vision.utils import AutoAugmentPolicy, Inter
+from tests.vision.augment_space import auto_augment_space
 
 IMG = np.random.default_rng(11).integers(0, 256, (12, 16, 3), dtype=np.uint8)
 FILL = (10, 20, 30)
@@ -118,21 +119,7 @@ def test_trivial_augment_outputs_are_in_the_space():
 
 @pytest.mark.parametrize("policy", list(AutoAugmentPolicy))
 def test_auto_augment_outputs_are_in_the_policy_space(policy):
-    h, w = IMG.shape[:2]
-
-    def steps(name, idx):
-        m = A._auto_augment_magnitude(name, idx, h, w) if idx is not None else 0.0
-        return [(name, s) for s in _signed(name, m)]
-
-    space = [IMG]
-    for (o1, _, m1), (o2, _, m2) in A.AUTO_AUGMENT_POLICIES[policy.value]:
-        for a in steps(o1, m1):
-            y = A.apply_augment(IMG, *a, 0, FILL)
-            space.append(y)
-            for b in steps(o2, m2):
-                space.append(A.apply_augment(IMG, *b, 0, FILL))
-                space.append(A.apply_augment(y, *b, 0, FILL))
-    space = stack(space)
+    space = stack(auto_augment_space(IMG, policy.value, 0, FILL))
     op = G.AutoAugment(policy, Inter.NEAREST, FILL)
     outs = [keyed(op, IMG, (3, k)) for k in range(40)]
     assert all(in_set(o, space) for o in outs)
