@@ -142,11 +142,14 @@ PSS_PERIOD = 0.1
 _KINDS = ("Pss", "Pss_Anon", "Pss_Shmem", "Pss_File")
 
 
-def _tree(pid: int) -> list[int]:
-    """``pid`` and its descendants (worker processes count with the process that started them)."""
+def _tree(pid: int, skip: frozenset[int] = frozenset()) -> list[int]:
+    """``pid`` and its descendants (worker processes count with the process that started them),
+    but for those in ``skip`` and theirs (the second process is the first's child: counted apart)."""
     out, todo = [], [pid]
     while todo:
         p = todo.pop()
+        if p in skip:
+            continue
         out.append(p)
         try:
             for task in os.listdir(f"/proc/{p}/task"):
@@ -157,12 +160,12 @@ def _tree(pid: int) -> list[int]:
     return out
 
 
-def pss_kinds(pid: int) -> dict[str, int] | None:
-    """PSS in bytes by kind (``_KINDS``) of process ``pid`` and its descendants, from
-    ``/proc/<pid>/smaps_rollup``; None when the process is gone."""
+def pss_kinds(pid: int, skip: frozenset[int] = frozenset()) -> dict[str, int] | None:
+    """PSS in bytes by kind (``_KINDS``) of process ``pid`` and its descendants but ``skip`` (see
+    ``_tree``), from ``/proc/<pid>/smaps_rollup``; None when the process is gone."""
     out = dict.fromkeys(_KINDS, 0)
     found = False
-    for p in _tree(pid):
+    for p in _tree(pid, skip):
         try:
             with open(f"/proc/{p}/smaps_rollup") as f:
                 for line in f:
@@ -196,7 +199,8 @@ class PssPeak:
         self.sample()
 
     def sample(self) -> None:
-        kinds = {pid: k for pid in list(self.pids) if (k := pss_kinds(pid)) is not None}
+        pids = list(self.pids)
+        kinds = {pid: k for pid in pids if (k := pss_kinds(pid, frozenset(pids) - {pid})) is not None}
         total = sum(k["Pss"] for k in kinds.values())
         if total > self.peak:
             self.peak, self.at_peak = total, kinds

@@ -87,7 +87,8 @@ def test_pss_kinds_of_this_process_and_a_gone_one():
 
 
 def test_pss_peak_sums_processes_that_share_memory():
-    """PssPeak sums processes by kind; two mappers of one tmpfs file hold half its pages each."""
+    """PssPeak sums process trees by kind, each process once; two mappers of one tmpfs file hold half
+    its pages each."""
     code = ("import mmap,sys,time;f=open(sys.argv[1],'rb');m=mmap.mmap(f.fileno(),0,access=mmap.ACCESS_READ);"
             "sum(m[i] for i in range(0,len(m),4096));print('ok',flush=True);time.sleep(30)")
     shm = f"/dev/shm/wcache-test-{os.getpid()}"
@@ -100,6 +101,10 @@ def test_pss_peak_sums_processes_that_share_memory():
             assert procs[-1].stdout.readline().strip() == "ok"
         with wcache.PssPeak([p.pid for p in procs]) as peak:
             pass
+        with wcache.PssPeak([os.getpid(), procs[0].pid]) as nested:  # a child is counted once, apart
+            pass
+        assert nested.at_peak[os.getpid()]["Pss_Shmem"] == pytest.approx(16 << 20, abs=1 << 20)  # procs[1]'s
+        assert nested.at_peak[procs[0].pid]["Pss_Shmem"] == pytest.approx(16 << 20, abs=1 << 20)
         shmem = [peak.at_peak[p.pid]["Pss_Shmem"] for p in procs]
         assert shmem[0] == shmem[1] == pytest.approx(16 << 20, abs=1 << 20)  # each holds half the 32 MiB
         assert peak.peak == sum(peak.at_peak[p.pid]["Pss"] for p in procs)
