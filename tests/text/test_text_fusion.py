@@ -140,17 +140,19 @@ _ASCII = st.text(alphabet=st.sampled_from(list(string.ascii_letters[:8] + "tThe"
                                                  + ".,!'-[]()_$#" + "\x01\x7fé")), max_size=60)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(_ASCII, min_size=1, max_size=6),
        vocab_words=st.lists(st.text(alphabet="abcdeTh12#.,!'-", min_size=1, max_size=4), max_size=25, unique=True),
        lower=st.booleans(), preserve=st.booleans(), max_bytes=st.integers(1, 8),
-       keep=st.integers(1, 12), length=st.one_of(st.none(), st.integers(1, 12)), pad_value=st.integers(-3, 3))
+       keep=st.integers(1, 12), length=st.one_of(st.none(), st.integers(1, 12)), pad_value=st.integers(-3, 3),
+       suffix=st.sampled_from(["##", "#", ""]), unk=st.sampled_from(["[UNK]", "a"]),
+       form=st.sampled_from(list(text.NormalizeForm)))
 def test_fused_equals_the_ops_and_mindspores_algorithm(texts, vocab_words, lower, preserve, max_bytes, keep,
-                                                       length, pad_value):
-    words = ["[UNK]"] + [w for w in vocab_words if w != "[UNK]"]
+                                                       length, pad_value, suffix, unk, form):
+    words = [unk] + [w for w in vocab_words if w != unk]
     vocab = text.Vocab.from_list(words)
     ops = _chain(vocab, lower=lower, keep=keep, length=length, pad_value=pad_value, max_bytes_per_token=max_bytes,
-                 preserve_unused_token=preserve)
+                 preserve_unused_token=preserve, suffix_indicator=suffix, normalization_form=form, unk=unk)
     fused = fuse_ops(ops)
     assert len(fused) == 1
     bert, lookup = ops[0], ops[1]
