@@ -54,7 +54,7 @@ CASES = [
     ("MelSpectrogram(8000, 256, 200, 80, 50.0, 3500.0, 3, 40, %s.HAMMING, 1.0, True)" % W, ["f32"]),
     ("MelSpectrogram(n_fft=128, n_mels=30, norm=%s.SLANEY, mel_scale=%s.SLANEY)" % (N, M), ["f32"]),
     ("MelSpectrogram(n_fft=128, n_mels=20, center=False, onesided=True, pad_mode=%s.CONSTANT)" % B, ["f32"]),
-    ("AmplitudeToDB()", ["spec", "spec32", "three", "int"]),
+    ("AmplitudeToDB()", ["spec", "spec32", "three", "int", "f16"]),
     ("AmplitudeToDB(audio.ScaleType.MAGNITUDE, 2.0, 1e-5, 20.0)", ["spec", "spec32", "f64"]),
     ("AmplitudeToDB(top_db=5.0)", ["spec", "three"]),
     ("DBToAmplitude(0.5, 0.5)", ["db", "f32", "int"]),
@@ -63,7 +63,7 @@ CASES = [
     ("TimeMasking(time_mask_param=0, mask_start=3)", ["spec"]),
     ("FrequencyMasking(freq_mask_param=30, mask_start=100, mask_value=1.0)", ["spec", "spec32"]),
     ("FrequencyMasking(freq_mask_param=1, mask_start=0)", ["three"]),
-    ("MaskAlongAxis(2, 5, -3.0, 2)", ["spec", "spec32", "int"]),
+    ("MaskAlongAxis(2, 5, -3.0, 2)", ["spec", "spec32", "int", "f16"]),
     ("MaskAlongAxis(0, 201, 7, 1)", ["spec"]),
     ("Angle()", ["cplx", "cplx32", "small"]),
     ("ComplexNorm()", ["cplx", "cplx32"]),
@@ -75,12 +75,12 @@ CASES = [
     ("ComputeDeltas(3, %s.REFLECT)" % B, ["feat"]),
     ("ComputeDeltas(8, %s.CONSTANT)" % B, ["feat"]),
     ("ComputeDeltas(7, %s.SYMMETRIC)" % B, ["feat", "three"]),
-    ("SpectralCentroid(16000)", ["f64", "f32", "one"]),
+    ("SpectralCentroid(16000)", ["f64", "f32", "one", "int", "f16"]),
     ("SpectralCentroid(8000, 128, 100, 40, 3, %s.HAMMING)" % W, ["f64", "three"]),
     ("MelScale()", ["spec", "spec32"]),
     ("MelScale(20, 8000, 100.0, 3000.0, 201, %s.SLANEY, %s.SLANEY)" % (N, M), ["spec"]),
     ("MelScale(10, n_stft=5)", ["small"]),
-    ("MFCC()", ["f32", "three32"]),
+    ("MFCC()", ["f32", "three32", "int", "f16"]),
     ("MFCC(16000, 13, log_mels=True, melkwargs={'n_fft': 256, 'win_length': 256, 'hop_length': 80, 'f_min': 0.0, "
      "'f_max': 8000.0, 'pad': 0, 'n_mels': 40, 'window': %s.HANN, 'power': 2.0, 'normalized': False, "
      "'center': True, 'pad_mode': %s.REFLECT, 'onesided': True, 'norm': %s.NONE, 'mel_scale': %s.HTK})" % (W, B, N, M), ["f32"]),
@@ -88,12 +88,12 @@ CASES = [
      "'f_min': 20.0, 'f_max': 3000.0, 'pad': 2, 'n_mels': 30, 'window': %s.HAMMING, 'power': 1.0, 'normalized': "
      "True, 'center': True, 'pad_mode': %s.CONSTANT, 'onesided': True, 'norm': %s.SLANEY, 'mel_scale': %s.SLANEY})"
      % (W, B, N, M), ["f32"]),
-    ("LFCC()", ["f32", "three32"]),
+    ("LFCC()", ["f32", "three32", "int", "f16"]),
     ("LFCC(16000, 64, 20, 50.0, 6000.0, log_lf=True, speckwargs={'n_fft': 256, 'win_length': 200, "
      "'hop_length': 64, 'pad': 0, 'window': %s.HAMMING, 'power': 1.0, 'normalized': True, 'center': True, "
      "'pad_mode': %s.REFLECT, 'onesided': True})" % (W, B), ["f32"]),
     ("LFCC(8000, 40, 13, norm=audio.NormMode.NONE)", ["f32"]),
-    ("SlidingWindowCmn()", ["feat", "spec32"]),
+    ("SlidingWindowCmn()", ["feat", "spec32", "f16"]),
     ("SlidingWindowCmn(5, 3)", ["feat", "int"]),
     ("SlidingWindowCmn(6, 2, True)", ["feat"]),
     ("SlidingWindowCmn(4, 2, False, True)", ["feat"]),
@@ -113,7 +113,7 @@ CASES = [
     ("PhaseVocoder(0.8, np.linspace(0, 1.0, 201, dtype=np.float32)[:, None])", ["cplx32"]),
     ("PitchShift(16000, 3)", ["f64", "f32"]),
     ("PitchShift(16000, -4, 10, 256, 200, 50, %s.HAMMING)" % W, ["f64", "three"]),
-    ("Resample(16000, 8000)", ["f64", "f32", "one", "three"]),
+    ("Resample(16000, 8000)", ["f64", "f32", "one", "three", "int", "f16"]),
     ("Resample(16000, 44100)", ["f64", "f32"]),
     ("Resample(48000, 16000, audio.ResampleMethod.KAISER_WINDOW, 8, 0.9)", ["f64", "f32"]),
     ("Resample(16000, 22050, audio.ResampleMethod.KAISER_WINDOW, 4, 0.8, 8.0)", ["f64"]),
