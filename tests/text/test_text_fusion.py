@@ -216,7 +216,8 @@ def test_the_fused_chain_equals_mindspores_chain():
     from tests.oracles.oracle import oracle_python, run_ms
     if oracle_python() is None:
         pytest.skip("MindSpore oracle not set up (scripts/oracle_env.sh)")
-    texts = _reviews(80, seed=9) + ["Hello, World! I'm here.", "x1.5 12:30 1,000 a-b 'q' \"r\" (s)", "a_b $5+3=8"]
+    texts = _reviews(80, seed=9) + ["Hello, World! I'm here.", "x1.5 12:30 1,000 a-b 'q' \"r\" (s)", "a_b $5+3=8",
+                                     "the\x0bmovie\x0cplay\rplaying\tb\nc", "a\x1cb the", "the\x7fmovie", "~`^{|}@"]
     configs = [(True, 16, 20, 0, "int32"), (False, 6, 4, -1, "int64"), (True, 128, 128, 0, "int32")]
     expected = run_ms(_MS_CHAIN, {"words": WORDS, "texts": texts, "configs": configs})
     vocab = text.Vocab.from_list(WORDS)
