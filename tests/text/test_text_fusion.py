@@ -103,6 +103,15 @@ def test_ids_beyond_the_dtype_raise_as_the_lookup_does():
         fused("w1 w298")
 
 
+def test_every_scalar_string_form_gives_the_unfused_result():
+    ops = _chain(text.Vocab.from_list(WORDS), keep=4, length=6)
+    fused = fuse_ops(ops)[0]
+    for value in ["The movie, a", np.array("The movie, a"), np.str_("The movie, a"), np.array(b"The movie, a"),
+                  np.array("na\u00efve the"), np.array("")]:
+        _same(fused(value), _unfused(ops, value))
+    assert fused(np.array("The movie, a")).tolist() == [3, 4, 20, 12, 0, 0]
+
+
 def test_errors_are_the_tokenizers():
     fused = fuse_ops(_chain(text.Vocab.from_list(WORDS)))[0]
     with pytest.raises(RuntimeError, match="BasicTokenizer: the input should be string type."):

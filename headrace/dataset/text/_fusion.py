@@ -18,10 +18,13 @@ from headrace.dataset.text._common import TextOperation
 from headrace.dataset.text._seqops import Truncate
 from headrace.dataset.text._vocab import Lookup
 from headrace.dataset.text._wordpiece import BertTokenizer
+from headrace.dataset.transforms._base import returns_contiguous
 from headrace.dataset.transforms._fusion import register_fusion
 from headrace.dataset.transforms.transforms import PadEnd
 
 __all__ = ["BertLookup"]
+
+_ndarray = np.ndarray
 
 
 class BertLookup(TextOperation):
@@ -45,11 +48,16 @@ class BertLookup(TextOperation):
             length = int(self._template.shape[0])
             self._keep = length if self._keep is None else min(self._keep, length)
 
+    @returns_contiguous  # a new array, or the ops' own (contiguous) results
     def __call__(self, *args: Any) -> Any:
         if len(args) != 1:
             return self._tail(self.lookup(self.bert(*args)))
         bert = self.bert
-        text = bert._basic._scalar(args[0])
+        value = args[0]
+        if type(value) is _ndarray and value.ndim == 0 and value.dtype.kind == "U":
+            text = value.item()  # a text column's value: what _scalar gives, in one call
+        else:
+            text = bert._basic._scalar(value)
         if self._direct:
             ids = bert.ascii_ids(text)
             if ids:
