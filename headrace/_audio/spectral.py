@@ -282,13 +282,28 @@ def phase_vocoder(spec: np.ndarray, rate: float, phase_advance: np.ndarray) -> n
     return out.astype(spec.dtype, copy=False)
 
 
+def _as_shape(spec: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``spec`` (..., freq, frames) read row-major into ``shape`` per (freq, frames) matrix."""
+    if spec.shape == shape:
+        return spec
+    n = shape[-2] * shape[-1]
+    flat = spec.reshape(spec.shape[:-2] + (-1,))
+    if flat.shape[-1] >= n:
+        flat = flat[..., :n]
+    else:
+        flat = np.concatenate([flat, np.zeros(flat.shape[:-1] + (n - flat.shape[-1],), flat.dtype)], axis=-1)
+    return flat.reshape(shape)
+
+
 def griffin_lim(spec: np.ndarray, n_fft: int, n_iter: int, win_length: int, hop_length: int,
                 window_kind: str, power: float, momentum: float, length: int | None,
                 init: Callable[[tuple[int, ...]], np.ndarray] | None) -> np.ndarray:
     """A waveform whose STFT magnitude approximates ``spec`` (..., freq, frames) ** (1 / power),
     by ``n_iter`` fast Griffin-Lim iterations (each projection pushed on by ``momentum / (1 +
-    momentum)`` of its change); ``length`` cuts or pads the final waveform only. ``init(shape)`` returns the starting
-    phase angles (None: zero phase)."""
+    momentum)`` of its change). With ``length`` every inverse is cut or padded to it; a re-analysed
+    spectrogram of another frame count is laid over the original's shape in row-major order, as
+    MindSpore does (extra values dropped; missing ones zero, where MindSpore reads past its data).
+    ``init(shape)`` returns the starting phase angles (None: zero phase)."""
     dt = work_dtype(spec)
     mag = np.power(spec.astype(np.float64), 1.0 / power)
     if init is None:
@@ -298,8 +313,8 @@ def griffin_lim(spec: np.ndarray, n_fft: int, n_iter: int, win_length: int, hop_
     rebuilt = np.zeros(mag.shape, np.complex128)
     for _ in range(n_iter):
         tprev = rebuilt
-        wave = istft(mag * angles, n_fft, hop_length, win_length, window_kind)
-        rebuilt = stft(wave, n_fft, hop_length, win_length, window_kind)
+        wave = istft(mag * angles, n_fft, hop_length, win_length, window_kind, length=length)
+        rebuilt = _as_shape(stft(wave, n_fft, hop_length, win_length, window_kind), mag.shape)
         angles = rebuilt + (momentum / (1.0 + momentum)) * (rebuilt - tprev) if momentum else rebuilt
         angles = angles / (np.abs(angles) + 1e-16)
     wave = istft(mag * angles, n_fft, hop_length, win_length, window_kind, length=length)

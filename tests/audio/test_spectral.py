@@ -106,6 +106,8 @@ CASES = [
     ("GriffinLim(n_fft=400, n_iter=3, win_length=300, hop_length=120, window_type=%s.HAMMING, power=1.0, "
      "momentum=0.5, rand_init=False)" % W, ["spec"]),
     ("GriffinLim(n_fft=400, n_iter=3, win_length=300, rand_init=False)", ["spec32"]),
+    ("GriffinLim(n_fft=400, n_iter=3, length=2400, rand_init=False)", ["spec", "spec32"]),
+    ("GriffinLim(n_fft=400, n_iter=2, length=2200, rand_init=False)", ["spec"]),
     ("TimeStretch(fixed_rate=1.3)", ["cplx32"]),
     ("TimeStretch(hop_length=100, fixed_rate=0.7)", ["cplx32"]),
     ("TimeStretch()", ["cplx32"]),
@@ -336,6 +338,8 @@ def test_refused_at_run_time():
     with pytest.raises(RuntimeError, match=r"^GriffinLim: momentum equal to or greater than 1 can be unstable, "
                                            r"but got: 1\.000000$"):
         audio.GriffinLim(n_fft=8, momentum=1)
+    with pytest.raises(RuntimeError, match=r"^GriffinLim: n_fft must be less than length\.$"):
+        audio.GriffinLim(n_fft=400, length=400)
     with pytest.raises(RuntimeError, match=r"^PhaseVocoder: invalid parameter, 'phase_advance' should be in shape "
                                            r"of <freq, 1>\.$"):
         audio.PhaseVocoder(1.2, np.zeros(4, np.float32))(np.ones((4, 3, 2), np.float32))

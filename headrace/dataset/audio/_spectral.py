@@ -1026,6 +1026,8 @@ class GriffinLim(AudioTensorOperation):
         if momentum >= 1:  # MindSpore refuses it when the pipeline is built: a RuntimeError, in its words
             raise RuntimeError(f"GriffinLim: momentum equal to or greater than 1 can be unstable, but got: "
                                f"{momentum:.6f}")
+        if length and length <= n_fft:
+            raise RuntimeError("GriffinLim: n_fft must be less than length.")
         self.n_fft, self.n_iter = n_fft, n_iter
         self.win_length = win_length if win_length else n_fft
         self.hop_length = hop_length if hop_length else self.win_length // 2
