@@ -18,8 +18,8 @@ different start time is another process). Committed chunks survive, so the next 
 fill. A chunk is committed when it reaches ``CHUNK_BYTES``, when ``CHUNK_SECONDS`` passed since its
 first row, and when the process exits (``flush_all``; worker processes call it on their way out).
 
-Write-behind. ``put`` copies the row and queues it for the store's writer thread (one per store and
-process), so the write overlaps the next rows' work; the queue holds at most ``WRITE_QUEUE`` rows
+Write-behind. ``put`` copies the row into a reused staging buffer and queues it for the store's
+writer thread (one per store and process), so the write overlaps the next rows' work; the queue holds at most ``WRITE_QUEUE`` rows
 and ``WRITE_BYTES`` bytes, past which ``put`` waits (a row not queued within ``WRITE_WAIT`` seconds
 is not stored). A row is stored whole or not at all: a write that fails (no room, a destroyed
 session) cuts the chunk after its last whole row and commits that, and a value that cannot be
@@ -188,14 +188,17 @@ def _unmark(marker: str) -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _stop_writer(q: "queue.Queue[tuple[int, tuple, int] | None]") -> None:
+_Item = tuple[int, tuple, int, "np.ndarray | None"]  # a queued row: id, row, array bytes, staging buffer
+
+
+def _stop_writer(q: "queue.Queue[_Item | None]") -> None:
     try:
         q.put_nowait(None)
     except queue.Full:  # the thread is busy; it finds the store gone at its next idle second
         pass
 
 
-def _write_loop(ref: "weakref.ref[CacheStore]", q: "queue.Queue[tuple[int, tuple, int] | None]") -> None:
+def _write_loop(ref: "weakref.ref[CacheStore]", q: "queue.Queue[_Item | None]") -> None:
     """A store's writer thread: writes the queued rows until the store is gone (told by a None, or
     found gone within a second of idling: no thread outlives its store for long)."""
     while True:
@@ -208,7 +211,7 @@ def _write_loop(ref: "weakref.ref[CacheStore]", q: "queue.Queue[tuple[int, tuple
         if item is None:
             q.task_done()
             return
-        index, row, nbytes = item
+        index, row, nbytes, buf = item
         store = ref()
         try:
             if store is not None:
@@ -217,8 +220,8 @@ def _write_loop(ref: "weakref.ref[CacheStore]", q: "queue.Queue[tuple[int, tuple
             pass           # encode: the row is not stored (it streams); the chunk holds whole rows only
         finally:
             if store is not None:
-                store._written(index, nbytes)
-            del store, row
+                store._written(index, nbytes, buf)
+            del store, row, buf
             q.task_done()
 
 
@@ -260,6 +263,56 @@ def _start_flusher() -> None:
     threading.Thread(target=loop, name="headrace-cache-flush", daemon=True).start()
 
 
+STAGING_BYTES = 16 << 20  # free staging buffers a store keeps for its next rows
+
+
+class _Staging:
+    """The buffers queued rows wait in, reused: a fresh copy of each row cost as much CPU as its
+    write (the new pages' faults), a reused buffer only the copy. Buffers are taken from ``put``'s
+    thread and given back by the writer thread."""
+
+    def __init__(self) -> None:
+        self._free: list[np.ndarray] = []
+        self._lock = threading.Lock()
+
+    def stage(self, row: tuple, nbytes: int) -> tuple[tuple, np.ndarray | None]:
+        """A copy of ``row`` whose arrays live in one buffer of the pool (arrays of objects, and
+        other values, are copied or kept as they are); the copy and its buffer."""
+        arrays = [v for v in row if type(v) is np.ndarray and not v.dtype.hasobject]
+        if not arrays:
+            return tuple(v.copy() if type(v) is np.ndarray else v for v in row), None
+        buf = self._take(nbytes + 64 * len(arrays))
+        out: list[Any] = []
+        pos = 0
+        for v in row:
+            if type(v) is np.ndarray and not v.dtype.hasobject:
+                view = buf[pos:pos + v.nbytes].view(v.dtype).reshape(v.shape)
+                np.copyto(view, v)
+                out.append(view)
+                pos += v.nbytes + (-v.nbytes % 64)  # the next array starts 64 bytes on (aligned for any dtype)
+            else:
+                out.append(v.copy() if type(v) is np.ndarray else v)
+        return tuple(out), buf
+
+    def _take(self, need: int) -> np.ndarray:
+        with self._lock:
+            fits = [k for k, b in enumerate(self._free) if b.nbytes >= need]
+            if fits:
+                return self._free.pop(min(fits, key=lambda k: self._free[k].nbytes))
+        return np.empty(need + need // 8, np.uint8)  # room for rows a little larger than this one
+
+    def give(self, buf: np.ndarray) -> None:
+        with self._lock:
+            self._free.append(buf)
+            self._free.sort(key=lambda b: b.nbytes)
+            while sum(b.nbytes for b in self._free) > STAGING_BYTES:
+                self._free.pop(0)  # the smallest: the ones the next rows are least likely to fit
+
+    def clear(self) -> None:
+        with self._lock:
+            self._free.clear()
+
+
 class _Chunk:
     __slots__ = ("file", "path", "final", "index", "ids", "size", "limit", "opened", "tier")
 
@@ -298,11 +351,12 @@ class CacheStore:
         self._lock = threading.Lock()
         self._wlock = threading.Lock()
         self._claim_lock = threading.Lock()
-        self._queue: queue.Queue[tuple[int, tuple, int] | None] | None = None
+        self._queue: queue.Queue[_Item | None] | None = None
         self._queue_pid = 0
         self._queued: set[int] = set()
         self._queued_bytes = 0
         self._room = threading.Condition(threading.Lock())  # signalled as the writer frees bytes
+        self._staging = _Staging()
         self._chunk_of = np.full(self.num_rows, -1, np.int32)
         self._off = np.zeros(self.num_rows, np.int64)
         self._maps: list[Any] = []
@@ -464,14 +518,16 @@ class CacheStore:
                 self._room.wait(left)
             self._queued_bytes += nbytes
             self._queued.add(index)
-        copy = tuple(v.copy() if type(v) is np.ndarray else v for v in row)
+        copy, buf = self._staging.stage(row, nbytes)
         try:
-            q.put((index, copy, nbytes), timeout=max(deadline - time.monotonic(), 0.001))
+            q.put((index, copy, nbytes, buf), timeout=max(deadline - time.monotonic(), 0.001))
         except queue.Full:
-            self._written(index, nbytes)
+            self._written(index, nbytes, buf)
 
-    def _written(self, index: int, nbytes: int) -> None:
-        """Row ``index`` has left the queue (written, or not stored)."""
+    def _written(self, index: int, nbytes: int, buf: np.ndarray | None) -> None:
+        """Row ``index`` has left the queue (written, or not stored); its buffer is free again."""
+        if buf is not None:
+            self._staging.give(buf)
         with self._room:
             self._queued.discard(index)
             self._queued_bytes -= nbytes
@@ -482,10 +538,10 @@ class CacheStore:
         with self._room:
             return len(self._queued), self._queued_bytes
 
-    def _start_writer(self) -> "queue.Queue[tuple[int, tuple, int] | None]":
+    def _start_writer(self) -> "queue.Queue[_Item | None]":
         with self._claim_lock:
             if self._queue is None or self._queue_pid != os.getpid():
-                q: queue.Queue[tuple[int, tuple, int] | None] = queue.Queue(WRITE_QUEUE)
+                q: queue.Queue[_Item | None] = queue.Queue(WRITE_QUEUE)
                 threading.Thread(target=_write_loop, args=(weakref.ref(self), q), name="headrace-cache-write",
                                  daemon=True).start()
                 self._queue, self._queue_pid = q, os.getpid()
@@ -628,6 +684,7 @@ class CacheStore:
             if self.cached_rows() >= self.num_rows:
                 release_lock(os.path.join(self.mem_dir, "fill.lock"), self.token)
                 self._may_fill, self._full = False, True  # complete: nothing more to store
+                self._staging.clear()
 
     # -- statistics --
     def cached_rows(self) -> int:

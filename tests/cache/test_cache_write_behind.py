@@ -327,3 +327,51 @@ def test_closing_during_the_fill_leaves_only_valid_entries(cache_roots, mode):
     rows = stored(cache_roots[0], n)
     assert sorted(rows) == list(range(n))
     assert_valid(rows)
+
+
+def test_a_row_changed_in_place_after_put_is_stored_as_it_was(cache_roots):
+    """The pipeline may change its row in place once the cache has it: the queued copy (in a
+    reused staging buffer) keeps the values of the moment of ``put``, also when buffers are reused."""
+    store = new_store(n=30)
+    gate = threading.Event()
+    real = store.write
+    store.write = lambda index, row: (gate.wait(30), real(index, row))
+    rows = []
+    for i in range(30):
+        row = row_of(i)
+        rows.append(row)
+        store.put(i, row)
+        row[0][:] = -1  # the pipeline's next op writes into the array
+        row[1][...] = -1
+        if i == 3:
+            gate.set()
+    store.flush()
+    other = reader(store)
+    for i in range(30):
+        assert_row(other.get(i), i)
+    free = store._staging._free
+    assert 1 <= len(free) <= cache_store.WRITE_QUEUE + 1  # buffers were reused, not one per row
+    assert all(b.dtype == np.uint8 and b.nbytes >= 4 * 512 for b in free)
+
+
+def test_staging_keeps_odd_columns_apart():
+    """Arrays of several dtypes (unaligned sizes, 0-d, empty, non-contiguous, big-endian) land in
+    one buffer, each at a multiple of 64 bytes from its start; arrays of objects and other values are copied as they are."""
+    staging = cache_store._Staging()
+    src = np.arange(24, dtype=np.float64).reshape(4, 6)
+    row = (np.arange(5, dtype=np.uint8), src[:, ::2], np.array(7, np.int16), np.zeros((0, 3), np.float32),
+           np.arange(3, dtype=">i4"), np.array([{"a": 1}], dtype=object), "text")
+    nbytes = sum(v.nbytes for v in row if type(v) is np.ndarray)
+    copy, buf = staging.stage(row, nbytes)
+    assert buf is not None and buf.dtype == np.uint8
+    for got, want in zip(copy[:6], row[:6]):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    for got in copy[:5]:
+        assert got.base is not None and np.shares_memory(got, buf) or got.size == 0
+        assert (got.ctypes.data - buf.ctypes.data) % 64 == 0 or got.size == 0
+    assert not np.shares_memory(copy[5], buf) and copy[5] is not row[5] and copy[6] == "text"
+    staging.give(buf)
+    again, buf2 = staging.stage(row, nbytes)
+    assert buf2 is buf  # reused
+    assert staging.stage(("x", 1), 0) == (("x", 1), None)
