@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from headrace._util.errors import kernel_error
 from headrace.dataset.transforms._base import Implementation, TensorOperation, returns_contiguous
 from headrace.dataset.transforms._cast import type_name
 
@@ -22,8 +23,9 @@ _NO_DATA = "Input Tensor has no data."
 
 
 def op_error(op: str, detail: str) -> RuntimeError:
-    """The error a kernel raises for bad input: ``RuntimeError("<op>: <detail>")``."""
-    return RuntimeError(f"{op}: {detail}")
+    """``RuntimeError("<op>: <detail>")`` for an input an op refuses; a map reports it as MindSpore
+    reports its C++ ops' failures ("map operation: [Op] failed. <op>: <detail>")."""
+    return kernel_error(f"{op}: {detail}")
 
 
 def require_float(x: np.ndarray, op: str) -> None:

@@ -19,7 +19,7 @@ from headrace._audio import spectral as sk
 from headrace._util.checks import INT32_MAX, check_range
 from headrace._util.rng import sample_rng
 from headrace._util.errors import kernel_error
-from headrace.dataset.audio._base import AudioTensorOperation
+from headrace.dataset.audio._base import AudioTensorOperation, op_error
 from headrace.dataset.audio.utils import (BorderType, MelType, NormMode, NormType, ResampleMethod, ScaleType,
                                           WindowType)
 from headrace.dataset.transforms._base import returns_contiguous
@@ -35,10 +35,6 @@ __all__ = ["AmplitudeToDB", "Angle", "ComplexNorm", "ComputeDeltas", "DBToAmplit
 _FREQ_TIME = "<..., freq, time>"
 
 
-def op_error(op: str, detail: str) -> RuntimeError:
-    """``RuntimeError("<op>: <detail>")`` for an input an op refuses; a map reports it as MindSpore
-    reports its C++ ops' failures ("map operation: [Op] failed. <op>: <detail>")."""
-    return kernel_error(f"{op}: {detail}")
 _COMPLEX = "<..., complex=2>"
 
 
