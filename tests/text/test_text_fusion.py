@@ -136,6 +136,8 @@ def test_word_cache_is_bounded_and_not_pickled(monkeypatch):
     assert bert.ascii_ids("The movie playing unaffable.") == [3, 4, 5, 6, 9, 10, 11, 21]
     assert bert.ascii_ids("(the)movie,,a-b") == [25, 3, 26, 4, 20, 20, 12, 24, 15]
     assert len(bert._part_ids) == 3
+    long_part = "the," * 20  # 80 characters: computed, not kept
+    assert bert.ascii_ids(long_part) == [3, 20] * 20 and long_part not in bert._part_ids
     copy = pickle.loads(pickle.dumps(bert))
     assert len(copy._part_ids) == 0 and copy.ascii_ids("the movie") == [3, 4]
     # texts the path leaves to the ops

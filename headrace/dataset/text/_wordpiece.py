@@ -38,8 +38,10 @@ _HF_UNSAFE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 # (all ASCII punctuation) alone; whitespace separates.
 _ASCII_WORDS = re.compile(r"[0-9A-Za-z]+|[^0-9A-Za-z\s]")
 # Whitespace-separated parts ("movie," "(the") whose ids a BertTokenizer remembers (ascii_ids);
-# the cache starts again when full. An entry takes ~150 bytes: at most ~20 MB per tokenizer.
+# the cache starts again when full. Only parts of up to CACHED_PART characters are kept, so an
+# entry takes at most ~300 bytes: at most ~40 MB per tokenizer.
 WORD_CACHE = 1 << 17
+CACHED_PART = 64
 
 
 class _PartIds(dict[str, tuple[int, ...]]):
@@ -54,6 +56,8 @@ class _PartIds(dict[str, tuple[int, ...]]):
         wp = self.wp
         table = wp.words
         ids = tuple(table[p] for w in _ASCII_WORDS.findall(part) for p, _, _ in wp.pieces(w) if p is not None)
+        if len(part) > CACHED_PART:
+            return ids
         if len(self) >= WORD_CACHE:
             self.clear()
         self[part] = ids
