@@ -124,9 +124,9 @@ class PipelineError(RuntimeError):
             return f"{ENGINE_HEADLINE}\n\n{_section('Dataset Pipeline Error Message', body)}\n"
         if self.python_stack is not None:
             head = USER_HEADLINE
-            if self.file:  # MindSpore's sentence for the file of the failing sample
+            if self.file:  # MindSpore's sentence for the file of the failing sample, then ours
                 loc = where(self.columns, self.index)
-                at = (f" at {loc}" if loc else "") + f". The corresponding data file is: {self.file}"
+                at = f". The corresponding data file is: {self.file}" + (f". {loc[:1].upper()}{loc[1:]}" if loc else "")
             stack = f"{self.op} failed{at}. Error description:\n{self.python_stack}"
             body = f"[ERROR] {USER_CODE_FAILED}\n[ERROR] {self.op}: {self.detail}"
             return f"{head}\n\n{_section('Python Call Stack', stack)}\n{_section('Dataset Pipeline Error Message', body)}\n"

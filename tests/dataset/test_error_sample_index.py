@@ -67,4 +67,5 @@ def test_a_map_failing_on_an_image_folder_names_the_file(tmp_path):
     text = _failed_at(d)
     files = sorted(str(p) for p in tmp_path.rglob("*.jpg"))
     index = files.index(str(tmp_path / "dog" / "1.jpg"))
-    assert f"sample index: {index}. The corresponding data file is: {tmp_path / 'dog' / '1.jpg'}. " in text, text
+    assert (f"map operation: [PyFunc] failed. The corresponding data file is: {tmp_path / 'dog' / '1.jpg'}. "
+            f"Column: ['image'], sample index: {index}. Error description:") in text, text
