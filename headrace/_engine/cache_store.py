@@ -280,7 +280,7 @@ class _Staging:
         other values, are copied or kept as they are); the copy and its buffer."""
         arrays = [v for v in row if type(v) is np.ndarray and not v.dtype.hasobject]
         if not arrays:
-            return tuple(v.copy() if type(v) is np.ndarray else v for v in row), None
+            return tuple(v.copy() if isinstance(v, np.ndarray) else v for v in row), None
         buf = self._take(nbytes + 64 * len(arrays))
         out: list[Any] = []
         pos = 0
@@ -291,7 +291,7 @@ class _Staging:
                 out.append(view)
                 pos += v.nbytes + (-v.nbytes % 64)  # the next array starts 64 bytes on (aligned for any dtype)
             else:
-                out.append(v.copy() if type(v) is np.ndarray else v)
+                out.append(v.copy() if isinstance(v, np.ndarray) else v)  # (a subclass, too, may change)
         return tuple(out), buf
 
     def _take(self, need: int) -> np.ndarray:
@@ -518,7 +518,11 @@ class CacheStore:
                 self._room.wait(left)
             self._queued_bytes += nbytes
             self._queued.add(index)
-        copy, buf = self._staging.stage(row, nbytes)
+        try:
+            copy, buf = self._staging.stage(row, nbytes)
+        except Exception:  # noqa: BLE001 - a value that does not copy: the row is not stored (it streams)
+            self._written(index, nbytes, None)
+            return
         try:
             q.put((index, copy, nbytes, buf), timeout=max(deadline - time.monotonic(), 0.001))
         except queue.Full:

@@ -375,3 +375,22 @@ def test_staging_keeps_odd_columns_apart():
     again, buf2 = staging.stage(row, nbytes)
     assert buf2 is buf  # reused
     assert staging.stage(("x", 1), 0) == (("x", 1), None)
+
+
+class _NoCopy(np.ndarray):
+    def copy(self, *args, **kwargs):
+        raise RuntimeError("this array does not copy")
+
+
+def test_a_row_that_does_not_copy_is_not_stored_and_frees_its_place(cache_roots):
+    store = new_store(n=3)
+    store.put(0, row_of(0))
+    store.put(1, (np.full(512, 1, np.int32), np.zeros(3).view(_NoCopy)))
+    assert 1 not in store._queued
+    store.put(2, row_of(2))
+    store.flush()
+    assert store.queued() == (0, 0)
+    other = reader(store)
+    assert_row(other.get(0), 0)
+    assert other.get(1) is None
+    assert_row(other.get(2), 2)
