@@ -242,16 +242,14 @@ def test_a_value_that_does_not_encode_is_skipped(cache_roots):
 
 
 def test_the_writer_thread_ends_with_its_store(cache_roots):
-    before = len(writer_threads())
+    before = set(writer_threads())
     store = new_store(n=4)
     store.put(0, row_of(0))
     store.flush()
-    assert len(writer_threads()) == before + 1
+    (mine,) = set(writer_threads()) - before
     del store
-    deadline = time.monotonic() + 10
-    while len(writer_threads()) > before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(writer_threads()) == before
+    mine.join(timeout=10)
+    assert not mine.is_alive()
 
 
 # A child that fills a cache through a map with threads or processes and either reads the whole
