@@ -125,3 +125,120 @@ def test_the_check_finds_a_violation(tmp_path, monkeypatch, source, target, expe
     monkeypatch.setattr(sys.modules[__name__], "PKG", fake_root / "headrace")
     found = violations()
     assert found and all(f.startswith(source + ":2: ") and f.endswith(f"({expected})") for f in found), found
+
+
+def dataset_import_graph() -> dict[str, dict[str, int]]:
+    """{module: {module it imports: first line}} among headrace.dataset's modules, counting imports at
+    the top of a module and inside functions. ``from pkg import name`` is an edge to the module
+    ``pkg.name`` where there is one, else to ``pkg`` itself; importing ``a.b.c`` also runs the
+    ``__init__`` of each package above it that does not hold the importer, so those are edges too."""
+    paths = {module_name(p): p for p in sorted((PKG / "dataset").rglob("*.py"))}
+    graph: dict[str, dict[str, int]] = {}
+    for mod, path in paths.items():
+        package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+        out = graph.setdefault(mod, {})
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                targets = [f"{target}.{a.name}" if f"{target}.{a.name}" in paths else target for a in node.names]
+            else:
+                continue
+            for target in targets:
+                while target and target not in paths:  # a name inside a module: the module
+                    target = target.rpartition(".")[0]
+                parts = target.split(".")
+                for i in range(2, len(parts) + 1):
+                    step = ".".join(parts[:i])
+                    above = i < len(parts) and (mod + ".").startswith(step + ".")  # already running
+                    if step in paths and step != mod and not above:
+                        out.setdefault(step, node.lineno)
+    return graph
+
+
+def import_circles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """The circles of ``graph``: each strongly connected set of more than one module, sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]  # Tarjan's algorithm without recursion
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            v, edges = work[-1]
+            w = next(edges, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, {})))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                members = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    members.append(w)
+                    if w == v:
+                        break
+                if len(members) > 1:
+                    circles.append(sorted(members))
+    return sorted(circles)
+
+
+def describe_circle(graph: dict[str, dict[str, int]], members: list[str]) -> str:
+    inside = set(members)
+    return "; ".join(f"{a}:{line} imports {b}" for a in members for b, line in sorted(graph[a].items()) if b in inside)
+
+
+def test_no_import_circle_inside_dataset():
+    """DESIGN.md: the Dataset class and the helpers it uses never import each other in a circle
+    (helpers take plan nodes or protocols; what a lower module needs from an upper one it gets
+    through headrace/dataset/_provided.py). Imports inside functions count."""
+    graph = dataset_import_graph()
+    assert "headrace.dataset._datasets" in graph and len(graph) > 100
+    assert [describe_circle(graph, c) for c in import_circles(graph)] == []
+
+
+@pytest.mark.parametrize("files, circle", [
+    ({"a.py": "from headrace.dataset import b\n", "b.py": "def f():\n    from headrace.dataset.a import X\n"},
+     ["headrace.dataset.a", "headrace.dataset.b"]),
+    ({"a.py": "from . import b\n", "b.py": "from .c import Y\n", "c.py": "def g():\n    import headrace.dataset.a\n"},
+     ["headrace.dataset.a", "headrace.dataset.b", "headrace.dataset.c"]),
+    ({"__init__.py": "from headrace.dataset.a import A\n", "a.py": "def f():\n    from headrace.dataset import A\n"},
+     ["headrace.dataset", "headrace.dataset.a"]),
+    ({"p/__init__.py": "from headrace.dataset.a import A\n", "p/q.py": "", "a.py": "from headrace.dataset.p.q import Q\n"},
+     ["headrace.dataset.a", "headrace.dataset.p"]),
+])
+def test_the_circle_check_finds_a_planted_circle(tmp_path, monkeypatch, files, circle):
+    """A planted circle (at the top or inside a function, through a package's __init__) is found, and
+    the modules of the package's own __init__ importing it are not a circle by themselves."""
+    fake_root = tmp_path / "repo"
+    pkg = fake_root / "headrace" / "dataset"
+    pkg.mkdir(parents=True)
+    (fake_root / "headrace" / "__init__.py").touch()
+    (pkg / "__init__.py").touch()
+    (pkg / "z.py").write_text("from headrace.dataset import a\n")  # not in the circle
+    for name, text in files.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", fake_root)
+    monkeypatch.setattr(sys.modules[__name__], "PKG", fake_root / "headrace")
+    assert import_circles(dataset_import_graph()) == [circle]

@@ -43,6 +43,8 @@ from headrace.dataset._sources.tfrecord import TFRecordDataset
 from headrace.dataset._sources.vision_folders import CelebADataset, ImageFolderDataset, ManifestDataset
 from headrace.dataset._tensor import Tensor
 from headrace.dataset.cache import DatasetCache
+# Modules above Dataset that lend it what it needs through _provided (sync_wait, device_que).
+from headrace.dataset import _provided, _sync, _transfer  # noqa: F401
 from headrace.dataset.core import config
 from headrace.dataset.profiling import profile as profile  # headrace's own (not in __all__: not a MindSpore name)
 from headrace.dataset.samplers import (
@@ -70,6 +72,9 @@ __all__ = [
     "DatasetCache", "auto_cache",
     "compare", "config", "core", "deserialize", "serialize", "show", "text", "transforms", "vision", "zip",
 ]
+
+# ds.deserialize builds a source from the class of this name here (see _provided).
+_provided.provide(public_names=globals())
 
 # As in MindSpore, ``ds.transforms.vision`` is the vision package (set here: transforms never imports vision).
 transforms.vision = vision  # type: ignore[attr-defined]

@@ -13,6 +13,7 @@ import json
 import os
 from typing import Any
 
+from headrace.dataset import _provided
 from headrace.dataset.core import config as _config
 
 REMARK = "Written by headrace's dataset autotune: the pipeline with the settings it tuned."
@@ -32,10 +33,9 @@ def path_for(prefix: str) -> str:
 
 def write(dataset: Any, tuner: Any, prefix: str) -> str:
     """Writes the tuned pipeline of ``dataset``; returns the file's path."""
-    from headrace.dataset import _serdes  # noqa: PLC0415 - the JSON layer imports the whole surface
     tuned, prefetch = tuner.settings()
     by_node = {id(node): (workers, procs) for node, workers, procs in tuned}
-    tree = _serdes.serialize(dataset)
+    tree = _provided.get("serialize")(dataset)  # _serdes, the JSON layer, sits above every dataset class
     summary: list[str] = []
     _apply(dataset, tree, by_node, summary)
     tree["connector_queue_size"] = prefetch

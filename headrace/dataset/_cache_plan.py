@@ -24,6 +24,7 @@ from typing import Any
 from headrace._engine import plan as P
 from headrace._engine.cached_source import cached_node
 from headrace._util.fingerprint import file_stamp, fingerprint
+from headrace.dataset import _provided
 
 _NOT_KEYED = {"num_samples", "num_parallel_workers", "shuffle", "sampler", "cache", "python_multiprocessing",
               "max_rowsize", "verify"}
@@ -93,9 +94,7 @@ def is_random(op: Any) -> bool:
 
 
 def _check_source(dataset: Any) -> None:
-    from headrace.dataset._sources.generator import GeneratorDataset  # noqa: PLC0415 - sources import this
-
-    if isinstance(dataset, GeneratorDataset) and not getattr(dataset, "deterministic_source", False):
+    if isinstance(dataset, _provided.get("GeneratorDataset")) and not getattr(dataset, "deterministic_source", False):
         raise RuntimeError("There is currently no support for GeneratorDataset under cache: headrace cannot "
                            "tell whether its source returns the same row for an index every time. Pass "
                            "deterministic_source=True to GeneratorDataset if it does.")
@@ -111,8 +110,8 @@ def cache_source(dataset: Any, node: P.Node) -> P.Node:
 
 def cache_map(map_ds: Any, node: P.MapNode) -> P.Node:
     """The plan of a map dataset with ``cache=``: the source and the maps up to it, cached."""
-    from headrace.dataset._datasets import BatchDataset, MapDataset, RepeatDataset  # noqa: PLC0415
-    from headrace.dataset._sources.base import MappableDataset  # noqa: PLC0415
+    BatchDataset, MapDataset, RepeatDataset, MappableDataset = (_provided.get(name) for name in (
+        "BatchDataset", "MapDataset", "RepeatDataset", "MappableDataset"))
 
     chain, d = [], map_ds
     while isinstance(d, MapDataset):
@@ -172,8 +171,7 @@ def auto_cache(dataset: Any, cache: Any) -> Any:
         ValueError: the pipeline has no source read by index under a chain of single-input
             operations, or already has a cache.
     """
-    from headrace.dataset._datasets import Dataset, MapDataset  # noqa: PLC0415
-    from headrace.dataset._sources.base import MappableDataset  # noqa: PLC0415
+    Dataset, MapDataset, MappableDataset = (_provided.get(name) for name in ("Dataset", "MapDataset", "MappableDataset"))
 
     if not isinstance(dataset, Dataset):
         raise TypeError(f"Argument dataset with value {dataset!r} is not of type [{Dataset!r}], but got {type(dataset)}.")

@@ -10,6 +10,7 @@ from headrace._util.errors import add_note
 from headrace._engine.plan import counted_size
 from headrace._engine.run import PipelineRun
 from headrace._engine import options as _options
+from headrace.dataset import _provided
 from headrace.dataset._init_step import check_init_step
 from headrace.dataset._iterators import DictIterator, TupleIterator
 from headrace.mindrecord._save import write_dataset
@@ -61,8 +62,7 @@ class DatasetReading:
     def to_json(self, filename=""):
         """This pipeline as a dict in MindSpore's JSON layout, also written to ``filename`` if
         given (``ds.serialize``; ``ds.deserialize`` rebuilds it)."""
-        from headrace.dataset._serdes import serialize  # noqa: PLC0415 - serdes sits above every dataset class
-        return serialize(self, filename)
+        return _provided.get("serialize")(self, filename)  # _serdes sits above every dataset class
 
     def set_init_step(self, init_step):
         """Iterators created later start at global step ``init_step`` (rows over epochs) with the

@@ -22,7 +22,7 @@ from headrace.dataset.debug._hooks import DebugHook, insert_hooks
 from headrace._util import checks
 from headrace._util.checks import INT32_MAX, check_columns, check_int, check_range, check_type
 from headrace._util.types import BatchInfo
-from headrace.dataset import _cache_plan, _concat_sampling
+from headrace.dataset import _cache_plan, _concat_sampling, _provided
 from headrace.dataset._split import split_dataset
 from headrace.dataset.samplers import DistributedSampler, RandomSampler
 from headrace.dataset._columns import _check_pad_info, column_index, replace_layout
@@ -271,8 +271,7 @@ class Dataset(DatasetReading, SyncMethods):
     def device_que(self, send_epoch_end=True, create_data_info_queue=False, queue_name=""):
         """A TransferDataset that sends this dataset's batches to a device queue (dataset sink
         mode; see ``headrace.dataset._transfer``)."""
-        from headrace.dataset._transfer import TransferDataset  # noqa: PLC0415 - it subclasses Dataset
-        return TransferDataset(self, send_epoch_end, create_data_info_queue, queue_name)
+        return _provided.get("TransferDataset")(self, send_epoch_end, create_data_info_queue, queue_name)
 
 
 def _check_dataset(value: Any, name: str) -> None:
@@ -364,8 +363,7 @@ class BatchDataset(Dataset):
             warm_up_process_workers(self.per_batch_map)
         self._pad_info: dict | None = None
         if input_dataset.is_sync():  # a sync_wait before counts in batches of this size
-            from headrace.dataset._sync import notify_batch  # noqa: PLC0415 - it subclasses Dataset
-            notify_batch(input_dataset, self.batch_size)
+            _provided.get("notify_batch")(input_dataset, self.batch_size)
 
     def get_batch_size(self):
         return self.batch_size if isinstance(self.batch_size, int) else -1
@@ -650,3 +648,7 @@ def zip(datasets):  # noqa: A001 - MindSpore's name
     if len(datasets) <= 1:
         raise ValueError("Can't zip empty or just one dataset!")
     return ZipDataset(datasets)
+
+
+# For the helpers below Dataset (_cache_plan), which may not import this module.
+_provided.provide(Dataset=Dataset, MapDataset=MapDataset, BatchDataset=BatchDataset, RepeatDataset=RepeatDataset)

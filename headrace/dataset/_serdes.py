@@ -32,12 +32,11 @@ from typing import Any
 
 import numpy as np
 
-import headrace.dataset as ds
 from headrace._util.checks import check_type
 from headrace.dataset._datasets import Dataset
 from headrace.dataset._sources.base import SourceDataset
 from headrace.dataset._datasets import PaddedBatchDataset
-from headrace.dataset import _datasets as D
+from headrace.dataset import _datasets as D, _provided
 from headrace.dataset._sources._files import RowFilesDataset
 from headrace.dataset import samplers as S
 from headrace.dataset.transforms._base import TensorOperation
@@ -379,7 +378,7 @@ def _build_source(node: dict, where: str) -> Any:
     if name in _PYTHON_DATA_SOURCES:
         raise ValueError(f"deserialize: {where} is a {name}, whose Python data is not in the JSON; build it in "
                          "Python and rebuild the operations on it.")
-    cls = getattr(ds, name, None)
+    cls = _provided.get("public_names").get(name)  # headrace.dataset's names, as ds.<op_type>
     if not isinstance(cls, type):
         raise ValueError(f"deserialize: {where} has op_type {name!r}, which headrace does not know.")
     params = inspect.signature(cls.__init__).parameters
@@ -503,3 +502,7 @@ def _python_callable(module: str, qualname: str, instance: bool, where: str) -> 
         raise ValueError(f"deserialize: {where} names the Python function {module}.{qualname}, which cannot be "
                          f"imported: {e}") from e
     return obj() if instance else obj
+
+
+# Dataset.to_json and the autotune file write JSON; this module sits above every dataset class.
+_provided.provide(serialize=serialize)

@@ -16,6 +16,7 @@ from typing import Any
 from headrace._engine import plan as P
 from headrace._engine.ops.gate import RowGate
 from headrace._util import checks
+from headrace.dataset import _provided
 from headrace.dataset._datasets import Dataset
 from headrace.dataset.core import config
 
@@ -107,3 +108,8 @@ def sync_update(dataset: Any, condition_name: Any, num_batch: Any = None, data: 
     if num_batch is not None:
         num_batch *= dataset.get_batch_size()
     notifiers[condition_name](num_batch, data)
+
+
+# Dataset's sync methods (_sync_api) call these; this module subclasses Dataset, so sits above it.
+_provided.provide(SyncWaitDataset=SyncWaitDataset, sync_update=sync_update, disable_sync=disable_sync,
+                  sync_notifiers=sync_notifiers, is_sync=is_sync, notify_batch=notify_batch)

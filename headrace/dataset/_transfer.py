@@ -50,6 +50,7 @@ import weakref
 from typing import Any
 
 from headrace._util.checks import check_type
+from headrace.dataset import _provided
 from headrace.dataset._datasets import Dataset
 from headrace.dataset.core import config as _config
 from headrace._util.errors import add_note
@@ -451,3 +452,7 @@ class TransferDataset(Dataset):
     def status_report(self) -> str:
         """MindSpore's sink-mode status report, then headrace's verdict line."""
         return report(self.queue_name, self._to_device)
+
+
+# Dataset.device_que builds it; this module subclasses Dataset, so sits above it.
+_provided.provide(TransferDataset=TransferDataset)

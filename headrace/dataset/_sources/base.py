@@ -20,7 +20,7 @@ from headrace._engine import options as _options
 from headrace._engine.samplers import ChainedPlan
 from headrace._util import checks, rng
 from headrace._util.types import RandomAccessSource, SampleContext
-from headrace.dataset import _cache_plan
+from headrace.dataset import _cache_plan, _provided
 from headrace.dataset._datasets import Dataset, resolve_workers
 from headrace.dataset._sampler_args import resolve_sampler, select_sampler
 from headrace.dataset.samplers import BuiltinSampler, Shuffle, is_shuffle
@@ -239,3 +239,5 @@ def _check_sampler_object(sampler: Any) -> None:
         raise TypeError(f"Input sampler is not an instance of a sampler: got {type(sampler).__name__}.")
 
 
+# For _cache_plan, which sits below Dataset and its sources.
+_provided.provide(MappableDataset=MappableDataset)

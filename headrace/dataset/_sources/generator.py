@@ -15,6 +15,7 @@ from headrace._engine.samplers import UserPlan
 from headrace._util import checks
 from headrace._util.arrays import to_array
 from headrace._util.errors import PipelineError
+from headrace.dataset import _provided
 from headrace.dataset._datasets import warm_up_process_workers
 from headrace.dataset._sources.base import MappableDataset
 from headrace.common.dtype import to_numpy_dtype
@@ -474,3 +475,7 @@ class NumpySlicesDataset(_CountedUserSampling, MappableDataset):
 
     def _make_source(self):
         return SlicesSource(self.column_names, self._columns)
+
+
+# For _cache_plan, which sits below Dataset and its sources.
+_provided.provide(GeneratorDataset=GeneratorDataset)
