@@ -73,6 +73,10 @@ MAX_MESSAGE = 1 << 20  # a context message carries the environment
 PRELOAD = ("numpy", "cloudpickle", "cv2", "PIL.Image")  # when the parent has them loaded
 MINIMUM = ("numpy", "headrace._engine.exec.process_worker")  # what the server needs to fork workers
 TAINTED = "tainted"  # the reply to a start request once the server has threads
+# The adapters import frameworks that start threads when imported (ray and pyarrow, JAX, torch): a
+# server that preloaded them could not fork, and each of their modules would taint one server in
+# turn. Workers never need them to run a pipeline's program.
+NO_PRELOAD = ("headrace.ray", "headrace.jax", "headrace.torch")
 DEFAULT_IDLE_TIMEOUT = 60.0  # seconds without a worker or a request after which the server exits
 
 _idle_timeout = DEFAULT_IDLE_TIMEOUT
@@ -120,7 +124,8 @@ def preload_list(extra: Any = ()) -> list[str]:
     ``__main__``, never one that once left a server with threads."""
     mods = sys.modules
     names = [m for m in PRELOAD if m in mods]
-    names += sorted(m for m in list(mods) if m.startswith("headrace.") and mods.get(m) is not None)
+    names += sorted(m for m in list(mods) if m.startswith("headrace.") and mods.get(m) is not None
+                    and not m.startswith(NO_PRELOAD))
     names += [m for m in extra if m in mods and m != "__main__"]
     return [m for m in names if m not in _refused]
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import types
 
 import numpy as np
 import pytest
@@ -350,3 +351,13 @@ def test_a_process_with_threads_never_forks_itself(monkeypatch):
     monkeypatch.setattr(os, "fork", no_fork)  # multiprocessing's fork context calls os.fork too
     got = rows_of(pipeline(n=10, workers=2, procs=True, batch=3), epochs=2)
     assert got == rows_of(pipeline(n=10, batch=3), epochs=2)
+
+
+def test_the_adapters_are_never_preloaded(monkeypatch):
+    # they import frameworks that start threads (ray, pyarrow, JAX, torch): each would taint a server
+    fake = types.ModuleType("fake")
+    for name in ("headrace.ray._read", "headrace.jax._loader", "headrace.torch._loader", "headrace._util.rng"):
+        monkeypatch.setitem(sys.modules, name, sys.modules.get(name) or fake)
+    names = forkserver.preload_list()
+    assert "headrace._util.rng" in names
+    assert not [n for n in names if n.startswith(("headrace.ray", "headrace.jax", "headrace.torch"))]
