@@ -105,17 +105,20 @@ _exiting = False
 LOCK_WAIT = 5.0
 
 
-def flush_all(wait: bool = False, final: bool = False) -> None:
+def flush_all(wait: bool = False, final: bool = False, drain: float | None = None) -> None:
     """Commits the open chunk of every store of this process (at an epoch's end and at exit with
     ``wait``: the queued rows first; in workers on their way out, without waiting). ``final``:
-    the process is leaving; the flusher thread commits nothing after this."""
+    the process is leaving; the flusher thread commits nothing after this. ``drain``: wait up to
+    this many seconds for the queued rows (a worker leaving at its pool's close, which has 2 s
+    before it is signalled: on a busy machine its writer thread may not have caught up yet, and
+    not waiting dropped the rows still queued), then commit what is written."""
     global _exiting
     locked = _flush_lock.acquire(timeout=LOCK_WAIT)
     try:
         if final:
             _exiting = True
         for store in list(_LIVE):
-            store.flush(blocking=wait)
+            store.flush(blocking=wait if drain is None else store.drain(drain))
         if final:
             _leave_sessions()
     finally:
@@ -553,9 +556,14 @@ class CacheStore:
         return q if self._queue is None else self._queue
 
     def _drain(self) -> None:
+        self.drain(WRITE_WAIT)
+
+    def drain(self, seconds: float) -> bool:
+        """Waits up to ``seconds`` for this process's queued rows to be written; True when none is left."""
         q = self._queue
         if q is not None and self._queue_pid == os.getpid():
-            _join(q, WRITE_WAIT)
+            return _join(q, seconds)
+        return True
 
     def write(self, index: int, row: tuple) -> None:
         """Appends ``row`` to this process's open chunk (the writer thread's work)."""
