@@ -228,6 +228,15 @@ def _write_loop(ref: "weakref.ref[CacheStore]", q: "queue.Queue[_Item | None]") 
             q.task_done()
 
 
+def _discard(w: "_Chunk") -> None:
+    """Closes and removes a chunk that could not be committed (closing may fail too)."""
+    try:
+        w.file.close()
+    except OSError:
+        pass
+    unlink_quiet(w.path)
+
+
 def _join(q: "queue.Queue[Any]", timeout: float) -> bool:
     """``q.join()`` that gives up after ``timeout`` seconds (a writer stuck on a full or gone file
     system never hangs an epoch's end or the exit); True when the queue was drained."""
@@ -619,11 +628,7 @@ class CacheStore:
         try:
             self._finish(w)
         except OSError:  # the session was destroyed meanwhile, or the disk is full
-            try:
-                w.file.close()
-            except OSError:
-                pass
-            unlink_quiet(w.path)
+            _discard(w)
             return
         self._serve(w)
 
@@ -651,11 +656,7 @@ class CacheStore:
             w.file.seek(w.size)
             self._finish(w)
         except OSError:
-            try:
-                w.file.close()
-            except OSError:
-                pass
-            unlink_quiet(w.path)
+            _discard(w)
             return
         self._serve(w)
 
