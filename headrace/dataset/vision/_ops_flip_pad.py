@@ -56,7 +56,53 @@ def _device_flip(shape: tuple, horizontal: bool, flip: bool = True) -> tuple[lis
     return ([("flip", horizontal)] if flip else []), tuple(shape)
 
 
-class HorizontalFlip(_Device, ImageTensorOperation):
+class _Flip(_Device, ImageTensorOperation):
+    """What the four flips share: the input checks, the kernel and the GPU stage's step.
+
+    ``_horizontal`` picks left-right (True) or top-bottom; ``_flips`` says whether this sample is
+    flipped (always, unless a random flip's draw says no).
+    """
+
+    implementation = Implementation.C
+    _horizontal = True
+
+    def _flips(self) -> bool:
+        return True
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        if self.device_target != "CPU":
+            self._check_device()
+        _check_flip(img, self.op_name)
+        return _flip_any(img, self._horizontal) if self._flips() else img
+
+    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
+        """The flip step; a random flip draws as ``_run`` draws (one number from ``sample_rng()``)."""
+        return _device_flip(shape, self._horizontal, self._flips())
+
+
+class _RandomFlip(_Flip):
+    """A flip with probability `prob`, with a Pillow kernel too."""
+
+    implementation = None
+    random = True
+    shared_draw = True  # several columns get the same flip
+
+    def __init__(self, prob=0.5):
+        self.prob = ck.check_prob(prob)
+
+    def _flips(self) -> bool:
+        return sample_rng().random() < self.prob
+
+    def _run_pil(self, img):
+        if self.device_target != "CPU":
+            self._check_device()
+        _need_pil(img)
+        if self._flips():
+            return img.transpose(Image.FLIP_LEFT_RIGHT if self._horizontal else Image.FLIP_TOP_BOTTOM)
+        return img
+
+
+class HorizontalFlip(_Flip):
     """Flips the image left to right.
 
     Examples:
@@ -65,19 +111,8 @@ class HorizontalFlip(_Device, ImageTensorOperation):
         [[3, 2, 1]]
     """
 
-    implementation = Implementation.C
 
-    def _run(self, img: np.ndarray) -> np.ndarray:
-        if self.device_target != "CPU":
-            self._check_device()
-        _check_flip(img, "HorizontalFlip")
-        return _flip_any(img, True)
-
-    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
-        return _device_flip(shape, True)
-
-
-class VerticalFlip(_Device, ImageTensorOperation):
+class VerticalFlip(_Flip):
     """Flips the image upside down.
 
     Examples:
@@ -86,19 +121,10 @@ class VerticalFlip(_Device, ImageTensorOperation):
         [[2], [1]]
     """
 
-    implementation = Implementation.C
-
-    def _run(self, img: np.ndarray) -> np.ndarray:
-        if self.device_target != "CPU":
-            self._check_device()
-        _check_flip(img, "VerticalFlip")
-        return _flip_any(img, False)
-
-    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
-        return _device_flip(shape, False)
+    _horizontal = False
 
 
-class RandomHorizontalFlip(_Device, ImageTensorOperation):
+class RandomHorizontalFlip(_RandomFlip):
     """Flips the image left to right with probability `prob`.
 
     Args:
@@ -114,34 +140,8 @@ class RandomHorizontalFlip(_Device, ImageTensorOperation):
         [[2, 1]]
     """
 
-    random = True
-    shared_draw = True  # several columns get the same flip
 
-    def __init__(self, prob=0.5):
-        self.prob = ck.check_prob(prob)
-
-    def _run(self, img: np.ndarray) -> np.ndarray:
-        if self.device_target != "CPU":
-            self._check_device()
-        _check_flip(img, "RandomHorizontalFlip")
-        if sample_rng().random() < self.prob:
-            return _flip_any(img, True)
-        return img
-
-    def _run_pil(self, img):
-        if self.device_target != "CPU":
-            self._check_device()
-        _need_pil(img)
-        if sample_rng().random() < self.prob:
-            return img.transpose(Image.FLIP_LEFT_RIGHT)
-        return img
-
-    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
-        """The flip drawn as ``_run`` draws it (one number from ``sample_rng()``)."""
-        return _device_flip(shape, True, sample_rng().random() < self.prob)
-
-
-class RandomVerticalFlip(_Device, ImageTensorOperation):
+class RandomVerticalFlip(_RandomFlip):
     """Flips the image upside down with probability `prob`.
 
     Args:
@@ -157,31 +157,7 @@ class RandomVerticalFlip(_Device, ImageTensorOperation):
         [[2], [1]]
     """
 
-    random = True
-    shared_draw = True  # several columns get the same flip
-
-    def __init__(self, prob=0.5):
-        self.prob = ck.check_prob(prob)
-
-    def _run(self, img: np.ndarray) -> np.ndarray:
-        if self.device_target != "CPU":
-            self._check_device()
-        _check_flip(img, "RandomVerticalFlip")
-        if sample_rng().random() < self.prob:
-            return _flip_any(img, False)
-        return img
-
-    def _run_pil(self, img):
-        if self.device_target != "CPU":
-            self._check_device()
-        _need_pil(img)
-        if sample_rng().random() < self.prob:
-            return img.transpose(Image.FLIP_TOP_BOTTOM)
-        return img
-
-    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
-        """The flip drawn as ``_run`` draws it (one number from ``sample_rng()``)."""
-        return _device_flip(shape, False, sample_rng().random() < self.prob)
+    _horizontal = False
 
 
 class Pad(ImageTensorOperation):
@@ -222,6 +198,19 @@ class Pad(ImageTensorOperation):
         return _pad_pil(img, *self._pad, self._fill, self.padding_mode)
 
 
+def _check_int_or_pair(value, name: str, may_be_empty: bool = False) -> None:
+    """PadToSize's check of `size` (an int or two, all positive) or `offset` (likewise but zero
+    allowed, and it may be empty)."""
+    ck.type_check(value, (int, list, tuple), name)
+    if isinstance(value, int):
+        ck.check_pos_int32(value, name, allow_zero=may_be_empty, exact_int=True)
+        return
+    if len(value) not in ((0, 2) if may_be_empty else (2,)):
+        raise ValueError(f"The {name} must be {'empty or ' if may_be_empty else ''}a sequence of length 2.")
+    for i, v in enumerate(value):
+        ck.check_pos_int32(v, f"{name}{i}", allow_zero=may_be_empty, exact_int=True)
+
+
 class PadToSize(ImageTensorOperation):
     """Pads the image to `size`, placing it at `offset` (centred when None).
 
@@ -246,23 +235,9 @@ class PadToSize(ImageTensorOperation):
     implementation = Implementation.C
 
     def __init__(self, size, offset=None, fill_value=0, padding_mode=Border.CONSTANT):
-        ck.type_check(size, (int, list, tuple), "size")
-        if isinstance(size, int):
-            ck.check_pos_int32(size, "size", exact_int=True)
-        else:
-            if len(size) != 2:
-                raise ValueError("The size must be a sequence of length 2.")
-            for i, v in enumerate(size):
-                ck.check_pos_int32(v, f"size{i}", exact_int=True)
+        _check_int_or_pair(size, "size")
         if offset is not None:
-            ck.type_check(offset, (int, list, tuple), "offset")
-            if isinstance(offset, int):
-                ck.check_pos_int32(offset, "offset", allow_zero=True, exact_int=True)
-            else:
-                if len(offset) not in (0, 2):
-                    raise ValueError("The offset must be empty or a sequence of length 2.")
-                for i, v in enumerate(offset):
-                    ck.check_pos_int32(v, f"offset{i}", allow_zero=True, exact_int=True)
+            _check_int_or_pair(offset, "offset", may_be_empty=True)
         ck.check_fill_value(fill_value)
         ck.type_check(padding_mode, (Border,), "padding_mode")
         self.size, self.offset, self.fill_value, self.padding_mode = size, offset, fill_value, padding_mode
