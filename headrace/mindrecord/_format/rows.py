@@ -32,31 +32,29 @@ class EncodeError(ValueError):
     """A value cannot be stored in a raw record."""
 
 
+# MessagePack's sized forms, smallest first: (the largest size a form holds, its tag, its width in
+# bytes). The value follows the tag big-endian; a negative integer's size is its magnitude.
+_UINT_FORMS = ((0xFF, b"\xcc", 1), (0xFFFF, b"\xcd", 2), (0xFFFFFFFF, b"\xce", 4),
+               (0xFFFFFFFFFFFFFFFF, b"\xcf", 8))
+_NEG_INT_FORMS = ((0x80, b"\xd0", 1), (0x8000, b"\xd1", 2), (0x80000000, b"\xd2", 4),
+                  (0x8000000000000000, b"\xd3", 8))
+_STR_LEN_FORMS = ((0xFF, b"\xd9", 1), (0xFFFF, b"\xda", 2), (0xFFFFFFFF, b"\xdb", 4))
+_MAP_LEN_FORMS = ((0xFFFF, b"\xde", 2), (0xFFFFFFFF, b"\xdf", 4))
+
+
+def _pack_sized(v: int, size: int, forms: tuple[tuple[int, bytes, int], ...], out: bytearray) -> bool:
+    """Appends ``v`` in the first of ``forms`` that holds ``size``; False when none does."""
+    for most, tag, width in forms:
+        if size <= most:
+            out += tag + v.to_bytes(width, "big", signed=v < 0)
+            return True
+    return False
+
+
 def _pack_int(v: int, out: bytearray) -> None:
-    if v >= 0:
-        if v < 0x80:
-            out.append(v)
-        elif v <= 0xFF:
-            out += b"\xcc" + v.to_bytes(1, "big")
-        elif v <= 0xFFFF:
-            out += b"\xcd" + v.to_bytes(2, "big")
-        elif v <= 0xFFFFFFFF:
-            out += b"\xce" + v.to_bytes(4, "big")
-        elif v <= 0xFFFFFFFFFFFFFFFF:
-            out += b"\xcf" + v.to_bytes(8, "big")
-        else:
-            raise EncodeError(f"integer {v} does not fit in 64 bits")
-    elif v >= -32:
+    if -32 <= v < 0x80:  # positive and negative fixint
         out.append(v & 0xFF)
-    elif v >= -0x80:
-        out += b"\xd0" + v.to_bytes(1, "big", signed=True)
-    elif v >= -0x8000:
-        out += b"\xd1" + v.to_bytes(2, "big", signed=True)
-    elif v >= -0x80000000:
-        out += b"\xd2" + v.to_bytes(4, "big", signed=True)
-    elif v >= -0x8000000000000000:
-        out += b"\xd3" + v.to_bytes(8, "big", signed=True)
-    else:
+    elif not (_pack_sized(v, v, _UINT_FORMS, out) if v >= 0 else _pack_sized(v, -v, _NEG_INT_FORMS, out)):
         raise EncodeError(f"integer {v} does not fit in 64 bits")
 
 
@@ -78,13 +76,7 @@ def _pack_str(s: str, out: bytearray) -> None:
     n = len(b)
     if n < 32:
         out.append(0xA0 | n)
-    elif n <= 0xFF:
-        out += b"\xd9" + n.to_bytes(1, "big")
-    elif n <= 0xFFFF:
-        out += b"\xda" + n.to_bytes(2, "big")
-    elif n <= 0xFFFFFFFF:
-        out += b"\xdb" + n.to_bytes(4, "big")
-    else:
+    elif not _pack_sized(n, n, _STR_LEN_FORMS, out):
         raise EncodeError("string longer than 4 GiB")
     out += b
 
@@ -105,10 +97,8 @@ def encode_raw(values: Mapping[str, Any], keys: Sequence[str]) -> bytes:
     out = bytearray()
     if n < 16:
         out.append(0x80 | n)
-    elif n <= 0xFFFF:
-        out += b"\xde" + n.to_bytes(2, "big")
-    else:  # pragma: no cover - schemas have at most 100 fields
-        out += b"\xdf" + n.to_bytes(4, "big")
+    else:  # a schema has at most 100 fields: the first form holds them
+        _pack_sized(n, n, _MAP_LEN_FORMS, out)
     for key in keys:
         out += _packed_key(key)
         v = values[key]
