@@ -113,6 +113,18 @@ def assert_fails_at_the_fourth_batch(loader, error, match, ready=None,
     loader.close()
 
 
+def numbered_mindrecord(folder, n=12):
+    """A MindRecord file ``folder/rows.mindrecord`` of ``n`` rows with one int64 column ``id``
+    holding 0..n-1; its path as a string."""
+    from headrace.mindrecord import FileWriter
+    path = str(folder / "rows.mindrecord")
+    writer = FileWriter(path, 1)
+    writer.add_schema({"id": {"type": "int64"}}, "rows")
+    writer.write_raw_data([{"id": i} for i in range(n)])
+    writer.commit()
+    return path
+
+
 PATTERN_DTYPES = (np.float32, np.int64, np.uint8, np.float64, np.bool_, np.float16)
 
 

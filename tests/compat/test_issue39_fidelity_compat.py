@@ -3,8 +3,9 @@ split, a split of a split, the error texts), the padding of bucket_batch_by_leng
 padded_batch, Tensor.dtype, and sampler chains. The same snippet runs on both sides."""
 import pytest
 
+from tests.helpers import numbered_mindrecord
 from tests.oracles.oracle import run_ms
-from tests.oracles.snippets import assert_same, oracle_program, run_local
+from tests.oracles.snippets import INT_ROWS, assert_same, oracle_program, run_local
 from tests.sources.makers import write_tfrecord
 
 pytestmark = pytest.mark.compat
@@ -249,11 +250,8 @@ _CHAINS = [  # samplers outermost first: the first is given to MindDataset, each
     "ds.SequentialSampler(1, 5), ds.SequentialSampler(3, 8)",
 ]
 
-_MIND_PROGRAM = '''
+_MIND_PROGRAM = INT_ROWS + '''
 path = INPUTS["path"]
-def rows(d, epochs=1):
-    it = d.create_tuple_iterator(output_numpy=True, num_epochs=epochs)
-    return [[int(r[0]) for r in it] for _ in range(epochs)]
 def chain(text):
     samplers = eval("[" + text + "]")
     for parent, child in zip(samplers, samplers[1:]):
@@ -263,13 +261,6 @@ def P(k):
     return ds.PaddedDataset([{"id": np.array(-1 - i, np.int64)} for i in range(k)])
 def M(**kw):
     return ds.MindDataset(path, **kw)
-def sharded(make, n):
-    out = []
-    for k in range(n):
-        d = make()
-        d.use_sampler(ds.DistributedSampler(n, k, shuffle=False))
-        out.append(rows(d)[0])
-    return out
 def getitem(d):
     return [[int(v) for v in d[i]] for i in range(d.get_dataset_size())]
 RESULT = {}
@@ -306,13 +297,7 @@ RESULT["padded"] = [sharded(lambda: M(shuffle=False) + P(4), 8), sharded(lambda:
 
 @pytest.fixture(scope="module")
 def mind_file(tmp_path_factory):
-    from headrace.mindrecord import FileWriter  # noqa: PLC0415
-    path = str(tmp_path_factory.mktemp("chains") / "rows.mindrecord")
-    writer = FileWriter(path, 1)
-    writer.add_schema({"id": {"type": "int64"}}, "rows")
-    writer.write_raw_data([{"id": i} for i in range(12)])
-    writer.commit()
-    return path
+    return numbered_mindrecord(tmp_path_factory.mktemp("chains"))
 
 
 def test_mindrecord_sampler_chains_getitem_and_padded_shards_same_as_mindspore(mind_file):

@@ -9,22 +9,17 @@ from hypothesis import strategies as st
 import headrace.dataset as ds
 from headrace._engine.samplers.mindchain import ChainOp, MindChainPlan
 from headrace._util.types import SampleContext
-from headrace.mindrecord import FileWriter
+from tests.helpers import numbered_mindrecord
+from tests.oracles.snippets import INT_ROWS, local_functions
 
 
 @pytest.fixture(scope="module")
 def path(tmp_path_factory):
-    p = str(tmp_path_factory.mktemp("chains") / "rows.mindrecord")
-    writer = FileWriter(p, 1)
-    writer.add_schema({"id": {"type": "int64"}}, "rows")
-    writer.write_raw_data([{"id": i} for i in range(12)])
-    writer.commit()
-    return p
+    return numbered_mindrecord(tmp_path_factory.mktemp("chains"))
 
 
-def _rows(d, epochs=1):
-    it = d.create_tuple_iterator(output_numpy=True, num_epochs=epochs)
-    return [[int(r[0]) for r in it] for _ in range(epochs)]
+_INT_ROWS = local_functions(INT_ROWS)  # the helpers of the oracle comparison, on headrace
+_rows, _sharded = _INT_ROWS["rows"], _INT_ROWS["sharded"]
 
 
 def _chain(*samplers):
@@ -81,17 +76,10 @@ def test_getitem_without_a_seed_keeps_one_order(path):
 
 
 def test_mind_and_padded_rows_are_sharded_in_contiguous_blocks(path):
-    def shards(make, n):
-        out = []
-        for k in range(n):
-            d = make()
-            d.use_sampler(ds.DistributedSampler(n, k, shuffle=False))
-            out.append(_rows(d)[0])
-        return out
     pad = [{"id": np.array(-1, np.int64)}] * 4
-    assert shards(lambda: ds.MindDataset(path, shuffle=False) + ds.PaddedDataset(pad), 8) == \
+    assert _sharded(lambda: ds.MindDataset(path, shuffle=False) + ds.PaddedDataset(pad), 8) == \
         [[0, 1], [2, 3], [4, 5], [6, 7], [8, -1], [9, -1], [10, -1], [11, -1]]
-    assert shards(lambda: ds.PaddedDataset(pad[:2]) + ds.MindDataset(path, shuffle=False), 8) == \
+    assert _sharded(lambda: ds.PaddedDataset(pad[:2]) + ds.MindDataset(path, shuffle=False), 8) == \
         [[-1, 0], [-1, 1], [2, 3], [4, 5], [6, 7], [8, 9], [10], [11]]
 
 

@@ -25,17 +25,39 @@ def run_snippet(code, seed=None):
 '''
 
 
+# Helpers for snippets over a one-column dataset of ints, and for the local tests that pin their
+# results (run them with ``local_functions``).
+INT_ROWS = '''
+def rows(d, epochs=1):
+    it = d.create_tuple_iterator(output_numpy=True, num_epochs=epochs)
+    return [[int(r[0]) for r in it] for _ in range(epochs)]
+def sharded(make, n):
+    out = []
+    for k in range(n):
+        d = make()
+        d.use_sampler(ds.DistributedSampler(n, k, shuffle=False))
+        out.append(rows(d)[0])
+    return out
+'''
+
+
 def oracle_program(snippets):
     """Program text for run_ms: runs every snippet, RESULT is the list of descriptions."""
     return DESCRIBE + "\nRESULT = [run_snippet(c, s) for c, s in INPUTS]\n"
 
 
 def run_local(code, seed=None):
+    return local_functions(DESCRIBE)["run_snippet"](textwrap.dedent(code), seed)
+
+
+def local_functions(text):
+    """The names that the snippet text ``text`` defines, run with ``ds`` bound to headrace.dataset
+    and ``np`` to NumPy, as a dict."""
     import numpy as np  # noqa: PLC0415
     import headrace.dataset as ds  # noqa: PLC0415
     env = {"ds": ds, "np": np}
-    exec(DESCRIBE, env)
-    return env["run_snippet"](textwrap.dedent(code), seed)
+    exec(text, env)
+    return env
 
 
 def assert_same(ours, theirs, label):
