@@ -90,6 +90,43 @@ def file_ranges(source: MindRecordSource, rows_per_task: int) -> list[tuple[int,
     return out
 
 
+class PassDatasource(Datasource):
+    """What the Datasources of ``read_mindrecord`` and ``read_dataset`` share: a headrace source
+    read in the order its sampler plan gives each pass under ``seed``, put once into Ray's object
+    store (read tasks carry its ObjectRef, see ``shared_source``).
+
+    Args:
+        source: the source (``read(i)``, ``len``).
+        plan: its sampler plan.
+        seed (int): the seed of the order.
+        epoch (int, optional): the pass to read every time; None: Ray's execution count.
+        labels: the source's class labels for the plan (PKSampler), or None.
+    """
+
+    def __init__(self, source: Any, plan: Any, seed: int, epoch: int | None, labels: Any = None) -> None:
+        self._source = source
+        self._plan = plan
+        self._seed = int(seed)
+        self._epoch = epoch
+        self._labels = labels
+        self._ref: Any = None   # the source in Ray's object store, put when tasks are first made
+
+    def order(self, epoch: int) -> np.ndarray:
+        """The source rows pass ``epoch`` reads, in order."""
+        ctx = SampleContext(len(self._source), int(epoch), self._seed, self._labels)
+        return np.asarray(self._plan.indices(ctx), dtype=np.int64)
+
+    def this_pass(self, data_context: Any) -> tuple[int, np.ndarray, Any]:
+        """``(pass, its order, the source's ObjectRef)`` for the read tasks Ray asks for now: the
+        fixed ``epoch``, else the number of executions of the dataset Ray has completed."""
+        epoch = self._epoch
+        if epoch is None:
+            epoch = int(getattr(data_context, "_execution_idx", 0) or 0) if data_context is not None else 0
+        if self._ref is None:
+            self._ref = ray.put(self._source)
+        return epoch, self.order(epoch), self._ref
+
+
 @dataclasses.dataclass(frozen=True)
 class _Task:
     """What one read task needs: the source (an ObjectRef: put once per dataset, see
@@ -111,7 +148,7 @@ class _Task:
         return [rows_to_table(src.column_names, self.kinds, rows, positions, self.epoch)]
 
 
-class MindRecordDatasource(Datasource):
+class MindRecordDatasource(PassDatasource):
     """MindRecord files as a Ray Data source (see the module notes for the tasks and the order).
 
     Args:
@@ -131,15 +168,11 @@ class MindRecordDatasource(Datasource):
         _check_int(seed, "seed", 0, allow_none=False)
         _check_int(rows_per_task, "rows_per_task", 1, allow_none=False)
         _check_int(epoch, "epoch", 0)
-        self._source = dataset._source()
-        self._plan = dataset._sampler_plan
-        self._seed = int(seed)
+        super().__init__(dataset._source(), dataset._sampler_plan, int(seed), epoch)
         self._rows_per_task = int(rows_per_task)
-        self._epoch = epoch
         schema = self._source.schema
         self._kinds = tuple((field_kind(schema.fields[c]), schema.fields[c].type) for c in self._source.column_names)
         self._ranges: list[tuple[int, int]] | None = None
-        self._ref: Any = None   # the source in Ray's object store, put when tasks are first made
 
     # ------------------------------------------------------------------ Ray's interface
 
@@ -152,13 +185,8 @@ class MindRecordDatasource(Datasource):
 
     def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None,
                        data_context: Any = None) -> list[ReadTask]:
-        epoch = self._epoch
-        if epoch is None:
-            epoch = int(getattr(data_context, "_execution_idx", 0) or 0) if data_context is not None else 0
-        order = self.order(epoch)
+        epoch, order, ref = self.this_pass(data_context)
         locs = self._locs()
-        if self._ref is None:
-            self._ref = ray.put(self._source)
         sizes = locs[:, 1] + locs[:, 3]
         files = self._source.files
         bounds = np.asarray(self._source._reader._starts[1:])  # loaded by _locs
@@ -168,16 +196,11 @@ class MindRecordDatasource(Datasource):
             shards = sorted(set(np.searchsorted(bounds, rows, side="right").tolist()))
             meta = BlockMetadata(num_rows=len(rows), size_bytes=int(sizes[rows].sum()),
                                  input_files=[files[s] for s in shards], exec_stats=None)
-            tasks.append(ReadTask(_Task(self._ref, rows, start, epoch, self._kinds), meta,
+            tasks.append(ReadTask(_Task(ref, rows, start, epoch, self._kinds), meta,
                                   schema=self.schema(), per_task_row_limit=per_task_row_limit))
         return tasks
 
     # ------------------------------------------------------------------ headrace's side
-
-    def order(self, epoch: int) -> np.ndarray:
-        """The source rows pass ``epoch`` reads, in order (MindDataset's order under this seed)."""
-        ctx = SampleContext(len(self._source), int(epoch), self._seed)
-        return np.asarray(self._plan.indices(ctx), dtype=np.int64)
 
     def schema(self) -> pa.Schema:
         """The Arrow schema of the blocks (the source's columns, then ``__sample__``, ``__epoch__``)."""

@@ -18,16 +18,15 @@ import pyarrow as pa
 import ray
 import ray.data
 from ray.data.block import BlockMetadata
-from ray.data.datasource import Datasource, ReadTask
+from ray.data.datasource import ReadTask
 from ray.data.extensions import ArrowVariableShapedTensorArray
 
 from headrace._engine import options as _options
 from headrace._engine import plan as P
 from headrace._util import rng
-from headrace._util.types import SampleContext
 from headrace.dataset import Dataset
 from headrace.ray._blocks import KEY_COLUMNS, shared_source
-from headrace.ray._read import DEFAULT_ROWS_PER_TASK, SEED_ATTR, _check_int
+from headrace.ray._read import DEFAULT_ROWS_PER_TASK, SEED_ATTR, PassDatasource, _check_int
 
 __all__ = ["SourceDatasource", "read_dataset"]
 
@@ -69,7 +68,7 @@ class _Task:
         return [pa.Table.from_arrays(cols, names=[*self.names, *KEY_COLUMNS])]
 
 
-class SourceDatasource(Datasource):
+class SourceDatasource(PassDatasource):
     """A random-access headrace source as a Ray Data source (see the module notes).
 
     Args:
@@ -81,15 +80,10 @@ class SourceDatasource(Datasource):
     """
 
     def __init__(self, node: Any, seed: int, rows_per_task: int, epoch: int | None, name: str) -> None:
-        self._source = node.source
-        self._plan = node.sampler
-        self._labels = node.labels
+        super().__init__(node.source, node.sampler, int(seed), epoch, node.labels)
         self._names = tuple(node.columns)
-        self._seed = int(seed)
         self._rows_per_task = int(rows_per_task)
-        self._epoch = epoch
         self._name = name
-        self._ref: Any = None   # the source in Ray's object store, put when tasks are first made
 
     def get_name(self) -> str:
         return f"Read{self._name}"
@@ -97,29 +91,19 @@ class SourceDatasource(Datasource):
     def estimate_inmemory_data_size(self) -> int | None:
         return None
 
-    def order(self, epoch: int) -> np.ndarray:
-        """The source rows pass ``epoch`` reads, in order."""
-        ctx = SampleContext(len(self._source), int(epoch), self._seed, self._labels)
-        return np.asarray(self._plan.indices(ctx), dtype=np.int64)
-
     def num_tasks(self) -> int:
         n = self._plan.num_samples(len(self._source), self._labels)
         return max(1, -(-max(n, 0) // self._rows_per_task))
 
     def get_read_tasks(self, parallelism: int, per_task_row_limit: int | None = None,
                        data_context: Any = None) -> list[ReadTask]:
-        epoch = self._epoch
-        if epoch is None:
-            epoch = int(getattr(data_context, "_execution_idx", 0) or 0) if data_context is not None else 0
-        order = self.order(epoch)
-        if self._ref is None:
-            self._ref = ray.put(self._source)
+        epoch, order, ref = self.this_pass(data_context)
         step = self._rows_per_task
         tasks = []
         for start in range(0, len(order), step):
             rows = np.ascontiguousarray(order[start:start + step])
             meta = BlockMetadata(num_rows=len(rows), size_bytes=None, input_files=None, exec_stats=None)
-            tasks.append(ReadTask(_Task(self._ref, self._names, rows, start, epoch), meta,
+            tasks.append(ReadTask(_Task(ref, self._names, rows, start, epoch), meta,
                                   per_task_row_limit=per_task_row_limit))
         return tasks
 
