@@ -37,7 +37,16 @@ CASES = {
     "MRMDefineBlobError": (("b",), "[MRMDefineBlobError]: Failed to define blob field. Detail: b", 1347694795),
     "MRMDefineCategoryError": (("c",), "[MRMDefineCategoryError]: Failed to define category field. Detail: c",
                                1347694797),
+    "MRMValidateDataError": (("v",), "[MRMValidateDataError]: Raw data do not match the schema. Detail: v",
+                             1347694793),
+    "MRMDefineIndexError": (("v",), "[MRMDefineIndexError]: Failed to define index field. Detail: v", 1347694794),
+    "MRMUnsupportedSchemaError": (("v",), "[MRMUnsupportedSchemaError]: Schema is not supported. Detail: v",
+                                  1347694796),
 }
+
+# the classes built from one detail take it by MindSpore's keyword too
+DETAILED = ("ParamValueError", "DbConnectionError", "MRMInvalidSchemaError", "MRMValidateDataError",
+            "MRMDefineIndexError", "MRMUnsupportedSchemaError", "MRMDefineCategoryError", "MRMDefineBlobError")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -67,3 +76,9 @@ def test_tables_and_every_mindspore_name():
     assert (exc.ErrorCodeType.ERROR_CODE, exc.ErrorLevel.CRITICAL_LEVEL, exc.LogRuntime.RT_DEVICE) == (1, 4, 2)
     assert exc.MindRecordException.transform_error_code(205) == 1347694797
     assert isinstance(exc.ParamMissError("p"), ValueError) and isinstance(exc.MRMCloseError(), RuntimeError)
+
+
+@pytest.mark.parametrize("name", DETAILED)
+def test_detail_keyword(name):
+    args, text, _ = CASES[name]
+    assert str(getattr(exc, name)(error_detail=args[0])) == text

@@ -129,13 +129,21 @@ def _rebuild_mr_exception(cls: type[MindRecordException], message: str) -> MindR
     return exc
 
 
+class _DetailError(MindRecordException):
+    """MindSpore's exceptions made from one ``error_detail``: the message is ``_prefix`` + the detail."""
+
+    _prefix = ""
+
+    def __init__(self, error_detail: str) -> None:
+        super().__init__(f"{self._prefix}{error_detail}")
+
+
 class UnknownError(MindRecordException, RuntimeError):
     pass
 
 
-class ParamValueError(MindRecordException, ValueError):
-    def __init__(self, error_detail: str) -> None:
-        super().__init__(f"Invalid parameter value. {error_detail}")
+class ParamValueError(_DetailError, ValueError):
+    _prefix = "Invalid parameter value. "
 
 
 class PathNotExistsError(MindRecordException):
@@ -174,29 +182,24 @@ class MRMGetMetaError(MindRecordException, RuntimeError):
     _default_message = "Failed to get meta info."
 
 
-class MRMInvalidSchemaError(MindRecordException, ValueError):
-    def __init__(self, error_detail: str) -> None:
-        super().__init__(f"Schema format is error. Detail: {error_detail}")
+class MRMInvalidSchemaError(_DetailError, ValueError):
+    _prefix = "Schema format is error. Detail: "
 
 
-class MRMValidateDataError(MindRecordException, ValueError):
-    def __init__(self, error_detail: str) -> None:
-        super().__init__(f"Raw data do not match the schema. Detail: {error_detail}")
+class MRMValidateDataError(_DetailError, ValueError):
+    _prefix = "Raw data do not match the schema. Detail: "
 
 
-class MRMDefineIndexError(MindRecordException, ValueError):
-    def __init__(self, error_detail: str) -> None:
-        super().__init__(f"Failed to define index field. Detail: {error_detail}")
+class MRMDefineIndexError(_DetailError, ValueError):
+    _prefix = "Failed to define index field. Detail: "
 
 
-class MRMUnsupportedSchemaError(MindRecordException, ValueError):
-    def __init__(self, error_detail: str) -> None:
-        super().__init__(f"Schema is not supported. Detail: {error_detail}")
+class MRMUnsupportedSchemaError(_DetailError, ValueError):
+    _prefix = "Schema is not supported. Detail: "
 
 
-class MRMDefineCategoryError(MindRecordException, ValueError):
-    def __init__(self, error_detail: str) -> None:
-        super().__init__(f"Failed to define category field. Detail: {error_detail}")
+class MRMDefineCategoryError(_DetailError, ValueError):
+    _prefix = "Failed to define category field. Detail: "
 
 
 class ParamMissError(MindRecordException, ValueError):
@@ -204,14 +207,12 @@ class ParamMissError(MindRecordException, ValueError):
         super().__init__(f"Param missing. '{param_name}' is required.")
 
 
-class DbConnectionError(MindRecordException, RuntimeError):
-    def __init__(self, error_detail: str) -> None:
-        super().__init__(f"Db connection is error. Detail: {error_detail}")
+class DbConnectionError(_DetailError, RuntimeError):
+    _prefix = "Db connection is error. Detail: "
 
 
-class MRMDefineBlobError(MindRecordException, ValueError):
-    def __init__(self, error_detail: str) -> None:
-        super().__init__(f"Failed to define blob field. Detail: {error_detail}")
+class MRMDefineBlobError(_DetailError, ValueError):
+    _prefix = "Failed to define blob field. Detail: "
 
 
 def _simple(name: str, message: str, base: type = RuntimeError) -> type:
