@@ -6,9 +6,13 @@ Results are compared with :func:`tests.vision.compat_harness.compare`.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from tests.oracles.oracle import run_ms
+from tests.vision import compat_harness as vision_harness
+from tests.vision.compat_harness import RUN_EXPRS
 from tests.vision.compat_harness import compare  # noqa: F401 - re-exported for the test files
 
 VOCAB = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]", "hello", "world", "##s", "##ing", "play", "un", "##aff",
@@ -24,11 +28,9 @@ CORPUS = [
     "ΑΒΓ αβγ Привет мир", "x1.5 12:30 1,000 a-b 'q' \"r\" (s)", "\u0085z\u2028w\u200bv",
 ]
 
-ORACLE_PRELUDE = """
-import mindspore.dataset.text as text
-import mindspore.common.dtype as mt
-I = INPUTS["inputs"]
-V = text.Vocab.from_list(INPUTS["vocab"])
+# A result as a comparable value (a vocab as ("VOCAB", its words), another object as its type's
+# name); the same text runs in the oracle and here, with ``text`` bound to either library.
+PLAIN = """
 def _plain(r):
     if isinstance(r, text.Vocab):
         return ("VOCAB", r.vocab())
@@ -39,13 +41,14 @@ def _plain(r):
     if not isinstance(r, (np.ndarray, np.generic, int, float, str, bytes, type(None))):
         return ("OBJ", type(r).__name__)
     return r
-def _run(expr):
-    try:
-        return _plain(eval(expr))
-    except Exception as e:
-        return e
-RESULT = [_run(e) for e in INPUTS["exprs"]]
 """
+
+ORACLE_PRELUDE = """
+import mindspore.dataset.text as text
+import mindspore.common.dtype as mt
+I = INPUTS["inputs"]
+V = text.Vocab.from_list(INPUTS["vocab"])
+""" + PLAIN + RUN_EXPRS
 
 
 def oracle_results(exprs, inputs):
@@ -60,20 +63,12 @@ def headrace_env(inputs):
 
 
 def run_headrace(expr, env):
-    try:
-        return _plain(eval(expr, dict(env)))
-    except Exception as e:  # noqa: BLE001 - compared as a value
-        return e
+    return vision_harness.run_headrace(expr, env, _headrace_plain())
 
 
-def _plain(r):
+@functools.cache
+def _headrace_plain():
     import headrace.dataset.text as text
-    if isinstance(r, text.Vocab):
-        return ("VOCAB", r.vocab())
-    if isinstance(r, (tuple, list)):
-        return type(r)(_plain(x) for x in r)
-    if isinstance(r, dict):
-        return r
-    if not isinstance(r, (np.ndarray, np.generic, int, float, str, bytes, type(None))):
-        return ("OBJ", type(r).__name__)
-    return r
+    local = {"np": np, "text": text}
+    exec(PLAIN, local)
+    return local["_plain"]

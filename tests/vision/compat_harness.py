@@ -30,6 +30,17 @@ _LOCAL = {"np": np}
 exec(PLAIN, _LOCAL)
 _plain = _LOCAL["_plain"]
 
+# The oracle's ending: RESULT is the ``_plain`` result of each expression in INPUTS["exprs"], or the
+# exception it raised (as ``run_headrace`` does here).
+RUN_EXPRS = """
+def _run(expr):
+    try:
+        return _plain(eval(expr))
+    except Exception as e:
+        return e
+RESULT = [_run(e) for e in INPUTS["exprs"]]
+"""
+
 ORACLE_PRELUDE = """
 import mindspore.dataset.vision as v
 import mindspore.dataset.transforms as t
@@ -38,14 +49,7 @@ from mindspore.dataset.vision import Inter, Border, ImageReadMode, SliceMode
 from mindspore.dataset.transforms import Relational as R
 from PIL import Image
 I = INPUTS["inputs"]
-""" + PLAIN + """
-def _run(expr):
-    try:
-        return _plain(eval(expr))
-    except Exception as e:
-        return e
-RESULT = [_run(e) for e in INPUTS["exprs"]]
-"""
+""" + PLAIN + RUN_EXPRS
 
 
 def oracle_results(cases, inputs):
@@ -84,9 +88,10 @@ def headrace_env(inputs):
             "R": R, "np": np, "Image": Image, "I": inputs}
 
 
-def run_headrace(expr, env):
+def run_headrace(expr, env, plain=_plain):
+    """``expr`` evaluated in ``env`` as a comparable value (``plain`` of it), or the exception it raised."""
     try:
-        return _plain(eval(expr, dict(env)))
+        return plain(eval(expr, dict(env)))
     except Exception as e:  # noqa: BLE001 - compared as a value
         return e
 
