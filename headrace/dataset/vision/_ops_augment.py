@@ -47,6 +47,17 @@ class _AutoAugmentBase(ImageTensorOperation):
                                          f"NEAREST, BILINEAR, BICUBIC or AREA.")
         check_image(img, self.op_name, ranks=(3,), channels=(3,), dtypes=U8, msgs=self._msgs)
 
+    def _keep_warp(self, interpolation: Any, fill_value: Any) -> None:
+        """Checks and keeps the settings of the geometric steps (checked last, as MindSpore does)."""
+        type_check(interpolation, (Inter,), "interpolation")
+        self.fill_value = _check_fill_value(fill_value)
+        self.interpolation = interpolation
+
+
+def _check_bins(num_magnitude_bins: Any) -> None:
+    type_check(num_magnitude_bins, (int,), "num_magnitude_bins")
+    check_range(num_magnitude_bins, (2, FLOAT_MAX_INTEGER), "num_magnitude_bins")
+
 
 class AutoAugment(_AutoAugmentBase):
     """AutoAugment (Cubuk et al.): applies one of 25 learned two-step sub-policies, drawn at random.
@@ -79,11 +90,8 @@ class AutoAugment(_AutoAugmentBase):
 
     def __init__(self, policy=AutoAugmentPolicy.IMAGENET, interpolation=Inter.NEAREST, fill_value=0):
         type_check(policy, (AutoAugmentPolicy,), "policy")
-        type_check(interpolation, (Inter,), "interpolation")
-        fill = _check_fill_value(fill_value)
+        self._keep_warp(interpolation, fill_value)
         self.policy = policy
-        self.interpolation = interpolation
-        self.fill_value = fill
 
     def _run(self, img):
         self._check_input(img)
@@ -117,17 +125,11 @@ class RandAugment(_AutoAugmentBase):
                  fill_value=0):
         type_check(num_ops, (int,), "num_ops")
         check_range(num_ops, (0, FLOAT_MAX_INTEGER), "num_ops")
-        type_check(num_magnitude_bins, (int,), "num_magnitude_bins")
-        check_range(num_magnitude_bins, (2, FLOAT_MAX_INTEGER), "num_magnitude_bins")
+        _check_bins(num_magnitude_bins)
         type_check(magnitude, (int,), "magnitude")
         check_range(magnitude, (0, num_magnitude_bins), "magnitude", right_open=True)
-        type_check(interpolation, (Inter,), "interpolation")
-        fill = _check_fill_value(fill_value)
-        self.num_ops = num_ops
-        self.magnitude = magnitude
-        self.num_magnitude_bins = num_magnitude_bins
-        self.interpolation = interpolation
-        self.fill_value = fill
+        self._keep_warp(interpolation, fill_value)
+        self.num_ops, self.magnitude, self.num_magnitude_bins = num_ops, magnitude, num_magnitude_bins
 
     def _run(self, img):
         self._check_input(img)
@@ -139,14 +141,12 @@ class TrivialAugmentWide(_AutoAugmentBase):
     """TrivialAugment Wide (Müller & Hutter): one operation and one magnitude, drawn uniformly.
 
     Args:
-        num_magnitude_bins (int, optional): bins of each magnitude table, >= 2. Default: 31.
-        interpolation (Inter, optional): resampling of geometric operations. Default: Inter.NEAREST.
-        fill_value (Union[int, tuple[int, int, int]], optional): colour for areas outside the
-            image, in [0, 255]. Default: 0.
+        num_magnitude_bins (int, optional): as in :class:`RandAugment`. Default: 31.
+        interpolation (Inter, optional): as in :class:`RandAugment`. Default: Inter.NEAREST.
+        fill_value (Union[int, tuple[int, int, int]], optional): as in :class:`RandAugment`. Default: 0.
 
     Raises:
-        TypeError: if an argument has the wrong type.
-        ValueError: if an argument is out of range.
+        TypeError, ValueError: where :class:`RandAugment` raises them for these arguments.
         RuntimeError: if the image is not uint8 <H, W, 3>.
 
     Examples:
@@ -156,13 +156,9 @@ class TrivialAugmentWide(_AutoAugmentBase):
     """
 
     def __init__(self, num_magnitude_bins=31, interpolation=Inter.NEAREST, fill_value=0):
-        type_check(num_magnitude_bins, (int,), "num_magnitude_bins")
-        check_range(num_magnitude_bins, (2, FLOAT_MAX_INTEGER), "num_magnitude_bins")
-        type_check(interpolation, (Inter,), "interpolation")
-        fill = _check_fill_value(fill_value)
+        _check_bins(num_magnitude_bins)
+        self._keep_warp(interpolation, fill_value)
         self.num_magnitude_bins = num_magnitude_bins
-        self.interpolation = interpolation
-        self.fill_value = fill
 
     def _run(self, img):
         self._check_input(img)
