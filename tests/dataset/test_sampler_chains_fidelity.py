@@ -113,11 +113,14 @@ def test_chain_plan_reads_rows_of_the_source_as_many_as_it_says_purely(ops, n, s
 def test_chain_plan_checks_its_operations():
     with pytest.raises(ValueError, match="kind must be one of"):
         ChainOp("pk")
-    with pytest.raises(ValueError, match=r"num_shards must be >= 1 and shard_id >= 0, but got 2 and -1"):
-        ChainOp("shard", num_shards=2, shard_id=-1)
+    with pytest.raises(ValueError, match=r"num_shards must be >= 1, but got 0"):
+        ChainOp("shard", num_shards=0)
     # MindSpore reads a shard_id past the last shard as strides from there: rows 2, 4, ... of 10
     assert MindChainPlan((ChainOp("shard", num_shards=2, shard_id=2),), by_block=False).indices(
         SampleContext(10, 0, 0)).tolist() == [2, 4, 6, 8, 0]
+    # and a negative one as unsigned 64-bit positions: -1 of 10 rows is (2**64 - 1) % 10 = 5, then 1, 3, ...
+    assert MindChainPlan((ChainOp("shard", num_shards=2, shard_id=-1),), by_block=False).indices(
+        SampleContext(10, 0, 0)).tolist() == [5, 1, 3, 5, 7]
     with pytest.raises(ValueError, match="one distributed sampler at most"):
         MindChainPlan((ChainOp("shard", num_shards=2), ChainOp("shard", num_shards=2)))
     with pytest.raises(ValueError, match="at least one operation"):

@@ -68,10 +68,9 @@ class ChainOp:
             raise ValueError(f"kind must be one of {list(KINDS)}, but got {self.kind!r}.")
         if self.limit < 0 or self.start < 0:
             raise ValueError(f"limit and start must be >= 0, but got {self.limit} and {self.start}.")
-        if self.kind == "shard" and (self.num_shards < 1 or self.shard_id < 0):
-            # a shard_id of num_shards or more is read as MindSpore reads it: strides from there
-            raise ValueError(f"num_shards must be >= 1 and shard_id >= 0, but got {self.num_shards} and "
-                             f"{self.shard_id}.")
+        if self.kind == "shard" and self.num_shards < 1:
+            # a shard_id out of [0, num_shards) is read as MindSpore reads it (see shard_positions)
+            raise ValueError(f"num_shards must be >= 1, but got {self.num_shards}.")
 
     def count(self, n: int) -> int:
         """How many ids this operation leaves of a list of ``n`` (in pass 0)."""

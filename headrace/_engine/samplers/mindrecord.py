@@ -40,14 +40,23 @@ def shard_positions(n: int, num_shards: int, shard_id: int, by_block: bool) -> n
     them, wrapping to the start so every shard reads as many. Strided (``shard_id, shard_id +
     num_shards, ...``) by default; with ``by_block`` the shard's contiguous block.
 
+    A ``shard_id`` out of ``[0, num_shards)`` is read as MindSpore 2.10's MindRecord reader reads it
+    (observed on the oracle): the same formula, each position taken as an unsigned 64-bit number
+    modulo ``n``. Past the last shard that is plain strides from there; a negative position ``-j``
+    becomes ``(2**64 - j) % n``, which is not ``n - j`` unless ``n`` divides ``2**64``.
+
     Examples:
         >>> shard_positions(10, 3, 2, False).tolist(), shard_positions(10, 3, 2, True).tolist()
         ([2, 5, 8, 1], [8, 9, 0, 1])
+        >>> shard_positions(7, 2, -1, False).tolist()  # -1 -> (2**64 - 1) % 7 = 1
+        [1, 1, 3, 5]
     """
     size = -(-n // num_shards)
     if by_block:
-        return (np.arange(size, dtype=np.int64) + shard_id * size) % n
-    return (np.arange(size, dtype=np.int64) * num_shards + shard_id) % n
+        pos = np.arange(size, dtype=np.int64) + shard_id * size
+    else:
+        pos = np.arange(size, dtype=np.int64) * num_shards + shard_id
+    return (pos.astype(np.uint64) % np.uint64(n)).astype(np.int64)
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
