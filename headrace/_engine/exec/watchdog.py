@@ -65,7 +65,7 @@ def _locators() -> dict:
         _read_lines = frozenset(ins.positions.lineno for ins in dis.get_instructions(one_map)  # type: ignore[union-attr]
                                 if ins.opname.startswith("LOAD") and ins.argval == "rd")
         t: dict = {one_map: _at_one_map}
-        for fn in (_map.MapFn.__call__, _map.MapFn.apply, _map.MapFn.finish, _map.FilterFn.__call__):
+        for fn in (_map.MapFn.__call__, _map.MapFn.apply, _map.MapFn.finish, _map.FilterFn.apply):
             t[fn.__code__] = _at_map
         for fn in (_batch.BatchFn.__call__, _batch.BatchFn._make):  # type: ignore[assignment]
             t[fn.__code__] = _at_batch

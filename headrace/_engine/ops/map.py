@@ -87,23 +87,20 @@ class _Assembler:
         return tuple(r)
 
 
-class MapFn:
-    """One map op on one row: ``fn(*input columns)``, converted, checked and placed per the layout."""
+class _RowFn:
+    """What a map and a filter share: the op's input columns, and a call on one row under the
+    row's RNG key (``__call__``) around the op's own ``apply``."""
 
-    __slots__ = ("fn", "idx", "one", "n_out", "assemble", "name", "op_id", "in_names", "globals")
+    __slots__ = ("idx", "name", "op_id", "in_names", "globals")
 
-    def __init__(self, node: Any, op_id: int, globals_: rng.GlobalSeeds | None = None) -> None:
-        self.fn = node.fn
+    def __init__(self, node: Any, name: str, op_id: int, globals_: rng.GlobalSeeds | None) -> None:
         self.globals = globals_
         self.idx = node.input_idx
-        self.one = node.input_idx[0] if len(node.input_idx) == 1 else None
-        self.n_out = len(node.out_names)
-        self.assemble = _Assembler(node.layout)
-        self.name = node.name
+        self.name = name
         self.op_id = op_id
         self.in_names = tuple(node.children[0].columns[i] for i in node.input_idx)
 
-    def __call__(self, row: Row, seed: int, pass_index: int, index: int) -> Row:
+    def __call__(self, row: Row, seed: int, pass_index: int, index: int) -> Any:
         g = self.globals
         if g is None:
             _set_key((seed, self.op_id, pass_index, index))
@@ -113,6 +110,22 @@ class MapFn:
             return self.apply(row, index)
         finally:
             g.leave(token)
+
+    def apply(self, row: Row, index: int) -> Any:
+        raise NotImplementedError
+
+
+class MapFn(_RowFn):
+    """One map op on one row: ``fn(*input columns)``, converted, checked and placed per the layout."""
+
+    __slots__ = ("fn", "one", "n_out", "assemble")
+
+    def __init__(self, node: Any, op_id: int, globals_: rng.GlobalSeeds | None = None) -> None:
+        super().__init__(node, node.name, op_id, globals_)
+        self.fn = node.fn
+        self.one = node.input_idx[0] if len(node.input_idx) == 1 else None
+        self.n_out = len(node.out_names)
+        self.assemble = _Assembler(node.layout)
 
     def apply(self, row: Row, index: int) -> Row:
         """The op on one row whose RNG key the caller has set (a stage's loop sets it through
@@ -174,32 +187,21 @@ def _first_bad(values: Any) -> Any:
     return None
 
 
-class FilterFn:
+class FilterFn(_RowFn):
     """One filter predicate on one row: True keeps it."""
 
-    __slots__ = ("pred", "idx", "name", "op_id", "in_names", "globals")
+    __slots__ = ("pred",)
 
     def __init__(self, node: Any, op_id: int, globals_: rng.GlobalSeeds | None = None) -> None:
+        super().__init__(node, "filter operation: [PyFunc]", op_id, globals_)
         self.pred = node.predicate
-        self.globals = globals_
-        self.idx = node.input_idx
-        self.name = "filter operation: [PyFunc]"
-        self.op_id = op_id
-        self.in_names = tuple(node.children[0].columns[i] for i in node.input_idx)
 
-    def __call__(self, row: Row, seed: int, pass_index: int, index: int) -> bool:
-        g = self.globals
-        if g is None:
-            _set_key((seed, self.op_id, pass_index, index))
-        else:
-            token = g.enter(seed, pass_index, index)
+    def apply(self, row: Row, index: int) -> bool:
+        """The predicate on one row whose RNG key the caller has set."""
         try:
             return bool(self.pred(*[row[i] for i in self.idx]))
         except Exception as e:
             raise user_error(self.name, e, columns=self.in_names, index=index) from e
-        finally:
-            if g is not None:
-                g.leave(token)
 
 
 class MapStep(Step):
