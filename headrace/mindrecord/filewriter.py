@@ -128,15 +128,24 @@ class FileWriter:
         if shard_num > 1 and crypto.get_enc_key() is not None:
             raise RuntimeError(f"When encode mode is enabled, the automatic sharding function is unavailable. "
                                f"Write shard_num=1 (got {shard_num}) or call set_enc_key(None).")
-        self._invalid_rows = _check_invalid_rows(invalid_rows)
-        self._checksum = _check_checksum(checksum, crypto.get_enc_key() is not None)
+        invalid_rows = _check_invalid_rows(invalid_rows)
+        encrypt = crypto.get_enc_key() is not None
+        checksum = _check_checksum(checksum, encrypt)
+        names = shard_names(os.path.basename(file_name), int(shard_num))
+        self._setup(file_name, [os.path.join(os.path.dirname(file_name), n) for n in names], overwrite,
+                    invalid_rows, checksum, encrypt)
+
+    def _setup(self, file_name: str, paths: list[str], overwrite: bool, invalid_rows: str, checksum: bool,
+               encrypt: bool, core: ShardSetWriter | None = None) -> None:
+        """The writer's state before its first row: a new dataset's, or (``core``) one appending."""
+        self._invalid_rows = invalid_rows
+        self._checksum = checksum
         self._file_name = file_name
-        self._shard_num = int(shard_num)
+        self._shard_num = len(paths)
         self._overwrite = overwrite
-        names = shard_names(os.path.basename(file_name), self._shard_num)
-        self._paths = [os.path.join(os.path.dirname(file_name), n) for n in names]
-        self._schema: Schema | None = None
-        self._index_fields: list[str] = []
+        self._paths = paths
+        self._schema: Schema | None = None if core is None else core.schema
+        self._index_fields: list[str] = [] if core is None else core.index_fields
         self._header_size: int | None = None
         self._page_size: int | None = None
         self._parallel_writer: bool | None = None
@@ -147,9 +156,11 @@ class FileWriter:
         self._core: ShardSetWriter | None = None
         self._encoder: RowEncoder | None = None
         self._flushed = False
-        self._append = False
+        self._append = core is not None
         self._finalizer: weakref.finalize | None = None
-        self._encrypt = crypto.get_enc_key() is not None
+        self._encrypt = encrypt
+        if core is not None:
+            self._set_core(core)
 
     # ------------------------------------------------------------------ setup
 
@@ -198,26 +209,7 @@ class FileWriter:
         if checksum is None:
             checksum = not encrypted and any(integrity.has_sidecar(p) for p in core.paths)
         self = cls.__new__(cls)
-        self._file_name = file_name
-        self._shard_num = len(core.paths)
-        self._overwrite = False
-        self._paths = core.paths
-        self._schema = core.schema
-        self._index_fields = core.index_fields
-        self._header_size = None
-        self._page_size = None
-        self._parallel_writer = None
-        self._batches = 0
-        self._calls = 0
-        self._written = 0
-        self._dropped = []
-        self._invalid_rows = invalid_rows
-        self._flushed = False
-        self._append = True
-        self._finalizer = None
-        self._encrypt = encrypted
-        self._checksum = checksum
-        self._set_core(core)
+        self._setup(file_name, core.paths, False, invalid_rows, checksum, encrypted, core)
         return self
 
     def _set_core(self, core: ShardSetWriter) -> None:
