@@ -152,7 +152,17 @@ def _uniform(lo: float, hi: float) -> float:
     return float(sample_rng().uniform(lo, hi)) if lo != hi else float(lo)
 
 
-class RandomColor(ImageTensorOperation):
+class _DegreesOperation(ImageTensorOperation):
+    """RandomColor and RandomSharpness: a factor drawn uniformly from `degrees` on each call."""
+
+    random = True
+
+    def __init__(self, degrees=(0.1, 1.9)):
+        _check_degrees(degrees)
+        self.degrees = degrees
+
+
+class RandomColor(_DegreesOperation):
     """Blends the image with its grey version by a factor drawn uniformly from `degrees`.
 
     Args:
@@ -169,12 +179,6 @@ class RandomColor(ImageTensorOperation):
         [[[76, 76, 76]]]
     """
 
-    random = True
-
-    def __init__(self, degrees=(0.1, 1.9)):
-        _check_degrees(degrees)
-        self.degrees = degrees
-
     def _run(self, img):
         if img.ndim != 3 or img.shape[2] != 3:
             raise op_error("RandomColor", f"image shape is not <H,W,C> or channel is not 3, got rank: "
@@ -188,15 +192,14 @@ class RandomColor(ImageTensorOperation):
         return K.pil_adjust_saturation(img, _uniform(*self.degrees))
 
 
-class RandomSharpness(ImageTensorOperation):
+class RandomSharpness(_DegreesOperation):
     """Adjusts the sharpness by a factor drawn uniformly from `degrees`.
 
     Args:
-        degrees (Sequence[float], optional): (min, max), non-negative. Default: (0.1, 1.9).
+        degrees (Sequence[float], optional): as in :class:`RandomColor`. Default: (0.1, 1.9).
 
     Raises:
-        TypeError: if `degrees` is not a list or tuple of numbers.
-        ValueError: if it does not have 2 values, one is negative, or min > max.
+        TypeError, ValueError: where :class:`RandomColor` raises them for `degrees`.
         RuntimeError: if the image is not <H, W> or <H, W, C>.
 
     Examples:
@@ -205,12 +208,6 @@ class RandomSharpness(ImageTensorOperation):
         >>> int(RandomSharpness((0.0, 0.0))(img)[1, 1])
         50
     """
-
-    random = True
-
-    def __init__(self, degrees=(0.1, 1.9)):
-        _check_degrees(degrees)
-        self.degrees = degrees
 
     def _run(self, img):
         check_image(img, "RandomSharpness", channels=None, dtypes=FILTER, msgs=SHARPNESS_MSGS)
@@ -226,7 +223,31 @@ def _hit(prob: float) -> bool:
     return bool(sample_rng().random() < prob)
 
 
-class RandomAdjustSharpness(ImageTensorOperation):
+class _ProbOperation(ImageTensorOperation):
+    """The NumPy ops that run with probability `prob`: ``_run`` checks the input (``_checked``),
+    draws, and runs ``_apply`` on a hit. RandomEqualize and RandomInvert take only `prob`; the
+    others check their own arguments first."""
+
+    implementation = Implementation.C
+    random = True
+
+    def __init__(self, prob=0.5):
+        check_prob(prob)
+        self.prob = prob
+
+    def _run(self, img):
+        img = self._checked(img)
+        return self._apply(img) if _hit(self.prob) else img
+
+    def _checked(self, img: np.ndarray) -> np.ndarray:
+        """Checks the input (MindSpore checks it before the draw); returns what ``_apply`` takes."""
+        raise NotImplementedError
+
+    def _apply(self, img: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class RandomAdjustSharpness(_ProbOperation):
     """With probability `prob`, adjusts the sharpness by `degree` (see AdjustSharpness).
 
     Args:
@@ -245,26 +266,21 @@ class RandomAdjustSharpness(ImageTensorOperation):
         50
     """
 
-    implementation = Implementation.C
-    random = True
-
     def __init__(self, degree, prob=0.5):
         check_non_negative_float32(degree, "degree")
-        check_prob(prob)
-        self.prob = prob
+        super().__init__(prob)
         self.degree = degree
 
-    def _run(self, img):
+    def _checked(self, img):
         check_image(img, "RandomAdjustSharpness", channels=None, dtypes=FILTER,
                     msgs={"rank": "image shape is not <H,W,C> or <H,W>, got rank: {nd}"})
-        if img.dtype == np.bool_:
-            img = img.view(np.uint8)
-        if not _hit(self.prob):
-            return img
+        return img.view(np.uint8) if img.dtype == np.bool_ else img
+
+    def _apply(self, img):
         return K.adjust_sharpness(img, self.degree)
 
 
-class RandomAutoContrast(ImageTensorOperation):
+class RandomAutoContrast(_ProbOperation):
     """With probability `prob`, applies AutoContrast(cutoff, ignore).
 
     Args:
@@ -283,28 +299,23 @@ class RandomAutoContrast(ImageTensorOperation):
         [[0, 127, 255]]
     """
 
-    implementation = Implementation.C
-    random = True
-
     def __init__(self, cutoff=0.0, ignore=None, prob=0.5):
         self._ignore = _check_cutoff_ignore(cutoff, ignore)
-        check_prob(prob)
+        super().__init__(prob)
         self.cutoff = cutoff
         self.ignore = list(self._ignore)
-        self.prob = prob
 
-    def _run(self, img):
+    def _checked(self, img):
         check_image(img, "RandomAutoContrast", channels=(3,), dtypes=("bool", "uint8"), msgs={
             "rank": "image shape is not <H,W,C> or <H,W>, got rank: {nd}",
             "channel": "image shape is incorrect, expected num of channels is 3, but got: {c}"})
-        if img.dtype == np.bool_:
-            img = img.view(np.uint8)
-        if not _hit(self.prob):
-            return img
+        return img.view(np.uint8) if img.dtype == np.bool_ else img
+
+    def _apply(self, img):
         return K.auto_contrast(img, self.cutoff, self._ignore)
 
 
-class RandomEqualize(ImageTensorOperation):
+class RandomEqualize(_ProbOperation):
     """With probability `prob`, equalises the histogram (see Equalize).
 
     Args:
@@ -321,23 +332,17 @@ class RandomEqualize(ImageTensorOperation):
         [[0, 0, 128, 255]]
     """
 
-    implementation = Implementation.C
-    random = True
-
-    def __init__(self, prob=0.5):
-        check_prob(prob)
-        self.prob = prob
-
-    def _run(self, img):
+    def _checked(self, img):
         check_image(img, "RandomEqualize", dtypes=U8, msgs=dict(
             HWC_OR_HW_MSGS, channel="input image is not in channel of 1 or 3, but got: {c}",
             dtype="input image is not in type of uint8, but got: {dt}"))
-        if not _hit(self.prob):
-            return img
+        return img
+
+    def _apply(self, img):
         return K.equalize(img)
 
 
-class RandomInvert(ImageTensorOperation):
+class RandomInvert(_ProbOperation):
     """With probability `prob`, inverts the image (see Invert).
 
     Args:
@@ -354,19 +359,13 @@ class RandomInvert(ImageTensorOperation):
         [[[255, 155, 0]]]
     """
 
-    implementation = Implementation.C
-    random = True
-
-    def __init__(self, prob=0.5):
-        check_prob(prob)
-        self.prob = prob
-
-    def _run(self, img):
+    def _checked(self, img):
         check_image(img, "RandomInvert", ranks=(3,), channels=(3,), dtypes=CV_NO_F16, msgs={
             "rank": "image shape is not <H,W,C>, got rank: {nd}",
             "channel": "image shape is incorrect, expected num of channels is 3, but got:{c}"})
-        if not _hit(self.prob):
-            return img
+        return img
+
+    def _apply(self, img):
         return K.invert(img)
 
 
