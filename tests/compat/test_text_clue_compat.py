@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
-from tests.oracles.oracle import run_ms
+from tests.compat.rows_program import rows_tests
 
 ROWS = {
     "AFQMC": [{"sentence1": f"句子{i}", "sentence2": f"另一句{i}", "label": str(i % 2), "id": i} for i in range(5)],
@@ -22,21 +21,16 @@ ROWS = {
 CASES = [(task, usage, kw) for task in ROWS for usage in ("train", "test", "eval")
          for kw in ({"shuffle": False}, {"shuffle": True}, {"shuffle": False, "num_shards": 2, "shard_id": 1},
                     {"shuffle": False, "num_samples": 3})]
-CODE = """
-out = []
-for task, usage, kw in INPUTS["cases"]:
+MAKE = """
+def make(case, files):
+    task, usage, kw = case
     ds.config.set_seed(5)
-    try:
-        x = ds.CLUEDataset(INPUTS["files"][task], task=task, usage=usage, num_parallel_workers=1, **kw)
-        out.append([x.get_col_names(), [list(r) for r in x.create_tuple_iterator(output_numpy=True, num_epochs=1)]])
-    except Exception as e:
-        out.append(e)
-RESULT = out
+    return ds.CLUEDataset(files[task], task=task, usage=usage, num_parallel_workers=1, **kw)
 """
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory):
+def root(tmp_path_factory):
     d = tmp_path_factory.mktemp("clue")
     out = {}
     for task, rows in ROWS.items():
@@ -49,23 +43,4 @@ def files(tmp_path_factory):
     return out
 
 
-@pytest.fixture(scope="module")
-def oracle(files):
-    return run_ms(CODE, {"cases": [list(c) for c in CASES], "files": files})
-
-
-@pytest.mark.compat
-@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-{c[2]}" for c in CASES])
-def test_clue_rows(case, oracle, files):
-    import headrace.dataset as ds
-    task, usage, kw = case
-    ds.config.set_seed(5)
-    x = ds.CLUEDataset(files[task], task=task, usage=usage, num_parallel_workers=1, **kw)
-    got = [x.get_col_names(), [list(r) for r in x.create_tuple_iterator(output_numpy=True, num_epochs=1)]]
-    expected = oracle[CASES.index(case)]
-    assert type(expected).__name__ != "OracleException", expected
-    assert got[0] == expected[0] and len(got[1]) == len(expected[1]), (got, expected)
-    for g, e in zip(got[1], expected[1]):
-        for a, b in zip(g, e):
-            assert a.dtype == b.dtype and a.shape == b.shape, (a, b)
-            np.testing.assert_array_equal(a, b)
+oracle, test_clue_rows = rows_tests(MAKE, CASES, ids=[f"{c[0]}-{c[1]}-{c[2]}" for c in CASES])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.oracles.oracle import run_ms
+from tests.compat.rows_program import rows_tests
 
 CSV = {"AGNewsDataset": 3, "AmazonReviewDataset": 3, "DBpediaDataset": 3, "SogouNewsDataset": 3,
        "YelpReviewDataset": 2, "YahooAnswersDataset": 4}
@@ -26,7 +26,7 @@ def _csv_rows(ncols, tag, n):
 
 
 @pytest.fixture(scope="module")
-def tree(tmp_path_factory):
+def root(tmp_path_factory):
     root = tmp_path_factory.mktemp("textds")
     for name, ncols in CSV.items():
         d = root / name
@@ -78,36 +78,9 @@ def _cases():
 
 
 CASES = _cases()
-CODE = """
-import os
-ds.config.set_seed(7)
-out = []
-for name, d, usage, kw in INPUTS["cases"]:
-    kw = dict(kw)
-    if kw.get("shuffle") == "FILES":
-        kw["shuffle"] = ds.Shuffle.FILES
-    args = {} if name == "EnWik9Dataset" else {"usage": usage}
-    if name != "IMDBDataset":
-        kw["num_parallel_workers"] = 1
-    try:
-        x = getattr(ds, name)(os.path.join(INPUTS["root"], d), **args, **kw)
-        out.append([x.get_col_names(), x.get_dataset_size(),
-                    [list(r) for r in x.create_tuple_iterator(output_numpy=True, num_epochs=1)]])
-    except Exception as e:
-        out.append(e)
-RESULT = out
-"""
-
-
-@pytest.fixture(scope="module")
-def oracle(tree):
-    return run_ms(CODE, {"cases": [list(c) for c in CASES], "root": tree})
-
-
-def _headrace(tree, name, d, usage, kw):
-    import os
-
-    import headrace.dataset as ds
+MAKE = """
+def make(case, root):
+    name, d, usage, kw = case
     ds.config.set_seed(7)
     kw = dict(kw)
     if kw.get("shuffle") == "FILES":
@@ -115,22 +88,9 @@ def _headrace(tree, name, d, usage, kw):
     args = {} if name == "EnWik9Dataset" else {"usage": usage}
     if name != "IMDBDataset":
         kw["num_parallel_workers"] = 1
-    x = getattr(ds, name)(os.path.join(tree, d), **args, **kw)
-    return [x.get_col_names(), x.get_dataset_size(),
-            [list(r) for r in x.create_tuple_iterator(output_numpy=True, num_epochs=1)]]
+    return getattr(ds, name)(os.path.join(root, d), **args, **kw)
+"""
 
 
-@pytest.mark.compat
-@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[2]}-{c[3]}" for c in CASES])
-def test_text_dataset_rows(case, oracle, tree):
-    import numpy as np
-    expected = oracle[CASES.index(case)]
-    got = _headrace(tree, *case)
-    assert got[0] == expected[0], (got[0], expected[0])
-    if case[0] != "EnWik9Dataset":
-        assert got[1] == expected[1], (got[1], expected[1])
-    assert len(got[2]) == len(expected[2])
-    for g, e in zip(got[2], expected[2]):
-        for a, b in zip(g, e):
-            assert a.dtype == b.dtype, (a, b)
-            np.testing.assert_array_equal(a, b)
+oracle, test_text_dataset_rows = rows_tests(MAKE, CASES, ids=[f"{c[0]}-{c[2]}-{c[3]}" for c in CASES],
+                                            size=lambda c: c[0] != "EnWik9Dataset")
