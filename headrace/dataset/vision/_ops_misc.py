@@ -109,12 +109,10 @@ class HsvToRgb(_HsvConversion):
     """Converts HSV images (one, or a batch) back to RGB, as float64.
 
     Args:
-        is_hwc (bool, optional): whether the layout is (H, W, C) / (N, H, W, C) rather than
-            (C, H, W) / (N, C, H, W). Default: False.
+        is_hwc (bool, optional): the layout, as in :class:`RgbToHsv`. Default: False.
 
     Raises:
-        TypeError: if `is_hwc` is not a bool, or the input is not a 3- or 4-D NumPy array with
-            3 channels.
+        TypeError: where :class:`RgbToHsv` raises it (`is_hwc` or the input).
 
     Examples:
         >>> import numpy as np
