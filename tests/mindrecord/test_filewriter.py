@@ -172,14 +172,19 @@ def test_existing_files_refused_then_overwritten(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["x.mr", "x.mr.db"]
 
 
-def test_overwrite_removes_stale_shards_only_of_the_same_name(tmp_path):
+def test_overwrite_removes_stale_shards_only_of_the_same_name(tmp_path, caplog):
     base = tmp_path / "set.mr"
     write(base, make_rows(10), shard_num=3)
     write(tmp_path / "set.mr7", make_rows(2))          # an unrelated single-file dataset with a similar name
     assert sorted(os.listdir(tmp_path)) == ["set.mr0", "set.mr0.db", "set.mr1", "set.mr1.db", "set.mr2", "set.mr2.db",
                                             "set.mr7", "set.mr7.db"]
-    write(base, make_rows(4), shard_num=2, overwrite=True)
+    os.unlink(tmp_path / "set.mr2.db")                 # a stale shard whose index is gone already
+    with caplog.at_level("WARNING", logger="headrace.mindrecord"):
+        write(base, make_rows(4), shard_num=2, overwrite=True)
     assert sorted(os.listdir(tmp_path)) == ["set.mr0", "set.mr0.db", "set.mr1", "set.mr1.db", "set.mr7", "set.mr7.db"]
+    # each file removed is named once; the missing .db is not
+    assert [r.getMessage() for r in caplog.records if "stale" in r.getMessage()] == [
+        f"Removed stale mindrecord file of the overwritten dataset: {tmp_path / 'set.mr2'}"]
     assert [r["label"] for r in FileReader(str(tmp_path / "set.mr0")).get_next()] == [0, 1, 2, 3]
     write(base, make_rows(2), overwrite=True)
     assert sorted(os.listdir(tmp_path)) == ["set.mr", "set.mr.db", "set.mr7", "set.mr7.db"]

@@ -32,7 +32,7 @@ from headrace._codecs.crc32c import crc32c
 
 from .errors import MindRecordFormatError
 from .header import Header, read_header
-from .store import _make_temp
+from .store import _make_temp, _remove_if_there
 
 __all__ = ["SUFFIX", "check_sidecar", "has_sidecar", "remove_sidecar", "sidecar_path", "write_sidecar"]
 
@@ -53,10 +53,7 @@ def has_sidecar(path: str) -> bool:
 
 def remove_sidecar(path: str) -> None:
     """Removes the sidecar of ``path`` if there is one (before the file changes)."""
-    try:
-        os.unlink(sidecar_path(path))
-    except FileNotFoundError:
-        pass
+    _remove_if_there(sidecar_path(path))
 
 
 def _open(path: str) -> int:
@@ -118,10 +115,7 @@ def write_sidecar(path: str) -> str:
             f.write("\n")
         os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        _remove_if_there(tmp)
         raise
     return target
 

@@ -146,6 +146,15 @@ def _make_temp(path: str) -> tuple[int, str]:
     raise OSError(errno.EEXIST, "could not create a temporary file", path)  # pragma: no cover
 
 
+def _remove_if_there(path: str) -> bool:
+    """Removes the file ``path``: True if it did, False if there was none (other errors raise)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def _pid_alive(pid: int) -> bool:
     if pid == os.getpid():
         return True

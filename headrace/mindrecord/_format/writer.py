@@ -32,7 +32,8 @@ from .header import (BLOB, DEFAULT_PAGE_SIZE, MIN_HEADER_SIZE, MIN_PAGE_SIZE, RA
 from .index import ShardIndex, _open_db, field_column, load_index, scan_shard, write_index
 from .lock import WriterLock
 from .schema import Schema
-from .store import _FileStore, _make_temp, _MemoryStore, _remove_stale_temps, _round_up, _Shard, _stale_shards
+from .store import (_FileStore, _make_temp, _MemoryStore, _remove_if_there, _remove_stale_temps, _round_up, _Shard,
+                    _stale_shards)
 
 logger = logging.getLogger("headrace.mindrecord")
 
@@ -403,11 +404,8 @@ class ShardSetWriter:
         self._move_indexes()
         for path in stale:
             for p in (path + ".db", path):
-                try:
-                    os.unlink(p)
+                if _remove_if_there(p):
                     logger.warning("Removed stale mindrecord file of the overwritten dataset: %s", p)
-                except FileNotFoundError:
-                    pass
 
     def _write_indexes(self) -> None:
         """Writes every shard's ``.db`` under a temporary name."""
@@ -527,17 +525,11 @@ class ShardSetWriter:
                     pass
                 shard.fd = None
             if shard.tmp_path is not None:
-                try:
-                    os.unlink(shard.tmp_path)
-                except FileNotFoundError:
-                    pass
+                _remove_if_there(shard.tmp_path)
                 shard.tmp_path = None
         for tmp in self._db_tmps.values():
             for p in (tmp, tmp + "-journal"):
-                try:
-                    os.unlink(p)
-                except FileNotFoundError:
-                    pass
+                _remove_if_there(p)
         self._db_tmps.clear()
         self._lock.release()
 
