@@ -104,11 +104,7 @@ class RandomRotation(ImageTensorOperation):
     Args:
         degrees (Union[int, float, Sequence[float]]): (min, max) of the angle, or one non-negative
             number d for (-d, d).
-        resample (Inter, optional): the interpolation. Default: Inter.NEAREST.
-        expand (bool, optional): grow the output to hold the whole rotated image. Default: False.
-        center (tuple[float, float], optional): (x, y) to rotate about; None is the centre.
-            Default: None.
-        fill_value (Union[int, tuple[int, int, int]], optional): fill outside the image. Default: 0.
+        resample, expand, center, fill_value (optional): as in :class:`Rotate`, with the same defaults.
 
     Raises:
         TypeError: if an argument has the wrong type.
@@ -196,8 +192,9 @@ class Affine(ImageTensorOperation):
         fill_value (Union[int, tuple[int, int, int]], optional): fill outside the image. Default: 0.
 
     Raises:
-        TypeError: if an argument has the wrong type.
-        ValueError: if a value is out of range.
+        TypeError: if an argument has the wrong type, or `translate` or a sequence `shear` does
+            not have 2 values.
+        ValueError: if `degrees`, `translate` or `shear` is out of range, or `scale` is not positive.
 
     Examples:
         >>> import numpy as np
@@ -214,12 +211,22 @@ class Affine(ImageTensorOperation):
         self._shear = (float(shear), 0.0) if isinstance(shear, numbers.Number) else (float(shear[0]), float(shear[1]))
         self._fill = ck.fill_tuple(fill_value)
 
-    def _run(self, img: np.ndarray) -> np.ndarray:
-        _check_warp_image(img, "Affine")
-        h, w = img.shape[:2]
+    def _params(self, h: int, w: int) -> tuple[float, tuple[float, float], float, tuple[float, float]]:
         shift = (float(self.translate[0]) * w, float(self.translate[1]) * h)
-        m = geo.affine_matrix(h, w, float(self.degrees), shift, float(self.scale), self._shear)
-        return geo.warp_affine(img, m, w, h, _warp_inter(self.resample, "Affine", img, "Affine"), self._fill)
+        return float(self.degrees), shift, float(self.scale), self._shear
+
+    def _run(self, img: np.ndarray) -> np.ndarray:
+        return _affine_array(img, "Affine", self._params, self.resample, self._fill)
+
+
+def _affine_array(img: np.ndarray, op: str, params, resample: Inter, fill: tuple) -> np.ndarray:
+    """Affine's and RandomAffine's NumPy kernel; ``params(h, w)`` gives (angle, (tx, ty) in pixels,
+    scale, (shear_x, shear_y)), called once the image is checked."""
+    _check_warp_image(img, op)
+    h, w = img.shape[:2]
+    angle, shift, scale, shear = params(h, w)
+    m = geo.affine_matrix(h, w, angle, shift, scale, shear)
+    return geo.warp_affine(img, m, w, h, _warp_inter(resample, op, img, "Affine"), fill)
 
 
 class RandomAffine(ImageTensorOperation):
@@ -330,11 +337,7 @@ class RandomAffine(ImageTensorOperation):
         return angle, (tx, ty), scale, shear
 
     def _run(self, img: np.ndarray) -> np.ndarray:
-        _check_warp_image(img, "RandomAffine")
-        h, w = img.shape[:2]
-        angle, tr, scale, shear = self.params(h, w)
-        m = geo.affine_matrix(h, w, angle, tr, scale, shear)
-        return geo.warp_affine(img, m, w, h, _warp_inter(self.resample, "RandomAffine", img, "Affine"), self._fill)
+        return _affine_array(img, "RandomAffine", self.params, self.resample, self._fill)
 
     def _run_pil(self, img):
         if not is_pil(img):
