@@ -249,6 +249,20 @@ def _encode_input(image, op: str) -> np.ndarray:
                        f"<H, W, 1> or <H, W, 3>, but got shape {image.shape}.")
 
 
+def _encode(image, op: str, ext: str, flag: int, value, name: str, bounds: tuple[int, int]) -> np.ndarray:
+    """What encode_jpeg and encode_png share: the check of their int setting `name` (``value``, in
+    ``bounds``), then the image's (``_encode_input``), then OpenCV's encoder for ``ext``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"Input {name} is not of type {int}, but got: {type(value)}.")
+    lo, hi = bounds
+    if not lo <= value <= hi:
+        raise RuntimeError(f"{op}: Invalid {name} {value}, should be in range of [{lo}, {hi}].")
+    ok, buf = cv2.imencode(ext, _encode_input(image, op), [flag, value])
+    if not ok:
+        raise RuntimeError(f"{op}: Failed to encode the image.")
+    return buf.reshape(-1)
+
+
 def encode_jpeg(image, quality=75):
     """Encodes an RGB (or grey) uint8 image as JPEG.
 
@@ -264,14 +278,7 @@ def encode_jpeg(image, quality=75):
         >>> encode_jpeg(np.zeros((4, 4, 3), np.uint8))[:2].tolist()
         [255, 216]
     """
-    if isinstance(quality, bool) or not isinstance(quality, int):
-        raise TypeError(f"Input quality is not of type {int}, but got: {type(quality)}.")
-    if not 1 <= quality <= 100:
-        raise RuntimeError(f"EncodeJpeg: Invalid quality {quality}, should be in range of [1, 100].")
-    ok, buf = cv2.imencode(".jpg", _encode_input(image, "EncodeJpeg"), [cv2.IMWRITE_JPEG_QUALITY, quality])
-    if not ok:
-        raise RuntimeError("EncodeJpeg: Failed to encode the image.")
-    return buf.reshape(-1)
+    return _encode(image, "EncodeJpeg", ".jpg", cv2.IMWRITE_JPEG_QUALITY, quality, "quality", (1, 100))
 
 
 def encode_png(image, compression_level=6):
@@ -289,16 +296,8 @@ def encode_png(image, compression_level=6):
         >>> encode_png(np.zeros((4, 4, 3), np.uint8))[:4].tolist()
         [137, 80, 78, 71]
     """
-    if isinstance(compression_level, bool) or not isinstance(compression_level, int):
-        raise TypeError(f"Input compression_level is not of type {int}, but got: {type(compression_level)}.")
-    if not 0 <= compression_level <= 9:
-        raise RuntimeError(f"EncodePng: Invalid compression_level {compression_level}, should be in range of "
-                           f"[0, 9].")
-    ok, buf = cv2.imencode(".png", _encode_input(image, "EncodePng"),
-                            [cv2.IMWRITE_PNG_COMPRESSION, compression_level])
-    if not ok:
-        raise RuntimeError("EncodePng: Failed to encode the image.")
-    return buf.reshape(-1)
+    return _encode(image, "EncodePng", ".png", cv2.IMWRITE_PNG_COMPRESSION, compression_level, "compression_level",
+                   (0, 9))
 
 
 def write_file(filename, data):
