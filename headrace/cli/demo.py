@@ -4,6 +4,13 @@ Builds (once) a folder of photo-like JPEGs as a MindRecord file, then reads it f
 the way a training job does (shuffle, decode, random-resized-crop, flip, normalize, HWC->CHW,
 batch) with a progress bar, and prints throughput, time to first batch and where the time goes.
 Needs nothing beyond ``pip install headrace``.
+
+The job runs as its own profiler advises: unless ``--mode`` says otherwise, one profiled epoch
+with map threads comes first, and the main job's map runs in worker processes when that epoch's
+verdict finds the threads taking turns on Python's GIL (cause "gil"), with threads otherwise. On a
+machine whose cores are busy with other work the verdict does not advise processes (paired
+epochs of the main pipeline on 2 busy cores: threads 533-795 images/s median, 884-986 us of CPU
+per image; processes 375-670 images/s, 1147-1196 us), so the demo then keeps its threads.
 """
 from __future__ import annotations
 
@@ -61,26 +68,45 @@ def build_dataset(folder: str, images: int) -> str:
     return path
 
 
-def make_pipeline(path: str, batch_size: int, workers: int, size: int, split: bool = False):
+MODES = ("auto", "threads", "processes")
+
+
+def make_pipeline(path: str, batch_size: int, workers: int, size: int, split: bool = False,
+                  processes: bool = False):
     """The demo's pipeline; ``split``: one map per operation (for the per-op table: the profiler
-    times a stage's ops one by one, but not the operations inside one map, which may also fuse)."""
+    times a stage's ops one by one, but not the operations inside one map, which may also fuse);
+    ``processes``: the maps run in worker processes (``python_multiprocessing``), else threads."""
     import headrace.dataset as ds  # noqa: PLC0415
     import headrace.dataset.vision as vision  # noqa: PLC0415
     ops = [vision.Decode(), vision.RandomResizedCrop(size), vision.RandomHorizontalFlip(),
            vision.Normalize(MEAN, STD), vision.HWC2CHW()]
     data = ds.MindDataset(path, shuffle=True, num_parallel_workers=workers)
     for group in ([op] for op in ops) if split else [ops]:
-        data = data.map(group, input_columns="image", num_parallel_workers=workers)
+        data = data.map(group, input_columns="image", num_parallel_workers=workers, python_multiprocessing=processes)
     return data.batch(batch_size)
 
 
-def op_table(path: str, args: argparse.Namespace) -> tuple[dict, float, str]:
+def probe(path: str, args: argparse.Namespace) -> tuple[str, dict]:
+    """One profiled epoch of the main pipeline with map threads: (the main job's mode, that epoch's
+    verdict). The mode is "processes" where the verdict finds the threads taking turns on the GIL
+    (it then advises worker processes), "threads" otherwise."""
+    import headrace.dataset as ds  # noqa: PLC0415
+    pipeline = make_pipeline(path, args.batch_size, args.workers, args.size)
+    with ds.profile() as prof:
+        for _ in pipeline.create_tuple_iterator(num_epochs=1, output_numpy=True):
+            pass
+    doc = prof.to_dict()
+    found = doc["runs"][doc["main_run"]]["verdict"]
+    return ("processes" if found["cause"] == "gil" else "threads"), found
+
+
+def op_table(path: str, args: argparse.Namespace, processes: bool) -> tuple[dict, float, str]:
     """One more epoch, profiled with every task's ops timed: (op label -> CPU seconds, wall
     seconds of the epoch, the printed table). CPU time, not wall time: with threads, an op's wall
     time also counts its waits for the GIL (HWC2CHW showed 19-23% of the time with 2 workers, 2%
     with 1)."""
     import headrace.dataset as ds  # noqa: PLC0415
-    timed = make_pipeline(path, args.batch_size, args.workers, args.size, split=True)
+    timed = make_pipeline(path, args.batch_size, args.workers, args.size, split=True, processes=processes)
     t0 = time.perf_counter()
     with ds.profile(op_sample_seconds=0) as prof:
         for _ in timed.create_tuple_iterator(num_epochs=1, output_numpy=True):
@@ -99,38 +125,50 @@ def op_table(path: str, args: argparse.Namespace) -> tuple[dict, float, str]:
         seconds[name] = o["cpu_seconds"]
         lines.append(f"  {name:<28} {o['cpu_seconds']:7.3f} {100 * o['cpu_seconds'] / total_cpu:6.1f} "
                      f"{100 * o['wall_seconds'] / total_wall:6.1f} {1e6 * o['cpu_seconds'] / args.images:9.0f}")
-    lines.append("  " + run["verdict"]["text"])
     return seconds, wall, "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> dict:
+    import headrace.dataset as ds  # noqa: PLC0415
     cv2.setNumThreads(1)
     folder = args.dir or os.path.join(tempfile.gettempdir(), "headrace-demo")
     os.makedirs(folder, exist_ok=True)
     path = build_dataset(folder, args.images)
-    pipeline = make_pipeline(path, args.batch_size, args.workers, args.size)
+    probed = None
+    mode = args.mode
+    if mode == "auto":
+        mode, probed = probe(path, args)
+        print(f"probe epoch with map threads: {probed['text']}")
+        print("setting: map in worker processes, as this verdict advises" if mode == "processes" else
+              "setting: map threads (this verdict does not advise worker processes)")
+    pipeline = make_pipeline(path, args.batch_size, args.workers, args.size, processes=mode == "processes")
     steps = pipeline.get_dataset_size()
     print(f"dataset: {path} ({args.images} images), batch {args.batch_size}, {steps} steps/epoch, "
-          f"{args.workers} worker(s)")
+          f"{args.workers} worker(s), map {mode}")
     rates, first_batch = [], None
-    it = pipeline.create_tuple_iterator(num_epochs=args.epochs, output_numpy=True)
     shape = None
-    for epoch in range(args.epochs):
-        t0 = time.perf_counter()
-        seen = 0
-        for images, labels in tqdm(it, total=steps, desc=f"epoch {epoch + 1}/{args.epochs}", unit="batch"):
-            if first_batch is None:
-                first_batch = time.perf_counter() - t0
-                shape = images.shape
-            seen += len(labels)
-        rates.append(seen / (time.perf_counter() - t0))
-    it.stop()
-    totals, wall, table = op_table(path, args)
+    with ds.profile() as prof:
+        it = pipeline.create_tuple_iterator(num_epochs=args.epochs, output_numpy=True)
+        for epoch in range(args.epochs):
+            t0 = time.perf_counter()
+            seen = 0
+            for images, labels in tqdm(it, total=steps, desc=f"epoch {epoch + 1}/{args.epochs}", unit="batch"):
+                if first_batch is None:
+                    first_batch = time.perf_counter() - t0
+                    shape = images.shape
+                seen += len(labels)
+            rates.append(seen / (time.perf_counter() - t0))
+        it.stop()
+    doc = prof.to_dict()
+    found = doc["runs"][doc["main_run"]]["verdict"]
+    totals, wall, table = op_table(path, args, processes=mode == "processes")
     result = {"images_per_s": statistics.median(rates), "epoch_rates": rates, "first_batch_s": first_batch,
-              "batch_shape": shape, "op_seconds": totals, "timed_epoch_s": wall}
+              "batch_shape": shape, "op_seconds": totals, "timed_epoch_s": wall, "mode": mode,
+              "probe_verdict": probed, "verdict": found}
     print(f"throughput: {result['images_per_s']:.0f} images/s (median of {len(rates)} epochs: "
           + ", ".join(f"{r:.0f}" for r in rates) + f"); time to first batch: {first_batch * 1000:.0f} ms; "
           f"batch shape {tuple(shape)} float32")
+    print(f"verdict on the main job (map {mode}): {found['text']}")
     print(table)
     return result
 
@@ -143,6 +181,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--batch-size", type=int, default=64, help="batch size (default 64)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel workers (default: CPUs)")
     p.add_argument("--size", type=int, default=224, help="output image size (default 224)")
+    p.add_argument("--mode", choices=MODES, default="auto",
+                   help="where the maps run: threads, worker processes, or auto (default): as the verdict on "
+                        "one profiled epoch with threads advises")
     args = p.parse_args(argv)
     for name in ("images", "epochs", "batch_size", "workers", "size"):
         if getattr(args, name) < 1:

@@ -27,10 +27,10 @@ def test_verdict_names_the_injected_bottleneck(name):
     idle1, total1 = cpu_times()
     assert r["got"] == case.expect, r["text"]
     if case.cause == "gil" and total1 > total0 and (idle1 - idle0) / (total1 - total0) < 0.25:
-        # Threads taking turns on the GIL are told from computing threads by the cores they leave
-        # idle; on a machine whose other work fills those cores (CI beside other jobs) the two
-        # look alike, and the verdict says "cpu" ("raise its workers") only then.
-        assert r["cause"] in ("gil", "cpu"), r["text"]
+        # Threads taking turns on the GIL gain from worker processes only where cores are idle; on
+        # a machine whose other work fills the cores (CI beside other jobs) the verdict says that
+        # the cores are busy instead (it counts the machine's idle share from 15% up).
+        assert r["cause"] in ("gil", "cores"), r["text"]
     elif case.cause is not None:
         assert r["cause"] == case.cause, r["text"]
     if case.expect != "consumer":

@@ -197,6 +197,50 @@ def test_verdict_names_slow_map_and_its_cause():
     assert p.verdict == v["text"]
 
 
+def _threads_run(idle_pct, cpu_per_busy=30.0, blocks=(91.0, 358.0)):
+    """A run whose one 2-thread stage is saturated: the figures of the demo's image chain on a
+    crowded 2-core machine (26-58% CPU of busy time, 65-91 blocks a second)."""
+    stage = {"id": 3, "ops": [1, 2, 3], "mode": "threads", "workers": 2, "worker_utilization_pct": 100.0,
+             "cpu_cores_used": 2 * cpu_per_busy / 100, "cpu_per_busy_pct": cpu_per_busy,
+             "blocks_per_second": blocks[0], "blocks_per_cpu_second": blocks[1],
+             "input_queue": {"average_size": 3.0, "nonempty_pct": 90.0}}
+    ops = [{"id": i, "label": label, "type": kind, "stage": 3, "wall_seconds": wall, "worker_utilization_pct": 100.0,
+            "share_of_stage_pct": 100.0 * wall / 10}
+           for i, label, kind, wall in ((3, "batch", "batch", 1.0), (2, "map[Decode]", "map", 8.0),
+                                        (1, "MindDataset", "source", 1.0))]
+    return {"rows": 16, "ops": ops, "stages": [stage], "cores": 2, "machine_idle_pct": idle_pct,
+            "consumer": {"steady_wait_pct": 95.0}}
+
+
+@pytest.mark.parametrize("idle_pct, cause", [(50.0, "gil"), (15.0, "gil"), (14.9, "cores"), (0.0, "cores"),
+                                             (None, "gil")])
+def test_verdict_advises_processes_only_with_idle_cores(idle_pct, cause):
+    from headrace.dataset.profiling._verdict import verdict
+    v = verdict(_threads_run(idle_pct))
+    assert (v["bottleneck"], v["op"], v["cause"]) == ("map[Decode]", 2, cause)
+    advice = "Run it in worker processes (python_multiprocessing=True)."
+    assert (advice in v["text"]) == (cause == "gil")
+    if cause == "cores":
+        assert v["text"].endswith(f"the pipeline uses 0.6 of the machine's 2 cores and the machine's cores, counting "
+                                  f"every process, were idle only {idle_pct:.0f}% of the time. More workers or worker "
+                                  f"processes will not help: make map[Decode] cheaper (smaller images, a fused or "
+                                  f"native op) or free or add cores.")
+
+
+def test_verdict_starved_threads_on_a_crowded_machine_are_not_waiting():
+    from headrace.dataset.profiling._verdict import verdict
+    # 5% CPU of busy time and few blocks: given no CPU, not sleeping (a sleeper blocks >= 3,000 times per CPU s)
+    assert verdict(_threads_run(2.0, cpu_per_busy=5.0, blocks=(20.0, 400.0)))["cause"] == "cores"
+    assert verdict(_threads_run(2.0, cpu_per_busy=5.0, blocks=(200.0, 4000.0)))["cause"] == "waiting"
+
+
+def test_profile_records_the_machine_idle_share():
+    with ds.profile() as p:
+        read(pipeline(n=16))
+    idle = p.to_dict()["runs"][0]["machine_idle_pct"]
+    assert isinstance(idle, float) and 0.0 <= idle <= 100.0
+
+
 def test_verdict_slow_consumer():
     with ds.profile() as p:
         for _ in pipeline(n=64).create_tuple_iterator(num_epochs=1):

@@ -38,6 +38,7 @@ import os
 from typing import Any
 
 from headrace._engine import profile as _eprofile
+from headrace._engine.machine import cpu_times
 from headrace.dataset.profiling._metrics import run_metrics
 from headrace.dataset.core import config as _config
 from headrace.dataset.profiling._outputs import chart_png, timeline, trace_events
@@ -75,6 +76,8 @@ SCHEMA: dict = {
         },
         "busy_window_seconds": "float: from the first task's start to the end: what utilisations are of",
         "cores": "int: CPUs of the machine",
+        "machine_idle_pct": "float | None: share of the machine's CPU time left idle (every process counted, "
+                            "/proc/stat) while the profile recorded: the same for all its runs; None where unknown",
         "ops": [{
             "id": "int: the op's id in the run (1 = the first op built)",
             "label": "str: short name, e.g. map[Decode,RandomResizedCrop], batch, ImageFolderDataset",
@@ -157,16 +160,19 @@ class Profile:
         self.sampling_interval = _config.get_monitor_sampling_interval() / 1000.0  # the timeline's step
         self._rec: _eprofile.Recorder | None = None
         self._doc: dict | None = None
+        self._cpu: list[tuple[int, int]] = []  # the machine's (idle, total) CPU jiffies at the start and end
 
     def __enter__(self) -> "Profile":
         if self._rec is not None:
             raise RuntimeError("this Profile has already been used; make a new one.")
         self._rec = _eprofile.start(self.op_sample_seconds)
+        self._cpu = [cpu_times()]
         return self
 
     def __exit__(self, *exc: Any) -> None:
         assert self._rec is not None
         _eprofile.stop(self._rec)
+        self._cpu.append(cpu_times())
         if self.output_dir is not None:
             self.write(self.output_dir)
 
@@ -183,7 +189,9 @@ class Profile:
         import time  # noqa: PLC0415
         end = rec.ended or time.perf_counter()
         runs = [run_metrics(r, rec.started, end) for r in rec.runs]
+        idle = self._machine_idle_pct()
         for r, rrec in zip(runs, rec.runs):
+            r["machine_idle_pct"] = idle
             r["verdict"] = _verdict(r)
             r["timeline"] = timeline(rrec, r, end, self.sampling_interval)
         main = max(range(len(runs)), key=lambda i: (runs[i]["rows"], runs[i]["wall_seconds"])) if runs else None
@@ -194,6 +202,14 @@ class Profile:
         if rec.ended is not None:
             self._doc = doc
         return doc
+
+    def _machine_idle_pct(self) -> float | None:
+        """The machine's idle CPU share (percent) from the start to the end (or now)."""
+        idle0, total0 = self._cpu[0]
+        idle1, total1 = self._cpu[-1] if len(self._cpu) > 1 else cpu_times()
+        if total1 <= total0:
+            return None
+        return round(100.0 * (idle1 - idle0) / (total1 - total0), 1)
 
     @property
     def verdict(self) -> str:

@@ -13,7 +13,12 @@ The reasoning, on one run's metrics (``_metrics.run_metrics``):
    using almost no CPU wait on something (I/O, sleep, a lock: -> more workers, even beyond the
    cores); otherwise it computes (-> more workers while cores are free, else a cheaper op). A
    stage whose tasks waited for a free worker most of the time has its input queue full, which
-   confirms it.
+   confirms it. Whether cores are free is the machine's idle share over the profile (every
+   process counted): threads that take turns on the GIL gain from worker processes only when the
+   machine has idle cores for them. On a machine busy with other work, threads are given little
+   CPU whatever they run, and worker processes cost more per row (the demo's image chain on 2
+   busy cores, paired epochs: threads 884-986 us of CPU per image, processes 1147-1196 us, and
+   fewer images/s), so the verdict is then that the cores are busy.
 4. If even the busiest op is far from busy, no op is saturated: the main thread that orders
    and hands over rows is the limit.
 """
@@ -28,6 +33,7 @@ GIL_MIN_CPU_PCT = 8.0      # without block counts: threads on the GIL still comp
 # releasing the GIL: 9-14; a crowded machine lowers it) or per CPU second (232-676; native: 86-228)
 GIL_BLOCKS = (50.0, 300.0)
 SLEEPER_BLOCKS = 3000.0    # per CPU second: threads that sleep or wait for I/O (measured 9,500-17,000)
+BUSY_MACHINE_IDLE_PCT = 15.0  # the machine idle less than this: no cores are free (as autotune's IDLE_TO_GAIN)
 
 
 def verdict(run: dict) -> dict:
@@ -84,6 +90,9 @@ def _in_stage(op: dict, st: dict, run: dict) -> dict:
     u = st["worker_utilization_pct"]
     cores = run["cores"]
     used = sum(s["cpu_cores_used"] for s in run["stages"])
+    idle_pct = run.get("machine_idle_pct")
+    free = cores * idle_pct / 100.0 if idle_pct is not None else max(0.0, cores - used)
+    crowded = free < BUSY_MACHINE_IDLE_PCT / 100.0 * cores
     if mode == "inline":
         workers = "1 worker (the main thread)"
     else:
@@ -104,22 +113,26 @@ def _in_stage(op: dict, st: dict, run: dict) -> dict:
         turns = cpb >= GIL_MIN_CPU_PCT and st["cpu_cores_used"] <= 1.3
     # Busy threads that compute well under their share of a core while cores are idle are not
     # limited by the CPU: by the GIL (or another lock), like threads seen taking turns.
-    starved = cpb <= 130.0 / w and used < 0.85 * cores
+    starved = cpb <= 130.0 / w and not crowded
     if mode == "threads" and w >= 2 and st["worker_utilization_pct"] >= SATURATED_PCT and not sleeper \
-            and (turns or starved):
+            and (turns or starved) and not crowded:
         seen = "" if blocks is None else f" and blocked {blocks:.0f} times a second"
         return _v(op["label"], op["id"], "gil",
                   f"{head}; its threads computed only {cpb:.0f}% of their busy time{seen}: they take turns on "
                   f"Python's GIL, so threads cannot run the function in parallel. Run it in worker processes "
                   f"(python_multiprocessing=True).")
-    if sleeper or cpb < WAITING_CPU_PCT:
+    # Threads given almost no CPU by a crowded machine look like waiting ones but do not block.
+    if sleeper or (cpb < WAITING_CPU_PCT and not crowded):
         return _v(op["label"], op["id"], "waiting",
                   f"{head}; it mostly waits (CPU {cpb:.0f}% of its busy time: I/O, sleep or a lock) rather than "
                   f"computes. Raise {setting} (now {w}): waiting work gains from more workers than cores.")
-    if used >= 0.85 * cores:
+    if crowded:
+        others = "" if idle_pct is None else \
+            f" and the machine's cores, counting every process, were idle only {idle_pct:.0f}% of the time"
         return _v(op["label"], op["id"], "cores",
-                  f"{head}; the pipeline already uses {used:.1f} of the machine's {cores} cores. More workers "
-                  f"will not help: make {op['label']} cheaper (smaller images, a fused or native op) or add cores.")
+                  f"{head}; the pipeline uses {used:.1f} of the machine's {cores} cores{others}. More workers or "
+                  f"worker processes will not help: make {op['label']} cheaper (smaller images, a fused or "
+                  f"native op) or free or add cores.")
     return _v(op["label"], op["id"], "cpu",
-              f"{head}; it computes (CPU {cpb:.0f}% of its busy time) and {cores - used:.1f} of {cores} cores "
+              f"{head}; it computes (CPU {cpb:.0f}% of its busy time) and {free:.1f} of {cores} cores "
               f"are idle. Raise {setting} (now {w}).")
