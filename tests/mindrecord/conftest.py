@@ -36,6 +36,23 @@ def write(path, rows, shard_num=1, schema=None, index=None, page_size=None, head
     return w
 
 
+def damageable(rows, name="c.mr"):
+    """Two fixtures for tests that damage a file, to bind by name: ``pristine, copy = damageable(ROWS)``.
+    ``pristine`` (module scope) writes ``rows`` once, as ``name`` in a folder of its own (32 KiB pages
+    after a 16 KiB header), the folder; the second gives each test its own copy, its path."""
+    @pytest.fixture(scope="module")
+    def pristine(tmp_path_factory):
+        d = tmp_path_factory.mktemp("pristine")
+        write(d / name, rows, page_size=1 << 15, header_size=1 << 14)
+        return d
+
+    @pytest.fixture
+    def copy(pristine, tmp_path):
+        return copy_dataset(pristine, tmp_path, name)
+
+    return pristine, copy
+
+
 @pytest.fixture
 def mr_logs(caplog):
     caplog.set_level(logging.WARNING, logger="headrace.mindrecord")

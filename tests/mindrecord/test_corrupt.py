@@ -12,21 +12,10 @@ from headrace.mindrecord._format.errors import MindRecordFormatError
 from headrace.mindrecord._format.header import BLOB, RAW, read_header_path
 from headrace.mindrecord._format.index import scan_shard
 
-from .conftest import copy_dataset, make_rows, write
+from .conftest import copy_dataset, damageable, make_rows
 
 ROWS = make_rows(12)
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory):
-    d = tmp_path_factory.mktemp("pristine")
-    write(d / "c.mr", ROWS, page_size=1 << 15, header_size=1 << 14)
-    return d
-
-
-@pytest.fixture
-def copy(pristine, tmp_path):
-    return copy_dataset(pristine, tmp_path, "c.mr")
+pristine, copy = damageable(ROWS)
 
 
 def _read_all(path):

@@ -14,23 +14,12 @@ import pytest
 from headrace.mindrecord import FileReader
 from headrace.mindrecord._format.errors import MindRecordFormatError
 
-from .conftest import copy_dataset, make_rows, write
+from .conftest import damageable, make_rows
 
 ROWS = make_rows(40)
 TIB = 1 << 40
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the repository
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory):
-    d = tmp_path_factory.mktemp("integrity")
-    write(d / "c.mr", ROWS, page_size=1 << 15, header_size=1 << 14)
-    return d
-
-
-@pytest.fixture
-def path(pristine, tmp_path):
-    return copy_dataset(pristine, tmp_path, "c.mr")
+pristine, path = damageable(ROWS)
 
 
 def _edit_header(path, edit):
