@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.dataset.test_stuck_workers import SLEEPS, run_script
+from tests.dataset.test_stuck_workers import FOREVER, SLEEPS, run_script
 
 RUN_INLINE = '''
 ds.config.set_multiprocessing_timeout_interval(1)
@@ -34,14 +34,7 @@ def test_a_stuck_map_in_the_reading_thread_is_reported(tmp_path, source, batch):
 
 
 def test_a_timeout_fails_a_map_with_one_worker(tmp_path):
-    body = '''
-def forever(x):
-    if int(x) == 5:
-        with open(pidfile, "w") as f:
-            f.write(str(os.getpid()))
-        time.sleep(600)  # never returns in time
-    return x
-ds.config.set_multiprocessing_timeout_interval(1)
+    body = FOREVER + '''
 ds.config.set_worker_timeout(2)
 d = ds.GeneratorDataset(gen, ["data", "label"], shuffle=False, num_parallel_workers=1).map(
     forever, ["data"], num_parallel_workers=1)

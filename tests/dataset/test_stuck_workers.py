@@ -47,27 +47,35 @@ PRELUDE = textwrap.dedent('''
                                        "main_pid": os.getpid()}))
 ''')
 
-SLEEPS = '''
-def stuck(x):
+
+def _stuck_at_5(name, how):
+    """The text of a map function ``name`` that returns its input, but at sample 5 first writes its
+    pid to ``pidfile`` and then runs the lines ``how``."""
+    return f'''
+def {name}(x):
     if int(x) == 5:
         with open(pidfile, "w") as f:
             f.write(str(os.getpid()))
-        while not os.path.exists(flag):
-            time.sleep(0.02)  # stuck here, in C
+{textwrap.indent(textwrap.dedent(how).strip(), " " * 8)}
     return x
 '''
 
-SPINS = '''
-def stuck(x):
-    if int(x) == 5:
-        with open(pidfile, "w") as f:
-            f.write(str(os.getpid()))
-        n = 0
-        while not os.path.exists(flag):  # a check every ~0.1 s: the rest is pure Python
-            for _ in range(100000):
-                n = sum(range(20)) + n % 7  # stuck here, in Python
-    return x
-'''
+
+SLEEPS = _stuck_at_5("stuck", '''
+    while not os.path.exists(flag):
+        time.sleep(0.02)  # stuck here, in C
+''')
+
+SPINS = _stuck_at_5("stuck", '''
+    n = 0
+    while not os.path.exists(flag):  # a check every ~0.1 s: the rest is pure Python
+        for _ in range(100000):
+            n = sum(range(20)) + n % 7  # stuck here, in Python
+''')
+
+# Reported after 1 s (the tests find the comment in the stack).
+FOREVER = _stuck_at_5("forever", "time.sleep(600)  # never returns in time") + \
+    "ds.config.set_multiprocessing_timeout_interval(1)\n"
 
 RUN_MAP = '''
 ds.config.set_multiprocessing_timeout_interval(1)
@@ -126,14 +134,7 @@ def test_a_stuck_map_in_a_spawned_worker_is_reported(tmp_path):
 
 @pytest.mark.parametrize("processes", MODES)
 def test_worker_timeout_turns_a_stuck_call_into_an_error(tmp_path, processes):
-    body = '''
-def forever(x):
-    if int(x) == 5:
-        with open(pidfile, "w") as f:
-            f.write(str(os.getpid()))
-        time.sleep(600)  # never returns in time
-    return x
-ds.config.set_multiprocessing_timeout_interval(1)
+    body = FOREVER + '''
 ds.config.set_worker_timeout(3)
 d = ds.GeneratorDataset(gen, ["data", "label"], shuffle=False).map(
     forever, ["data"], num_parallel_workers=2, python_multiprocessing=procs)
