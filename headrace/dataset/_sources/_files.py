@@ -235,10 +235,15 @@ class RowFilesDataset(FileSourceDataset):
     def _row_limit(self) -> int | None:
         return self.num_samples
 
+    def _per_file_layout(self, src: Any) -> tuple[bool, Any]:
+        """(per_file, check_files) of the plan (``headrace/_engine/samplers/files.py``): whether
+        a row count is taken file by file (TFRecord's compressed files), and the check of a pass's files."""
+        return False, None
+
     def _file_plan(self) -> FileRowsPlan:
         src = self._source()
         return FileRowsPlan(src.counts, self._mode, self.num_shards, self.shard_id, self._row_limit(),
-                            self._equal_rows())
+                            self._equal_rows(), *self._per_file_layout(src))
 
     def _split_base_plan(self) -> Any:
         split = self.__dict__.get("_split_plan")

@@ -62,10 +62,9 @@ class TFRecordSource(FreshLock):
         self._index: list[tuple[np.ndarray, np.ndarray]] | None = None
         self._starts: np.ndarray | None = None
         self._data: dict[int, bytes] = {}
-        # (num_samples, num_shards, shard_id) of a sharded read of compressed files, checked on
-        # the first read as MindSpore checks it (see check_compressed_shard)
-        self.compressed_shard: tuple[int, int, int] | None = None
-        self._shard_checked = False
+        # (num_samples, num_shards) of a read of compressed files with a row count, for the message
+        # of check_files (the files of each pass are checked as MindSpore checks them)
+        self.compressed_rows: tuple[int, int] = (0, 1)
 
     def set_columns(self, specs: Sequence[ColumnSpec], strict: bool) -> None:
         """Sets the columns to read (once the schema is known)."""
@@ -139,30 +138,20 @@ class TFRecordSource(FreshLock):
         except ExampleError as e:
             raise TFRecordError(self.files[k], j, f"the record is not a valid tf.train.Example ({e}).") from e
 
-    def check_compressed_shard(self) -> None:
-        """MindSpore's check of a sharded read of compressed files with a row count: the shard
-        reads ``len(files) // num_shards`` files (``shard_id``, ``shard_id + num_shards``, ...,
-        in file order) and ``num_samples`` divided among them, so each must hold that many rows.
-        Its message gives ``num_samples // num_shards`` as the rows per file."""
-        rule = self.compressed_shard
-        if rule is None or self._shard_checked:
-            return
-        num_samples, shards, shard_id = rule
-        per_shard = len(self.files) // shards
-        if per_shard:
-            counts = self.counts()
-            need = num_samples // per_shard
-            for k in range(shard_id, shards * per_shard, shards):
-                if counts[k] < need:
-                    raise PipelineError(_OP, f"This tfrecord file: {self.files[k]}, does not meet minimum rows per "
-                                             f"shard requirement: {num_samples} and {num_samples // shards} number "
-                                             f"of rows per file, but got {int(counts[k])} number of rows in this "
-                                             "file.", file=self.files[k])
-        self._shard_checked = True
+    def check_files(self, keys: np.ndarray, need: int) -> None:
+        """MindSpore's check of a pass over compressed files with a row count: each file the pass
+        reads (``keys``, in its order) must hold the ``need`` rows taken from it. Its message gives
+        ``num_samples // num_shards`` as the rows per file."""
+        counts = self.counts()
+        num_samples, shards = self.compressed_rows
+        for k in keys:
+            if counts[k] < need:
+                path = self.files[int(k)]
+                raise PipelineError(_OP, f"This tfrecord file: {path}, does not meet minimum rows per shard requirement: "
+                                         f"{num_samples} and {num_samples // shards} number of rows per file, but got "
+                                         f"{int(counts[k])} number of rows in this file.", file=path)
 
     def read(self, index: int) -> tuple:
-        if not self._shard_checked:
-            self.check_compressed_shard()
         k, j = self._locate(index)
         features = self.example(k, j)
         path = self.files[k]
@@ -219,7 +208,10 @@ class TFRecordDataset(RowFilesDataset):
         dataset_files (Union[str, list[str]]): Files or glob patterns; read in sorted order.
         schema (Union[str, Schema], optional): Column names, types and shapes. Default: None.
         columns_list (list[str], optional): Columns to read, in this order. Default: None, all.
-        num_samples (int, optional): Rows to read; default: the schema's numRows, else all.
+        num_samples (int, optional): Rows to read; default: the schema's numRows, else all. With
+            ``compression_type``, as MindSpore: each shard reads ``len(files) // num_shards`` files (at
+            positions ``shard_id, shard_id + num_shards, ...`` of the pass's file order) and
+            ``num_samples // that`` rows of each; a file holding fewer is an error.
         num_parallel_workers (int, optional): Reader threads. Default: None, the configured number.
         shuffle (Union[bool, Shuffle], optional): ``Shuffle.GLOBAL`` (or True) shuffles files and
             rows, ``Shuffle.FILES`` the file order only, False none. Default: ``Shuffle.GLOBAL``.
@@ -266,10 +258,24 @@ class TFRecordDataset(RowFilesDataset):
             raise ValueError("When compression_type is provided, the number of dataset files cannot be less than "
                              f"num_shards, but the actual number of files is {len(self.dataset_files)} and actual "
                              f"num_shards is {self.num_shards}.")
+        self._check_rows_per_file()
         if self.num_shards is not None and not self.shard_equal_rows and len(self.dataset_files) < self.num_shards:
             raise RuntimeError("Invalid file, numbers of tfrecord file should not less than num_shards when "
                                f"shard_equal_rows is false, but got numbers of tfrecord file: "
                                f"{len(self.dataset_files)}, num_shards: {self.num_shards}")
+
+    def _check_rows_per_file(self) -> None:
+        """Compressed files with a row count give ``row count // files per shard`` rows of each file
+        (``headrace/_engine/samplers/files.py``): a count below the files per shard would give none.
+        MindSpore 2.10 then yields no rows (its size says the count) or, shuffled, fails in its
+        shuffle ("Unable to fetch a single row for shuffle buffer"); headrace refuses it here."""
+        limit = self._row_limit()
+        files = len(self.dataset_files) // (self.num_shards or 1)
+        if self.compression_type and limit and files and limit < files:
+            what = "num_samples" if self.num_samples else "the schema's numRows"
+            raise ValueError(f"When compression_type is provided, each shard reads {files} files and "
+                             f"{what} // {files} rows of each, but {what} is {limit}, so no row would be read: "
+                             f"{what} must be at least {files}.")
 
     @staticmethod
     def _read_schema(schema: Any) -> tuple[list[ColumnSpec] | None, int | None]:
@@ -283,6 +289,9 @@ class TFRecordDataset(RowFilesDataset):
 
     def _equal_rows(self) -> bool:
         return self.shard_equal_rows
+
+    def _per_file_layout(self, src: TFRecordSource) -> tuple[bool, Any]:
+        return bool(self.compression_type), src.check_files
 
     def _row_limit(self) -> int | None:
         return self.num_samples if self.num_samples else self._schema_rows
@@ -315,8 +324,8 @@ class TFRecordDataset(RowFilesDataset):
     def _make_source(self) -> TFRecordSource:
         src = TFRecordSource(self.dataset_files, self.compression_type, [], True)
         limit = self._row_limit()
-        if self.compression_type and self.num_shards is not None and limit:
-            src.compressed_shard = (int(limit), int(self.num_shards), int(self.shard_id or 0))
+        if self.compression_type and limit:
+            src.compressed_rows = (int(limit), int(self.num_shards or 1))
         specs, strict = self._specs(src)
         src.set_columns(specs, strict)
         return src
