@@ -17,17 +17,34 @@ import numpy as np
 from headrace._util.rng import sample_rng
 from headrace.dataset.transforms._base import Implementation, contiguous, returns_contiguous
 from headrace.dataset.vision import _checks as ck
-from headrace.dataset.vision._base import ImageTensorOperation
+from headrace.dataset.vision._base import ONE_TO_ONE, ImageTensorOperation
 from headrace.dataset.vision._color_checks import _Device
 from headrace._image import decode as dec
 from headrace._image import geometry as geo
-from headrace.dataset.vision._ops_geometry import RandomResizedCrop, _device_resize_mode, _resize_array
+from headrace.dataset.vision._ops_geometry import (RandomResizedCrop, _device_resize_mode, _keep_window_args,
+                                                   _resize_array)
 from headrace.dataset.vision.utils import Inter
 
 __all__ = ["Decode", "DecodeRandomResizedCrop", "RandomCropDecodeResize", "decode_crop_resize"]
 
 
-class Decode(_Device, ImageTensorOperation):
+class _DecodeOperation(_Device, ImageTensorOperation):
+    """Decode and RandomCropDecodeResize: ops on one encoded image (bytes or a 1-D array, which
+    the base's image check would refuse); ``_decode`` does the work."""
+
+    @returns_contiguous
+    def __call__(self, *args):
+        if len(args) != 1:
+            raise RuntimeError(ONE_TO_ONE)
+        if self.device_target != "CPU":
+            self._check_device()
+        return contiguous(self._decode(args[0]))
+
+    def _decode(self, data):
+        raise NotImplementedError
+
+
+class Decode(_DecodeOperation):
     """Decodes an encoded image (JPEG, PNG, BMP, TIFF, ...) to RGB.
 
     Args:
@@ -63,16 +80,8 @@ class Decode(_Device, ImageTensorOperation):
             return DecodeRandomResizedCrop(self, nxt, reduced=options.get("reduced_decode", True))
         return None
 
-    @returns_contiguous
-    def __call__(self, *args):
-        if len(args) != 1:
-            raise RuntimeError("The op is OneToOne, can only accept one tensor as input.")
-        if self.device_target != "CPU":
-            self._check_device()
-        data = args[0]
-        if self.to_pil:
-            return dec.decode_pil(data)
-        return contiguous(dec.decode_rgb(data))
+    def _decode(self, data):
+        return dec.decode_pil(data) if self.to_pil else dec.decode_rgb(data)
 
     def _check_gpu(self) -> None:
         if self.to_pil:
@@ -138,7 +147,7 @@ def decode_crop_resize(data, box_fn, out_hw: tuple[int, int], inter: Inter, op: 
     return _resize_array(img[top:top + ch, left:left + cw], oh, ow, inter, op)
 
 
-class RandomCropDecodeResize(_Device, ImageTensorOperation):
+class RandomCropDecodeResize(_DecodeOperation):
     """Decodes an encoded image, crops a random window and resizes it (RandomResizedCrop on the
     decoded image, computed from the JPEG header so only the needed resolution is decoded, and
     with headrace's C extension only the window's region of the JPEG).
@@ -167,29 +176,15 @@ class RandomCropDecodeResize(_Device, ImageTensorOperation):
 
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3. / 4., 4. / 3.), interpolation=Inter.BILINEAR,
                  max_attempts=10):
-        if interpolation is not None:
-            ck.type_check(interpolation, (Inter,), "interpolation")
-        ck.check_scale_ratio_attempts(size, scale, ratio, max_attempts)
-        self.size, self.scale, self.ratio = size, scale, ratio
-        self.interpolation, self.max_attempts = interpolation, max_attempts
-        self._hw = ck.size_pair(size)
-        self._scale = (float(scale[0]), float(scale[1]))
-        self._ratio = (float(ratio[0]), float(ratio[1]))
+        _keep_window_args(self, size, scale, ratio, interpolation, max_attempts)
 
     def _box(self, h: int, w: int) -> tuple[int, int, int, int]:
         return geo.random_resized_crop_box(sample_rng(), h, w, self._scale, self._ratio, self.max_attempts)
 
-    @returns_contiguous
-    def __call__(self, *args):
-        if len(args) != 1:
-            raise RuntimeError("The op is OneToOne, can only accept one tensor as input.")
-        if self.device_target != "CPU":
-            self._check_device()
+    def _decode(self, data):
         if self.interpolation == Inter.ANTIALIAS:
             raise RuntimeError(_RCDR_INTER)
-        return contiguous(decode_crop_resize(args[0], self._box, self._hw, self.interpolation,
-                                             "RandomCropDecodeResize"))
-
+        return decode_crop_resize(data, self._box, self._hw, self.interpolation, "RandomCropDecodeResize")
 
     def _device_decode_plan(self, h: int, w: int) -> tuple[list[tuple], tuple[int, ...]]:
         """The GPU stage's steps for a baseline JPEG of h x w: the window drawn as on the CPU."""
@@ -235,7 +230,7 @@ class DecodeRandomResizedCrop(ImageTensorOperation):
     @returns_contiguous
     def __call__(self, *args):
         if len(args) != 1:
-            raise RuntimeError("The op is OneToOne, can only accept one tensor as input.")
+            raise RuntimeError(ONE_TO_ONE)
         rrc = self.rrc
         return contiguous(decode_crop_resize(args[0], rrc.box, rrc._hw, rrc.interpolation, "Decode", self.reduced))
 

@@ -255,12 +255,7 @@ class Crop(_Device, ImageTensorOperation):
 
     def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
         """The GPU stage's step for an image of ``shape``, checked as the CPU kernel checks."""
-        h, w = _device_window(shape, "Crop")
-        top, left, ch, cw = self._box
-        if top + ch > h:
-            raise op_error("Crop", f"Crop height dimension: {top + ch} exceeds image height: {h}")
-        if left + cw > w:
-            raise op_error("Crop", f"Crop width dimension: {left + cw} exceeds image width: {w}")
+        top, left, ch, cw = self._fitted(*_device_window(shape, "Crop"))
         return [("crop", top, left, ch, cw)], (ch, cw) + tuple(shape[2:])
 
     def _run(self, img: np.ndarray) -> np.ndarray:
@@ -271,13 +266,16 @@ class Crop(_Device, ImageTensorOperation):
             raise op_error("Crop", f"input tensor is not in shape of <H,W> or <H,W,C>, but got rank: "
                                    f"{img.ndim}.{tail}" if tail else
                            f"input tensor is not in shape of <H,W> or <H,W,C>, but got rank: {img.ndim}")
+        return geo.crop(img, *self._fitted(img.shape[0], img.shape[1]))
+
+    def _fitted(self, h: int, w: int) -> tuple[int, int, int, int]:
+        """The window (top, left, height, width), checked to fit an h x w image."""
         top, left, ch, cw = self._box
-        h, w = img.shape[:2]
         if top + ch > h:
             raise op_error("Crop", f"Crop height dimension: {top + ch} exceeds image height: {h}")
         if left + cw > w:
             raise op_error("Crop", f"Crop width dimension: {left + cw} exceeds image width: {w}")
-        return geo.crop(img, top, left, ch, cw)
+        return self._box
 
 
 def _pad_pil(img: Image.Image, left: int, top: int, right: int, bottom: int, fill: tuple,
@@ -410,6 +408,19 @@ class RandomCrop(ImageTensorOperation):
         return img.crop((x, y, x + cw, y + ch))
 
 
+def _keep_window_args(op: ImageTensorOperation, size, scale, ratio, interpolation, max_attempts) -> None:
+    """Checks the arguments RandomResizedCrop and RandomCropDecodeResize share, and keeps them on
+    ``op`` (with the output (h, w) and the ranges as floats)."""
+    if interpolation is not None:
+        ck.type_check(interpolation, (Inter,), "interpolation")
+    ck.check_scale_ratio_attempts(size, scale, ratio, max_attempts)
+    op.size, op.scale, op.ratio = size, scale, ratio
+    op.interpolation, op.max_attempts = interpolation, max_attempts
+    op._hw = ck.size_pair(size)
+    op._scale = (float(scale[0]), float(scale[1]))
+    op._ratio = (float(ratio[0]), float(ratio[1]))
+
+
 class RandomResizedCrop(_Device, ImageTensorOperation):
     """Crops a random window (area fraction in `scale`, aspect ratio in `ratio`) and resizes it.
 
@@ -436,15 +447,8 @@ class RandomResizedCrop(_Device, ImageTensorOperation):
 
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3. / 4., 4. / 3.), interpolation=Inter.BILINEAR,
                  max_attempts=10):
-        if interpolation is not None:
-            ck.type_check(interpolation, (Inter,), "interpolation")
-        ck.check_scale_ratio_attempts(size, scale, ratio, max_attempts)
-        self.size, self.scale, self.ratio = size, scale, ratio
-        self.interpolation, self.max_attempts = interpolation, max_attempts
+        _keep_window_args(self, size, scale, ratio, interpolation, max_attempts)
         _interpolation_mode(self, interpolation)
-        self._hw = ck.size_pair(size)
-        self._scale = (float(scale[0]), float(scale[1]))
-        self._ratio = (float(ratio[0]), float(ratio[1]))
 
     def _check_shared(self, arrays: list[np.ndarray]) -> None:
         same_size(arrays, "RandomCropAndResizeOp", "Input tensor in different columns of each row must have "
@@ -527,8 +531,8 @@ class ResizedCrop(_Device, ImageTensorOperation):
         self.size, self.interpolation = size, interpolation
         self._hw = ck.size_pair(size)
 
-    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
-        """The GPU stage's steps for an image of ``shape``, checked as the CPU kernel checks."""
+    def _check_window(self, shape: tuple) -> None:
+        """Raises unless an image of ``shape`` is <H,W> or <H,W,C> and holds the window."""
         if len(shape) not in (2, 3):
             raise op_error("ResizedCropOp", f"input tensor is not in shape of <H,W> or <H,W,C>, but got "
                                             f"rank: {len(shape)}." + (DECODE_FIRST if len(shape) < 2 else ""))
@@ -539,6 +543,10 @@ class ResizedCrop(_Device, ImageTensorOperation):
         if self.left + self.width > w:
             raise op_error("ResizedCrop", f"the sum of left and width: {self.left + self.width} exceeds "
                                           f"image width: {w}")
+
+    def _device_plan(self, shape: tuple) -> tuple[list[tuple], tuple]:
+        """The GPU stage's steps for an image of ``shape``, checked as the CPU kernel checks."""
+        self._check_window(shape)
         steps, out = _device_resize((self.height, self.width) + tuple(shape[2:]), self._hw[0], self._hw[1],
                                     self.interpolation, "ResizedCrop")
         return [("crop", self.top, self.left, self.height, self.width)] + steps, out
@@ -546,16 +554,7 @@ class ResizedCrop(_Device, ImageTensorOperation):
     def _run(self, img: np.ndarray) -> np.ndarray:
         if self.device_target != "CPU":
             self._check_device()
-        if img.ndim not in (2, 3):
-            raise op_error("ResizedCropOp", f"input tensor is not in shape of <H,W> or <H,W,C>, but got "
-                                            f"rank: {img.ndim}." + (DECODE_FIRST if img.ndim < 2 else ""))
-        h, w = img.shape[:2]
-        if self.top + self.height > h:
-            raise op_error("ResizedCrop", f"the sum of top and height: {self.top + self.height} exceeds "
-                                          f"image height: {h}")
-        if self.left + self.width > w:
-            raise op_error("ResizedCrop", f"the sum of left and width: {self.left + self.width} exceeds "
-                                          f"image width: {w}")
+        self._check_window(img.shape)
         if self.interpolation == Inter.ANTIALIAS:
             raise RuntimeError("Unsupported interpolation, only support NEAREST, LINEAR, CUBIC, AREA and "
                                "PILCUBIC.")
