@@ -40,6 +40,23 @@ class PoolClosed(Exception):
     """The pool was closed while a caller was waiting on it."""
 
 
+class _Watched:
+    """A pool the watchdog looks at while it is open (``watch``: op name, seconds before a stall
+    warning, timeout or 0; None: not watched). ``_running`` maps a thread id to what it runs."""
+
+    watch: tuple[str, float, float] | None
+
+    def _watch_start(self) -> None:
+        if self.watch is not None:
+            from headrace._engine.exec import watchdog  # noqa: PLC0415 - watchdog imports stage
+            watchdog.watch_thread_pool(self)
+
+    def _watch_stop(self) -> None:
+        if self.watch is not None:
+            from headrace._engine.exec import watchdog  # noqa: PLC0415 - watchdog imports stage
+            watchdog.unwatch_thread_pool(self)
+
+
 class _InlineEntry:
     """What the watchdog reads of a task run in the reading thread (see ``_Entry``)."""
 
@@ -51,7 +68,7 @@ class _InlineEntry:
         self.timed_out = None
 
 
-class InlinePool:
+class InlinePool(_Watched):
     """Runs each task in the calling thread, lazily: ``get()`` runs the oldest submitted task."""
 
     def __init__(self, run: Callable[[Any], Any], capacity: int = 1,
@@ -65,9 +82,7 @@ class InlinePool:
         # runs too long in the reading thread too (it cannot fail it: that thread is the one stuck)
         self.watch = watch
         self._running: dict[int, _InlineEntry] = {}
-        if watch is not None:
-            from headrace._engine.exec import watchdog  # noqa: PLC0415 - watchdog imports stage
-            watchdog.watch_thread_pool(self)
+        self._watch_start()
 
     @property
     def pending(self) -> int:
@@ -97,9 +112,7 @@ class InlinePool:
 
     def close(self) -> None:
         self._tasks.clear()
-        if self.watch is not None:
-            from headrace._engine.exec import watchdog  # noqa: PLC0415
-            watchdog.unwatch_thread_pool(self)
+        self._watch_stop()
 
 
 class _Entry:
@@ -120,7 +133,7 @@ class _Entry:
         self.ident = 0      # the thread that ran it
 
 
-class ThreadPool:
+class ThreadPool(_Watched):
     """``num_workers`` daemon threads taking tasks in order; results are read in order.
 
     A reader whose next result no worker has started yet runs that task itself instead of
@@ -156,9 +169,7 @@ class ThreadPool:
         except BaseException:
             self.close()  # the threads started so far leave; none is left behind
             raise
-        if watch is not None:
-            from headrace._engine.exec import watchdog  # noqa: PLC0415 - watchdog imports stage
-            watchdog.watch_thread_pool(self)
+        self._watch_start()
 
     @property
     def pending(self) -> int:
@@ -241,9 +252,7 @@ class ThreadPool:
             self._cond.notify_all()
         release_blas_threads()
         self._inflight.clear()
-        if self.watch is not None:
-            from headrace._engine.exec import watchdog  # noqa: PLC0415
-            watchdog.unwatch_thread_pool(self)
+        self._watch_stop()
         deadline = time.monotonic() + 2.0
         me = threading.current_thread()
         for t in self._threads:
