@@ -62,11 +62,10 @@ class RandomHorizontalFlipWithBBox(_RandomFlipWithBBox):
     """Flips the image left to right with probability `prob`, and its boxes with it.
 
     Args:
-        prob (float, optional): probability of flipping, in [0, 1]. Default: 0.5.
+        prob (float, optional): as in :class:`RandomHorizontalFlip`. Default: 0.5.
 
     Raises:
-        TypeError: if `prob` is not a number.
-        ValueError: if `prob` is not in [0, 1].
+        TypeError, ValueError: where :class:`RandomHorizontalFlip` raises them.
         RuntimeError: if the boxes are malformed or fall outside the image.
 
     Examples:
@@ -82,12 +81,10 @@ class RandomVerticalFlipWithBBox(_RandomFlipWithBBox):
     """Flips the image top to bottom with probability `prob`, and its boxes with it.
 
     Args:
-        prob (float, optional): probability of flipping, in [0, 1]. Default: 0.5.
+        prob (float, optional): as in :class:`RandomHorizontalFlipWithBBox`. Default: 0.5.
 
     Raises:
-        TypeError: if `prob` is not a number.
-        ValueError: if `prob` is not in [0, 1].
-        RuntimeError: if the boxes are malformed or fall outside the image.
+        TypeError, ValueError, RuntimeError: where :class:`RandomHorizontalFlipWithBBox` raises them.
 
     Examples:
         >>> import numpy as np
@@ -174,16 +171,11 @@ class RandomCropWithBBox(_BBoxOperation):
     boxes with it: boxes wholly outside the window are dropped, the others are clipped to it.
 
     Args:
-        size (Union[int, Sequence[int]]): (height, width) of the window, or one int.
-        padding (Union[int, Sequence[int]], optional): padding added first: an int for all sides,
-            (left/right, top/bottom) or (left, top, right, bottom). Default: None.
-        pad_if_needed (bool, optional): pad the image when it is smaller than `size`. Default: False.
-        fill_value (Union[int, tuple[int, int, int]], optional): fill for CONSTANT padding. Default: 0.
-        padding_mode (Border, optional): CONSTANT, EDGE, REFLECT or SYMMETRIC. Default: Border.CONSTANT.
+        size, padding, pad_if_needed, fill_value, padding_mode: as in :class:`RandomCrop` (the same
+            defaults and checks).
 
     Raises:
-        TypeError: if an argument has the wrong type.
-        ValueError: if a value is out of range.
+        TypeError, ValueError: where :class:`RandomCrop` raises them.
         RuntimeError: if the boxes are malformed or the (padded) image is smaller than `size`.
 
     Examples:
@@ -221,16 +213,11 @@ class RandomResizedCropWithBBox(_BBoxOperation):
     and scales the boxes with it (boxes wholly outside the window are dropped).
 
     Args:
-        size (Union[int, Sequence[int]]): output (height, width), or one int for a square.
-        scale (Sequence[float], optional): range of the window's area fraction. Default: (0.08, 1.0).
-        ratio (Sequence[float], optional): range of its aspect ratio (width / height).
-            Default: (3/4, 4/3).
-        interpolation (Inter, optional): the resize interpolation. Default: Inter.BILINEAR.
-        max_attempts (int, optional): tries before falling back to a centre crop. Default: 10.
+        size, scale, ratio, interpolation, max_attempts: as in :class:`RandomResizedCrop` (the same
+            defaults and checks).
 
     Raises:
-        TypeError: if an argument has the wrong type.
-        ValueError: if a range is reversed or out of bounds.
+        TypeError, ValueError: where :class:`RandomResizedCrop` raises them.
         RuntimeError: if the boxes are malformed or fall outside the image.
 
     Examples:

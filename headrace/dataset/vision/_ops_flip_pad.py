@@ -8,6 +8,7 @@ from headrace.dataset.transforms._cast import type_name
 from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, op_error
 from headrace.dataset.vision._color_checks import _Device
+from headrace.dataset.vision._ops_convert import NormalizeHWC2CHW
 from headrace._image import geometry as geo
 from headrace.dataset.vision._tables import CV_BORDER
 from headrace.dataset.vision.utils import Border
@@ -68,6 +69,13 @@ class _Flip(_Device, ImageTensorOperation):
 
     def _flips(self) -> bool:
         return True
+
+    def fuse_next(self, nxt, options):
+        """``[a flip, Normalize+HWC2CHW]`` -> one :class:`NormalizeHWC2CHW` that flips on the way (exact)."""
+        if type(nxt) is NormalizeHWC2CHW and nxt._flip is None and self.device_target == "CPU" \
+                and type(self) in (HorizontalFlip, VerticalFlip, RandomHorizontalFlip, RandomVerticalFlip):
+            return NormalizeHWC2CHW(nxt._norm, nxt._t, flip=self)
+        return None
 
     def _run(self, img: np.ndarray) -> np.ndarray:
         if self.device_target != "CPU":
@@ -145,11 +153,10 @@ class RandomVerticalFlip(_RandomFlip):
     """Flips the image upside down with probability `prob`.
 
     Args:
-        prob (float, optional): probability of flipping, in [0, 1]. Default: 0.5.
+        prob (float, optional): as in :class:`RandomHorizontalFlip`. Default: 0.5.
 
     Raises:
-        TypeError: if `prob` is not a number.
-        ValueError: if `prob` is not in [0, 1].
+        TypeError, ValueError: where :class:`RandomHorizontalFlip` raises them.
 
     Examples:
         >>> import numpy as np

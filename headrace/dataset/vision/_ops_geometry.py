@@ -47,6 +47,13 @@ def _per_image(img: np.ndarray, fn) -> np.ndarray:
     return out.reshape(lead + out.shape[1:])
 
 
+def _check_pil_input(img: Any, inter: Inter) -> None:
+    """What a Pillow kernel that resamples checks: a PIL image, and an interpolation Pillow has."""
+    _need_pil(img)
+    if inter in (Inter.AREA, Inter.PILCUBIC):
+        raise TypeError(NO_PIL_INTER)
+
+
 def _interpolation_mode(op: ImageTensorOperation, inter: Inter) -> None:
     """MindSpore's rule: ANTIALIAS only exists in Pillow, AREA and PILCUBIC only in OpenCV."""
     if inter in (Inter.AREA, Inter.PILCUBIC):
@@ -159,9 +166,7 @@ class Resize(_Device, ImageTensorOperation):
     def _run_pil(self, img):
         if self.device_target != "CPU":
             self._check_device()
-        _need_pil(img)
-        if self._inter in (Inter.AREA, Inter.PILCUBIC):
-            raise TypeError(NO_PIL_INTER)
+        _check_pil_input(img, self._inter)
         return _pil_resize(img, self.size, PIL_INTER[self._inter])
 
 
@@ -235,8 +240,8 @@ class Crop(_Device, ImageTensorOperation):
         size (Union[int, Sequence[int]]): (height, width), or one int for a square.
 
     Raises:
-        TypeError: if an argument has the wrong type.
-        ValueError: if a value is out of range.
+        TypeError: if `coordinates` is not two ints or `size` not an int or two.
+        ValueError: if a coordinate is negative or a size not positive.
         RuntimeError: if the window does not fit in the image.
 
     Examples:
@@ -487,9 +492,7 @@ class RandomResizedCrop(_Device, ImageTensorOperation):
     def _run_pil(self, img):
         if self.device_target != "CPU":
             self._check_device()
-        _need_pil(img)
-        if self.interpolation in (Inter.AREA, Inter.PILCUBIC):
-            raise TypeError(NO_PIL_INTER)
+        _check_pil_input(img, self.interpolation)
         w, h = img.size
         top, left, ch, cw = self.box(h, w, pil=True)
         window = img.crop((left, top, left + cw, top + ch))
@@ -508,8 +511,9 @@ class ResizedCrop(_Device, ImageTensorOperation):
         interpolation (Inter, optional): the resize interpolation. Default: Inter.BILINEAR.
 
     Raises:
-        TypeError: if an argument has the wrong type.
-        ValueError: if a value is out of range.
+        TypeError: if `top`, `left`, `height` or `width` is not an int, `size` not an int or two,
+            or `interpolation` not an Inter.
+        ValueError: if `top` or `left` is negative, or `height`, `width` or `size` not positive.
         RuntimeError: if the window does not fit in the image.
 
     Examples:

@@ -14,7 +14,7 @@ from headrace.dataset.vision import _checks as ck
 from headrace.dataset.vision._base import ImageTensorOperation, is_pil, op_error
 from headrace._image import geometry as geo
 from headrace.dataset.vision._tables import CV_INTER, PIL_INTER
-from headrace.dataset.vision._ops_geometry import NO_PIL_INTER, _interpolation_mode, _need_pil
+from headrace.dataset.vision._ops_geometry import NO_PIL_INTER, _check_pil_input, _interpolation_mode
 from headrace.dataset.vision.utils import Inter
 
 __all__ = ["Affine", "RandomAffine", "RandomRotation", "Rotate"]
@@ -145,9 +145,7 @@ class RandomRotation(ImageTensorOperation):
                              "RandomRotation")
 
     def _run_pil(self, img):
-        _need_pil(img)
-        if self.resample in (Inter.AREA, Inter.PILCUBIC):
-            raise TypeError(NO_PIL_INTER)
+        _check_pil_input(img, self.resample)
         angle = self._angle() % 360.0
         if self.resample == Inter.ANTIALIAS and (angle not in (0, 90, 180, 270) or self.center):
             raise ValueError("When using Inter.ANTIALIAS, center needs to be None and angle needs to be an "
