@@ -129,7 +129,9 @@ class RandAugment(_AutoAugmentBase):
         type_check(magnitude, (int,), "magnitude")
         check_range(magnitude, (0, num_magnitude_bins), "magnitude", right_open=True)
         self._keep_warp(interpolation, fill_value)
-        self.num_ops, self.magnitude, self.num_magnitude_bins = num_ops, magnitude, num_magnitude_bins
+        self.num_ops = num_ops
+        self.magnitude = magnitude
+        self.num_magnitude_bins = num_magnitude_bins
 
     def _run(self, img):
         self._check_input(img)

@@ -216,6 +216,12 @@ def _numeric(arr: np.ndarray) -> bool:
     return arr.dtype.kind in "biuf"
 
 
+def _check_same_batch(op: str, images: np.ndarray, labels: np.ndarray) -> None:
+    if images.shape[0] != labels.shape[0]:
+        raise op_error(op, f"batch sizes of image and label must be the same, but got image size: "
+                           f"{images.shape[0]} and label size: {labels.shape[0]}")
+
+
 class MixUpBatch(ImageTensorOperation):
     """Mixes a batch with a shuffled copy of itself: one weight ``lam ~ Beta(alpha, alpha)``.
 
@@ -259,9 +265,7 @@ class MixUpBatch(ImageTensorOperation):
             raise op_error("MixUpBatch", f"rank of image shape should be: 4, but got: {images.ndim}, make sure "
                                          f"image shape are <H,W,C> or <C,H,W> and batched before calling "
                                          f"MixUpBatch.")
-        if images.shape[0] != labels.shape[0]:
-            raise op_error("MixUpBatch", f"batch sizes of image and label must be the same, but got image "
-                                         f"size: {images.shape[0]} and label size: {labels.shape[0]}")
+        _check_same_batch("MixUpBatch", images, labels)
         if not _numeric(labels) or not _numeric(images):
             raise op_error("MixUpBatch", f"images and labels must be numeric, but got {images.dtype} and "
                                          f"{labels.dtype}. You may need to perform OneHot first.")
@@ -322,9 +326,7 @@ class CutMixBatch(ImageTensorOperation):
             raise op_error("CutMixBatch", f"input label is not in shape of <Batch,Class> or <Batch,Row,Class>, "
                                           f"but got dimension: {labels.ndim}. You may need to perform OneHot "
                                           f"and Batch first.")
-        if images.shape[0] != labels.shape[0]:
-            raise op_error("CutMixBatch", f"batch sizes of image and label must be the same, but got image "
-                                          f"size: {images.shape[0]} and label size: {labels.shape[0]}")
+        _check_same_batch("CutMixBatch", images, labels)
         channels = images.shape[1] if self._nchw else images.shape[3]
         if channels not in (1, 3):
             raise op_error("CutMixBatch", f"input image is not in channel of 1 or 3, but got channel: {channels}")
