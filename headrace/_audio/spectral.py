@@ -12,8 +12,10 @@ from typing import Callable
 
 import numpy as np
 
+from headrace._audio.filters import native
+
 __all__ = ["KAISER_BETA", "amplitude_to_db", "as_complex", "as_pairs", "compute_deltas", "db_to_amplitude",
-           "griffin_lim", "istft", "phase_vocoder", "sliding_window_cmn", "spectral_centroid", "stft",
+           "griffin_lim", "istft", "linspace_as", "phase_vocoder", "sliding_window_cmn", "spectral_centroid", "stft",
            "window", "work_dtype"]
 
 KAISER_BETA = 12.0
@@ -253,33 +255,69 @@ def spectral_centroid(mag: np.ndarray, sample_rate: int, n_fft: int) -> np.ndarr
         return num / den
 
 
+def _angle(pairs: np.ndarray) -> np.ndarray:
+    """atan2(imaginary, real) of (..., 2) pairs, in their precision (the C library's, see
+    ``headrace/_native/_audiofilter.c``; NumPy's without the extension)."""
+    if native is None:
+        return np.arctan2(pairs[..., 1], pairs[..., 0])
+    src = np.ascontiguousarray(pairs)
+    out = np.empty(src.shape[:-1], src.dtype)
+    native.angle(src, out)
+    return out
+
+
+def _polar(mag: np.ndarray, phase: np.ndarray) -> np.ndarray:
+    """(cos(phase) * mag, sin(phase) * mag) as (..., 2) pairs, in the precision of ``mag``."""
+    if native is None:
+        return np.stack([np.cos(phase) * mag, np.sin(phase) * mag], axis=-1)
+    mag, phase = np.ascontiguousarray(mag), np.ascontiguousarray(phase, mag.dtype)
+    out = np.empty(mag.shape + (2,), mag.dtype)
+    native.polar(mag, phase, out)
+    return out
+
+
+def linspace_as(stop: float, n: int, dtype: np.dtype) -> np.ndarray:
+    """``n`` points from 0 to ``stop`` as MindSpore lays them out in ``dtype``: ``i * (stop / (n -
+    1))`` with every step rounded to ``dtype`` (the float32 points differ from float64's rounded)."""
+    t = np.dtype(dtype).type
+    step = t(t(stop) / t(n - 1)) if n > 1 else t(0)
+    return np.arange(n, dtype=dtype) * step
+
+
 def phase_vocoder(spec: np.ndarray, rate: float, phase_advance: np.ndarray) -> np.ndarray:
     """Speeds a complex STFT (..., freq, frames) up by ``rate`` without changing its pitch:
     magnitudes interpolated between neighbouring frames, phases advanced by each bin's measured
-    frequency. ``phase_advance`` is (freq, 1), the expected advance per hop."""
-    if rate == 1.0:
+    frequency. ``phase_advance`` is (freq, 1), the expected advance per hop.
+
+    The phases of a complex64 spectrum are summed in float32 over the frames and reach hundreds of
+    radians, where one float32 step moves the output by ~1e-5 of its peak, so every step follows
+    MindSpore's arithmetic (checked against its outputs, equal to the last bit with the C
+    extension): frame positions ``float32(i) * float32(rate)``; the measured advance wrapped to
+    [-pi, pi] in float64 and rounded once; angles and the polar form from the C library's atan2 /
+    cos / sin; magnitudes ``sqrt(re**2 + im**2)`` in float64."""
+    real_dt = np.dtype(np.float64) if spec.dtype == np.complex128 else np.dtype(np.float32)
+    rate32 = np.float32(rate)
+    if abs(float(rate32) - 1.0) <= float(np.finfo(np.float32).eps):
         return spec
-    real_dt = np.float64 if spec.dtype == np.complex128 else np.float32
-    steps = np.arange(0, spec.shape[-1], rate, dtype=np.float64)
-    alphas = np.mod(steps, 1.0).astype(real_dt)
-    phase0 = np.angle(spec[..., :1])
-    spec = np.pad(spec, [(0, 0)] * (spec.ndim - 1) + [(0, 2)])
+    n = spec.shape[-1]
+    steps = np.arange(int(n / float(rate32)) + 3, dtype=np.float32) * rate32
+    steps = steps[steps < n]  # (non-decreasing: the values below n are a prefix)
+    alphas = np.fmod(steps.astype(np.float64), 1.0).astype(real_dt)
     idx = steps.astype(np.int64)
-    s0 = spec[..., idx]
-    s1 = spec[..., idx + 1]
-    ang0 = np.angle(s0)
-    ang1 = np.angle(s1)
-    norm0 = np.abs(s0)
-    norm1 = np.abs(s1)
+    pairs = np.stack([spec.real, spec.imag], axis=-1).astype(real_dt, copy=False)
+    pairs = np.concatenate([pairs, np.zeros(pairs.shape[:-2] + (2, 2), real_dt)], axis=-2)
+    angles = _angle(pairs)
+    norms = np.sqrt(np.square(pairs[..., 0], dtype=np.float64) + np.square(pairs[..., 1], dtype=np.float64))
+    norms = norms.astype(real_dt, copy=False)
     adv = phase_advance.reshape(-1, 1).astype(real_dt)
-    dphase = ang1 - ang0 - adv
-    dphase = dphase - 2.0 * math.pi * np.round(dphase / (2.0 * math.pi))
-    dphase = dphase + adv
-    phase = np.concatenate([phase0, dphase[..., :-1]], axis=-1)
-    phase_acc = np.cumsum(phase, axis=-1)
-    mag = alphas * norm1 + (1.0 - alphas) * norm0
-    out = mag * np.exp(1j * phase_acc)
-    return out.astype(spec.dtype, copy=False)
+    d = (angles[..., idx + 1] - angles[..., idx] - adv).astype(np.float64)
+    q = d / (2.0 * math.pi)
+    d = d - 2.0 * math.pi * np.where(q >= 0, np.floor(q + 0.5), np.ceil(q - 0.5)) + adv.astype(np.float64)
+    phase = np.concatenate([angles[..., :1], d[..., :-1].astype(real_dt)], axis=-1)
+    phase_acc = np.cumsum(phase, axis=-1, dtype=real_dt)  # (sequential, in real_dt)
+    mag = alphas * norms[..., idx + 1] + (1 - alphas) * norms[..., idx]
+    out = _polar(mag, phase_acc)
+    return (out[..., 0] + 1j * out[..., 1]).astype(spec.dtype, copy=False)
 
 
 def _as_shape(spec: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 import headrace.dataset as ds
 import headrace.dataset.audio as audio
+from headrace._audio import filters as kf
+from headrace._audio.filters import native
 from headrace._audio.sox import chain_recurrence
 from tests.oracles.oracle import oracle_python, run_ms
 from tests.oracles.oracle_codec import OracleException
@@ -250,8 +252,9 @@ def test_outputs_match_mindspore(oracle):
                 continue
             scale = max(float(np.abs(ref.astype(np.float64)).max(initial=0)), 1e-12)
             err = float(np.abs(got.astype(np.float64) - ref).max(initial=0)) / scale
-            iir32 = ref.dtype == np.float32 and ("Biquad" in expr or "Filter" in expr)
-            tol = 3e-5 if iir32 else 1e-5
+            # without the C extension float32 IIR filters run in float64: up to ~8e-5 from MindSpore's float32
+            iir32 = native is None and ref.dtype == np.float32 and ("Biquad" in expr or "Filter" in expr)
+            tol = 1e-4 if iir32 else 1e-5
             assert err <= tol, f"{where}: max error {err:.2e} of the peak"
 
 
@@ -510,6 +513,7 @@ def test_vad_settings_cut_where_sox_does(kwargs, kept):
 
 def test_without_scipy_the_error_says_what_to_install(monkeypatch):
     import sys
+    monkeypatch.setattr(kf, "native", None)  # (with the C extension the biquads need no SciPy)
     monkeypatch.setitem(sys.modules, "scipy", None)
     monkeypatch.setitem(sys.modules, "scipy.signal", None)
     with pytest.raises(ModuleNotFoundError) as info:

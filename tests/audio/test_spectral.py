@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import headrace.dataset as ds
 import headrace.dataset.audio as audio
+from headrace._audio.filters import native
 from tests.helpers import assert_resume_equivalence
 from tests.oracles.oracle import oracle_python, run_ms
 from tests.oracles.oracle_codec import OracleException
@@ -35,9 +36,10 @@ def clips():
 # MindSpore 2.10's MelSpectrogram, MFCC and LFCC return uninitialised memory for float64 input (NaN
 # and 1e300 values, varying run to run): they are compared on float32 and int input only.
 # Its TimeStretch and PhaseVocoder scale float64 output by a constant (12.6079...): compared on float32.
-# Ops that accumulate phase in float32 (TimeStretch, PhaseVocoder, PitchShift on float32) differ from
-# MindSpore's rounding by up to ~3e-4 of the peak (the phase reaches hundreds of radians, where a float32
-# step is 6e-5): PHASE_TOL below.
+# Ops that accumulate phase in float32 reach hundreds of radians, where a float32 step is 6e-5: TimeStretch
+# and PhaseVocoder follow MindSpore's arithmetic to the last bit with the C extension (the NumPy fallback
+# differs by up to ~1e-3 of the peak); PitchShift on float32 differs by up to ~7e-4 (its STFT's
+# rounding differs from MindSpore's): PHASE_TOL below.
 W, B, N, M = "audio.WindowType", "audio.BorderType", "audio.NormType", "audio.MelType"
 
 CASES = [
@@ -187,7 +189,8 @@ PHASE_TOL = 1e-3
 
 
 def _accumulates_phase(expr, out):
-    return out.dtype == np.float32 and expr.startswith(("TimeStretch", "PhaseVocoder", "PitchShift"))
+    ops = ("TimeStretch", "PhaseVocoder", "PitchShift") if native is None else ("PitchShift",)
+    return out.dtype == np.float32 and expr.startswith(ops)
 
 
 needs_oracle = pytest.mark.skipif(oracle_python() is None, reason="the MindSpore oracle is not set up")

@@ -1113,14 +1113,14 @@ class TimeStretch(AudioTensorOperation):
         self.n_freq = n_freq
         self.hop_length = hop_length if hop_length is not None else (n_freq - 1)
         self.fixed_rate = fixed_rate if fixed_rate is not None else 1
-        self._advance = np.linspace(0.0, math.pi * self.hop_length, n_freq).reshape(-1, 1)
 
     def _run(self, x: np.ndarray) -> np.ndarray:
         x = _complex_spec(x, "TimeStretch")
         if x.shape[-3] != self.n_freq:
             raise op_error("TimeStretch", f"the freq dimension of input should be n_freq {self.n_freq}, but got "
                                           f"{x.shape[-3]}.")
-        out = sk.phase_vocoder(sk.as_complex(x), float(self.fixed_rate), self._advance)
+        advance = sk.linspace_as(math.pi * self.hop_length, self.n_freq, sk.work_dtype(x))
+        out = sk.phase_vocoder(sk.as_complex(x), float(self.fixed_rate), advance)
         return sk.as_pairs(out, x.dtype)
 
 
@@ -1206,11 +1206,12 @@ class PitchShift(AudioTensorOperation):
     def _run(self, x: np.ndarray) -> np.ndarray:
         x = _signal(x, "PitchShift")
         n = x.shape[-1]
-        rate = 2.0 ** (-float(self.n_steps) / self.bins_per_octave)
+        # the rate in float32, as MindSpore computes it
+        rate = float(np.float32(2.0 ** float(np.float32(-self.n_steps) / np.float32(self.bins_per_octave))))
         spec = sk.stft(x, self.n_fft, self.hop_length, self.win_length, self.window.value)
-        advance = np.linspace(0.0, math.pi * self.hop_length, spec.shape[-2]).reshape(-1, 1)
+        advance = sk.linspace_as(math.pi * self.hop_length, spec.shape[-2], sk.work_dtype(x))
         stretched = sk.phase_vocoder(spec, rate, advance)
-        len_stretch = int(round(n / rate))
+        len_stretch = int(math.floor(n / rate + 0.5))
         y = sk.istft(stretched, self.n_fft, self.hop_length, self.win_length, self.window.value,
                      length=len_stretch)
         y = rsk.resample(y, int(self.sample_rate / rate), self.sample_rate)
