@@ -285,16 +285,23 @@ def _has_no_rows(d: Dataset) -> bool:
     return d.get_dataset_size() == 0
 
 
-class MapDataset(Dataset):
+class _OneInputDataset(Dataset):
+    """A dataset made from one other: ``input_dataset``, checked, is its only child."""
+
+    def __init__(self, input_dataset, num_parallel_workers=None):
+        _check_dataset(input_dataset, "input_dataset")
+        super().__init__([input_dataset], num_parallel_workers)
+
+
+class MapDataset(_OneInputDataset):
     _KWARGS = {"python_multiprocessing", "max_rowsize", "cache", "callbacks", "offload"}
 
     def __init__(self, input_dataset, operations, input_columns=None, output_columns=None,
                  num_parallel_workers=None, **kwargs):
-        _check_dataset(input_dataset, "input_dataset")
+        super().__init__(input_dataset, num_parallel_workers)
         unknown = set(kwargs) - self._KWARGS
         if unknown:
             raise TypeError(f"MapDataset.__init__() got an unexpected keyword argument '{sorted(unknown)[0]}'")
-        super().__init__([input_dataset], num_parallel_workers)
         ops = check_map_operations(operations, input_columns, output_columns)
         self.operations = ops
         self.input_columns = check_columns(input_columns, "input_columns")
@@ -335,15 +342,14 @@ class MapDataset(Dataset):
         return run_chain(tuple(ops), [op_display_name(op) for op in ops]), name
 
 
-class BatchDataset(Dataset):
+class BatchDataset(_OneInputDataset):
     _KWARGS = {"per_batch_map", "input_columns", "output_columns", "python_multiprocessing", "max_rowsize"}
 
     def __init__(self, input_dataset, batch_size, drop_remainder=False, num_parallel_workers=None, **kwargs):
-        _check_dataset(input_dataset, "input_dataset")
+        super().__init__(input_dataset, num_parallel_workers)
         unknown = set(kwargs) - self._KWARGS
         if unknown:
             raise TypeError(f"BatchDataset.__init__() got an unexpected keyword argument '{sorted(unknown)[0]}'")
-        super().__init__([input_dataset], num_parallel_workers)
         batch_size = check_batch_size(batch_size, type(self) is BatchDataset)
         check_type(drop_remainder, bool, "drop_remainder")
         self.batch_size = batch_size
@@ -399,11 +405,10 @@ class PaddedBatchDataset(BatchDataset):
         self._pad_info = _check_pad_info(pad_info)
 
 
-class BucketBatchByLengthDataset(Dataset):
+class BucketBatchByLengthDataset(_OneInputDataset):
     def __init__(self, input_dataset, column_names, bucket_boundaries, bucket_batch_sizes,
                  element_length_function=None, pad_info=None, pad_to_bucket_boundary=False, drop_remainder=False):
-        _check_dataset(input_dataset, "input_dataset")
-        super().__init__([input_dataset])
+        super().__init__(input_dataset)
         self.column_names = check_bucket_args(column_names, bucket_boundaries, bucket_batch_sizes,
                                               element_length_function, pad_to_bucket_boundary, drop_remainder)
         self.args = (tuple(bucket_boundaries), tuple(bucket_batch_sizes), element_length_function,
@@ -421,10 +426,9 @@ class BucketBatchByLengthDataset(Dataset):
         return P.BucketBatchNode((parent,), cols, idx, bounds, sizes, fn, pad, to_boundary, drop)
 
 
-class ShuffleDataset(Dataset):
+class ShuffleDataset(_OneInputDataset):
     def __init__(self, input_dataset, buffer_size):
-        _check_dataset(input_dataset, "input_dataset")
-        super().__init__([input_dataset])
+        super().__init__(input_dataset)
         buffer_size = check_int(buffer_size, "buffer_size")
         check_range(buffer_size, (2, INT32_MAX), "buffer_size")
         if input_dataset.is_sync():
@@ -453,10 +457,9 @@ class ShuffleDataset(Dataset):
         return True
 
 
-class RepeatDataset(Dataset):
+class RepeatDataset(_OneInputDataset):
     def __init__(self, input_dataset, count=None):
-        _check_dataset(input_dataset, "input_dataset")
-        super().__init__([input_dataset])
+        super().__init__(input_dataset)
         if count is not None:
             count = check_int(count, "count")
             if count != -1 and not 1 <= count <= INT32_MAX:
@@ -471,10 +474,9 @@ class RepeatDataset(Dataset):
         return P.RepeatNode((parent,), parent.columns, None if self.count == -1 else self.count)
 
 
-class TakeDataset(Dataset):
+class TakeDataset(_OneInputDataset):
     def __init__(self, input_dataset, count=-1):
-        _check_dataset(input_dataset, "input_dataset")
-        super().__init__([input_dataset])
+        super().__init__(input_dataset)
         count = check_int(count, "count")
         if count != -1 and not 0 < count <= INT32_MAX:
             raise ValueError(f"count should be either -1 or within the required interval of (0, {INT32_MAX}], got {count}.")
@@ -487,10 +489,9 @@ class TakeDataset(Dataset):
         return P.TakeNode((parent,), parent.columns, self.count)
 
 
-class SkipDataset(Dataset):
+class SkipDataset(_OneInputDataset):
     def __init__(self, input_dataset, count):
-        _check_dataset(input_dataset, "input_dataset")
-        super().__init__([input_dataset])
+        super().__init__(input_dataset)
         count = check_int(count, "count")
         check_range(count, (0, INT32_MAX), "count")
         self.count = count
@@ -500,10 +501,9 @@ class SkipDataset(Dataset):
         return P.SkipNode((parent,), parent.columns, self.count)
 
 
-class FilterDataset(Dataset):
+class FilterDataset(_OneInputDataset):
     def __init__(self, input_dataset, predicate, input_columns=None, num_parallel_workers=None):
-        _check_dataset(input_dataset, "input_dataset")
-        super().__init__([input_dataset], num_parallel_workers)
+        super().__init__(input_dataset, num_parallel_workers)
         if not callable(predicate):
             raise TypeError("Predicate should be a Python function or a callable Python object.")
         self.predicate = predicate
@@ -517,10 +517,9 @@ class FilterDataset(Dataset):
         return P.FilterNode((parent,), cols, self.predicate, idx, self._workers)
 
 
-class ProjectDataset(Dataset):
+class ProjectDataset(_OneInputDataset):
     def __init__(self, input_dataset, columns):
-        _check_dataset(input_dataset, "input_dataset")
-        super().__init__([input_dataset])
+        super().__init__(input_dataset)
         if isinstance(columns, list) and not columns:
             raise ValueError("columns should not be empty.")
         self.columns = check_columns(columns, "columns", allow_none=False)
@@ -531,10 +530,9 @@ class ProjectDataset(Dataset):
         return P.SelectNode((parent,), tuple(self.columns), idx)
 
 
-class RenameDataset(Dataset):
+class RenameDataset(_OneInputDataset):
     def __init__(self, input_dataset, input_columns, output_columns):
-        _check_dataset(input_dataset, "input_dataset")
-        super().__init__([input_dataset])
+        super().__init__(input_dataset)
         self.input_columns = check_columns(input_columns, "input_columns", allow_none=False)
         self.output_columns = check_columns(output_columns, "output_columns", allow_none=False)
         if len(self.input_columns) != len(self.output_columns):
@@ -614,10 +612,9 @@ class ConcatDataset(Dataset):
         return isinstance(self.__dict__.get("_sampler"), DistributedSampler) or super().is_sharded()
 
 
-class FlatMapDataset(Dataset):
+class FlatMapDataset(_OneInputDataset):
     def __init__(self, input_dataset, func):
-        _check_dataset(input_dataset, "input_dataset")
-        super().__init__([input_dataset])
+        super().__init__(input_dataset)
         if not callable(func):
             raise TypeError(f"func is not callable, but got {type(func)}.")
         self.func = func
