@@ -1,6 +1,7 @@
 """Ray for the tests of headrace.ray: a local Ray of 2 CPUs per test module, and small MindRecord
 sets. Ray's own files (sockets, logs, spilled objects) go to a short folder of the module's,
 removed after ``ray.shutdown`` (a Unix socket path must stay under 108 bytes)."""
+import os
 import shutil
 import tempfile
 
@@ -47,6 +48,36 @@ def local_ray():
         yield ray
     finally:
         ray.shutdown()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A Ray cluster of small nodes on this machine (``ray.cluster_utils.Cluster``) for the module: a
+    head without CPUs and two 1-CPU worker nodes (``cluster.worker_nodes``), so every read, map and
+    write task runs on a worker node; the driver is connected to it."""
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+    folder = tempfile.mkdtemp(prefix="hrrayc-", dir="/tmp")
+    os.makedirs(os.path.join(folder, "ray"))
+    patch = pytest.MonkeyPatch()
+    patch.setenv("RAY_TMPDIR", folder)   # where Cluster notes the head's address (not TMPDIR: the suite's)
+    c = None
+    try:   # (a setup that fails removes what it started too)
+        c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "temp_dir": folder,
+                                                          "include_dashboard": False})
+        for _ in range(2):
+            c.add_node(num_cpus=1, temp_dir=folder)
+        c.wait_for_nodes()
+        ray.init(address=c.address, log_to_driver=False, configure_logging=False)
+        ray.data.DataContext.get_current().enable_progress_bars = False
+        c.temp_dir = folder   # where a test adds a node (one that replaces a removed one)
+        yield c
+    finally:
+        ray.shutdown()
+        if c is not None:
+            c.shutdown()
+        patch.undo()
         shutil.rmtree(folder, ignore_errors=True)
 
 

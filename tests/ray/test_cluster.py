@@ -2,41 +2,15 @@
 without CPUs and two 1-CPU worker nodes, so every read, map and write task runs on a worker node."""
 import glob
 import os
-import shutil
-import tempfile
 
 import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
-from ray.cluster_utils import Cluster
 
 import headrace.dataset as ds
 from headrace.dataset import vision
 from headrace.ray import MindRecordDatasink, map_ops, read_mindrecord
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    folder = tempfile.mkdtemp(prefix="hrrayc-", dir="/tmp")
-    os.makedirs(os.path.join(folder, "ray"))
-    patch = pytest.MonkeyPatch()
-    patch.setenv("RAY_TMPDIR", folder)   # where Cluster notes the head's address (not TMPDIR: the suite's)
-    c = None
-    try:   # (a setup that fails removes what it started too)
-        c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "temp_dir": folder,
-                                                          "include_dashboard": False})
-        nodes = [c.add_node(num_cpus=1, temp_dir=folder) for _ in range(2)]
-        c.wait_for_nodes()
-        ray.init(address=c.address, log_to_driver=False, configure_logging=False)
-        ray.data.DataContext.get_current().enable_progress_bars = False
-        yield c, nodes
-    finally:
-        ray.shutdown()
-        if c is not None:
-            c.shutdown()
-        patch.undo()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_rows_orders_and_draws_on_two_nodes(cluster, mr_set, tmp_path):
