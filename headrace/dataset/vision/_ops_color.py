@@ -37,12 +37,38 @@ __all__ = [
 ]
 
 
-
-
-
 # ------------------------------------------------------------------------- adjust ops
 
-class AdjustBrightness(_Device, ImageTensorOperation):
+
+class _KernelOperation(_Device, ImageTensorOperation):
+    """The ops that are one kernel call: ``_run`` checks the image (``check_image`` with the
+    keywords ``_image``) and runs ``_kernel(img, *factor)``, ``_run_pil`` runs ``_pil_kernel``
+    likewise; the factor is the attribute ``_arg`` names (none when None), kept by ``_keep``."""
+
+    _arg: str | None = None
+    _image: dict[str, Any] = {}
+    _kernel: Any
+    _pil_kernel: Any
+
+    def _keep(self, value: Any, bounds: tuple[float, float] = (0, FLOAT_MAX_INTEGER), named: bool = True) -> None:
+        """Checks the factor (a number in ``bounds``; ``named``: the range message names it)."""
+        _factor(value, self._arg)
+        check_range(value, bounds, self._arg if named else "")
+        setattr(self, self._arg, value)
+
+    def _factors(self) -> tuple:
+        return () if self._arg is None else (getattr(self, self._arg),)
+
+    def _run(self, img):
+        self._check_device()
+        check_image(img, self.op_name, **self._image)
+        return self._kernel(img, *self._factors())
+
+    def _run_pil(self, img):
+        return self._pil_kernel(img, *self._factors())
+
+
+class AdjustBrightness(_KernelOperation):
     """Adjusts the brightness: every value is multiplied by `brightness_factor`.
 
     Args:
@@ -59,21 +85,14 @@ class AdjustBrightness(_Device, ImageTensorOperation):
         [[20, 255]]
     """
 
+    _arg = "brightness_factor"
+    _kernel, _pil_kernel = staticmethod(K.adjust_brightness), staticmethod(K.pil_adjust_brightness)
+
     def __init__(self, brightness_factor):
-        _factor(brightness_factor, "brightness_factor")
-        check_range(brightness_factor, (0, FLOAT_MAX_INTEGER), "brightness_factor")
-        self.brightness_factor = brightness_factor
-
-    def _run(self, img):
-        self._check_device()
-        check_image(img, "AdjustBrightness")
-        return K.adjust_brightness(img, self.brightness_factor)
-
-    def _run_pil(self, img):
-        return K.pil_adjust_brightness(img, self.brightness_factor)
+        self._keep(brightness_factor)
 
 
-class AdjustContrast(_Device, ImageTensorOperation):
+class AdjustContrast(_KernelOperation):
     """Adjusts the contrast: blends the image with the mean of its grey version.
 
     Args:
@@ -90,21 +109,15 @@ class AdjustContrast(_Device, ImageTensorOperation):
         [[[100, 100, 100], [100, 100, 100]]]
     """
 
+    _arg = "contrast_factor"
+    _image = {"ranks": (3,), "channels": (3,), "dtypes": BLEND}
+    _kernel, _pil_kernel = staticmethod(K.adjust_contrast), staticmethod(K.pil_adjust_contrast)
+
     def __init__(self, contrast_factor):
-        _factor(contrast_factor, "contrast_factor")
-        check_range(contrast_factor, (0, FLOAT_MAX_INTEGER), "contrast_factor")
-        self.contrast_factor = contrast_factor
-
-    def _run(self, img):
-        self._check_device()
-        check_image(img, "AdjustContrast", ranks=(3,), channels=(3,), dtypes=BLEND)
-        return K.adjust_contrast(img, self.contrast_factor)
-
-    def _run_pil(self, img):
-        return K.pil_adjust_contrast(img, self.contrast_factor)
+        self._keep(contrast_factor)
 
 
-class AdjustSaturation(_Device, ImageTensorOperation):
+class AdjustSaturation(_KernelOperation):
     """Adjusts the saturation: blends the image with its grey version.
 
     Args:
@@ -121,21 +134,15 @@ class AdjustSaturation(_Device, ImageTensorOperation):
         [[[76, 76, 76]]]
     """
 
+    _arg = "saturation_factor"
+    _image = {"ranks": (3,), "channels": (3,), "dtypes": BLEND}
+    _kernel, _pil_kernel = staticmethod(K.adjust_saturation), staticmethod(K.pil_adjust_saturation)
+
     def __init__(self, saturation_factor):
-        _factor(saturation_factor, "saturation_factor")
-        check_range(saturation_factor, (0, FLOAT_MAX_INTEGER))
-        self.saturation_factor = saturation_factor
-
-    def _run(self, img):
-        self._check_device()
-        check_image(img, "AdjustSaturation", ranks=(3,), channels=(3,), dtypes=BLEND)
-        return K.adjust_saturation(img, self.saturation_factor)
-
-    def _run_pil(self, img):
-        return K.pil_adjust_saturation(img, self.saturation_factor)
+        self._keep(saturation_factor, named=False)  # MindSpore's range message names no argument here
 
 
-class AdjustHue(_Device, ImageTensorOperation):
+class AdjustHue(_KernelOperation):
     """Rotates the hue by `hue_factor` of a full turn.
 
     Args:
@@ -152,18 +159,12 @@ class AdjustHue(_Device, ImageTensorOperation):
         [[[0, 255, 252]]]
     """
 
+    _arg = "hue_factor"
+    _image = {"ranks": (3,), "channels": (3,), "dtypes": ("uint8", "float32")}
+    _kernel, _pil_kernel = staticmethod(K.adjust_hue), staticmethod(K.pil_adjust_hue)
+
     def __init__(self, hue_factor):
-        _factor(hue_factor, "hue_factor")
-        check_range(hue_factor, (-0.5, 0.5), "hue_factor")
-        self.hue_factor = hue_factor
-
-    def _run(self, img):
-        self._check_device()
-        check_image(img, "AdjustHue", ranks=(3,), channels=(3,), dtypes=("uint8", "float32"))
-        return K.adjust_hue(img, self.hue_factor)
-
-    def _run_pil(self, img):
-        return K.pil_adjust_hue(img, self.hue_factor)
+        self._keep(hue_factor, (-0.5, 0.5))
 
 
 class AdjustGamma(ImageTensorOperation):
@@ -243,7 +244,7 @@ class AdjustSharpness(_Device, ImageTensorOperation):
         return K.adjust_sharpness(img, self.sharpness_factor)
 
 
-class Invert(_Device, ImageTensorOperation):
+class Invert(_KernelOperation):
     """Inverts an RGB image: ``255 - x`` (saturated into the dtype).
 
     Raises:
@@ -255,19 +256,14 @@ class Invert(_Device, ImageTensorOperation):
         [[[255, 155, 0]]]
     """
 
+    _image = {"ranks": (3,), "channels": (3,), "dtypes": CV_NO_F16, "msgs": INVERT_MSGS}
+    _kernel, _pil_kernel = staticmethod(K.invert), staticmethod(K.pil_invert)
+
     def __init__(self):
         pass
 
-    def _run(self, img):
-        self._check_device()
-        check_image(img, "Invert", ranks=(3,), channels=(3,), dtypes=CV_NO_F16, msgs=INVERT_MSGS)
-        return K.invert(img)
 
-    def _run_pil(self, img):
-        return K.pil_invert(img)
-
-
-class Equalize(_Device, ImageTensorOperation):
+class Equalize(_KernelOperation):
     """Equalises the histogram of each channel of a uint8 image.
 
     Raises:
@@ -279,16 +275,11 @@ class Equalize(_Device, ImageTensorOperation):
         [[0, 0, 128, 255]]
     """
 
+    _image = {"dtypes": U8, "msgs": HIST_MSGS}
+    _kernel, _pil_kernel = staticmethod(K.equalize), staticmethod(K.pil_equalize)
+
     def __init__(self):
         pass
-
-    def _run(self, img):
-        self._check_device()
-        check_image(img, "Equalize", dtypes=U8, msgs=HIST_MSGS)
-        return K.equalize(img)
-
-    def _run_pil(self, img):
-        return K.pil_equalize(img)
 
 
 def _check_cutoff_ignore(cutoff: Any, ignore: Any) -> list[int]:
