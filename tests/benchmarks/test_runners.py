@@ -26,8 +26,8 @@ def data(tmp_path_factory):
     return str(root)
 
 
-def run(data, tmp_path, *extra):
-    a = cli.parse_args(["--data", data, "--out", str(tmp_path), *TINY, *extra])
+def run(data, tmp_path, *extra, tiny=TINY):
+    a = cli.parse_args(["--data", data, "--out", str(tmp_path), *tiny, *extra])
     results = [cli.run_one(a, cfg, w) for cfg, w in cli.plan(a)]
     assert results, "nothing planned"
     return results
@@ -47,6 +47,13 @@ def need(system, module):
         pytest.skip(f"{module} is not set up for {system}")
 
 
+def assert_peer_ran(system, module, data, tmp_path, *extra, tiny=TINY):
+    """``system``'s runner runs with one worker and gives results; skipped where its interpreter
+    cannot import ``module``."""
+    need(system, module)
+    assert_ran(run(data, tmp_path, "-s", system, "--workers", "1", *extra, tiny=tiny))
+
+
 def test_plain_references_and_limits(data, tmp_path):
     assert_ran(run(data, tmp_path, "-s", "python"))
 
@@ -59,22 +66,19 @@ def test_headrace_runner(data, tmp_path):
 
 @pytest.mark.slow
 def test_mindspore_runner(data, tmp_path):
-    need("mindspore", "mindspore.dataset")
-    assert_ran(run(data, tmp_path, "-s", "mindspore", "--workers", "1", "--variant", "threads",
-                   "--variant", "MindDataset", "--variant", "write", "--variant", "read cold"))
+    assert_peer_ran("mindspore", "mindspore.dataset", data, tmp_path, "--variant", "threads",
+                    "--variant", "MindDataset", "--variant", "write", "--variant", "read cold")
 
 
 @pytest.mark.slow
 def test_torch_runner(data, tmp_path):
-    need("torch", "torch")
-    assert_ran(run(data, tmp_path, "-s", "torch", "--workers", "1"))
+    assert_peer_ran("torch", "torch", data, tmp_path)
 
 
 @pytest.mark.slow
 def test_tf_runner(data, tmp_path):
-    need("tf", "tensorflow")
-    assert_ran(run(data, tmp_path, "-s", "tf", "--workers", "1", "--variant", "numpy_function",
-                   "--variant", "decode_and_crop_jpeg"))
+    assert_peer_ran("tf", "tensorflow", data, tmp_path, "--variant", "numpy_function",
+                    "--variant", "decode_and_crop_jpeg")
 
 
 @pytest.mark.slow

@@ -10,7 +10,8 @@ import headrace.dataset as ds
 from benchmarks import __main__ as cli
 from benchmarks import envs, wspeech
 
-from .test_runners import assert_ran, need
+from . import test_runners as runners
+from .test_runners import assert_ran
 
 TINY = ["--speech-clips", "64", "--epochs", "1", "--warmup", "0", "--no-setup", "--timeout", "300", "-w", "speech"]
 
@@ -57,10 +58,7 @@ def test_check_batch():
 
 
 def run(data, tmp_path, *extra):
-    a = cli.parse_args(["--data", data, "--out", str(tmp_path), *TINY, *extra])
-    results = [cli.run_one(a, cfg, w) for cfg, w in cli.plan(a)]
-    assert results, "nothing planned"
-    return results
+    return runners.run(data, tmp_path, *extra, tiny=TINY)
 
 
 def test_planned_at_one_and_two_workers_for_three_systems(data, tmp_path):
@@ -77,12 +75,10 @@ def test_headrace_runner(data, tmp_path):
 
 @pytest.mark.slow
 def test_mindspore_runner(data, tmp_path):
-    need("mindspore", "mindspore.dataset.audio")
-    assert_ran(run(data, tmp_path, "-s", "mindspore", "--workers", "1"))
+    runners.assert_peer_ran("mindspore", "mindspore.dataset.audio", data, tmp_path, tiny=TINY)
 
 
 @pytest.mark.slow
 def test_torchaudio_runner(data, tmp_path):
-    need("torchaudio", "torchaudio")
-    assert_ran(run(data, tmp_path, "-s", "torchaudio", "--workers", "1"))
+    runners.assert_peer_ran("torchaudio", "torchaudio", data, tmp_path, tiny=TINY)
     assert envs.interpreter("torchaudio").endswith(os.path.join("torchaudio-venv", "bin", "python"))
