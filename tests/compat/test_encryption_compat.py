@@ -9,6 +9,7 @@ import pytest
 
 import headrace.dataset as hds
 from headrace.mindrecord import FileReader, FileWriter, MindPage, set_dec_mode, set_enc_key, set_enc_mode
+from tests.mindrecord.crypto_common import COMMON, reset_encryption  # noqa: F401 - an autouse fixture
 from tests.oracles.oracle import run_ms
 
 pytestmark = pytest.mark.compat
@@ -16,43 +17,6 @@ pytestmark = pytest.mark.compat
 KEYS = ["abcdefghijklmnop", "abcdefghijklmnop01234567", "abcdefghijklmnop0123456789ABCDEF"]
 SCHEMA = {"label": {"type": "int32"}, "name": {"type": "string"}, "data": {"type": "bytes"}}
 
-# Shared by both sides: the rows, a writer, a reader through the three read APIs, and an XOR
-# user cipher with MindSpore's calling convention.
-COMMON = '''
-import struct
-def rows(n, start=0):
-    return [{"label": i, "name": "n%d" % i, "data": bytes([i % 256]) * (i + 1)} for i in range(start, start + n)]
-
-def write(FileWriter, path, n):
-    w = FileWriter(path, 1)
-    w.add_schema({"label": {"type": "int32"}, "name": {"type": "string"}, "data": {"type": "bytes"}}, "enc")
-    w.add_index(["label"])
-    w.write_raw_data(rows(n))
-    w.commit()
-
-def read(FileReader, MindPage, ds, path):
-    r = FileReader(path)
-    got = [(x["label"], x["name"], x["data"]) for x in r.get_next()]
-    r.close()
-    p = MindPage(path)
-    p.category_field = "label"
-    page = p.read_at_page_by_name("2", 0, 1)[0]["name"]
-    d = ds.MindDataset(path, shuffle=False)
-    labels = [int(x["label"]) for x in d.create_dict_iterator(output_numpy=True, num_epochs=1)]
-    return got, page, labels
-
-def xor(data, key):
-    pad = (key.encode() * (len(data) // len(key) + 1))[:len(data)]
-    return bytes(a ^ b for a, b in zip(data, pad))
-
-def udf_enc(f_in, size, f_out, key):
-    data = f_in.read(size)
-    f_out.write(struct.pack(">i", len(data)) + xor(data, key))
-
-def udf_dec(f_in, size, f_out, key):
-    n = struct.unpack(">i", f_in.read(4))[0]
-    f_out.write(xor(f_in.read(n), key))
-'''
 exec(COMMON)  # noqa: S102 - the same helpers on the headrace side
 
 MS_WRITE = COMMON + '''
@@ -75,14 +39,6 @@ if INPUTS["udf"]:
     set_dec_mode(udf_dec)
 RESULT = catch(lambda: read(FileReader, MindPage, ds, INPUTS["path"]))
 '''
-
-
-@pytest.fixture(autouse=True)
-def _reset():
-    yield
-    set_enc_key(None)
-    set_enc_mode()
-    set_dec_mode(None)
 
 
 def _expected(n):

@@ -13,21 +13,14 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 import headrace.dataset as ds
 from headrace.mindrecord import (FileReader, FileWriter, MindPage, set_dec_mode, set_enc_key, set_enc_mode)
 from headrace.mindrecord._format import crypto
+from tests.mindrecord import crypto_common
+from tests.mindrecord.crypto_common import reset_encryption  # noqa: F401 - an autouse fixture
 
 KEY = "0123456789abcdef"
 SCHEMA = {"label": {"type": "int32"}, "name": {"type": "string"}, "data": {"type": "bytes"}}
 
 
-@pytest.fixture(autouse=True)
-def _reset():
-    yield
-    set_enc_key(None)
-    set_enc_mode()
-    set_dec_mode(None)
-
-
-def _rows(n, start=0):
-    return [{"label": i, "name": f"n{i}", "data": bytes([i % 256]) * (i + 1)} for i in range(start, start + n)]
+_rows = crypto_common.rows
 
 
 def _write(path, n=6, shards=1):
@@ -182,19 +175,12 @@ def test_dataset_save_encrypts(tmp_path):
     assert got == [0, 1, 2, 3, 4]
 
 
-def _xor(data: bytes, key: str) -> bytes:
-    pad = (key.encode() * (len(data) // len(key) + 1))[:len(data)]
-    return bytes(a ^ b for a, b in zip(data, pad))
-
-
-def _udf_enc(f_in, size, f_out, key):
-    data = f_in.read(size)
-    f_out.write(struct.pack(">i", len(data)) + _xor(data, key))
+_udf_enc = crypto_common.udf_enc
 
 
 def _udf_dec(f_in, size, f_out, key):
     (n,) = struct.unpack(">i", f_in.read(4))
-    f_out.write(_xor(f_in.read(n), key))
+    f_out.write(crypto_common.xor(f_in.read(n), key))
     assert f_in.read(4) == b"\0\0\0\0" and size == 4 + n + 4 + 7
 
 
