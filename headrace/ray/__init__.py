@@ -11,8 +11,9 @@ except ImportError as _missing:
 from headrace.ray._map import HeadraceMap, check_compute, map_ops
 from headrace.ray._read import MindRecordDatasource, read_mindrecord
 from headrace.ray._source import SourceDatasource, read_dataset
-from headrace.ray._train import RankLoader
+from headrace.ray._train import RankLoader, restore_loader, save_loader, train_shard
 from headrace.ray._write import MindRecordDatasink
 
 __all__ = ["HeadraceMap", "MindRecordDatasink", "MindRecordDatasource", "RankLoader", "SourceDatasource",
-           "check_compute", "map_ops", "read_dataset", "read_mindrecord"]
+           "check_compute", "map_ops", "read_dataset", "read_mindrecord", "restore_loader", "save_loader",
+           "train_shard"]

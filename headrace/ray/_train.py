@@ -7,6 +7,10 @@ order, and keeps a position after each batch it hands out. The position goes int
 checkpoint (``save_to`` a directory the worker reports) and comes back from it (``restore``): on
 the same ranks each continues right after its last batch; on another number of ranks the rows of
 the epoch that no rank had received are dealt out over the new ranks (``headrace/_feed/elastic.py``).
+
+The same holds for the framework loaders (``headrace.torch.Loader``, ``headrace.jax`` loaders):
+``train_shard()`` gives them Ray Train's rank and world size, ``save_loader`` / ``restore_loader``
+put their state into the Ray Train checkpoint and take it back.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from headrace._feed.args import check_epoch, check_source
 from headrace._feed.shard import check_shard, reshard
 from headrace._feed.stream import EpochReader
 
-__all__ = ["RankLoader"]
+__all__ = ["RankLoader", "restore_loader", "save_loader", "train_shard"]
 
 _NAME = "headrace.ray.RankLoader"
 
@@ -37,6 +41,98 @@ class _AsIs:
 def state_file(rank: int) -> str:
     """The base name of rank ``rank``'s loader state in a checkpoint directory."""
     return f"headrace-loader-rank{rank:05d}.json"
+
+
+def train_shard() -> dict:
+    """This Ray Train worker's ``{"rank": world rank, "world_size": number of workers}``, from
+    ``ray.train.get_context()``: ``headrace.torch.Loader(dataset, **train_shard())`` reads this
+    worker's shard.
+
+    Raises:
+        RuntimeError: called outside a Ray Train training function.
+    """
+    try:
+        ctx = ray.train.get_context()
+        return {"rank": ctx.get_world_rank(), "world_size": ctx.get_world_size()}
+    except RuntimeError as e:
+        raise RuntimeError(f"headrace.ray.train_shard: no Ray Train context here ({e}); call it inside "
+                           "train_loop_per_worker, or pass rank= and world_size= yourself.") from None
+
+
+def _check_loader(loader: Any, who: str) -> None:
+    if not (callable(getattr(loader, "state_dict", None)) and callable(getattr(loader, "load_state_dict", None))):
+        raise TypeError(f"{who}: loader must be a headrace loader (headrace.ray.RankLoader, headrace.torch.Loader, a "
+                        f"headrace.jax loader: it has state_dict and load_state_dict), but got "
+                        f"{type(loader).__name__}.")
+
+
+def save_loader(loader: Any, directory: Any) -> str:
+    """Writes ``loader``'s position (``state_dict()``) into ``directory``, under a name of its rank
+    (the folder a worker passes to ``ray.train.Checkpoint.from_directory``: Ray Train gathers the
+    ranks' files into one checkpoint). Returns the file's path.
+
+    Raises:
+        TypeError: ``loader`` is not a headrace loader.
+        ValueError: ``directory`` is not an existing directory.
+    """
+    _check_loader(loader, "headrace.ray.save_loader")
+    if not isinstance(directory, (str, os.PathLike)) or not os.path.isdir(directory):
+        raise ValueError(f"directory must be an existing directory, but got {directory!r}.")
+    state = loader.state_dict()
+    path = os.path.join(os.fspath(directory), state_file(state["shard_id"]))
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(state, f)
+    os.replace(tmp, path)
+    return path
+
+
+def restore_loader(loader: Any, checkpoint: Any = None) -> bool:
+    """Loads ``loader``'s position from a checkpoint that ``save_loader`` filled: the file of its
+    rank, or, where the checkpoint has none (it was taken on fewer ranks), rank 0's; a state of
+    another rank or rank count restores as the position of the whole job (elastic resume, see
+    ``headrace.torch.Loader.load_state_dict``). ``checkpoint`` is a ``ray.train.Checkpoint`` or a
+    directory; None: ``ray.train.get_checkpoint()`` (the latest checkpoint when Ray Train restarted
+    the workers or the trainer was given ``resume_from_checkpoint``; None in a fresh run, and then
+    nothing is loaded). Returns whether a position was loaded.
+
+    Raises:
+        TypeError: ``loader`` is not a headrace loader, or ``checkpoint`` of another type.
+        ValueError: the checkpoint holds no headrace loader state, or a state of another
+            pipeline (the message names the field).
+        RuntimeError: called while an epoch is being read; no ``checkpoint`` outside a Ray Train
+            training function.
+    """
+    _check_loader(loader, "headrace.ray.restore_loader")
+    if checkpoint is None:
+        try:
+            checkpoint = ray.train.get_checkpoint()
+        except RuntimeError as e:
+            raise RuntimeError(f"headrace.ray.restore_loader: no Ray Train context here ({e}); pass checkpoint= (a "
+                               "ray.train.Checkpoint or a directory).") from None
+        if checkpoint is None:
+            return False
+    rank = loader.state_dict()["shard_id"]
+    if hasattr(checkpoint, "as_directory"):   # (a ray.train.Checkpoint is PathLike too, but refuses fspath)
+        with checkpoint.as_directory() as directory:
+            _restore_dir(loader, rank, directory)
+    elif isinstance(checkpoint, (str, os.PathLike)):
+        _restore_dir(loader, rank, os.fspath(checkpoint))
+    else:
+        raise TypeError(f"checkpoint must be a ray.train.Checkpoint, a directory or None, but got "
+                        f"{type(checkpoint).__name__}.")
+    return True
+
+
+def _restore_dir(loader: Any, rank: int, directory: str) -> None:
+    for saved in (rank, 0):
+        path = os.path.join(directory, state_file(saved))
+        if os.path.isfile(path):
+            with open(path) as f:
+                loader.load_state_dict(json.load(f))
+            return
+    raise ValueError(f"headrace.ray.restore_loader: the checkpoint {directory} holds no loader state "
+                     f"({state_file(rank)} or {state_file(0)}); save it with save_loader.")
 
 
 class RankLoader:
@@ -67,11 +163,8 @@ class RankLoader:
             raise ValueError(f"rank and world_size go together: give both or neither, but got rank={rank!r}, "
                              f"world_size={world_size!r}.")
         if rank is None:
-            try:
-                ctx = ray.train.get_context()
-                world_size, rank = ctx.get_world_size(), ctx.get_world_rank()
-            except RuntimeError as e:
-                raise RuntimeError(f"{_NAME}: no Ray Train context here ({e}); pass rank= and world_size=.") from None
+            job = train_shard()
+            world_size, rank = job["world_size"], job["rank"]
         world, rank = check_shard(world_size, rank)
         world, rank = (world, rank) if shard else (1, 0)
         unsharded = dataset
@@ -114,52 +207,13 @@ class RankLoader:
         self._reader.load_state(state_dict)
 
     def save_to(self, directory: str) -> str:
-        """Writes this rank's position into ``directory`` (the folder a worker passes to
-        ``ray.train.Checkpoint.from_directory``); returns the file's path."""
-        if not isinstance(directory, (str, os.PathLike)) or not os.path.isdir(directory):
-            raise ValueError(f"directory must be an existing directory, but got {directory!r}.")
-        path = os.path.join(os.fspath(directory), state_file(self.rank))
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(self.state_dict(), f)
-        os.replace(tmp, path)
-        return path
+        """Writes this rank's position into ``directory`` (see ``save_loader``); returns the file's path."""
+        return save_loader(self, directory)
 
     def restore(self, checkpoint: Any = None) -> bool:
-        """Loads the position from a checkpoint that ``save_to`` filled: this rank's file, or, where
-        the checkpoint has none (it was taken on fewer ranks), rank 0's. ``checkpoint`` is a
-        ``ray.train.Checkpoint`` or a directory; None: ``ray.train.get_checkpoint()`` (the latest
-        checkpoint when Ray Train restarted the workers; None in a fresh run, and then nothing is
-        loaded). Returns whether a position was loaded.
-
-        Raises:
-            ValueError: the checkpoint holds no headrace loader state, or a state of another
-                pipeline (the message names the field).
-            RuntimeError: called while an epoch is being read.
-        """
-        if checkpoint is None:
-            checkpoint = ray.train.get_checkpoint()
-            if checkpoint is None:
-                return False
-        if hasattr(checkpoint, "as_directory"):   # (a ray.train.Checkpoint is PathLike too, but refuses fspath)
-            with checkpoint.as_directory() as directory:
-                self._restore_dir(directory)
-        elif isinstance(checkpoint, (str, os.PathLike)):
-            self._restore_dir(os.fspath(checkpoint))
-        else:
-            raise TypeError(f"checkpoint must be a ray.train.Checkpoint, a directory or None, but got "
-                            f"{type(checkpoint).__name__}.")
-        return True
-
-    def _restore_dir(self, directory: str) -> None:
-        for rank in (self.rank, 0):
-            path = os.path.join(directory, state_file(rank))
-            if os.path.isfile(path):
-                with open(path) as f:
-                    self.load_state_dict(json.load(f))
-                return
-        raise ValueError(f"{_NAME}: the checkpoint {directory} holds no loader state ({state_file(self.rank)} or "
-                         f"{state_file(0)}); save it with save_to.")
+        """Loads the position from a checkpoint that ``save_to`` filled (see ``restore_loader``);
+        returns whether a position was loaded."""
+        return restore_loader(self, checkpoint)
 
     def close(self) -> None:
         """Stops the pipeline's workers. Idempotent."""

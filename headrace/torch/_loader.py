@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from headrace._feed.args import check_bool, check_depth, check_epoch, check_source
-from headrace._feed.shard import reshard
+from headrace._feed.shard import check_shard, reshard
 from headrace._feed.stream import EpochReader
 from headrace.torch._convert import Transfer
 from headrace.torch._dist import torch_shard
@@ -48,14 +48,20 @@ class Loader:
         queue_depth (int, optional): batches the device queue keeps ready, 1 to 1024. Default: None
             (on the CPU with nothing to pin: the pipeline's prefetch size, 16 unless configured;
             otherwise 2).
-        shard (bool, optional): read this rank's shard under torch.distributed. Default: True.
+        shard (bool, optional): read this rank's shard under torch.distributed (or of ``rank`` /
+            ``world_size`` when given). Default: True.
         dtypes (dict, optional): {column name: torch.dtype} to convert those columns to, e.g.
             ``{"label": torch.long}``: MindSpore's pipelines give int32 labels, which torch's losses
             (``cross_entropy``, ``nll_loss``) refuse. Converted after the device copy. Default: None.
+        rank (int, optional): this process's rank, with ``world_size``, in place of
+            torch.distributed's: for a job whose launcher names the ranks (under Ray Train:
+            ``Loader(dataset, **headrace.ray.train_shard())``). Default: None.
+        world_size (int, optional): the number of ranks, with ``rank``. Default: None.
 
     Raises:
         TypeError, ValueError: an argument of the wrong type or value (named in the message);
-            ``shard=True`` on a pipeline that cannot be resharded (see above).
+            ``shard=True`` on a pipeline that cannot be resharded (see above); ``rank`` without
+            ``world_size`` or the reverse, or either with ``shard=False``.
 
     Examples:
         >>> import numpy as np, headrace.dataset as ds
@@ -66,17 +72,17 @@ class Loader:
     """
 
     def __init__(self, dataset, columns=None, as_dict=False, device=None, pin_memory=False, queue_depth=None,
-                 shard=True, dtypes=None):
+                 shard=True, dtypes=None, *, rank=None, world_size=None):
         columns = check_source(dataset, columns, as_dict, shard)
         check_bool(pin_memory, "pin_memory")
         if queue_depth is not None:
             check_depth(queue_depth, "queue_depth")
         if device is not None and not isinstance(device, (str, int)) and type(device).__name__ != "device":
             raise TypeError(f"device must be None, a str, an int or a torch.device, but got {device!r}.")
-        world, rank = torch_shard() if shard else (1, 0)
+        world, rank, launcher = _job_shard(shard, rank, world_size)
         unsharded = dataset
         if world > 1:
-            dataset = reshard(dataset, world, rank, f"headrace.torch.Loader (torch.distributed rank {rank} of {world})")
+            dataset = reshard(dataset, world, rank, f"headrace.torch.Loader ({launcher} rank {rank} of {world})")
         self.dataset = dataset
         self.num_shards, self.shard_id = world, rank
         self._columns = columns if columns is not None else [
@@ -170,6 +176,21 @@ class Loader:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _job_shard(shard: bool, rank, world_size) -> tuple[int, int, str]:
+    """``(world size, rank, who named them)``: the given ones, torch.distributed's, or one rank
+    without ``shard``."""
+    if (rank is None) != (world_size is None):
+        raise ValueError(f"rank and world_size go together: give both or neither, but got rank={rank!r}, "
+                         f"world_size={world_size!r}.")
+    if rank is None:
+        return (*torch_shard(), "torch.distributed") if shard else (1, 0, "")
+    if not shard:
+        raise ValueError(f"rank={rank!r} and world_size={world_size!r} name a shard to read, but shard=False reads "
+                         "the whole dataset: drop one or the other.")
+    world, rank = check_shard(world_size, rank)
+    return world, rank, "given"
 
 
 def _check_dtypes(dtypes, columns: list) -> list:

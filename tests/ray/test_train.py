@@ -3,6 +3,7 @@ Ray Train checkpoint."""
 import json
 import os
 
+import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
@@ -88,7 +89,7 @@ def test_outside_ray_train_the_rank_is_given(mr_set, tmp_path):
 
 
 def test_errors(mr_set, tmp_path):
-    with pytest.raises(RuntimeError, match="headrace.ray.RankLoader: no Ray Train context here .*pass rank= and world_size="):
+    with pytest.raises(RuntimeError, match="headrace.ray.train_shard: no Ray Train context here .*pass rank= and world_size= yourself."):
         RankLoader(pipeline(mr_set))
     with pytest.raises(ValueError, match="rank and world_size go together: give both or neither, but got rank=1, "
                                          "world_size=None."):
@@ -101,5 +102,167 @@ def test_errors(mr_set, tmp_path):
     try:
         with pytest.raises(ValueError, match="holds no loader state"):
             loader.restore(str(tmp_path))
+    finally:
+        loader.close()
+
+
+# ---- headrace.torch.Loader under TorchTrainer (gloo on CPU): rank and world size from Ray Train,
+# its state in the Ray Train checkpoint, resumed on another number of workers
+
+ROWS, BATCH, STOP = 48, 4, 3   # 24 rows a rank of 2; the first run stops after 3 batches a rank (24 rows read)
+
+
+def torch_loop(config):
+    import torch
+    import torch.distributed as dist
+
+    from headrace.ray import restore_loader, save_loader, train_shard
+    from headrace.torch import Loader
+
+    ds.config.set_seed(config["seed"])
+    loader = Loader(numbered().batch(BATCH), as_dict=True, **train_shard())
+    # the first run's checkpoint (Ray Train 2's way to start a new run from one: a config entry);
+    # in the first run None: ray.train.get_checkpoint(), None in a fresh run
+    resumed = restore_loader(loader, config["checkpoint"])
+    seen = []
+    for i, batch in enumerate(loader):
+        assert isinstance(batch["label"], torch.Tensor)
+        seen.append(batch["label"].tolist())
+        if not resumed and i == STOP - 1:
+            break
+    rank = loader.shard_id
+    folder = os.path.join(config["out"], f"{config['run']}-rank{rank}")
+    os.makedirs(folder)
+    save_loader(loader, folder)
+    with open(os.path.join(folder, "seen.json"), "w") as f:
+        json.dump({"rank": rank, "world": loader.num_shards, "dist": [dist.get_rank(), dist.get_world_size()],
+                   "seen": seen}, f)
+    ray.train.report({"batches": len(seen)}, checkpoint=None if resumed else Checkpoint.from_directory(folder))
+    loader.close()
+
+
+def fit_torch(config, workers, storage, checkpoint=None):
+    from ray.train.torch import TorchConfig, TorchTrainer
+
+    scaling = ScalingConfig(num_workers=workers, use_gpu=False, resources_per_worker={"CPU": 0.5})
+    result = TorchTrainer(torch_loop, train_loop_config={**config, "checkpoint": checkpoint},
+                          torch_config=TorchConfig(backend="gloo"), scaling_config=scaling,
+                          run_config=RunConfig(name=config["run"], storage_path=str(storage))).fit()
+    assert result.error is None
+    seen = {}
+    for rank in range(workers):
+        with open(os.path.join(config["out"], f"{config['run']}-rank{rank}", "seen.json")) as f:
+            got = json.load(f)
+        assert (got["rank"], got["world"], got["dist"]) == (rank, workers, [rank, workers])
+        seen[rank] = got["seen"]
+    return result, seen
+
+
+def numbered():
+    """Rows 0..47 under a shuffle. (A source of MindSpore's own shard rule: MindDataset's shards
+    follow its MindRecord order, which headrace's elastic resume does not deal out again.)"""
+    return ds.NumpySlicesDataset({"label": np.arange(ROWS, dtype=np.int64)}, shuffle=True)
+
+
+def shard_rows(world, rank):
+    ds.config.set_seed(21)
+    data = ds.NumpySlicesDataset({"label": np.arange(ROWS, dtype=np.int64)}, shuffle=True, num_shards=world,
+                                 shard_id=rank).batch(BATCH)
+    return [b[0].tolist() for b in data.create_tuple_iterator(output_numpy=True, num_epochs=1)]
+
+
+def resumed_locally(checkpoint, rank, world):
+    """What rank ``rank`` of ``world`` reads after restoring ``checkpoint``, outside Ray Train."""
+    from headrace.ray import restore_loader
+    from headrace.torch import Loader
+
+    ds.config.set_seed(21)
+    loader = Loader(numbered().batch(BATCH), rank=rank, world_size=world)
+    try:
+        assert restore_loader(loader, checkpoint) is True
+        return [b[0].tolist() for b in loader]
+    finally:
+        loader.close()
+
+
+def test_torch_loader_under_torch_trainer_resumes_on_one_and_on_three_workers(local_ray, tmp_path):
+    pytest.importorskip("torch")
+    config = {"seed": 21, "out": str(tmp_path)}
+    first, seen = fit_torch({**config, "run": "two"}, 2, tmp_path / "storage")
+    # each rank read its own shard (MindDataset's num_shards / shard_id rule) up to the checkpoint
+    for rank in (0, 1):
+        assert seen[rank] == shard_rows(2, rank)[:STOP]
+    read = [r for rank in (0, 1) for b in seen[rank] for r in b]
+    assert len(read) == len(set(read)) == 2 * STOP * BATCH
+    for workers in (1, 3):
+        _, rest = fit_torch({**config, "run": f"on{workers}"}, workers, tmp_path / "storage", first.checkpoint)
+        # every rank reads as many rows (24 left: 24 on one, 8 a rank on three), each left row once,
+        # none read before the checkpoint again: no batch skipped or repeated
+        after = [r for rank in range(workers) for b in rest[rank] for r in b]
+        assert [len(rest[rank]) for rank in range(workers)] == [6 // workers] * workers
+        assert sorted(read + after) == list(range(ROWS))
+        # and exactly the rows the same restore gives outside Ray Train, batch by batch
+        for rank in range(workers):
+            assert rest[rank] == resumed_locally(first.checkpoint, rank, workers)
+
+
+def test_torch_loader_reads_the_shard_of_a_given_rank_and_resumes_it_from_a_folder(tmp_path):
+    pytest.importorskip("torch")
+    from headrace.ray import restore_loader, save_loader
+    from headrace.torch import Loader
+
+    ds.config.set_seed(21)
+    loader = Loader(numbered().batch(BATCH), rank=2, world_size=3)
+    assert (loader.shard_id, loader.num_shards, len(loader)) == (2, 3, 4)
+    it = iter(loader)
+    first = [next(it)[0].tolist()]
+    it.close()
+    assert os.path.basename(save_loader(loader, str(tmp_path))) == "headrace-loader-rank00002.json"
+    loader.close()
+    ds.config.set_seed(21)
+    again = Loader(numbered().batch(BATCH), rank=2, world_size=3)
+    try:
+        assert restore_loader(again, tmp_path) is True
+        assert first + [b[0].tolist() for b in again] == shard_rows(3, 2)
+    finally:
+        again.close()
+
+
+def test_torch_loader_and_checkpoint_errors(tmp_path):
+    pytest.importorskip("torch")
+    from headrace.ray import restore_loader, save_loader, train_shard
+    from headrace.torch import Loader
+
+    data = numbered().batch(BATCH)
+    with pytest.raises(ValueError, match=r"^rank and world_size go together: give both or neither, but got "
+                                         r"rank=None, world_size=2\.$"):
+        Loader(data, world_size=2)
+    with pytest.raises(ValueError, match=r"^rank=0 and world_size=2 name a shard to read, but shard=False reads the "
+                                         r"whole dataset: drop one or the other\.$"):
+        Loader(data, shard=False, rank=0, world_size=2)
+    with pytest.raises(ValueError, match=r"^shard_id must be in \[0, 1\] \(num_shards=2\), but got 2\.$"):
+        Loader(data, rank=2, world_size=2)
+    with pytest.raises(TypeError, match=r"^num_shards must be an int, but got '2' of type str\.$"):
+        Loader(data, rank=0, world_size="2")
+    with pytest.raises(RuntimeError, match=r"^headrace.ray.train_shard: no Ray Train context here .*call it inside "
+                                           r"train_loop_per_worker, or pass rank= and world_size= yourself\.$"):
+        train_shard()
+    with pytest.raises(TypeError, match=r"^headrace.ray.save_loader: loader must be a headrace loader .* but got "
+                                        r"list\.$"):
+        save_loader([], str(tmp_path))
+    loader = Loader(data, rank=1, world_size=2)
+    try:
+        with pytest.raises(ValueError, match=r"^directory must be an existing directory, but got 'no/such/dir'\.$"):
+            save_loader(loader, "no/such/dir")
+        with pytest.raises(TypeError, match=r"^checkpoint must be a ray.train.Checkpoint, a directory or None, but "
+                                            r"got int\.$"):
+            restore_loader(loader, 5)
+        with pytest.raises(ValueError, match=r"^headrace.ray.restore_loader: the checkpoint .* holds no loader state "
+                                             r"\(headrace-loader-rank00001.json or headrace-loader-rank00000.json\); "
+                                             r"save it with save_loader\.$"):
+            restore_loader(loader, str(tmp_path))
+        with pytest.raises(RuntimeError, match=r"^headrace.ray.restore_loader: no Ray Train context here .*pass "
+                                               r"checkpoint="):
+            restore_loader(loader)
     finally:
         loader.close()
