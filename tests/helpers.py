@@ -125,6 +125,24 @@ def numbered_mindrecord(folder, n=12):
     return path
 
 
+def numbered_mindrecords(folder, sizes, schema, row, index=None):
+    """One MindRecord file ``folder/f{size}`` for each of ``sizes``, of the rows ``row(i)`` where ``i``
+    numbers the rows of all the files in order from 0; their paths."""
+    from headrace.mindrecord import FileWriter
+    paths, start = [], 0
+    for size in sizes:
+        path = str(folder / f"f{size}")
+        w = FileWriter(path)
+        w.add_schema(schema, "s")
+        if index:
+            w.add_index(index)
+        w.write_raw_data([row(i) for i in range(start, start + size)])
+        w.commit()
+        paths.append(path)
+        start += size
+    return paths
+
+
 PATTERN_DTYPES = (np.float32, np.int64, np.uint8, np.float64, np.bool_, np.float16)
 
 

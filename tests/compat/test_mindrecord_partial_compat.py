@@ -12,6 +12,7 @@ import pytest
 
 import headrace.dataset as hds
 from headrace.mindrecord import FileWriter
+from tests.helpers import numbered_mindrecords
 from tests.oracles.oracle import run_ms
 from tests.oracles.oracle_codec import OracleException
 
@@ -81,16 +82,9 @@ def _cases(files):
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    d = tmp_path_factory.mktemp("partial")
-    files, start = [], 0
-    for size in SIZES:
-        path = str(d / f"f{size}")
-        w = FileWriter(path)
-        w.add_schema({"label": {"type": "int32"}, "data": {"type": "bytes"}}, "s")
-        w.write_raw_data([{"label": i, "data": b"x"} for i in range(start, start + size)])
-        w.commit()
-        files.append(path)
-        start += size
+    files = numbered_mindrecords(tmp_path_factory.mktemp("partial"), SIZES,
+                                 {"label": {"type": "int32"}, "data": {"type": "bytes"}},
+                                 lambda i: {"label": i, "data": b"x"})
     cases = _cases(files)
     return cases, run_ms(ORACLE, cases)
 

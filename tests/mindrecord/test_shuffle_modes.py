@@ -19,6 +19,7 @@ from headrace._engine.samplers.mindrecord import (
 from headrace._util.types import SampleContext
 from headrace.dataset import Shuffle
 from headrace.mindrecord import FileWriter
+from tests.helpers import numbered_mindrecords
 
 SIZES = [100, 77, 37, 19]
 SEED = 1234
@@ -26,18 +27,10 @@ SEED = 1234
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    d = tmp_path_factory.mktemp("modes")
-    out, start = [], 0
-    for size in SIZES:
-        path = str(d / f"f{size}")
-        w = FileWriter(path)
-        w.add_schema({"file_name": {"type": "string"}, "label": {"type": "int32"}, "data": {"type": "bytes"}}, "s")
-        w.add_index(["file_name", "label"])
-        w.write_raw_data([{"file_name": f"{i}.jpg", "label": i, "data": b"ab"} for i in range(start, start + size)])
-        w.commit()
-        out.append(path)
-        start += size
-    return out
+    return numbered_mindrecords(
+        tmp_path_factory.mktemp("modes"), SIZES,
+        {"file_name": {"type": "string"}, "label": {"type": "int32"}, "data": {"type": "bytes"}},
+        lambda i: {"file_name": f"{i}.jpg", "label": i, "data": b"ab"}, index=["file_name", "label"])
 
 
 @pytest.fixture
