@@ -22,6 +22,9 @@ __all__ = ["AllpassBiquad", "BandBiquad", "BandpassBiquad", "BandrejectBiquad", 
            "MuLawDecoding", "MuLawEncoding", "Overdrive", "Phaser", "RiaaBiquad", "TrebleBiquad", "Vad", "Vol"]
 
 
+_NO_GAIN = object()  # (a design without a gain; None is a bad gain, checked as any other value)
+
+
 def _check_q(q: object) -> float:
     return ck.check_float(q, "Q", 0, 1, left_open=True)
 
@@ -31,6 +34,15 @@ class _Biquad(AudioTensorOperation):
 
     _b: np.ndarray
     _a: np.ndarray
+
+    def _check_rate_freq_q(self, sample_rate: object, central_freq: object, q: object, gain: object = _NO_GAIN) -> None:
+        """The arguments most designs share, checked in MindSpore's order and kept under its attribute
+        names; a shelf's ``gain`` is checked after the rate."""
+        self.sample_rate = ck.check_nonzero_rate(sample_rate)
+        if gain is not _NO_GAIN:
+            self.gain = ck.check_float(gain, "gain")
+        self.central_freq = ck.check_float(central_freq, "central_freq")
+        self.quality_factor = _check_q(q)
 
     def _run(self, x: np.ndarray) -> np.ndarray:
         require_float(x, self.op_name)
@@ -57,9 +69,7 @@ class AllpassBiquad(_Biquad):
     """
 
     def __init__(self, sample_rate, central_freq, Q=0.707):  # noqa: N803 (MindSpore's name)
-        self.sample_rate = ck.check_nonzero_rate(sample_rate)
-        self.central_freq = ck.check_float(central_freq, "central_freq")
-        self.quality_factor = _check_q(Q)
+        self._check_rate_freq_q(sample_rate, central_freq, Q)
         self._b, self._a = kf.allpass(self.sample_rate, self.central_freq, self.quality_factor)
 
 
@@ -79,9 +89,7 @@ class BandBiquad(_Biquad):
     """
 
     def __init__(self, sample_rate, central_freq, Q=0.707, noise=False):  # noqa: N803
-        self.sample_rate = ck.check_nonzero_rate(sample_rate)
-        self.central_freq = ck.check_float(central_freq, "central_freq")
-        self.quality_factor = _check_q(Q)
+        self._check_rate_freq_q(sample_rate, central_freq, Q)
         self.noise = ck.check_bool(noise, "noise")
         self._b, self._a = kf.band(self.sample_rate, self.central_freq, self.quality_factor, self.noise)
 
@@ -103,9 +111,7 @@ class BandpassBiquad(_Biquad):
     """
 
     def __init__(self, sample_rate, central_freq, Q=0.707, const_skirt_gain=False):  # noqa: N803
-        self.sample_rate = ck.check_nonzero_rate(sample_rate)
-        self.central_freq = ck.check_float(central_freq, "central_freq")
-        self.quality_factor = _check_q(Q)
+        self._check_rate_freq_q(sample_rate, central_freq, Q)
         self.const_skirt_gain = ck.check_bool(const_skirt_gain, "const_skirt_gain")
         self._b, self._a = kf.bandpass(self.sample_rate, self.central_freq, self.quality_factor,
                                        self.const_skirt_gain)
@@ -126,9 +132,7 @@ class BandrejectBiquad(_Biquad):
     """
 
     def __init__(self, sample_rate, central_freq, Q=0.707):  # noqa: N803
-        self.sample_rate = ck.check_nonzero_rate(sample_rate)
-        self.central_freq = ck.check_float(central_freq, "central_freq")
-        self.quality_factor = _check_q(Q)
+        self._check_rate_freq_q(sample_rate, central_freq, Q)
         self._b, self._a = kf.bandreject(self.sample_rate, self.central_freq, self.quality_factor)
 
 
@@ -148,10 +152,7 @@ class BassBiquad(_Biquad):
     """
 
     def __init__(self, sample_rate, gain, central_freq=100.0, Q=0.707):  # noqa: N803
-        self.sample_rate = ck.check_nonzero_rate(sample_rate)
-        self.gain = ck.check_float(gain, "gain")
-        self.central_freq = ck.check_float(central_freq, "central_freq")
-        self.quality_factor = _check_q(Q)
+        self._check_rate_freq_q(sample_rate, central_freq, Q, gain)
         self._b, self._a = kf.shelf(self.sample_rate, self.central_freq, self.gain, self.quality_factor, high=False)
 
 
@@ -171,10 +172,7 @@ class TrebleBiquad(_Biquad):
     """
 
     def __init__(self, sample_rate, gain, central_freq=3000, Q=0.707):  # noqa: N803
-        self.sample_rate = ck.check_nonzero_rate(sample_rate)
-        self.gain = ck.check_float(gain, "gain")
-        self.central_freq = ck.check_float(central_freq, "central_freq")
-        self.quality_factor = _check_q(Q)
+        self._check_rate_freq_q(sample_rate, central_freq, Q, gain)
         self._b, self._a = kf.shelf(self.sample_rate, self.central_freq, self.gain, self.quality_factor, high=True)
 
 
