@@ -110,11 +110,12 @@ def test_random_crop_decode_resize_uses_reduced_decoding_when_shrinking():
 
 def test_fuse_ops_rules():
     dec, rrc, norm, chw = v.Decode(), v.RandomResizedCrop(32), v.Normalize([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]), v.HWC2CHW()
-    ops = [dec, rrc, v.RandomHorizontalFlip(), norm, chw]
+    flip = v.RandomHorizontalFlip()
+    ops = [dec, rrc, flip, norm, chw]
     fused = t.fuse_ops(ops)
-    assert len(ops) == 5 and len(fused) == 3
+    assert len(ops) == 5 and len(fused) == 2
     assert isinstance(fused[0], DecodeRandomResizedCrop) and fused[0].source_ops == (dec, rrc)
-    assert isinstance(fused[2], NormalizeHWC2CHW)
+    assert isinstance(fused[1], NormalizeHWC2CHW) and fused[1].source_ops == (flip, norm, chw)
     assert t.fuse_ops([v.Decode(to_pil=True), rrc])[0].__class__ is v.Decode
     assert len(t.fuse_ops([dec, v.RandomResizedCrop(8, interpolation=v.Inter.ANTIALIAS)])) == 2
     assert len(t.fuse_ops([v.Normalize([1.0], [1.0], is_hwc=False), chw])) == 2

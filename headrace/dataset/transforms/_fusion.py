@@ -40,6 +40,8 @@ def fuse_ops(ops: Sequence[Any], *, reduced_decode: bool = True) -> list[Any]:
       when the crop shrinks that much (pixels then differ slightly from the unfused result; the
       crop windows do not). Pass ``reduced_decode=False`` for bit-exact output.
     * ``[Normalize(..., is_hwc=True), HWC2CHW()]`` -> one op writing CHW float32 directly (exact).
+    * ``[a flip (random or not), Normalize+HWC2CHW]`` -> that op flipping on the way (exact): after
+      a pair fuses, the fused op is offered to the op before it.
 
     A ``Compose`` in the list is first replaced by its operations (its Python functions unwrapped),
     as MindSpore's map runs it: a function's output then reaches the next function as it is (a PIL
@@ -59,11 +61,14 @@ def fuse_ops(ops: Sequence[Any], *, reduced_decode: bool = True) -> list[Any]:
     options = {"reduced_decode": reduced_decode}
     out: list[Any] = []
     for op in _expand_compose(ops):
-        fused = _fuse_pair(out[-1], op, options) if out else None
-        if fused is not None:
-            out[-1] = fused
-        else:
-            out.append(op)
+        out.append(op)
+        # A fused op may fuse with the op before it in turn: [flip, Normalize, HWC2CHW] becomes
+        # [flip, Normalize+HWC2CHW], then one op.
+        while len(out) > 1:
+            fused = _fuse_pair(out[-2], out[-1], options)
+            if fused is None:
+                break
+            out[-2:] = [fused]
     return out
 
 

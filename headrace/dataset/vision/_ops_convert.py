@@ -183,27 +183,35 @@ class HWC2CHW(ImageTensorOperation):
 
 
 class NormalizeHWC2CHW(ImageTensorOperation):
-    """``[Normalize(mean, std), HWC2CHW()]`` as one op: writes the CHW float32 result directly.
+    """``[Normalize(mean, std), HWC2CHW()]`` as one op: writes the CHW float32 result directly;
+    with ``flip`` (a flip op just before them, see ``_Flip.fuse_next``) it flips on the way, drawing
+    as the flip draws.
 
-    Falls back to running the two ops for anything but an <H, W, C> array whose channel count
+    Falls back to running the ops for anything but an <H, W, C> array whose channel count
     matches `mean` (so errors and edge cases are those of the original ops).
     """
 
     implementation = Implementation.C
 
-    def __init__(self, normalize: Normalize, hwc2chw: HWC2CHW):
-        self.source_ops = (normalize, hwc2chw)
-        self._norm, self._t = normalize, hwc2chw
+    def __init__(self, normalize: Normalize, hwc2chw: HWC2CHW, flip=None):
+        self.source_ops = (normalize, hwc2chw) if flip is None else (flip, normalize, hwc2chw)
+        self._norm, self._t, self._flip = normalize, hwc2chw, flip
         self._mean, self._std = normalize._mean, normalize._std
 
     def _run(self, img: np.ndarray) -> np.ndarray:
         if img.ndim == 3 and img.shape[2] == self._mean.size and img.dtype.kind in "biuf" and self._mean.size:
-            return cv.normalize_hwc_to_chw(img, self._mean, self._std)
+            if self._flip is None:
+                return cv.normalize_hwc_to_chw(img, self._mean, self._std)
+            if img.dtype == np.uint8:  # which the flip's own checks pass
+                code = (1 if self._flip._horizontal else 0) if self._flip._flips() else None
+                return cv.normalize_hwc_to_chw(img, self._mean, self._std, code)
+        if self._flip is not None:
+            img = self._flip._run(img)
         return self._t._run(self._norm._run(img))
 
     @property
     def op_name(self) -> str:
-        return "Normalize+HWC2CHW"
+        return "Normalize+HWC2CHW" if self._flip is None else f"{self._flip.op_name}+Normalize+HWC2CHW"
 
 
 def _dtype_arg(value, name: str) -> np.dtype:

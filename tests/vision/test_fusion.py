@@ -1,0 +1,117 @@
+"""The exact fusions of W2's chain (issue 42 item 1): a flip before Normalize + HWC2CHW runs as one
+op that flips on the way, and the uint8 path goes through a table of normalized values. The fused
+ops must give the unfused chain's output bit for bit, draw the same random numbers, and fail as the
+unfused ops fail."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import headrace.dataset as ds
+import headrace.dataset.vision as v
+from headrace._image import convert as cv
+from headrace._util import rng
+from headrace.dataset.transforms import fuse_ops
+from headrace.dataset.vision._ops_convert import NormalizeHWC2CHW
+
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+FLIPS = [v.RandomHorizontalFlip, v.RandomVerticalFlip, v.HorizontalFlip, v.VerticalFlip]
+
+
+def run(ops, img, key):
+    with rng.sample_key(key):
+        for op in ops:
+            img = op(img)
+        return img, rng.sample_rng().random()  # the next draw: the ops drew as many numbers
+
+
+def chain(flip):
+    return [flip, v.Normalize(MEAN, STD), v.HWC2CHW()]
+
+
+@pytest.mark.parametrize("flip", FLIPS)
+def test_flip_normalize_hwc2chw_fuse_into_one_op(flip):
+    op = flip() if flip in (v.HorizontalFlip, v.VerticalFlip) else flip(0.5)
+    fused = fuse_ops(chain(op))
+    assert len(fused) == 1 and type(fused[0]) is NormalizeHWC2CHW
+    assert fused[0].op_name == f"{flip.__name__}+Normalize+HWC2CHW"
+    assert fused[0].source_ops[0] is op
+
+
+def test_w2_chain_fuses_into_two_ops():
+    ops = [v.Decode(), v.RandomResizedCrop(224), v.RandomHorizontalFlip(), v.Normalize(MEAN, STD), v.HWC2CHW()]
+    assert [o.op_name for o in fuse_ops(ops, reduced_decode=False)] == [
+        "Decode+RandomResizedCrop", "RandomHorizontalFlip+Normalize+HWC2CHW"]
+
+
+def test_flip_on_the_gpu_does_not_fuse():
+    ops = [v.RandomHorizontalFlip().device("GPU"), v.Normalize(MEAN, STD), v.HWC2CHW()]
+    assert [type(o).__name__ for o in fuse_ops(ops)] == ["RandomHorizontalFlip", "NormalizeHWC2CHW"]
+
+
+images = st.tuples(st.integers(1, 40), st.integers(1, 40), st.sampled_from([1, 3, 4]),
+                   st.sampled_from(["uint8", "int16", "float32", "float64"]), st.integers(0, 2 ** 32 - 1))
+
+
+@settings(max_examples=150, deadline=None)
+@given(images, st.sampled_from(FLIPS), st.sampled_from([0.0, 0.5, 1.0]), st.integers(0, 1000))
+def test_fused_chain_equals_unfused_chain(image, flip, prob, sample):
+    h, w, c, dtype, seed = image
+    gen = np.random.default_rng(seed)
+    if dtype == "uint8":
+        img = gen.integers(0, 256, (h, w, c), dtype=np.uint8)
+    else:
+        img = (gen.standard_normal((h, w, c)) * 300).astype(dtype)
+    mean, std = (MEAN + [20.0])[:c] if c > 1 else [MEAN[1]], (STD + [30.0])[:c] if c > 1 else [STD[1]]
+    ops = [flip() if flip in (v.HorizontalFlip, v.VerticalFlip) else flip(prob), v.Normalize(mean, std), v.HWC2CHW()]
+    fused = fuse_ops(ops)
+    assert len(fused) == 1
+    key = (7, 3, 0, sample)
+    want, next_want = run(ops, img, key)
+    got, next_got = run(fused, img, key)
+    assert got.dtype == want.dtype == np.float32 and got.shape == want.shape == (c, h, w)
+    assert got.tobytes() == want.tobytes()
+    assert next_got == next_want
+
+
+@pytest.mark.parametrize("img, message", [
+    (np.zeros((4, 4, 3), np.int64), "RandomHorizontalFlip: the data type of image tensor does not match"),
+    (np.zeros((4, 4, 2), np.uint8), "Normalize: number of channels does not match the size of mean and std"),
+    (np.zeros((4,), np.uint8), "RandomHorizontalFlip: the image tensor should have at least two dimensions."),
+])
+def test_fused_op_fails_as_the_unfused_ops(img, message):
+    ops = chain(v.RandomHorizontalFlip(1.0))
+    fused = fuse_ops(ops)
+    for run_ops in (ops, fused):
+        with pytest.raises(RuntimeError, match=f"^{message}"):
+            run(run_ops, img, (1, 2, 3, 4))
+
+
+def test_fused_op_in_a_map_flips_some_rows_exactly():
+    gen = np.random.default_rng(5)
+    imgs = gen.integers(0, 256, (12, 6, 5, 3), dtype=np.uint8)
+    ds.config.set_seed(11)  # the autouse fixture restores the config
+    data = ds.NumpySlicesDataset({"image": imgs}, shuffle=False)
+    data = data.map(chain(v.RandomHorizontalFlip()), input_columns="image")
+    got = [r[0] for r in data.create_tuple_iterator(num_epochs=1, output_numpy=True)]
+    mean, std = np.float32(MEAN), np.float32(STD)
+    flipped = [bool(np.array_equal(g, ((i[:, ::-1] - mean) / std).transpose(2, 0, 1))) for g, i in zip(got, imgs)]
+    plain = [bool(np.array_equal(g, ((i - mean) / std).transpose(2, 0, 1))) for g, i in zip(got, imgs)]
+    assert all(g.shape == (3, 6, 5) and g.dtype == np.float32 for g in got)
+    assert [a != b for a, b in zip(flipped, plain)] == [True] * 12  # each row exactly flipped or not
+    assert 0 < sum(flipped) < 12
+
+
+def test_normalize_lut_is_the_loop_over_all_256_values():
+    mean, std = np.float32(MEAN), np.float32(STD)
+    lut = cv.normalize_lut(mean, std, 3)
+    assert lut.shape == (3, 256) and lut.dtype == np.float32
+    ramp = np.arange(256, dtype=np.float32)
+    for i in range(3):
+        assert lut[i].tobytes() == ((ramp - mean[i]) / std[i]).astype(np.float32).tobytes()
+
+
+def test_normalize_hwc_to_chw_checks_flip():
+    with pytest.raises(ValueError, match=r"^flip must be one of \(None, 0, 1\), but got 2\.$"):
+        cv.normalize_hwc_to_chw(np.zeros((2, 2, 3), np.uint8), np.float32(MEAN), np.float32(STD), 2)
