@@ -18,7 +18,8 @@ import pytest
 from headrace._engine.exec import forkserver, launch, process_pool, process_start
 from headrace._engine.run import PipelineRun
 from tests.engine.exec.test_shutdown import alive, children, still_alive
-from tests.engine.exec.test_process_pool import ROOT, Unpicklable, opts, pipeline, read_all, rows_of, slow
+from tests.engine.exec.test_process_pool import (ROOT, Unpicklable, failure_within, opts, pipeline, read_all,
+                                                  read_all_from, rows_of, slow)
 
 
 def run_script(body: str, timeout: float = 120, env_extra: dict | None = None) -> subprocess.CompletedProcess:
@@ -157,12 +158,9 @@ def test_a_worker_killed_by_sigterm_is_reported_as_killed_by_sigterm(launcher, m
         assert run.tree.pool.launcher == launcher
         victim = run.tree.pool.pids[0]
         os.kill(victim, signal.SIGTERM)
-        with pytest.raises(RuntimeError) as e:
-            for _ in range(400):
-                run.next_row()
+        msg = failure_within(run, 400)
     finally:
         run.close()
-    msg = str(e.value)
     assert f"worker process {victim} (worker 0) was killed by signal 15 (SIGTERM)" in msg, msg
     assert "exited with code" not in msg
 
@@ -178,12 +176,7 @@ def test_fork_sends_lambdas_and_closures_through_the_fork_server():
     def with_big(x):
         return closure(x) * 2 + big[-1] * 0
 
-    run = PipelineRun(pipeline(workers=2, procs=True, fn=with_big, n=9, batch=0), 1, opts())
-    try:
-        assert run.tree.pool.launcher == "server"
-        got = read_all(run)
-    finally:
-        run.close()
+    got = read_all_from("server", PipelineRun(pipeline(workers=2, procs=True, fn=with_big, n=9, batch=0), 1, opts()))
     assert got[:2] == [[[200.0] * 3, 0], [[202.0] * 3, 1]] and got[-1] == "END"
 
 
@@ -322,11 +315,7 @@ def test_data_too_large_to_copy_is_shared_by_forking_with_a_warning(monkeypatch)
 
     with pytest.warns(RuntimeWarning, match=r"its data \(1 MiB.*too large to copy.*deadlock"):
         run = PipelineRun(pipeline(workers=2, procs=True, fn=with_big, n=6, batch=0), 1, opts())
-    try:
-        assert run.tree.pool.launcher == "fork"
-        got = read_all(run)
-    finally:
-        run.close()
+    got = read_all_from("fork", run)
     assert got[:2] == [[[1.0] * 3, 0], [[2.0] * 3, 1]] and len(got) == 7
 
 

@@ -135,6 +135,24 @@ def read_all(run, epochs=1):
     return out
 
 
+def read_all_from(launcher, run):
+    """``read_all(run)``, once it is checked that ``run``'s process pool started its workers with
+    ``launcher``; then closes ``run``."""
+    try:
+        assert run.tree.pool.launcher == launcher
+        return read_all(run)
+    finally:
+        run.close()
+
+
+def failure_within(run, rows):
+    """The text of the RuntimeError that reading at most ``rows`` more rows of ``run`` raises."""
+    with pytest.raises(RuntimeError) as e:
+        for _ in range(rows):
+            run.next_row()
+    return str(e.value)
+
+
 def rows_of(plan, epochs=2, **kw):
     run = PipelineRun(plan, epochs, opts(**kw))
     try:
@@ -249,13 +267,10 @@ def test_a_killed_worker_is_reported_with_pid_signal_and_op():
         victim = run.tree.pool.pids[1]
         os.kill(victim, signal.SIGKILL)
         t0 = time.monotonic()
-        with pytest.raises(RuntimeError) as e:
-            for _ in range(400):
-                run.next_row()
+        msg = failure_within(run, 400)
         assert time.monotonic() - t0 < 10
     finally:
         run.close()
-    msg = str(e.value)
     assert f"worker process {victim}" in msg and "SIGKILL" in msg
     assert "GeneratorDataset -> map operation: [PyFunc] -> batch operation" in msg
 
@@ -292,12 +307,9 @@ def test_a_worker_killed_before_its_segment_is_opened_is_reported_killed(monkeyp
     run = PipelineRun(pipeline(n=40, workers=2, procs=True, fn=slow, batch=2), 1, opts())
     try:
         assert run.tree.pool.launcher == "server"
-        with pytest.raises(RuntimeError) as e:
-            for _ in range(40):
-                run.next_row()
+        msg = failure_within(run, 40)
     finally:
         run.close()
-    msg = str(e.value)
     assert killed and f"worker process {killed[0]}" in msg, msg
     assert "was killed by signal 9 (SIGKILL)" in msg, msg
 
