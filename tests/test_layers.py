@@ -42,20 +42,29 @@ def module_name(path: pathlib.Path) -> str:
     return ".".join(parts)
 
 
+def package_holding(path: pathlib.Path) -> str:
+    """The package whose relative imports the module at ``path`` resolves against."""
+    mod = module_name(path)
+    return mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+
+
+def from_target(node: ast.ImportFrom, package: str) -> str:
+    """The absolute name of the module a ``from ... import`` statement in ``package`` imports from."""
+    if node.level:
+        base = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+        return ".".join(base + ([node.module] if node.module else []))
+    return node.module or ""
+
+
 def imports_of(path: pathlib.Path) -> list[tuple[int, str]]:
     """(line, absolute module) for every import statement in ``path``, anywhere in the file."""
-    mod = module_name(path)
-    package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    package = package_holding(path)
     out = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             out.extend((node.lineno, a.name) for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[:len(package.split(".")) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = from_target(node, package)
             out.append((node.lineno, target))
             # `from headrace import dataset` names a subpackage: check the names too
             out.extend((node.lineno, f"{target}.{a.name}") for a in node.names
@@ -135,17 +144,13 @@ def dataset_import_graph() -> dict[str, dict[str, int]]:
     paths = {module_name(p): p for p in sorted((PKG / "dataset").rglob("*.py"))}
     graph: dict[str, dict[str, int]] = {}
     for mod, path in paths.items():
-        package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+        package = package_holding(path)
         out = graph.setdefault(mod, {})
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")[:len(package.split(".")) - (node.level - 1)]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    target = node.module or ""
+                target = from_target(node, package)
                 targets = [f"{target}.{a.name}" if f"{target}.{a.name}" in paths else target for a in node.names]
             else:
                 continue
