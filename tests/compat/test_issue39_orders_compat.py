@@ -175,3 +175,101 @@ def test_compressed_tfrecord_rows_per_file_same_as_mindspore(tf_files):
         else:
             assert a["rows"] == b["rows"], f"{key}: ours {a}, MindSpore {b}"
             assert a["size"] == len(a["rows"][0]) and b["size"] >= a["size"], f"{key}: ours {a}, MindSpore {b}"
+
+
+# -- MindDataset chains over a distributed child: later passes, and a parent asking for more rows ---
+
+_LATER_PROGRAM = '''
+def rows(d, epochs=3):
+    it = d.create_tuple_iterator(output_numpy=True, num_epochs=epochs)
+    return [d.get_dataset_size()] + [[int(r[0]) for r in it] for _ in range(epochs)]
+def chain(*samplers):
+    for parent, child in zip(samplers, samplers[1:]):
+        parent.add_child(child)
+    return samplers[0]
+# (no parent here asks for more ids than it is given: MindSpore reads past the list then, see below)
+PARENTS = {"random_k": lambda k: [ds.RandomSampler(num_samples=k)],
+           "random_k_over_sequence": lambda k: [ds.RandomSampler(num_samples=k), ds.SequentialSampler(0)],
+           "subset_limited": lambda k: [ds.SubsetSampler([0, 1], num_samples=1)],
+           "subset": lambda k: [ds.SubsetSampler([0, 1])],
+           "subset_random": lambda k: [ds.SubsetRandomSampler([0, 1])],
+           "sequence_from_1": lambda k: [ds.SequentialSampler(1)],
+           "sequence_1_1": lambda k: [ds.SequentialSampler(1, 1)],
+           "random_1_over_sequence_from_1": lambda k: [ds.RandomSampler(num_samples=1), ds.SequentialSampler(1)],
+           "sequence_1_over_random_2": lambda k: [ds.SequentialSampler(0, 1), ds.RandomSampler(num_samples=2)]}
+RESULT = {}
+for seed in (0, 4):
+    ds.config.set_seed(seed)
+    for n in (6, 7, 12):
+        for shards in (2, 3):
+            for k in range(1, -(-n // shards) + 1):
+                for shuffle in (False, True):
+                    for name, parents in PARENTS.items():
+                        if k > 1 and name != "random_k" and name != "random_k_over_sequence":
+                            continue
+                        sampler = chain(*parents(k), ds.DistributedSampler(shards, 1, shuffle=shuffle))
+                        RESULT[f"{seed} {n} {shards} {k} {shuffle} {name}"] = rows(
+                            ds.MindDataset(INPUTS["paths"][str(n)], sampler=sampler))
+'''
+
+
+def test_chain_passes_after_the_first_over_a_shard_same_as_mindspore(mind_files):
+    import numpy as np  # noqa: PLC0415
+
+    import headrace.dataset as ds  # noqa: PLC0415
+    inputs = {"paths": mind_files}
+    theirs = run_ms(_LATER_PROGRAM, inputs=inputs)
+    env = {"ds": ds, "np": np, "INPUTS": inputs}
+    exec(_LATER_PROGRAM, env)
+    ours = env["RESULT"]
+    assert sorted(ours) == sorted(theirs) and len(theirs) == 2 * 2 * (6 * 9 + 2 * (22 - 6))  # 6 (n, shards): 9 parents at k = 1, 2 above
+    # later passes re-take the shard and keep as many ids as each operation above it counts:
+    # RandomSampler(num_samples=2) over shard 1 of 6 rows (1, 3, 5): its first 2, not shuffled again
+    assert theirs["0 6 2 2 False random_k"] == [2, [5, 1], [1, 3], [1, 3]]
+    assert theirs["0 6 2 1 False subset"] == [2, [1, 3], [1, 3], [1, 3]]
+    for key in sorted(theirs):
+        assert ours[key] == theirs[key], f"{key}: ours {ours[key]}, MindSpore {theirs[key]}"
+
+
+_MORE_PROGRAM = '''
+def rows(d, epochs=2):
+    it = d.create_tuple_iterator(output_numpy=True, num_epochs=epochs)
+    return [d.get_dataset_size()] + [[int(r[0]) for r in it] for _ in range(epochs)]
+n, sid, seed = INPUTS["case"]
+ds.config.set_seed(seed)
+sampler = ds.RandomSampler(num_samples=5)
+sampler.add_child(ds.DistributedSampler(2, sid, shuffle=False))
+RESULT = rows(ds.MindDataset(INPUTS["paths"][str(n)], sampler=sampler))
+'''
+
+
+def test_random_sampler_asking_more_rows_than_its_shard_gives_the_shard(mind_files):
+    """``RandomSampler(num_samples=5)`` over a distributed child of 3 (4) rows: MindSpore 2.10 yields
+    more rows than its own size, some twice or from another shard, read past the shard's list (seen
+    here: 6 rows, shard 1, seed 0: [3, [5, 1, 3, 5], [1, 3, 5, 3, 4]], row 4 being shard 0's; 7 rows,
+    shard 0, seed 3: [4, [2, 4, 6, 0], [0, 2, 4, 6, 4]]), or crashes (a segmentation fault, depending
+    on what the process did before); headrace yields each of the shard's rows once a pass, its size."""
+    import numpy as np  # noqa: PLC0415
+
+    import headrace.dataset as ds  # noqa: PLC0415
+    from tests.oracles.oracle import OracleError  # noqa: PLC0415
+    want = {(6, 1, 0): [3, [5, 1, 3], [1, 3, 5]], (7, 0, 3): [4, [2, 4, 6, 0], [0, 2, 4, 6]]}
+    for case, ours_want in want.items():
+        inputs = {"paths": mind_files, "case": list(case)}
+        try:
+            theirs = run_ms(_MORE_PROGRAM, inputs=inputs)
+        except OracleError as e:
+            assert "rc=-11" in str(e) or "rc=139" in str(e), e  # MindSpore's crash, the other outcome
+        else:  # MindSpore's size is the shard's, but it yields more rows than that
+            assert theirs[0] == ours_want[0] and any(len(p) > theirs[0] for p in theirs[1:]), theirs
+        env = {"ds": ds, "np": np, "INPUTS": inputs}
+        exec(_MORE_PROGRAM, env)
+        assert env["RESULT"] == ours_want
+    # drawn with replacement over a shard, the parent draws among all rows (MindSpore: the shard's in the
+    # first pass, other shards' rows later): headrace refuses it as MindSpore does for other sources
+    ds.config.set_seed(0)
+    sampler = ds.RandomSampler(replacement=True, num_samples=2)
+    sampler.add_child(ds.DistributedSampler(2, 1, shuffle=False))
+    with pytest.raises(RuntimeError, match="Not a valid index") as info:
+        list(ds.MindDataset(mind_files["6"], sampler=sampler).create_tuple_iterator(output_numpy=True))
+    assert "of its child sampler's output, which has 3 ids" in str(info.value.__notes__)

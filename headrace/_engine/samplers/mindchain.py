@@ -15,8 +15,16 @@ first, as observed on MindSpore 2.10:
   ``minstd_shuffle(len, seed + 1 + k)`` (``seed`` again when it does not reshuffle); nothing else
   is applied again;
 * pass k with a shard in the chain: the shard is taken again (with ``shard_seed + 1 + k`` when it
-  shuffles) from the list it was given in pass 0; shuffles are not applied again, and of the
-  operations above the shard only a sequence's count (not its start) still applies.
+  shuffles) from the list it was given in pass 0; shuffles are not applied again, and each
+  operation above the shard only cuts the list to its count (:meth:`ChainOp.later_count`: a
+  shuffle's or a sequence's ``num_samples``, a sequence without one its length less its start, a
+  subset as many ids as it has).
+
+An operation that asks for more ids than it is given (``RandomSampler(num_samples=5)`` over a
+shard of 3 rows, a sequence whose start plus count runs past the end) keeps the ids there are: each
+row of the shard once. MindSpore 2.10 reads past the end of its list there: it yields more rows
+than its own dataset size, rows twice or rows of other shards, or crashes
+(``tests/compat/test_issue39_orders_compat.py``).
 
 A chain with more than one shard is not planned here (:func:`supports`).
 """
@@ -83,6 +91,16 @@ class ChainOp:
         else:
             out = len(self.ids) if n else 0
         return min(out, self.limit) if self.limit else out
+
+
+    def later_count(self, n: int) -> int:
+        """How many ids this operation, above a shard, keeps of the ``n`` the shard gives in a pass
+        after the first: its count alone (a sequence's start no longer skips ids, its count still
+        applies; a subset keeps as many ids as it has)."""
+        if self.kind == "sequence" and not self.limit:
+            return max(n - self.start, 0)
+        out = len(self.ids) if self.kind == "subset" else n
+        return min(out, self.limit, n) if self.limit else min(out, n)
 
 
 def supports(ops: tuple[ChainOp, ...]) -> bool:
@@ -167,8 +185,7 @@ class MindChainPlan(SamplerPlan):
         if ctx.pass_index and shard_at is not None and before_shard is not None:
             ids = self._shard(before_shard, self.ops[shard_at], ctx.pass_index, block)
             for op in self.ops[shard_at + 1:]:
-                if op.kind == "sequence" and op.limit:
-                    ids = ids[:op.limit]
+                ids = ids[:op.later_count(len(ids))]
         elif ctx.pass_index:
             ids = _cache.later(self, ids, ctx.num_rows, seed, block, ctx.pass_index)
         out = np.ascontiguousarray(ids, dtype=np.int64)
