@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import statistics
 
+from . import w1
 from .harness import summarize
 from .suite import UNITS
 
@@ -147,6 +148,8 @@ def markdown(results: list[dict], header: str) -> str:
         t = table(results, wl)
         if t:
             parts.append(t)
+        if wl == "w1" and w1.limit_ratios(results):
+            parts.append(w1.limit_ratios(results))
     waits = feed_waits(results)
     if waits:
         parts.append(waits)

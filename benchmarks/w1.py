@@ -64,6 +64,32 @@ def check_batch(data, label, first_index: int = 0) -> None:
     assert label.reshape(-1)[: 3].tolist() == [0, 1, 2], label[:3]
 
 
+LIMIT_WORKERS = 2  # issue 42 item 4: headrace at 2 workers against twice the bare loop
+
+
+def limit_ratios(results: list[dict]) -> str:
+    """W1 against the machine's own limit: each headrace threads / processes row at
+    ``LIMIT_WORKERS`` workers over ``LIMIT_WORKERS`` x the bare Python loop's median rows/s, all
+    from the same run (``results`` with their summaries); "" unless the run has both kinds of row.
+    """
+    def ok(r: dict, system: str) -> bool:
+        return r["workload"] == "w1" and r["system"] == system and bool(r.get("summary"))
+
+    bare = [r for r in results if ok(r, "python") and r["variant"] == "bare loop"]
+    rows = [r for r in results if ok(r, "headrace") and r["workers"] == LIMIT_WORKERS
+            and r["variant"] in ("threads", "processes")]
+    if not bare or not rows:
+        return ""
+    loop = bare[0]["summary"]["median"]
+    lines = [f"W1 against the machine's limit: headrace at {LIMIT_WORKERS} workers over {LIMIT_WORKERS} x the "
+             f"bare Python loop ({loop:,.0f} rows/s in one process), from this run.\n",
+             f"| variant | workers | median rows/s | headrace / ({LIMIT_WORKERS} x bare loop) |", "|---|---|---|---|"]
+    for r in rows:
+        median = r["summary"]["median"]
+        lines.append(f"| {r['variant']} | {r['workers']} | {median:,.0f} | {median / (LIMIT_WORKERS * loop):.3f} |")
+    return "\n".join(lines) + "\n"
+
+
 CONFIGS = [
     Config("w1", "python", "bare loop", (0,), note="in-process loop, no framework"),
     Config("w1", "headrace", "threads", compare="threads"),

@@ -265,6 +265,24 @@ def test_report_ratios_and_unavailable_rows():
     assert "**unavailable**" in md and "not available yet: x" in md
 
 
+def test_report_w1_against_twice_the_bare_loop():
+    ep = lambda s: [{"seconds": s, "items": 200_000, "bytes": 0, "first_batch_s": 0.01}] * 3  # noqa
+    row = lambda system, variant, workers, s: {"workload": "w1", "system": system, "variant": variant,  # noqa
+                                               "workers": workers, "status": "ok", "epochs": ep(s)}
+    results = [row("python", "bare loop", 0, 0.8), row("headrace", "threads", 1, 1.0),
+               row("headrace", "threads", 2, 0.5), row("headrace", "processes", 2, 0.625),
+               row("headrace", "threads, kept", 2, 0.4), row("torch", "DataLoader", 2, 0.4)]
+    report.add_summaries(results)
+    text = w1.limit_ratios(results)
+    assert text.splitlines() == [
+        "W1 against the machine's limit: headrace at 2 workers over 2 x the bare Python loop (250,000 rows/s in "
+        "one process), from this run.", "",
+        "| variant | workers | median rows/s | headrace / (2 x bare loop) |", "|---|---|---|---|",
+        "| threads | 2 | 400,000 | 0.800 |", "| processes | 2 | 320,000 | 0.640 |"]
+    assert text in report.markdown(results, "# R\n")
+    assert w1.limit_ratios(results[1:]) == "" and w1.limit_ratios(results[:2]) == ""
+
+
 def test_every_config_names_a_known_system_and_unit():
     for cfg in suite.configs():
         assert cfg.system in suite.SYSTEMS and cfg.workload in suite.UNITS
