@@ -40,7 +40,28 @@
         }                                                                                          \
         for (Py_ssize_t k = 1; k < len; k++) aw[k] /= aw[0];                                       \
         for (Py_ssize_t k = 0; k < len; k++) bw[k] /= aw[0];                                       \
-        for (Py_ssize_t r = 0; r < rows; r++) {                                                    \
+        for (Py_ssize_t r = 0; r < rows && len == 3; r++) {                                        \
+            /* a biquad, its history in registers: the same operations in the same order */         \
+            const T *xr = x + r * n;                                                               \
+            T *yr = y + r * n;                                                                     \
+            T b0 = bw[0], b1 = bw[1], b2 = bw[2], a1 = aw[1], a2 = aw[2];                          \
+            T x1 = 0, x2 = 0, y1 = 0, y2 = 0;                                                      \
+            for (Py_ssize_t i = 0; i < n; i++) {                                                   \
+                T x0 = xr[i];                                                                      \
+                T acc = (T)0;                                                                      \
+                acc += b0 * x0;                                                                    \
+                acc += b1 * x1;                                                                    \
+                acc += b2 * x2;                                                                    \
+                acc -= a1 * y1;                                                                    \
+                acc -= a2 * y2;                                                                    \
+                x2 = x1;                                                                           \
+                x1 = x0;                                                                           \
+                y2 = y1;                                                                           \
+                y1 = acc;                                                                          \
+                yr[i] = (clamp && acc > (T)1) ? (T)1 : (clamp && acc < (T)-1) ? (T)-1 : acc;       \
+            }                                                                                      \
+        }                                                                                          \
+        for (Py_ssize_t r = 0; r < rows && len != 3; r++) {                                        \
             const T *xr = x + r * n;                                                               \
             T *yr = y + r * n;                                                                     \
             /* xh[k], yh[k]: x[i - k], y[i - k] (zeros before the row's start) */                  \

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import headrace.dataset.audio as audio
 from headrace._audio import filters as kf
 from headrace._audio.filters import native
 from headrace._audio.spectral import linspace_as
@@ -72,7 +73,7 @@ def oracle():
 def _worst(exprs, inputs, refs):
     worst = {}
     for expr, outs in zip(exprs, refs):
-        op = eval("audio." + expr)
+        op = eval("audio." + expr, {"audio": audio, "np": np})
         for x, ref in zip(inputs, outs):
             got = op(x)
             assert got.shape == ref.shape and got.dtype == ref.dtype == np.float32, expr

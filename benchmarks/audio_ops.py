@@ -1,0 +1,143 @@
+"""One-core CPU time of every ``headrace.dataset.audio`` transform on a 10 s 16 kHz float32 clip
+(issue 41's speed goals: MelSpectrogram <= 3 ms, Spectrogram <= 2 ms, sinc Resample 44.1 -> 16 kHz
+<= 6 ms, a biquad <= 1 ms, every loop-style op >= 100x real time).
+
+    python -m benchmarks.audio_ops [--calls 20] [--only NAME,NAME]
+
+Each op is called ``--calls`` times on the same input after one warm-up call; the table gives the
+median CPU time of the calling thread (``time.thread_time``, so a busy machine's other work does not
+count), the clip's 10 s over that time (x real time) and the goal where issue 41 sets one. BLAS and
+OpenMP pools are held to one thread (set below, before NumPy is imported). Spectrogram-domain ops
+get the clip's 201 x 1001 power spectrogram (or its complex STFT, or its 128 mel bands), Resample
+44.1 -> 16 kHz gets 10 s at 44.1 kHz. Nothing is asserted: the machine may be shared.
+"""
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+SECONDS, RATE = 10.0, 16000
+LOOP_GOAL = "loop: >= 100x"
+
+
+def inputs() -> dict[str, np.ndarray]:
+    """The clip (one channel: (1, time)) and what the spectrogram-domain ops take, all float32."""
+    import headrace.dataset.audio as audio
+    rng = np.random.default_rng(0)
+    t = np.arange(int(SECONDS * RATE)) / RATE
+    wave = (0.4 * np.sin(2 * np.pi * (220 + 40 * t) * t) + 0.05 * rng.standard_normal(t.size)).astype(np.float32)[None]
+    t44 = np.arange(int(SECONDS * 44100)) / 44100
+    wave44 = (0.4 * np.sin(2 * np.pi * 220 * t44) + 0.05 * rng.standard_normal(t44.size)).astype(np.float32)[None]
+    spec = audio.Spectrogram(n_fft=400)(wave)
+    cplx = audio.Spectrogram(n_fft=400, power=0)(wave)
+    mel = audio.MelScale(n_mels=128, sample_rate=RATE, n_stft=201)(spec)
+    return {"wave": wave, "wave44": wave44, "spec": spec, "cplx": cplx, "mel": mel,
+            "db": audio.AmplitudeToDB()(spec), "mulaw": audio.MuLawEncoding()(wave)}
+
+
+# (name, expression after "audio.", input, goal in ms or a loop goal, or None)
+OPS = [
+    ("AllpassBiquad", "AllpassBiquad(RATE, 200.0)", "wave", 1.0),
+    ("BandBiquad", "BandBiquad(RATE, 200.0)", "wave", 1.0),
+    ("BandpassBiquad", "BandpassBiquad(RATE, 1000.0)", "wave", 1.0),
+    ("BandrejectBiquad", "BandrejectBiquad(RATE, 1000.0)", "wave", 1.0),
+    ("BassBiquad", "BassBiquad(RATE, 6.0)", "wave", 1.0),
+    ("Biquad", "Biquad(0.01, 0.02, 0.13, 1.0, 0.12, 0.3)", "wave", 1.0),
+    ("DeemphBiquad", "DeemphBiquad(44100)", "wave", 1.0),
+    ("EqualizerBiquad", "EqualizerBiquad(RATE, 1500.0, 5.0)", "wave", 1.0),
+    ("HighpassBiquad", "HighpassBiquad(RATE, 1000.0)", "wave", 1.0),
+    ("LowpassBiquad", "LowpassBiquad(RATE, 1000.0)", "wave", 1.0),
+    ("RiaaBiquad", "RiaaBiquad(44100)", "wave", 1.0),
+    ("TrebleBiquad", "TrebleBiquad(RATE, 6.0)", "wave", 1.0),
+    ("LFilter", "LFilter([1.0, -0.5, 0.2], [0.3, 0.2, 0.1])", "wave", None),
+    ("Filtfilt", "Filtfilt([1.0, -0.5, 0.2], [0.3, 0.2, 0.1])", "wave", None),
+    ("Contrast", "Contrast()", "wave", None),
+    ("DCShift", "DCShift(0.1)", "wave", None),
+    ("Dither", "Dither()", "wave", None),
+    ("Fade", "Fade(16000, 16000)", "wave", None),
+    ("Gain", "Gain(3.0)", "wave", None),
+    ("Vol", "Vol(0.5)", "wave", None),
+    ("MuLawEncoding", "MuLawEncoding()", "wave", None),
+    ("MuLawDecoding", "MuLawDecoding()", "mulaw", None),
+    ("Overdrive", "Overdrive()", "wave", LOOP_GOAL),
+    ("Phaser", "Phaser(RATE)", "wave", LOOP_GOAL),
+    ("Flanger", "Flanger(RATE)", "wave", LOOP_GOAL),
+    ("Vad", "Vad(RATE)", "wave", LOOP_GOAL),
+    ("DetectPitchFrequency", "DetectPitchFrequency(RATE)", "wave", LOOP_GOAL),
+    ("Spectrogram", "Spectrogram(n_fft=400)", "wave", 2.0),
+    ("MelSpectrogram", "MelSpectrogram(RATE, n_fft=400)", "wave", 3.0),
+    ("MFCC", "MFCC(RATE)", "wave", None),
+    ("LFCC", "LFCC(RATE)", "wave", None),
+    ("SpectralCentroid", "SpectralCentroid(RATE)", "wave", None),
+    ("InverseSpectrogram", "InverseSpectrogram(n_fft=400)", "cplx", None),
+    ("GriffinLim", "GriffinLim(n_fft=400, n_iter=8, rand_init=False)", "spec", None),
+    ("MelScale", "MelScale(128, RATE, n_stft=201)", "spec", None),
+    ("InverseMelScale", "InverseMelScale(201, 128, RATE, max_iter=20)", "mel", None),
+    ("AmplitudeToDB", "AmplitudeToDB()", "spec", None),
+    ("DBToAmplitude", "DBToAmplitude(1.0, 1.0)", "db", None),
+    ("Angle", "Angle()", "cplx", None),
+    ("ComplexNorm", "ComplexNorm()", "cplx", None),
+    ("Magphase", "Magphase()", "cplx", None),
+    ("ComputeDeltas", "ComputeDeltas()", "spec", None),
+    ("SlidingWindowCmn", "SlidingWindowCmn()", "spec", None),
+    ("TimeMasking", "TimeMasking(time_mask_param=80)", "spec", None),
+    ("FrequencyMasking", "FrequencyMasking(freq_mask_param=27)", "spec", None),
+    ("MaskAlongAxis", "MaskAlongAxis(5, 20, 0.0, 2)", "spec", None),
+    ("MaskAlongAxisIID", "MaskAlongAxisIID(20, 0.0, 2)", "spec", None),
+    ("PhaseVocoder", "PhaseVocoder(1.3, np.linspace(0, np.pi * 200, 201, dtype=np.float32)[:, None])", "cplx", None),
+    ("TimeStretch", "TimeStretch(fixed_rate=1.3)", "cplx", None),
+    ("PitchShift", "PitchShift(RATE, 3)", "wave", None),
+    ("Resample", "Resample(44100.0, 16000.0)", "wave44", 6.0),
+]
+
+
+def measure(fn, x, calls: int) -> float:
+    """Median CPU time of the calling thread of ``calls`` calls (ms), after one warm-up call."""
+    fn(x)
+    times = []
+    for _ in range(calls):
+        t0 = time.thread_time()
+        fn(x)
+        times.append(time.thread_time() - t0)
+    return statistics.median(times) * 1e3
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.audio_ops", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--calls", type=int, default=20, help="calls per op (the median is reported); default 20")
+    p.add_argument("--only", default="", help="comma-separated op names; default all")
+    a = p.parse_args(argv)
+    if a.calls < 1:
+        p.error(f"--calls must be at least 1, got {a.calls}")
+    only = {n for n in a.only.split(",") if n}
+    unknown = only - {name for name, *_ in OPS}
+    if unknown:
+        p.error(f"--only: unknown op(s) {sorted(unknown)}; choose from {[name for name, *_ in OPS]}")
+    import headrace.dataset.audio as audio
+    data = inputs()
+    print(f"{'op':22s} {'ms':>9s} {'x real time':>12s}  goal")
+    for name, expr, inp, goal in OPS:
+        if only and name not in only:
+            continue
+        op = eval("audio." + expr, {"audio": audio, "np": np, "RATE": RATE})
+        ms = measure(op, data[inp], a.calls)
+        if goal is None:
+            verdict = ""
+        elif isinstance(goal, str):
+            verdict = f"{goal} ({'met' if SECONDS * 1e3 / ms >= 100 else 'MISSED'})"
+        else:
+            verdict = f"<= {goal:g} ms ({'met' if ms <= goal else 'MISSED'})"
+        print(f"{name:22s} {ms:9.3f} {SECONDS * 1e3 / ms:12.0f}  {verdict}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
