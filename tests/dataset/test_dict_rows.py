@@ -35,24 +35,22 @@ SOURCE = [(np.array([i]), {"a": np.array([i, i]), "b": i * 1.5, "s": "n%d" % i, 
 
 
 @pytest.mark.parametrize("kind", ["tuple", "dict"])
-def test_numpy_output_converts_dict_values(kind):
-    rows = _rows(ds.GeneratorDataset(_gen(SOURCE), ["x", "d"], shuffle=False), True, kind)
-    d = rows[1][1] if kind == "tuple" else rows[1]["d"]
-    assert _plain(d) == {
+@pytest.mark.parametrize("output_numpy, i, expected", [
+    pytest.param(True, 1, {
         "a": ("ndarray", "int64", [1, 1]), "b": ("ndarray", "float64", 1.5), "s": ("ndarray", "<U2", "n1"),
         "t": ("tuple", [("ndarray", "int64", 1), ("ndarray", "int64", 2)]), "l": ("list", [("ndarray", "int64", 1)]),
-        "n": ("NoneType", None), "by": ("bytes", b"x"), "d": {"x": ("ndarray", "int64", 1)}}
-    assert len(rows) == 4
-
-
-@pytest.mark.parametrize("kind", ["tuple", "dict"])
-def test_tensor_output_converts_numbers_to_tensors_and_keeps_text_as_numpy(kind):
-    rows = _rows(ds.GeneratorDataset(_gen(SOURCE), ["x", "d"], shuffle=False), False, kind)
-    d = rows[2][1] if kind == "tuple" else rows[2]["d"]
-    assert _plain(d) == {
+        "n": ("NoneType", None), "by": ("bytes", b"x"), "d": {"x": ("ndarray", "int64", 1)}},
+        id="numpy_output_converts_dict_values"),
+    pytest.param(False, 2, {
         "a": ("Tensor", "Int64", [2, 2]), "b": ("Tensor", "Float64", 3.0), "s": ("ndarray", "<U2", "n2"),
         "t": ("tuple", [("Tensor", "Int64", 2), ("Tensor", "Int64", 2)]), "l": ("list", [("Tensor", "Int64", 2)]),
-        "n": ("NoneType", None), "by": ("bytes", b"x"), "d": {"x": ("Tensor", "Int64", 2)}}
+        "n": ("NoneType", None), "by": ("bytes", b"x"), "d": {"x": ("Tensor", "Int64", 2)}},
+        id="tensor_output_converts_numbers_to_tensors_and_keeps_text_as_numpy"),
+])
+def test_dict_values_are_converted_for_the_output(kind, output_numpy, i, expected):
+    rows = _rows(ds.GeneratorDataset(_gen(SOURCE), ["x", "d"], shuffle=False), output_numpy, kind)
+    assert _plain(rows[i][1] if kind == "tuple" else rows[i]["d"]) == expected
+    assert len(rows) == 4
 
 
 def test_unsupported_array_inside_a_dict_raises_type_error():
