@@ -1,5 +1,6 @@
 """headrace on Ray: MindRecord files as a Ray Data source and sink, headrace op chains in
-``map_batches`` with the random draws of a local pipeline, and per-rank loaders inside Ray Train.
+``map_batches`` with the random draws of a local pipeline, per-rank loaders inside Ray Train
+(their state in its checkpoints), and Ray data back into headrace pipelines (``from_ray``).
 
 An optional extra (``pip install headrace[ray]``); ``headrace.dataset`` never imports it.
 """
@@ -8,6 +9,7 @@ try:
 except ImportError as _missing:
     raise ImportError("headrace.ray needs Ray Data: pip install 'headrace[ray]' (or 'ray[data]>=2.40').") from _missing
 
+from headrace.ray._from import from_ray
 from headrace.ray._map import HeadraceMap, check_compute, map_ops
 from headrace.ray._read import MindRecordDatasource, read_mindrecord
 from headrace.ray._source import SourceDatasource, read_dataset
@@ -15,5 +17,5 @@ from headrace.ray._train import RankLoader, restore_loader, save_loader, train_s
 from headrace.ray._write import MindRecordDatasink
 
 __all__ = ["HeadraceMap", "MindRecordDatasink", "MindRecordDatasource", "RankLoader", "SourceDatasource",
-           "check_compute", "map_ops", "read_dataset", "read_mindrecord", "restore_loader", "save_loader",
+           "check_compute", "from_ray", "map_ops", "read_dataset", "read_mindrecord", "restore_loader", "save_loader",
            "train_shard"]
