@@ -25,7 +25,7 @@ from . import envs, harness, report, suite, w1, w2, w3, wfeed, wspeech, wtext
 
 OUT = os.path.join(harness.ROOT, "benchmarks", "_out")
 DATA = os.path.join(harness.ROOT, "benchmarks", "_data")
-WORKLOADS = ["w1", "w2", "w3", "limits", "text", "cache", "feed", "speech"]
+WORKLOADS = ["w1", "w2", "w3", "limits", "text", "cache", "feed", "speech", "ray"]
 QUICK = {"w1": 5_120, "w2": w2.QUICK_COUNT, "w3": 500, "text": 2_000, "cache": w2.QUICK_COUNT,
          "feed": wfeed.QUICK_STEPS, "speech": wspeech.QUICK}
 FULL = {"w1": w1.N, "w2": w2.COUNT, "w3": w3.ROWS, "text": wtext.N, "cache": w2.COUNT, "feed": wfeed.STEPS,
@@ -73,9 +73,11 @@ def parse_args(argv=None) -> argparse.Namespace:
                "feed": a.feed_steps or base["feed"], "speech": a.speech_clips or base["speech"]}
     a.sizes["limits"] = a.sizes["w2"]
     a.sizes["cache"] = a.sizes["w2"]
+    a.sizes["ray"] = a.sizes["w2"]   # W2's images (benchmarks/wray.py)
     if a.epochs is None:
         a.epochs = 1 if a.quick else 3
-    a.full = (not a.quick and a.sizes == {**FULL, "limits": FULL["w2"], "cache": FULL["w2"]} and a.epochs >= 3
+    a.full = (not a.quick and a.sizes == {**FULL, "limits": FULL["w2"], "cache": FULL["w2"], "ray": FULL["w2"]}
+              and a.epochs >= 3
               and a.workloads == WORKLOADS and a.systems == list(suite.SYSTEMS) and not a.variant
               and a.workers == [1, 2])
     return a
@@ -122,7 +124,7 @@ def generate(a) -> dict:
         wtext.generate(a.data, a.sizes["text"])
     if "speech" in a.workloads:
         wspeech.generate(a.data, a.sizes["speech"])
-    if not {"w2", "limits", "cache"} & set(a.workloads):
+    if not {"w2", "limits", "cache", "ray"} & set(a.workloads):
         return {}
     count = a.sizes["w2"]
     meta = os.path.join(w2.w2_dir(a.data, count), "meta.json")

@@ -3,7 +3,7 @@ at, and the interpreter + runner module that runs each system."""
 from __future__ import annotations
 
 import os
-from . import harness, limits, w1, w2, w3, wcache, wfeed, wspeech, wtext
+from . import harness, limits, w1, w2, w3, wcache, wfeed, wray, wspeech, wtext
 from .config import Config
 
 __all__ = ["BENCH_PY", "BENCH_VENV", "Config", "ORACLE_PY", "SYSTEMS", "TORCHAUDIO_PY", "TORCHAUDIO_VENV", "UNITS",
@@ -27,11 +27,13 @@ SYSTEMS = {
     "python": ("benchmarks.peers.plain", "main", []),
     "hf": ("benchmarks.peers.hftok", "main", []),
     "torchaudio": ("benchmarks.peers.tadl", TORCHAUDIO_PY, []),
+    "ray": ("benchmarks.wray", "main", []),
 }
 UNITS = {"w1": "rows/s", "w2": "images/s", "w3": "MB/s", "limits": "images/s", "text": "reviews/s",
-         "cache": "images/s", "feed": "steps/s", "speech": "clips/s"}
+         "cache": "images/s", "feed": "steps/s", "speech": "clips/s",
+         "ray": "images/s"}
 
 
 def configs() -> list[Config]:
     return [*w1.CONFIGS, *w2.CONFIGS, *w3.CONFIGS, *limits.CONFIGS, *wtext.CONFIGS, *wcache.CONFIGS,
-            *wfeed.CONFIGS, *wspeech.CONFIGS]
+            *wfeed.CONFIGS, *wspeech.CONFIGS, *wray.CONFIGS]

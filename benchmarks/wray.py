@@ -1,0 +1,291 @@
+"""The "ray" workload (issue 40 item 5): W2's images decoded and augmented on Ray, fed to a consumer.
+
+Three rows do the same job (W2's JPEGs -> Decode -> RandomResizedCrop 224 -> flip -> normalize ->
+CHW, batches of 128 at the consumer), each on ``--workers`` CPUs:
+
+* ``headrace.ray``: W2 as MindRecord, ``read_mindrecord`` (seeded shuffle, ``ROWS_PER_TASK`` rows a
+  read task) + ``map_ops`` (headrace's ops, ``MAP_BATCH`` rows a call) on a local Ray of
+  ``num_cpus=workers``; the consumer is ``iter_batches(128)``;
+* ``Ray Data``: Ray Data's own path: ``read_binary_files`` over the JPEG files (Ray's file
+  shuffle) + ``map_batches`` running W2's OpenCV chain (``w2.chain_cv2``, the torch runner's);
+* ``headrace``: headrace alone in one process: ``MindDataset`` + ``map`` + ``batch`` with
+  ``num_parallel_workers=workers``.
+
+``read``: issue 40's read goals, on W2's MindRecord payload (images and labels), in one row:
+``read_mindrecord``'s second epoch (MB/s of row payload) against the same read tasks called one
+after another in the runner's process, and against Ray's Parquet reader on the same rows written as
+Parquet files of ``ROWS_PER_TASK`` rows; and the first batch of ``read_mindrecord`` on the warm Ray
+(after those epochs). Its epochs are the second epochs of ``read_mindrecord``.
+
+Each row runs in its own interpreter (``ray.init`` is not timed; an epoch builds the dataset and
+drains it). ``python -m benchmarks.wray --data DIR --items N`` runs the four rows as the suite
+does and prints images/s per row and the goals' ratios (headrace.ray over Ray Data, >= 1.5; over
+headrace, >= 0.8: issue 40).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from . import harness, w2
+from .config import Config
+
+ROWS_PER_TASK = 64
+MAP_BATCH = 32
+SEED = 1
+VARIANTS = ("headrace.ray", "Ray Data", "headrace", "read")
+CONFIGS = [Config("ray", "ray", v, (2,), note=n) for v, n in (
+    ("headrace.ray", "read_mindrecord + map_ops on a local Ray of num_cpus=w"),
+    ("Ray Data", "read_binary_files + map_batches(W2's OpenCV chain), num_cpus=w"),
+    ("headrace", "MindDataset + map + batch in one process, num_parallel_workers=w"),
+    ("read", "read goals: read_mindrecord 2nd epoch vs in-process tasks vs read_parquet; rate = rows/s"))]
+
+
+def ops(vision) -> list:
+    """W2's chain in MindSpore's API (``vision`` is ``headrace.dataset.vision``)."""
+    mean, std = [float(v) for v in w2.MEAN], [float(v) for v in w2.STD]
+    return [vision.Decode(), vision.RandomResizedCrop(w2.SIZE), vision.RandomHorizontalFlip(),
+            vision.Normalize(mean=mean, std=std), vision.HWC2CHW()]
+
+
+def mindrecord_path(a) -> str:
+    """W2 as MindRecord, written by headrace's FileWriter once (the suite's file for W2)."""
+    from headrace.mindrecord import FileWriter
+
+    from .peers.msapi import mindrecord_file
+    files = w2.manifest(w2.w2_dir(a.data, a.items or w2.COUNT))
+    return mindrecord_file(argparse.Namespace(data=a.data, items=a.items, module="headrace"), FileWriter, files)
+
+
+def start_ray(workers: int):
+    import ray
+    folder = tempfile.mkdtemp(prefix="hrb-ray-", dir="/tmp")
+    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False,
+             _temp_dir=folder)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    return ray, folder
+
+
+def cv2_rows(batch: dict) -> dict:
+    """Ray Data's row: W2's OpenCV chain on each file's bytes, the label from its folder."""
+    images, labels = [], []
+    for data, path in zip(batch["bytes"], batch["path"]):
+        images.append(w2.chain_cv2(data, random.Random(path)))
+        labels.append(int(os.path.basename(os.path.dirname(path))[1:]))
+    return {"image": np.stack(images), "label": np.asarray(labels, np.int32)}
+
+
+def _count(batch) -> tuple[int, int]:
+    return len(batch["label"]), 0
+
+
+def _check(batch) -> None:
+    w2.check_batch(batch["image"], batch["label"])
+
+
+def run_pipeline(a) -> dict:
+    """The rows headrace.ray, Ray Data and headrace."""
+    import headrace.dataset as ds
+    from headrace.dataset import vision
+    if a.variant == "headrace":
+        path = mindrecord_path(a)
+
+        def make_local():
+            data = ds.MindDataset(path, ["image", "label"], shuffle=True, num_parallel_workers=a.workers)
+            data = data.map(ops(vision), "image", num_parallel_workers=a.workers).batch(w2.BATCH)
+            return data.create_dict_iterator(output_numpy=True, num_epochs=1)
+        return harness.time_epochs(make_local, _count, a.epochs, a.warmup, _check)
+    ray, folder = start_ray(a.workers)
+    try:
+        if a.variant == "headrace.ray":
+            from headrace.ray import map_ops, read_mindrecord
+            path = mindrecord_path(a)
+
+            def make():
+                data = read_mindrecord(path, ["image", "label"], seed=SEED, rows_per_task=ROWS_PER_TASK)
+                data = map_ops(data, ops(vision), "image", batch_size=MAP_BATCH)
+                return data.iter_batches(batch_size=w2.BATCH, batch_format="numpy")
+        else:
+            files = [p for p, _ in w2.manifest(w2.w2_dir(a.data, a.items or w2.COUNT))]
+
+            def make():
+                data = ray.data.read_binary_files(files, include_paths=True, shuffle="files")
+                data = data.map_batches(cv2_rows, batch_size=MAP_BATCH, batch_format="numpy")
+                return data.iter_batches(batch_size=w2.BATCH, batch_format="numpy")
+        return harness.time_epochs(make, _count, a.epochs, a.warmup, _check)
+    finally:
+        ray.shutdown()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _drain(batches, size=lambda b: (len(b["label"]), sum(len(x) for x in b["image"]) + 4 * len(b["label"]))
+           ) -> tuple[int, int, float | None]:
+    """(rows, payload bytes, seconds to the first batch) of an iterator of batches (Ray's NumPy
+    batches; another kind with its ``size(batch) -> (rows, bytes)``)."""
+    t0 = time.perf_counter()
+    rows = nbytes = 0
+    first = None
+    for b in batches:
+        if first is None:
+            first = time.perf_counter() - t0
+        n, k = size(b)
+        rows += n
+        nbytes += k
+    return rows, nbytes, first
+
+
+def _table_size(t) -> tuple[int, int]:
+    import pyarrow.compute as pc
+    return t.num_rows, int(pc.sum(pc.binary_length(t["image"])).as_py() or 0) + 4 * t.num_rows
+
+
+def _rate(fn, epochs: int) -> dict:
+    """MB/s of ``fn() -> (rows, bytes, first)`` over ``epochs`` calls after a first untimed one (the
+    second epoch on: files in the page cache, Ray's workers started)."""
+    fn()
+    out = []
+    for _ in range(epochs):
+        t0 = time.perf_counter()
+        rows, nbytes, _ = fn()
+        out.append({"seconds": time.perf_counter() - t0, "items": rows, "bytes": nbytes, "first_batch_s": None})
+    return {"epochs": out, "mb_s": statistics.median(e["bytes"] / 1e6 / e["seconds"] for e in out)}
+
+
+def write_parquet(path: str, folder: str) -> list[str]:
+    """The MindRecord's rows (image bytes, label) as Parquet files of ROWS_PER_TASK rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from headrace.mindrecord import FileReader
+    os.makedirs(folder, exist_ok=True)
+    reader = FileReader(path, columns=["image", "label"])
+    rows = list(reader.get_next())
+    reader.close()
+    out = []
+    for i in range(0, len(rows), ROWS_PER_TASK):
+        part = rows[i:i + ROWS_PER_TASK]
+        table = pa.table({"image": pa.array([r["image"] for r in part], pa.binary()),
+                          "label": pa.array([int(r["label"]) for r in part], pa.int32())})
+        out.append(os.path.join(folder, f"part-{i // ROWS_PER_TASK:05d}.parquet"))
+        pq.write_table(table, out[-1])
+    return out
+
+
+def run_read(a) -> dict:
+    """Issue 40's read figures (see the module notes)."""
+    import headrace.dataset as ds
+    from headrace.ray import MindRecordDatasource, read_mindrecord
+    path = mindrecord_path(a)
+    parquet = write_parquet(path, os.path.join(os.path.dirname(path), "parquet"))
+    ray, folder = start_ray(a.workers)
+    try:
+        def ray_epoch():
+            data = read_mindrecord(path, ["image", "label"], seed=SEED, rows_per_task=ROWS_PER_TASK)
+            return _drain(data.iter_batches(batch_size=w2.BATCH, batch_format="numpy"))
+
+        def in_process():   # the read tasks read_mindrecord makes, called here one after another
+            source = MindRecordDatasource(ds.MindDataset(path, ["image", "label"]), SEED, ROWS_PER_TASK)
+            return _drain((t for task in source.get_read_tasks(1) for t in task()), _table_size)
+
+        def parquet_epoch():
+            return _drain(ray.data.read_parquet(parquet).iter_batches(batch_size=w2.BATCH, batch_format="numpy"))
+
+        res = {"read_mindrecord": _rate(ray_epoch, a.epochs), "in_process": _rate(in_process, a.epochs),
+               "read_parquet": _rate(parquet_epoch, a.epochs)}
+        firsts = [ray_epoch()[2] for _ in range(3)]   # the cluster is warm: first batch of a new dataset
+    finally:
+        ray.shutdown()
+        shutil.rmtree(folder, ignore_errors=True)
+    mine = res["read_mindrecord"]
+    return {"epochs": mine["epochs"], "warmup": [], "read": {
+        "read_mindrecord_mb_s": mine["mb_s"], "in_process_mb_s": res["in_process"]["mb_s"],
+        "read_parquet_mb_s": res["read_parquet"]["mb_s"],
+        "over_in_process": mine["mb_s"] / res["in_process"]["mb_s"],
+        "over_parquet": mine["mb_s"] / res["read_parquet"]["mb_s"],
+        "first_batch_warm_s": statistics.median(firsts)}}
+
+
+def run(a) -> dict:
+    if a.variant not in VARIANTS:
+        raise ValueError(f"unknown ray variant {a.variant!r}; pick from {VARIANTS}")
+    res = run_read(a) if a.variant == "read" else run_pipeline(a)
+    import ray
+    res["versions"] = {"numpy": np.__version__, "ray": ray.__version__}
+    return res
+
+
+# --------------------------------------------------------------------------- the report
+
+def ratios(rates: dict[str, float]) -> dict[str, float]:
+    """The goals' ratios from the rows' median images/s."""
+    mine = rates["headrace.ray"]
+    return {"headrace.ray / Ray Data": mine / rates["Ray Data"], "headrace.ray / headrace": mine / rates["headrace"]}
+
+
+def report(results: list[dict]) -> str:
+    """images/s per row, the ratios, the read figures; a row that failed is named with its error."""
+    lines, rates = [], {}
+    for r in results:
+        m = r.get("measured", {})
+        load = f"load1 {m.get('load1_start', 0):.2f}->{m.get('load1_end', 0):.2f}"
+        if r.get("status") != "ok":
+            lines.append(f"{r['variant']:>14}: {r.get('status')}: {(r.get('error') or '')[:300]}")
+            continue
+        s = harness.summarize(r, "images/s")
+        rates[r["variant"]] = s["median"]
+        lines.append(f"{r['variant']:>14}: {s['median']:8.1f} images/s (min {s['min']:.1f}, max {s['max']:.1f}; "
+                     f"1st batch {s['first_batch_s'] or 0:.2f} s; {load})")
+        if "read" in r:
+            rd = r["read"]
+            lines.append(f"{'':>16}read_mindrecord 2nd epoch {rd['read_mindrecord_mb_s']:.0f} MB/s, same tasks "
+                         f"in-process {rd['in_process_mb_s']:.0f} MB/s ({rd['over_in_process']:.2f}x; goal >= 0.6), "
+                         f"read_parquet {rd['read_parquet_mb_s']:.0f} MB/s ({rd['over_parquet']:.2f}x; goal >= 2); "
+                         f"first batch on a warm Ray {rd['first_batch_warm_s']:.2f} s (goal <= 1)")
+    if {"headrace.ray", "Ray Data", "headrace"} <= set(rates):
+        q = ratios(rates)
+        lines.append(f"headrace.ray / Ray Data {q['headrace.ray / Ray Data']:.2f}x (goal >= 1.5); "
+                     f"headrace.ray / headrace {q['headrace.ray / headrace']:.2f}x (goal >= 0.8)")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.wray", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", required=True, help="data root holding W2 (python -m benchmarks makes it)")
+    p.add_argument("--items", type=int, default=w2.COUNT, help="W2's image count")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=1800)
+    p.add_argument("--json", help="also write the results here")
+    a = p.parse_args(argv)
+    if not w2.is_generated(a.data, a.items) and not w2.is_generated(a.data, a.items, skimage=False):
+        p.error(f"no W2 of {a.items} images under {a.data} (python -m benchmarks -w w2 --w2-images {a.items} makes it)")
+    results = []
+    for v in VARIANTS:
+        args = ["--workload", "ray", "--variant", v, "--workers", str(a.workers), "--epochs", str(a.epochs),
+                "--warmup", str(a.warmup), "--items", str(a.items), "--data", os.path.abspath(a.data)]
+        res = harness.launch(harness.Launch(sys.executable, "benchmarks.wray", args, a.timeout))
+        res["variant"] = v
+        results.append(res)
+    print(report(results))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0 if all(r.get("status") == "ok" for r in results) else 1
+
+
+if __name__ == "__main__":
+    if "--workload" in sys.argv:
+        harness.runner_main(run, __doc__)
+    else:
+        sys.exit(main())
