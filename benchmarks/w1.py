@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from .config import Config
+from .config import Config, adapter_configs, paired_configs
 
 N = 200_000
 BATCH = 256
@@ -100,24 +100,11 @@ CONFIGS = [
            note="inside ds.profile() (issue 16: the profiler's cost)"),
     Config("w1", "headrace", "processes, profiled", compare="processes",
            note="inside ds.profile() (issue 16: the profiler's cost)"),
-    Config("w1", "headrace", "threads + headrace.torch", compare="threads",
-           note="torch tensors through headrace.torch.Loader (issue 15: adapter overhead)"),
-    Config("w1", "headrace", "threads + headrace.jax", (2,), compare="threads",
-           note="JAX arrays on the CPU device through headrace.jax.Loader (issue 15: adapter overhead)"),
-    Config("w1", "headrace", "processes + headrace.torch", (2,), compare="processes",
-           note="torch tensors through headrace.torch.Loader over process workers (issue 15)"),
-    Config("w1", "headrace", "processes + headrace.jax", (2,), compare="processes",
-           note="JAX arrays on the CPU device through headrace.jax.Loader over process workers (issue 15)"),
-    Config("w1", "headrace", "threads, kept", (2,), compare="threads",
-           note="one iterator (num_epochs=-1) read every epoch, as a training loop does"),
-    Config("w1", "headrace", "threads + headrace.torch, kept", (2,), compare="threads",
-           note="one headrace.torch.Loader read every epoch, as a training loop does (issue 15)"),
-    Config("w1", "headrace", "threads + headrace.jax, kept", (2,), compare="threads",
-           note="one headrace.jax.Loader read every epoch, as a training loop does (issue 15)"),
-    *[Config("w1", "headrace", f"{mode} + headrace.{fw}, paired", (2,), compare=mode,
-             note=f"epochs through headrace.{fw}.Loader and through a NumPy iterator, in turns in one "
-                  "process (issue 15: the adapter's cost as a paired ratio)")
-      for mode in ("threads", "processes") for fw in ("torch", "jax")],
+    *adapter_configs("w1", "threads"),
+    *[Config("w1", "headrace", f"processes + headrace.{fw}", (2,), compare="processes",
+             note=f"{what} through headrace.{fw}.Loader over process workers (issue 15)")
+      for fw, what in (("torch", "torch tensors"), ("jax", "JAX arrays on the CPU device"))],
+    *paired_configs("w1", "processes"),
     Config("w1", "mindspore", "threads", compare="threads"),
     Config("w1", "mindspore", "processes", items=SLOW_ITEMS, compare="processes",
            note="python_multiprocessing=True"),

@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from .config import Config
+from .config import Config, adapter_configs
 
 COUNT = 2000
 QUICK_COUNT = 256
@@ -254,19 +254,7 @@ CONFIGS = [
     *[Config("w2", s, "MindDataset low-memory", (1,), compare="MindDataset low-memory",
              note="set_prefetch_size(2), 1 worker, shuffle buffer of one batch (MindSpore FAQ)")
       for s in ("headrace", "mindspore")],
-    Config("w2", "headrace", "MindDataset + headrace.torch", compare="MindDataset",
-           note="torch tensors through headrace.torch.Loader (issue 15: adapter overhead)"),
-    Config("w2", "headrace", "MindDataset + headrace.jax", (2,), compare="MindDataset",
-           note="JAX arrays on the CPU device through headrace.jax.Loader (issue 15: adapter overhead)"),
-    Config("w2", "headrace", "MindDataset, kept", (2,), compare="MindDataset",
-           note="one iterator (num_epochs=-1) read every epoch, as a training loop does"),
-    Config("w2", "headrace", "MindDataset + headrace.torch, kept", (2,), compare="MindDataset",
-           note="one headrace.torch.Loader read every epoch, as a training loop does (issue 15)"),
-    Config("w2", "headrace", "MindDataset + headrace.jax, kept", (2,), compare="MindDataset",
-           note="one headrace.jax.Loader read every epoch, as a training loop does (issue 15)"),
-    *[Config("w2", "headrace", f"MindDataset + headrace.{fw}, paired", (2,), compare="MindDataset",
-             note=f"epochs through headrace.{fw}.Loader and through a NumPy iterator, in turns in one "
-                  "process (issue 15: the adapter's cost as a paired ratio)") for fw in ("torch", "jax")],
+    *adapter_configs("w2", "MindDataset"),
     Config("w2", "torch", "OpenCV", compare="MindDataset", note="files, hand-written cv2 chain"),
     Config("w2", "torch", "Pillow", compare="MindDataset", note="files, PIL decode + resize"),
     Config("w2", "grain", "threads", compare="MindDataset",

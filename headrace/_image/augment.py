@@ -145,20 +145,9 @@ def _signed(name: str, magnitude: float, rng: np.random.Generator) -> float:
 
 def rand_augment(img: np.ndarray, num_ops: int, magnitude: int, num_magnitude_bins: int,
                  interpolation: int, fill: Sequence[int], rng: np.random.Generator) -> np.ndarray:
-    """RandAugment: ``num_ops`` operations drawn uniformly, all at magnitude bin ``magnitude``.
-
-    Args:
-        img: HWC RGB uint8 image.
-        num_ops: how many operations to apply in sequence.
-        magnitude: magnitude bin, in [0, num_magnitude_bins).
-        num_magnitude_bins: number of bins of each magnitude table.
-        interpolation: Inter value for geometric operations.
-        fill: fill colour for geometric operations.
-        rng: generator.
-
-    Returns:
-        the augmented image.
-    """
+    """RandAugment: ``num_ops`` operations (how many to apply in sequence) drawn uniformly, all at
+    magnitude bin ``magnitude`` (in [0, num_magnitude_bins)); the other arguments and the result
+    as in :func:`trivial_augment_wide`."""
     h, w = img.shape[:2]
     space = _rand_augment_space(num_magnitude_bins, h, w)
     for _ in range(num_ops):
@@ -177,7 +166,7 @@ def trivial_augment_wide(img: np.ndarray, num_magnitude_bins: int, interpolation
         num_magnitude_bins: number of bins of each magnitude table.
         interpolation: Inter value for geometric operations.
         fill: fill colour for geometric operations.
-        rng: generator.
+        rng: the generator the draws come from.
 
     Returns:
         the augmented image.
@@ -258,18 +247,9 @@ def _auto_augment_magnitude(name: str, index: int, h: int, w: int) -> float:
 
 def auto_augment(img: np.ndarray, policy: str, interpolation: int, fill: Sequence[int],
                  rng: np.random.Generator) -> np.ndarray:
-    """AutoAugment: one sub-policy drawn uniformly; each of its two steps runs with its probability.
-
-    Args:
-        img: HWC RGB uint8 image.
-        policy: "imagenet", "cifar10" or "svhn".
-        interpolation: Inter value for geometric operations.
-        fill: fill colour for geometric operations.
-        rng: generator.
-
-    Returns:
-        the augmented image.
-    """
+    """AutoAugment: one sub-policy of ``policy`` ("imagenet", "cifar10" or "svhn") drawn
+    uniformly; each of its two steps runs with its probability. The other arguments and the
+    result as in :func:`trivial_augment_wide`."""
     h, w = img.shape[:2]
     sub = AUTO_AUGMENT_POLICIES[policy]
     steps = sub[int(rng.integers(len(sub)))]
