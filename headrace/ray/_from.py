@@ -18,6 +18,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import ray.data
 
+from headrace._util.checks import check_columns
 from headrace.dataset import GeneratorDataset
 from headrace.ray._blocks import row_value
 from headrace.ray._read import _check_int
@@ -93,20 +94,18 @@ def from_ray(data: Any, columns: Sequence[str] | None = None, *, rows_per_fetch:
         shuffled (the order is Ray's).
 
     Raises:
-        TypeError: ``data`` is neither a Ray Dataset nor a DataIterator; ``columns`` is not a list
-            of str; ``rows_per_fetch`` not an int. While reading: a value of no array type.
-        ValueError: ``columns`` names a column the schema lacks, or names one twice;
-            ``rows_per_fetch`` < 1; the Ray data has no schema (no rows). While reading: a null value.
+        TypeError: ``data`` is neither a Ray Dataset nor a DataIterator; ``columns`` is not a str
+            or a list of str; ``rows_per_fetch`` not an int.
+        ValueError: ``columns`` is empty, names a column twice or one the schema lacks;
+            ``rows_per_fetch`` < 1; the Ray data has no schema (no rows).
+        RuntimeError: while reading, a null value or a value of no array type (the message names
+            the column and the row).
     """
     if not isinstance(data, (ray.data.Dataset, ray.data.DataIterator)):
         raise TypeError(f"data must be a ray.data.Dataset or a ray.data.DataIterator (from streaming_split), but "
                         f"got {type(data).__name__}.")
     _check_int(rows_per_fetch, "rows_per_fetch", 1, allow_none=False)
-    if columns is not None:
-        if isinstance(columns, str):
-            columns = [columns]
-        if not isinstance(columns, (list, tuple)) or not all(isinstance(c, str) for c in columns):
-            raise TypeError(f"columns must be a list of column names (str) or None, but got {columns!r}.")
+    columns = check_columns(columns, "columns")
     schema = _schema(data)
     if schema is None:
         raise ValueError(f"{_NAME}: the Ray data has no schema (it holds no rows); a headrace source needs its "
@@ -114,8 +113,7 @@ def from_ray(data: Any, columns: Sequence[str] | None = None, *, rows_per_fetch:
     names = list(schema.names)
     if columns is not None:
         unknown = [c for c in columns if c not in names]
-        if unknown or len(set(columns)) != len(columns):
-            raise ValueError(f"columns must name each column of the Ray schema at most once, but got "
-                             f"{list(columns)}; the schema's columns are {names}.")
-        names = list(columns)
+        if unknown:
+            raise ValueError(f"columns names {unknown}, which the Ray schema lacks; its columns are {names}.")
+        names = columns
     return GeneratorDataset(RayRows(data, names, int(rows_per_fetch)), column_names=names, shuffle=False)

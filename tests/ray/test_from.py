@@ -118,13 +118,16 @@ def test_bad_arguments(local_ray):
         from_ray(data, rows_per_fetch=2.0)
     with pytest.raises(ValueError, match=r"^rows_per_fetch must be at least 1, but got 0\.$"):
         from_ray(data, rows_per_fetch=0)
-    with pytest.raises(TypeError, match=r"^columns must be a list of column names \(str\) or None, but got \[1\]\.$"):
+    with pytest.raises(TypeError, match=r"^Argument columns\[0\] with value 1 is not of type \[<class 'str'>\], "):
         from_ray(data, [1])
-    with pytest.raises(ValueError, match=r"^columns must name each column of the Ray schema at most once, but got "
-                                         r"\['s', 'x'\]; the schema's columns are \['b', 's', 'i32', 'f', 't', 'v'\]\.$"):
+    with pytest.raises(ValueError, match=r"^columns should not be empty\.$"):
+        from_ray(data, [])
+    with pytest.raises(ValueError, match=r"^columns names \['x'\], which the Ray schema lacks; its columns are "
+                                         r"\['b', 's', 'i32', 'f', 't', 'v'\]\.$"):
         from_ray(data, ["s", "x"])
-    with pytest.raises(ValueError, match=r"at most once, but got \['s', 's'\]"):
+    with pytest.raises(ValueError, match=r"^columns has a duplicate column name: 's'\. Column names must be unique\.$"):
         from_ray(data, ["s", "s"])
+    assert from_ray(data, "s").get_col_names() == ["s"]
 
 
 def test_a_null_value_names_the_column_and_row(local_ray):
