@@ -55,6 +55,25 @@ def until_error(loader, go_on=True):
         out[0 if out[1] is None else 2].append(describe(b))
 
 
+def fails_at(Dataset, n, at, act):
+    """A map-style ``Dataset`` of the items 0..n-1 whose item ``at`` first calls ``act(at)`` (which
+    raises, or ends its worker)."""
+    class FailsAt(Dataset):
+        def __len__(self):
+            return n
+
+        def __getitem__(self, i):
+            if i == at:
+                act(i)
+            return i
+
+    return FailsAt()
+
+
+def no_sample(i):
+    raise KeyError("no sample %d" % i)
+
+
 def run_cases(api, numpy_generators=True):
     DataLoader, Dataset, IterableDataset = api["DataLoader"], api["Dataset"], api["IterableDataset"]
     TensorDataset, default_collate, default_convert = api["TensorDataset"], api["default_collate"], api["default_convert"]
@@ -114,15 +133,6 @@ def run_cases(api, numpy_generators=True):
             yield 1
             yield 2
 
-    class Bad(Dataset):
-        def __len__(self):
-            return 6
-
-        def __getitem__(self, i):
-            if i == 1:
-                raise KeyError("no sample 1")
-            return i
-
     class Picks(Sampler):
         def __init__(self):
             pass
@@ -172,7 +182,7 @@ def run_cases(api, numpy_generators=True):
                       epochs(DataLoader(Records(), batch_size=2, sampler=[4, 1, 2], num_workers=2), 1),
                       epochs(DataLoader(Records(), batch_size=None, sampler=[6, 0]), 1),
                       len(DataLoader(Records(), batch_size=2, sampler=Picks()))]
-    out["worker_errors"] = [until_error(DataLoader(Bad(), batch_size=2, num_workers=2)),
+    out["worker_errors"] = [until_error(DataLoader(fails_at(Dataset, 6, 1, no_sample), batch_size=2, num_workers=2)),
                             until_error(DataLoader(Boom(), batch_size=None, num_workers=2))]
     out["worker_init_error"] = until_error(DataLoader(Stream(), num_workers=2, worker_init_fn=failing_init), False)[1]
     out["collate"] = [describe(default_collate([1, 2])), describe(default_collate([0.5, 1.5])),
@@ -232,7 +242,7 @@ def run_cases(api, numpy_generators=True):
 
 
 def load(namespace=None):
-    """PROGRAM's functions (describe, run_cases) in a fresh namespace."""
+    """PROGRAM's functions (describe, fails_at, no_sample, run_cases) in a fresh namespace."""
     env = {} if namespace is None else namespace
     exec(PROGRAM, env)
     return env

@@ -121,18 +121,10 @@ def test_workers_know_their_id_and_run_worker_init_fn_once():
 
 
 def test_a_failing_sample_in_a_worker_names_it():
-    class Bad(hdl.Dataset):
-        def __len__(self):
-            return 6
-
-        def __getitem__(self, i):
-            if i == 4:
-                raise KeyError("no sample 4")
-            return i
-
+    program = load()
     with pytest.raises(RuntimeError, match=r"(?s)^DataLoader worker 0 \(pid: \d+\) caught KeyError with message:\n"
                                            r"Traceback.*KeyError: 'no sample 4'") as e:
-        list(hdl.DataLoader(Bad(), batch_size=2, num_workers=2))
+        list(hdl.DataLoader(program["fails_at"](hdl.Dataset, 6, 4, program["no_sample"]), batch_size=2, num_workers=2))
     assert e.value.__notes__ == ["(fetching the batch of indices [4, 5])"]
     assert type(e.value.__cause__) is KeyError
 

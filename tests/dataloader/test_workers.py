@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from headrace.dataset import dataloader as hdl
+from tests.dataloader.program import load
 from tests.helpers import wait_for
 
 
@@ -252,18 +253,10 @@ def test_an_error_in_worker_init_fn_ends_the_iteration():
 
 
 def test_a_killed_worker_is_reported():
-    class Killer(hdl.Dataset):
-        def __len__(self):
-            return 8
-
-        def __getitem__(self, i):
-            if i == 5:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return i
-
+    killer = load()["fails_at"](hdl.Dataset, 8, 5, lambda i: os.kill(os.getpid(), signal.SIGKILL))
     before = _ours()
     with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\): \d+\) exited unexpectedly.") as e:
-        list(hdl.DataLoader(Killer(), batch_size=2, num_workers=2))
+        list(hdl.DataLoader(killer, batch_size=2, num_workers=2))
     assert "SIGKILL" in str(e.value.__cause__)
     _wait_gone(before)
 
