@@ -291,6 +291,13 @@ def assert_loader_resumes_after_every_batch(loader, make_loader, epochs=2):
     return full, states
 
 
+def assert_raises_exactly(make, exc, msg):
+    """``make()`` raises ``exc`` whose text is exactly ``msg``."""
+    with pytest.raises(exc) as info:
+        make()
+    assert str(info.value) == msg
+
+
 def assert_pyfunc_failure(msg, column, index, *lines):
     """``msg`` is MindSpore's three-part report of a map's user function that raised at sample
     ``index`` of ``column``, and holds each of ``lines`` (of the call stack, the error)."""

@@ -19,6 +19,7 @@ from headrace._image import augment as A
 from headrace._image import color as K
 from headrace._image import geometry
 from headrace.dataset.vision.utils import AutoAugmentPolicy, Inter
+from tests.helpers import assert_raises_exactly
 from tests.vision.augment_space import auto_augment_space
 
 IMG = np.random.default_rng(11).integers(0, 256, (12, 16, 3), dtype=np.uint8)
@@ -159,9 +160,7 @@ def test_auto_augment_tables():
      "transforms[0] is neither a transforms op (TensorOperation) nor a callable pyfunc."),
 ])
 def test_argument_checks(make, exc, msg):
-    with pytest.raises(exc) as info:
-        make()
-    assert str(info.value) == msg
+    assert_raises_exactly(make, exc, msg)
 
 
 def test_defaults():

@@ -15,6 +15,7 @@ from headrace._util import rng
 from headrace.dataset.vision import _ops_mix as X
 from headrace._image import mix as M
 from headrace.dataset.vision.utils import ImageBatchFormat
+from tests.helpers import assert_raises_exactly
 
 IMGS = np.random.default_rng(5).integers(0, 256, (6, 8, 9, 3), dtype=np.uint8)
 LABELS = np.eye(6, dtype=np.int32)
@@ -100,9 +101,7 @@ def test_erase_inplace_writes_into_the_input():
      "Argument value with value a is not of type [<class 'float'>, <class 'int'>, <class 'tuple'>], but got <class 'str'>."),
 ])
 def test_erase_argument_checks(make, exc, msg):
-    with pytest.raises(exc) as info:
-        make()
-    assert str(info.value) == msg
+    assert_raises_exactly(make, exc, msg)
 
 
 def test_erase_bad_images():
