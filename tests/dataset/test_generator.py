@@ -62,14 +62,21 @@ def test_random_access_default_shuffles_and_is_a_permutation():
     assert d.is_shuffled()
 
 
-def test_iterable_with_len_and_num_samples():
-    class It:
-        def __len__(self):
-            return 4
+class Sized:
+    """An iterable of the arrays 0..n-1 whose ``len()`` is ``length`` (n unless given)."""
 
-        def __iter__(self):
-            return iter([np.array(i) for i in range(4)])
-    d = ds.GeneratorDataset(It(), ["a"])
+    def __init__(self, n, length=None):
+        self.n, self.length = n, n if length is None else length
+
+    def __len__(self):
+        return self.length
+
+    def __iter__(self):
+        return iter([np.array(i) for i in range(self.n)])
+
+
+def test_iterable_with_len_and_num_samples():
+    d = ds.GeneratorDataset(Sized(4), ["a"])
     assert d.get_dataset_size() == 4
     assert rows(d) == [[0], [1], [2], [3]]
     d2 = ds.GeneratorDataset(lambda: (np.array(i) for i in range(10)), ["a"], num_samples=4)
@@ -89,15 +96,9 @@ def test_column_count_mismatch_message():
 
 
 def test_len_mismatch_message():
-    class Short:
-        def __len__(self):
-            return 5
-
-        def __iter__(self):
-            return iter([np.array(i) for i in range(3)])
     with pytest.raises(RuntimeError, match="The actual amount of data read from generator 3 is different from "
                                            "generator.len 5, you should adjust generator.len to make them match."):
-        rows(ds.GeneratorDataset(Short(), ["a"]))
+        rows(ds.GeneratorDataset(Sized(3, length=5), ["a"]))
 
 
 def test_random_access_index_error_carries_user_traceback_and_rows_before():
