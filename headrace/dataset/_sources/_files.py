@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import os
+import threading
 from typing import Any, BinaryIO, Iterator, Sequence, TextIO
 
 import numpy as np
@@ -13,6 +14,7 @@ from headrace._engine import plan as P
 from headrace._util import checks
 from headrace._util.errors import PipelineError
 from headrace._util.files import file_kind, open_regular, open_regular_text, read_regular
+from headrace._util.pickling import FreshLock
 from headrace._engine.samplers.files import FileRowsPlan
 from headrace.dataset._sources.base import MappableDataset
 from headrace.dataset.samplers import shuffle_mode
@@ -163,6 +165,68 @@ def read_exact(path: str, offset: int, length: int, op: str, what: str = "record
 def as_uint8(data: bytes) -> np.ndarray:
     """A writable 1-D uint8 array holding ``data``."""
     return np.frombuffer(bytearray(data), dtype=np.uint8)
+
+
+class RowsOfFiles(FreshLock):
+    """Rows numbered across a list of files, file by file: file ``k`` holds rows ``starts[k]`` to
+    ``starts[k + 1] - 1``, from an index with one entry per file, built once on first use from any
+    thread (the sources of TFRecord, text and parsed text files).
+
+    A subclass builds the entries in ``_build_files()`` (outside the lock: where two threads build
+    at once, the first to finish is kept), says how many rows an entry holds in ``_rows_in`` (by
+    default the length of its first item) and may take more from the kept entries in ``_adopt``.
+    """
+
+    def __init__(self, files: Sequence[str]) -> None:
+        self.files = list(files)
+        self._lock = threading.Lock()
+        self._index: list | None = None
+        self._starts: np.ndarray | None = None
+
+    def _build_files(self) -> list:
+        raise NotImplementedError
+
+    @staticmethod
+    def _rows_in(entry: Any) -> int:
+        return len(entry[0])
+
+    def _adopt(self, index: list) -> None:
+        """Called under the lock with the entries kept, before they are published."""
+
+    def ensure(self) -> list:
+        """The entries, one per file (built on the first call)."""
+        index = self._index
+        if index is None:
+            built = self._build_files()
+            with self._lock:
+                if self._index is None:
+                    self._adopt(built)
+                    self._starts = np.concatenate([[0], np.cumsum([self._rows_in(e) for e in built],
+                                                                  dtype=np.int64)])
+                    self._index = built
+                index = self._index
+        return index
+
+    def counts(self) -> np.ndarray:
+        """Rows of each file."""
+        self.ensure()
+        return np.diff(self._starts)
+
+    def __len__(self) -> int:
+        self.ensure()
+        return int(self._starts[-1])
+
+    def locate(self, index: int) -> tuple[int, int]:
+        """(file number, row in that file) of row ``index``."""
+        self.ensure()
+        k = int(np.searchsorted(self._starts, index, side="right")) - 1
+        return k, index - int(self._starts[k])
+
+    def file_of(self, index: int) -> str | None:
+        """The file of row ``index``; None before the index is built or for a row out of range."""
+        if self._index is None or not 0 <= index < int(self._starts[-1]):
+            return None
+        return self.files[self.locate(index)[0]]
 
 
 class NoDataStream:

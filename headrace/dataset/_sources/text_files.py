@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 from typing import Any, Sequence
 
 import numpy as np
@@ -15,11 +14,10 @@ import numpy as np
 from headrace._util import checks
 from headrace._util.errors import PipelineError
 from headrace._util.files import open_regular
-from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, read_bytes
+from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, RowsOfFiles, read_bytes
 from headrace.dataset.samplers import Shuffle
 from headrace._engine import plan as P
 from headrace.dataset._sources._files import NoDataStream
-from headrace._util.pickling import FreshLock
 
 __all__ = ["CSVDataset", "TextFileDataset", "index_lines"]
 
@@ -96,58 +94,41 @@ def _line_number(path: str, offset: int) -> int:
     return data.count(b"\n") + 1
 
 
-class LineFiles(FreshLock):
-    """Byte ranges of the records (lines or CSV records) of a list of files, indexed lazily."""
+class LineFiles(RowsOfFiles):
+    """Byte ranges of the records (lines or CSV records) of a list of files, indexed lazily: the
+    index holds each file's (starts, ends), and ``headers`` / ``header_offsets`` each file's first
+    record and its offset when ``skip_first`` (a CSV header)."""
 
     def __init__(self, files: Sequence[str], quote_aware: bool, op: str, skip_first: bool = False,
                  delim: str = ",") -> None:
-        self.files = list(files)
+        super().__init__(files)
         self.delim = delim
         self.quote_aware = quote_aware
         self.op = op
         self.skip_first = skip_first
-        self._lock = threading.Lock()
-        self._index: list[tuple[np.ndarray, np.ndarray]] | None = None
-        self._starts: np.ndarray | None = None
         self.headers: list[bytes | None] = []
         self.header_offsets: list[int] = []   # byte offset of each file's header (0 without one)
 
-    def ensure(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        index = self._index
-        if index is None:
-            built, headers, offsets = [], [], []
-            for path in self.files:
-                starts, ends = index_lines(path, self.quote_aware, self.op, self.delim)
-                if self.skip_first:
-                    headers.append(read_bytes(path, int(starts[0]), int(ends[0] - starts[0])) if len(starts) else None)
-                    offsets.append(int(starts[0]) if len(starts) else 0)
-                    starts, ends = starts[1:], ends[1:]
-                built.append((starts, ends))
-            with self._lock:
-                if self._index is None:
-                    self.headers = headers
-                    self.header_offsets = offsets
-                    self._starts = np.concatenate([[0], np.cumsum([len(s) for s, _ in built], dtype=np.int64)])
-                    self._index = built
-                index = self._index
-        return index
+    def _build_files(self) -> list[tuple[np.ndarray, np.ndarray, bytes | None, int]]:
+        built = []
+        for path in self.files:
+            starts, ends = index_lines(path, self.quote_aware, self.op, self.delim)
+            header, offset = None, 0
+            if self.skip_first:
+                header = read_bytes(path, int(starts[0]), int(ends[0] - starts[0])) if len(starts) else None
+                offset = int(starts[0]) if len(starts) else 0
+                starts, ends = starts[1:], ends[1:]
+            built.append((starts, ends, header, offset))
+        return built
 
-    def counts(self) -> np.ndarray:
-        return np.asarray([len(s) for s, _ in self.ensure()], dtype=np.int64)
-
-    def __len__(self) -> int:
-        self.ensure()
-        return int(self._starts[-1])
-
-    def locate(self, index: int) -> tuple[int, int]:
-        self.ensure()
-        k = int(np.searchsorted(self._starts, index, side="right")) - 1
-        return k, index - int(self._starts[k])
+    def _adopt(self, index: list) -> None:
+        self.headers = [e[2] for e in index]
+        self.header_offsets = [e[3] for e in index]
 
     def raw(self, index: int) -> tuple[bytes, int, int]:
         """(record bytes, file number, byte offset) of row ``index``."""
         k, j = self.locate(index)
-        starts, ends = self._index[k]
+        starts, ends = self.ensure()[k][:2]
         off, end = int(starts[j]), int(ends[j])
         path = self.files[k]
         try:
@@ -158,11 +139,6 @@ class LineFiles(FreshLock):
             raise PipelineError(self.op, f"Invalid file, {path} is shorter than when it was indexed; it changed or "
                                 "was truncated.", file=path)
         return data, k, off
-
-    def file_of(self, index: int) -> str | None:
-        if self._index is None or not 0 <= index < int(self._starts[-1]):
-            return None
-        return self.files[self.locate(index)[0]]
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,67 +10,47 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from headrace._util.errors import PipelineError
 from headrace._util import checks
-from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, check_dir, check_usage
+from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, RowsOfFiles, check_dir, check_usage
 from headrace.dataset.samplers import Shuffle
-from headrace._util.pickling import FreshLock
 
 __all__ = ["CLUEDataset", "SQuADDataset", "CoNLL2000Dataset", "Multi30kDataset", "SST2Dataset", "UDPOSDataset"]
 
 
-class ParsedRowsSource(FreshLock):
+class ParsedRowsSource(RowsOfFiles):
     """Rows made by ``parse(path) -> list[tuple]`` for each file, parsed once on first use."""
 
     def __init__(self, files: Sequence[str], parse: Callable[[str], list[tuple]], names: Sequence[str],
                  op: str) -> None:
-        self.files, self.parse, self.column_names, self.op = list(files), parse, tuple(names), op
-        self._rows: list[list[tuple]] | None = None
-        self._starts: np.ndarray | None = None
-        self._lock = threading.Lock()
+        super().__init__(files)
+        self.parse, self.column_names, self.op = parse, tuple(names), op
 
-    def _parsed(self) -> list[list[tuple]]:
-        if self._rows is None:
-            rows = []
-            for path in self.files:
-                try:
-                    rows.append(self.parse(path))
-                except OSError as e:
-                    raise PipelineError(self.op, f"Invalid file, failed to open {path}: {e.strerror or e}.",
-                                        file=path) from e
-                except UnicodeDecodeError as e:
-                    raise PipelineError(self.op, f"Invalid file, {path} is not UTF-8 text.", file=path) from e
-            with self._lock:
-                if self._rows is None:
-                    self._starts = np.concatenate([[0], np.cumsum([len(r) for r in rows], dtype=np.int64)])
-                    self._rows = rows
-        return self._rows
+    def _build_files(self) -> list[list[tuple]]:
+        rows = []
+        for path in self.files:
+            try:
+                rows.append(self.parse(path))
+            except OSError as e:
+                raise PipelineError(self.op, f"Invalid file, failed to open {path}: {e.strerror or e}.",
+                                    file=path) from e
+            except UnicodeDecodeError as e:
+                raise PipelineError(self.op, f"Invalid file, {path} is not UTF-8 text.", file=path) from e
+        return rows
 
-    def counts(self) -> np.ndarray:
-        return np.array([len(r) for r in self._parsed()], dtype=np.int64)
-
-    def __len__(self) -> int:
-        self._parsed()
-        return int(self._starts[-1])
-
-    def _locate(self, index: int) -> tuple[int, int]:
-        self._parsed()
-        k = int(np.searchsorted(self._starts, index, side="right")) - 1
-        return k, index - int(self._starts[k])
+    @staticmethod
+    def _rows_in(entry: Any) -> int:
+        return len(entry)
 
     def read(self, index: int) -> tuple:
-        k, j = self._locate(index)
+        k, j = self.locate(index)
         return tuple(np.array(v) if isinstance(v, str)
                      else np.array(v, dtype=np.uint32) if isinstance(v, (int, _UInt32List))
-                     else np.array(v, dtype=str) for v in self._rows[k][j])
-
-    def file_of(self, index: int) -> str | None:
-        return self.files[self._locate(index)[0]] if self._rows is not None else None
+                     else np.array(v, dtype=str) for v in self.ensure()[k][j])
 
 
 def _lines(path: str) -> list[str]:

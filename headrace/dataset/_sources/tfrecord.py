@@ -9,7 +9,6 @@ read by offset).
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any, Sequence
 
 import numpy as np
@@ -17,13 +16,12 @@ import numpy as np
 from headrace._util import checks
 from headrace._util.errors import PipelineError
 from headrace.dataset._schema import ColumnSpec, Schema, load_schema_file
-from headrace.dataset._sources._files import NO_DATA, RowFilesDataset
+from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, RowsOfFiles
 from headrace.dataset.samplers import Shuffle
 from headrace._codecs.tfexample import BYTES, FLOAT, INT64, ExampleError, parse_example
 from headrace._codecs.tfrecord import (
     TFRecordError, check_compression, decompress, read_record, scan_records, write_tfrecord,
 )
-from headrace._util.pickling import FreshLock
 
 __all__ = ["TFRecordDataset", "TFRecordSource", "write_tfrecord"]
 
@@ -49,18 +47,16 @@ def _shape_of(spec: ColumnSpec, count: int) -> tuple[int, ...] | None:
     return tuple(shape) if known == count else None
 
 
-class TFRecordSource(FreshLock):
-    """Rows by index from TFRecord files: one column per ``ColumnSpec``."""
+class TFRecordSource(RowsOfFiles):
+    """Rows by index from TFRecord files: one column per ``ColumnSpec``. The index holds each
+    file's record (offsets, lengths)."""
 
     def __init__(self, files: Sequence[str], compression: str, specs: Sequence[ColumnSpec], strict: bool) -> None:
-        self.files = list(files)
+        super().__init__(files)
         self.compression = compression
         self.specs = list(specs)
         self.column_names = [s.name for s in self.specs]
         self.strict = strict  # True: columns come from a schema (its messages differ)
-        self._lock = threading.Lock()
-        self._index: list[tuple[np.ndarray, np.ndarray]] | None = None
-        self._starts: np.ndarray | None = None
         self._data: dict[int, bytes] = {}
         # (num_samples, num_shards) of a read of compressed files with a row count, for the message
         # of check_files (the files of each pass are checked as MindSpore checks them)
@@ -87,16 +83,8 @@ class TFRecordSource(FreshLock):
                     data = self._data[k] = decompress(self.files[k], self.compression)
         return data
 
-    def _ensure_index(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        index = self._index
-        if index is None:
-            built = [self._scan(k, path) for k, path in enumerate(self.files)]
-            with self._lock:
-                if self._index is None:
-                    self._starts = np.concatenate([[0], np.cumsum([len(o) for o, _ in built], dtype=np.int64)])
-                    self._index = built
-                index = self._index
-        return index
+    def _build_files(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [self._scan(k, path) for k, path in enumerate(self.files)]
 
     def _scan(self, k: int, path: str) -> tuple[np.ndarray, np.ndarray]:
         try:
@@ -108,27 +96,10 @@ class TFRecordSource(FreshLock):
             raise PipelineError(_OP, "Invalid file. The following files either cannot be opened, or are not valid "
                                      f"TFRecordDataset files:\n    {path}: {e.detail}", file=path) from e
 
-    def counts(self) -> np.ndarray:
-        return np.asarray([len(o) for o, _ in self._ensure_index()], dtype=np.int64)
-
-    def __len__(self) -> int:
-        self._ensure_index()
-        return int(self._starts[-1])
-
-    def _locate(self, index: int) -> tuple[int, int]:
-        self._ensure_index()
-        k = int(np.searchsorted(self._starts, index, side="right")) - 1
-        return k, index - int(self._starts[k])
-
-    def file_of(self, index: int) -> str | None:
-        if self._index is None or not 0 <= index < int(self._starts[-1]):
-            return None
-        return self.files[self._locate(index)[0]]
-
     # -- records -----------------------------------------------------------------------------
     def record(self, k: int, j: int) -> bytes:
         """The data of record ``j`` of file ``k``, CRC-checked."""
-        offsets, lengths = self._ensure_index()[k]
+        offsets, lengths = self.ensure()[k]
         return read_record(self.files[k], self._file_data(k), int(offsets[j]), int(lengths[j]), j)
 
     def example(self, k: int, j: int) -> dict:
@@ -152,7 +123,7 @@ class TFRecordSource(FreshLock):
                                          f"{int(counts[k])} number of rows in this file.", file=path)
 
     def read(self, index: int) -> tuple:
-        k, j = self._locate(index)
+        k, j = self.locate(index)
         features = self.example(k, j)
         path = self.files[k]
         return tuple([self._column(spec, features, path, j) for spec in self.specs])
