@@ -227,6 +227,13 @@ def test_verdict_advises_processes_only_with_idle_cores(idle_pct, cause):
                                   f"native op) or free or add cores.")
 
 
+def test_verdict_threads_using_more_than_one_and_a_half_cores_do_not_take_turns():
+    from headrace.dataset.profiling._verdict import verdict
+    assert verdict(_threads_run(40.0, cpu_per_busy=75.0))["cause"] == "gil"  # 1.5 cores between them
+    v = verdict(_threads_run(40.0, cpu_per_busy=80.0))  # 1.6 cores: native code that lets go of the GIL
+    assert v["cause"] == "cpu" and "python_multiprocessing" not in v["text"]
+
+
 def test_verdict_starved_threads_on_a_crowded_machine_are_not_waiting():
     from headrace.dataset.profiling._verdict import verdict
     # 5% CPU of busy time and few blocks: given no CPU, not sleeping (a sleeper blocks >= 3,000 times per CPU s)
@@ -236,7 +243,7 @@ def test_verdict_starved_threads_on_a_crowded_machine_are_not_waiting():
 
 def test_profile_records_the_machine_idle_share():
     with ds.profile() as p:
-        read(pipeline(n=16))
+        read(pipeline(n=16, fn=slow))  # 64 ms of sleeps: the CPU counters tick every 10 ms
     idle = p.to_dict()["runs"][0]["machine_idle_pct"]
     assert isinstance(idle, float) and 0.0 <= idle <= 100.0
 

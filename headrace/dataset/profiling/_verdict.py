@@ -14,11 +14,12 @@ The reasoning, on one run's metrics (``_metrics.run_metrics``):
    cores); otherwise it computes (-> more workers while cores are free, else a cheaper op). A
    stage whose tasks waited for a free worker most of the time has its input queue full, which
    confirms it. Whether cores are free is the machine's idle share over the profile (every
-   process counted): threads that take turns on the GIL gain from worker processes only when the
-   machine has idle cores for them. On a machine busy with other work, threads are given little
-   CPU whatever they run, and worker processes cost more per row (the demo's image chain on 2
-   busy cores, paired epochs: threads 884-986 us of CPU per image, processes 1147-1196 us, and
-   fewer images/s), so the verdict is then that the cores are busy.
+   process counted): threads that take turns on the GIL (using at most ``GIL_TURNS_CORES``
+   between them) gain from worker processes only when the machine has idle cores for them. On a
+   machine busy with other work, threads are given little CPU whatever they run, and worker
+   processes cost more per row (the demo's image chain on 2 busy cores, paired epochs: threads
+   884-986 us of CPU per image, processes 1147-1196 us, and fewer images/s), so the verdict is
+   then that the cores are busy.
 4. If even the busiest op is far from busy, no op is saturated: the main thread that orders
    and hands over rows is the limit.
 """
@@ -34,6 +35,10 @@ GIL_MIN_CPU_PCT = 8.0      # without block counts: threads on the GIL still comp
 GIL_BLOCKS = (50.0, 300.0)
 SLEEPER_BLOCKS = 3000.0    # per CPU second: threads that sleep or wait for I/O (measured 9,500-17,000)
 BUSY_MACHINE_IDLE_PCT = 15.0  # the machine idle less than this: no cores are free (as autotune's IDLE_TO_GAIN)
+# Threads that take turns on the GIL use about one core between them, however many they are;
+# threads in native code that lets go of the GIL use more (W2's chain: 1.6-1.7 of 2 cores, and
+# worker processes ran it 20-27% slower): autotune's GIL_TURNS_CORES.
+GIL_TURNS_CORES = 1.5
 
 
 def verdict(run: dict) -> dict:
@@ -115,7 +120,7 @@ def _in_stage(op: dict, st: dict, run: dict) -> dict:
     # limited by the CPU: by the GIL (or another lock), like threads seen taking turns.
     starved = cpb <= 130.0 / w and not crowded
     if mode == "threads" and w >= 2 and st["worker_utilization_pct"] >= SATURATED_PCT and not sleeper \
-            and (turns or starved) and not crowded:
+            and (turns or starved) and not crowded and st["cpu_cores_used"] <= GIL_TURNS_CORES:
         seen = "" if blocks is None else f" and blocked {blocks:.0f} times a second"
         return _v(op["label"], op["id"], "gil",
                   f"{head}; its threads computed only {cpb:.0f}% of their busy time{seen}: they take turns on "
