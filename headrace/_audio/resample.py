@@ -5,6 +5,7 @@ per period; one kernel row per output phase is applied as a strided convolution.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -12,21 +13,38 @@ import numpy as np
 __all__ = ["resample", "sinc_kernel"]
 
 
-def sinc_kernel(orig: int, new: int, lowpass_filter_width: int, rolloff: float, kaiser_beta: float | None
-                ) -> tuple[np.ndarray, int]:
+def sinc_kernel(orig: int, new: int, lowpass_filter_width: int, rolloff: float, kaiser_beta: float | None,
+                dtype: np.dtype = np.dtype(np.float64)) -> tuple[np.ndarray, int]:
     """The (new, 2 * width + orig) polyphase kernel and its half ``width`` in input samples; a
     Hann window (``kaiser_beta`` None) or a Kaiser window with that beta tapers the sinc.
+
+    Computed as MindSpore computes it: the cut-off ``min(orig, new) * rolloff`` in float32, every
+    step after it in ``dtype`` (float32 for a float32 signal: its taps differ from float64's rounded
+    by up to ~1e-5 of the output's peak).
 
     Examples:
         >>> k, w = sinc_kernel(1, 2, 6, 0.99, None)
         >>> k.shape, w
         ((2, 15), 7)
     """
-    base = min(orig, new) * rolloff
-    width = math.ceil(lowpass_filter_width * orig / base)
-    idx = np.arange(-width, width + orig, dtype=np.float64) / orig
-    t = (np.arange(0, -new, -1, dtype=np.float64)[:, None] / new + idx[None, :]) * base
-    return _sinc_window(t, lowpass_filter_width, kaiser_beta) * (base / orig), width
+    t_ = np.dtype(dtype).type
+    base32 = _base(orig, new, rolloff)
+    width = _width(orig, lowpass_filter_width, base32)
+    base = t_(base32)
+    idx = np.arange(-width, width + orig).astype(dtype) / t_(orig)
+    t = (np.arange(0, -new, -1).astype(dtype)[:, None] / t_(new) + idx[None, :]) * base
+    t = np.clip(t, -lowpass_filter_width, lowpass_filter_width).astype(dtype, copy=False)
+    if kaiser_beta is None:
+        win = np.square(np.cos(t * t_(math.pi) / t_(lowpass_filter_width) / t_(2)))
+    else:
+        r = (t / t_(lowpass_filter_width)).astype(np.float64)
+        arg = float(np.float32(kaiser_beta)) * np.sqrt(np.clip(1.0 - r * r, 0.0, None))
+        win = (np.i0(arg) / t_(np.i0(float(np.float32(kaiser_beta))))).astype(dtype)
+    t = t * t_(math.pi)
+    scale = base / t_(orig)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sinc = np.where(t == 0, scale, scale * (np.sin(t) / np.where(t == 0, t_(1), t)))
+    return (sinc * win).astype(dtype, copy=False), width
 
 
 def resample(x: np.ndarray, orig_freq: float, new_freq: float, lowpass_filter_width: int = 6,
@@ -46,14 +64,18 @@ def resample(x: np.ndarray, orig_freq: float, new_freq: float, lowpass_filter_wi
     dt = x.dtype
     n = x.shape[-1]
     target = math.ceil(new * n / orig)
-    base = min(orig, new) * rolloff
-    width = math.ceil(lowpass_filter_width * orig / base)
-    xp = np.pad(x.astype(np.float64), [(0, 0)] * (x.ndim - 1) + [(width, width + orig)])
+    base = float(_base(orig, new, rolloff))
+    width = _width(orig, lowpass_filter_width, np.float32(base))
     if new * (2 * width + orig) <= _DENSE_LIMIT:
-        kernel, _ = sinc_kernel(orig, new, lowpass_filter_width, rolloff, kaiser_beta)
-        frames = np.lib.stride_tricks.sliding_window_view(xp, kernel.shape[1], axis=-1)[..., ::orig, :]
-        y = np.matmul(frames, kernel.T).reshape(x.shape[:-1] + (-1,))
+        # a float32 signal is filtered in float32 (the kernel rounded to it), as MindSpore does
+        work = np.float32 if dt == np.float32 else np.float64
+        kernel_t = _dense_kernel_t(orig, new, lowpass_filter_width, rolloff, kaiser_beta, np.dtype(work))
+        xp = np.zeros(x.shape[:-1] + (n + 2 * width + orig,), work)
+        xp[..., width:width + n] = x
+        frames = np.lib.stride_tricks.sliding_window_view(xp, kernel_t.shape[0], axis=-1)[..., ::orig, :]
+        y = np.matmul(frames, kernel_t).reshape(x.shape[:-1] + (-1,))
         return y[..., :target].astype(dt, copy=False)
+    xp = np.pad(x.astype(np.float64), [(0, 0)] * (x.ndim - 1) + [(width, width + orig)])
     # Co-prime rates far apart (e.g. 19027 -> 16000): the dense kernel would have new x (orig + 2 width)
     # entries, almost all zero; each output sample takes only the taps where the window is non-zero.
     j = np.arange(target)
@@ -71,6 +93,27 @@ def resample(x: np.ndarray, orig_freq: float, new_freq: float, lowpass_filter_wi
 
 
 _DENSE_LIMIT = 4_000_000
+
+
+def _base(orig: int, new: int, rolloff: float) -> np.float32:
+    """The cut-off ``min(orig, new) * rolloff``, in float32 as MindSpore keeps it."""
+    return np.float32(min(orig, new)) * np.float32(rolloff)
+
+
+def _width(orig: int, lowpass_filter_width: int, base: np.float32) -> int:
+    """Half the kernel's length in input samples: ``ceil(lowpass_filter_width * orig / base)``."""
+    return math.ceil(float(np.float32(lowpass_filter_width * orig) / base))
+
+
+@functools.lru_cache(maxsize=16)
+def _dense_kernel_t(orig: int, new: int, lowpass_filter_width: int, rolloff: float, kaiser_beta: float | None,
+                    dtype: np.dtype) -> np.ndarray:
+    """:func:`sinc_kernel` transposed, contiguous, in ``dtype`` and read-only (kept: building it
+    costs as much as applying it to a 10 s clip)."""
+    kernel, _ = sinc_kernel(orig, new, lowpass_filter_width, rolloff, kaiser_beta, dtype)
+    out = np.ascontiguousarray(kernel.T, dtype)
+    out.flags.writeable = False
+    return out
 
 
 def _sinc_window(t: np.ndarray, lowpass_filter_width: int, kaiser_beta: float | None) -> np.ndarray:
