@@ -41,13 +41,42 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 # Shared cache of chained shuffles: pass k of (n, seed) costs one shuffle if pass k-1 is cached.
 # --------------------------------------------------------------------------------------------
 
+class SmallCache:
+    """A few entries under a lock; past ``max_keys`` the least recently used one is dropped. What
+    the caches of computed passes share (here and in ``mindchain.py``)."""
+
+    def __init__(self, max_keys: int) -> None:
+        self._lock = threading.Lock()
+        self._max = max_keys
+        self._entries: OrderedDict[Any, Any] = OrderedDict()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+        return default if hit is None else hit
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def put(self, key: Any, value: Any, replaces: Callable[[Any], bool] | None = None) -> None:
+        """Stores ``value`` unless ``replaces(old)`` says the entry there is to be kept."""
+        with self._lock:
+            old = self._entries.get(key)
+            if old is None or replaces is None or replaces(old):
+                self._entries[key] = value
+                self._entries.move_to_end(key)
+                while len(self._entries) > self._max:
+                    self._entries.popitem(last=False)
+
+
 class _ChainCache:
     """Remembers the latest pass computed for each (n, seed, start); a few keys at most."""
 
     def __init__(self, max_keys: int = 4) -> None:
-        self._lock = threading.Lock()
-        self._max = max_keys
-        self._entries: OrderedDict[tuple, tuple[int, np.ndarray]] = OrderedDict()
+        self._entries = SmallCache(max_keys)
 
     def get(self, n: int, seed: int, pass_index: int, start_key: Any = None,
             start: np.ndarray | None = None, step_seed: Callable[[int], int] | None = None) -> np.ndarray:
@@ -57,10 +86,7 @@ class _ChainCache:
         """
         step_seed = step_seed or (lambda k: (seed + k) & mtshuffle.M32)
         key = (n, seed, start_key)
-        with self._lock:
-            hit = self._entries.get(key)
-            if hit is not None:
-                self._entries.move_to_end(key)
+        hit = self._entries.get(key)
         if hit is not None and hit[0] <= pass_index:
             done, perm = hit
         else:
@@ -69,13 +95,7 @@ class _ChainCache:
         for k in range(done + 1, pass_index + 1):
             perm = perm[mtshuffle.shuffle_permutation(n, step_seed(k))]
         perm = _readonly(perm)
-        with self._lock:
-            old = self._entries.get(key)
-            if old is None or old[0] <= pass_index:
-                self._entries[key] = (pass_index, perm)
-                self._entries.move_to_end(key)
-                while len(self._entries) > self._max:
-                    self._entries.popitem(last=False)
+        self._entries.put(key, (pass_index, perm), replaces=lambda old: old[0] <= pass_index)
         return perm
 
 

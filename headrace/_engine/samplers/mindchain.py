@@ -31,12 +31,11 @@ A chain with more than one shard is not planned here (:func:`supports`).
 from __future__ import annotations
 
 import dataclasses
-import threading
 from typing import Any
 
 import numpy as np
 
-from headrace._engine.samplers.base import SamplerPlan
+from headrace._engine.samplers.base import SamplerPlan, SmallCache
 from headrace._engine.samplers.mindrecord import shard_by_block, shard_positions
 from headrace._util import mtshuffle
 from headrace._util.mtshuffle import minstd_shuffle
@@ -197,23 +196,15 @@ class _PassCache:
     """The latest pass computed per (plan, rows, seed): pass k costs one step from pass k - 1."""
 
     def __init__(self, max_keys: int = 8) -> None:
-        self._lock = threading.Lock()
-        self._max = max_keys
-        self._first: dict[tuple, tuple[np.ndarray, np.ndarray | None]] = {}
-        self._later: dict[tuple, tuple[int, np.ndarray]] = {}
-
-    def _put(self, table: dict, key: tuple, value: Any) -> None:
-        with self._lock:
-            table[key] = value
-            while len(table) > self._max:
-                table.pop(next(iter(table)))
+        self._first = SmallCache(max_keys)
+        self._later = SmallCache(max_keys)
 
     def first(self, plan: MindChainPlan, n: int, seed: int, block: bool) -> tuple[np.ndarray, np.ndarray | None]:
         key = (plan, n, seed, block)
         hit = self._first.get(key)
         if hit is None:
             hit = plan._first(n, seed, block)
-            self._put(self._first, key, hit)
+            self._first.put(key, hit)
         return hit
 
     def later(self, plan: MindChainPlan, ids: np.ndarray, n: int, seed: int, block: bool,
@@ -226,7 +217,7 @@ class _PassCache:
             for op in plan.ops:
                 if op.kind == "shuffle":
                     cur = _shuffled(cur, seed + 1 + k if op.reshuffle else seed)
-        self._put(self._later, key, (pass_index, cur))
+        self._later.put(key, (pass_index, cur))
         return cur
 
 
