@@ -146,6 +146,14 @@ class _AudioDataset(FileSourceDataset):
 
     _columns: tuple[str, ...] = ()
     _empty_is_data = False  # zero rows is an empty dataset (not MindSpore's no-data error)
+    _usages: tuple[str, ...] = ()  # the usages of a dataset with MindSpore's usage signature, 'all' last
+
+    def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
+                 sampler=None, num_shards=None, shard_id=None, cache=None):
+        # the signature GTZAN, LibriTTS and SpeechCommands share; the others have their own
+        self.dataset_dir = check_dir(dataset_dir)
+        self.usage = _check_choice(usage, self._usages, "usage", "all")
+        super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
 
     def _make_plan(self) -> P.Node:
         try:
@@ -213,7 +221,7 @@ class CMUArcticDataset(_AudioDataset):
                  sampler=None, num_shards=None, shard_id=None, cache=None):
         self.dataset_dir = check_dir(dataset_dir)
         self.name = _check_choice(name, _CMU_NAMES, "name", "aew")
-        super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
+        FileSourceDataset.__init__(self, num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
 
     def _make_source(self) -> _AudioSource:
         op = self._source_name()
@@ -314,12 +322,7 @@ class GTZANDataset(_AudioDataset):
     """
 
     _columns = ("waveform", "sample_rate", "label")
-
-    def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
-                 sampler=None, num_shards=None, shard_id=None, cache=None):
-        self.dataset_dir = check_dir(dataset_dir)
-        self.usage = _check_choice(usage, ("train", "valid", "test", "all"), "usage", "all")
-        super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
+    _usages = ("train", "valid", "test", "all")
 
     def _make_source(self) -> _AudioSource:
         op = self._source_name()
@@ -376,12 +379,7 @@ class LibriTTSDataset(_AudioDataset):
 
     _columns = ("waveform", "sample_rate", "original_text", "normalized_text", "speaker_id", "chapter_id",
                 "utterance_id")
-
-    def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
-                 sampler=None, num_shards=None, shard_id=None, cache=None):
-        self.dataset_dir = check_dir(dataset_dir)
-        self.usage = _check_choice(usage, _LIBRI_USAGES + ("all",), "usage", "all")
-        super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
+    _usages = _LIBRI_USAGES + ("all",)
 
     def _make_source(self) -> _AudioSource:
         op = self._source_name()
@@ -452,7 +450,8 @@ class LJSpeechDataset(_AudioDataset):
     def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
                  num_shards=None, shard_id=None, cache=None):
         self.dataset_dir = check_dir(dataset_dir)
-        super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
+        FileSourceDataset.__init__(self, num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id,
+                                   cache)
 
     def _make_source(self) -> _AudioSource:
         op = self._source_name()
@@ -498,12 +497,7 @@ class SpeechCommandsDataset(_AudioDataset):
 
     _columns = ("waveform", "sample_rate", "label", "speaker_id", "utterance_number")
     _empty_is_data = True  # a usage that selects no file reads nothing (MindSpore too)
-
-    def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
-                 sampler=None, num_shards=None, shard_id=None, cache=None):
-        self.dataset_dir = check_dir(dataset_dir)
-        self.usage = _check_choice(usage, ("train", "test", "valid", "all"), "usage", "all")
-        super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
+    _usages = ("train", "test", "valid", "all")
 
     def _listed(self, name: str, op: str) -> set[str]:
         path = os.path.join(self.dataset_dir, name)
@@ -624,7 +618,7 @@ class TedliumDataset(_AudioDataset):
             if extensions != ".sph":
                 raise RuntimeError(f"TedliumNode: extension {extensions} is not supported.")
         self.extensions = ".sph"
-        super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
+        FileSourceDataset.__init__(self, num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
 
     def _folders(self) -> list[str]:
         if self.release == "release3":
@@ -695,7 +689,8 @@ class YesNoDataset(_AudioDataset):
     def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
                  num_shards=None, shard_id=None, cache=None):
         self.dataset_dir = check_dir(dataset_dir)
-        super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
+        FileSourceDataset.__init__(self, num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id,
+                                   cache)
 
     def _make_source(self) -> _AudioSource:
         op = self._source_name()
