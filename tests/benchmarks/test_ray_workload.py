@@ -33,21 +33,22 @@ def test_ray_rows_registered():
     assert cli.parse_args(["-w", "ray", "--quick", "--no-setup"]).sizes["ray"] == w2.QUICK_COUNT
 
 
-def row(variant, rates, **extra):
+def row(variant, rates, first=0.5, **extra):
     return {"variant": variant, "status": "ok", "measured": {"load1_start": 1.5, "load1_end": 2.0},
-            "epochs": [{"seconds": 1.0, "items": r, "bytes": 0, "first_batch_s": 0.5} for r in rates], **extra}
+            "epochs": [{"seconds": 1.0, "items": r, "bytes": 0, "first_batch_s": first} for r in rates], **extra}
 
 
 def test_report_gives_rates_and_the_goals_ratios():
     read = {"read_mindrecord_mb_s": 200.0, "in_process_mb_s": 400.0, "read_parquet_mb_s": 50.0,
             "over_in_process": 0.5, "over_parquet": 4.0, "first_batch_warm_s": 0.25}
     results = [row("headrace.ray", [90, 100, 120]), row("Ray Data", [40, 50, 60]), row("headrace", [110, 125]),
-               row("read", [300], read=read)]
+               row("read", [300], first=None, read=read)]
     assert wray.ratios({"headrace.ray": 100.0, "Ray Data": 50.0, "headrace": 125.0}) == {
         "headrace.ray / Ray Data": 2.0, "headrace.ray / headrace": 0.8}
     text = wray.report(results).splitlines()
     assert text[0] == "  headrace.ray:    100.0 images/s (min 90.0, max 120.0; 1st batch 0.50 s; load1 1.50->2.00)"
     assert text[2].startswith("      headrace:    117.5 images/s (min 110.0, max 125.0;")
+    assert text[3] == "          read:    300.0 images/s (min 300.0, max 300.0; load1 1.50->2.00)"   # no first batch
     assert text[4] == ("                read_mindrecord 2nd epoch 200 MB/s, same tasks in-process 400 MB/s (0.50x; "
                        "goal >= 0.6), read_parquet 50 MB/s (4.00x; goal >= 2); first batch on a warm Ray 0.25 s "
                        "(goal <= 1)")
