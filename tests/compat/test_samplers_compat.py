@@ -15,6 +15,7 @@ from headrace._util.types import SampleContext
 from headrace.dataset import _sampler_args as A
 
 from tests.oracles.oracle import run_ms
+from tests.oracles.snippets import USER_SAMPLERS, local_functions
 
 
 def our_passes(plan, n, passes, seed, labels=None):
@@ -142,32 +143,6 @@ def test_orders_and_sizes_match_mindspore():
 
 # ---- user samplers -----------------------------------------------------------------------------
 
-_USER_SAMPLERS = """
-class Rev(ds.Sampler):
-    def __iter__(self):
-        return iter(range(self.dataset_size - 1, -1, -1))
-class Cnt(ds.Sampler):
-    def __init__(self, num_samples=None):
-        super().__init__(num_samples)
-        self.k = 0
-        self.resets = 0
-    def __iter__(self):
-        self.k += 1
-        return iter([self.k, self.k + 1, self.resets])
-    def reset(self):
-        self.resets += 1
-class WithLen(ds.Sampler):
-    def __iter__(self):
-        return iter([1, 2, 3, 4, 5, 6])
-    def __len__(self):
-        return 4
-class Big(ds.Sampler):
-    def __iter__(self):
-        return iter(range(8))
-def chain(parent, child):
-    parent.add_child(child)
-    return parent
-"""
 
 USER_CASES = [
     ("Rev()", 5, 2), ("Cnt()", 10, 3), ("Cnt(2)", 10, 2), ("WithLen()", 10, 2), ("Big(num_samples=3)", 5, 1),
@@ -183,7 +158,7 @@ USER_SIZE_BUGS = {"chain(Rev(), ds.SequentialSampler(5))": 5}
 
 
 def test_user_samplers_match_mindspore():
-    snippet = _USER_SAMPLERS + """
+    snippet = USER_SAMPLERS + """
 out = []
 ds.config.set_seed(5)
 for src, n, epochs in INPUTS:
@@ -197,8 +172,7 @@ for src, n, epochs in INPUTS:
 RESULT = out
 """
     theirs = run_ms(snippet, USER_CASES)
-    scope = {"ds": hds, "np": np}
-    exec(_USER_SAMPLERS, scope)
+    scope = local_functions(USER_SAMPLERS)
     for (src, n, epochs), (size, runs) in zip(USER_CASES, theirs):
         plan = eval(src, scope).plan()
         assert plan.num_samples(n) == USER_SIZE_BUGS.get(src, size), src

@@ -40,6 +40,36 @@ def sharded(make, n):
     return out
 '''
 
+# User samplers (subclasses of ds.Sampler) as MindSpore's users write them: Rev reads the rows
+# backwards, Cnt gives [k, k + 1, resets] on its k-th iteration, WithLen says 4 but yields 6, Big
+# yields 0..7; chain(parent, child) adds the child.
+USER_SAMPLERS = """
+class Rev(ds.Sampler):
+    def __iter__(self):
+        return iter(range(self.dataset_size - 1, -1, -1))
+class Cnt(ds.Sampler):
+    def __init__(self, num_samples=None):
+        super().__init__(num_samples)
+        self.k = 0
+        self.resets = 0
+    def __iter__(self):
+        self.k += 1
+        return iter([self.k, self.k + 1, self.resets])
+    def reset(self):
+        self.resets += 1
+class WithLen(ds.Sampler):
+    def __iter__(self):
+        return iter([1, 2, 3, 4, 5, 6])
+    def __len__(self):
+        return 4
+class Big(ds.Sampler):
+    def __iter__(self):
+        return iter(range(8))
+def chain(parent, child):
+    parent.add_child(child)
+    return parent
+"""
+
 
 def oracle_program(snippets):
     """Program text for run_ms: runs every snippet, RESULT is the list of descriptions."""

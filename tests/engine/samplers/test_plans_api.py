@@ -13,6 +13,7 @@ from headrace._util.errors import EarlyValueError
 from headrace._util.types import SampleContext
 from headrace.dataset import _sampler_args as A
 from headrace.dataset import samplers as S
+from tests.oracles.snippets import USER_SAMPLERS, local_functions
 
 
 def ctx(n, k=0, seed=1):
@@ -230,27 +231,8 @@ def test_add_child_rules():
         pk.plan()
 
 
-class Reverse(ds.Sampler):
-    def __iter__(self):
-        return iter(range(self.dataset_size - 1, -1, -1))
-
-
-class Counter(ds.Sampler):
-    def __init__(self, num_samples=None):
-        super().__init__(num_samples)
-        self.k = 0
-
-    def __iter__(self):
-        self.k += 1
-        return iter([self.k, self.k + 1])
-
-
-class WithLen(ds.Sampler):
-    def __iter__(self):
-        return iter([1, 2, 3, 4, 5, 6])
-
-    def __len__(self):
-        return 4
+_USER = local_functions(USER_SAMPLERS)  # the user samplers that the compat test runs in MindSpore
+Reverse, Counter, WithLen = _USER["Rev"], _USER["Cnt"], _USER["WithLen"]
 
 
 def test_user_sampler():
