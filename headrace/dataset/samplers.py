@@ -41,7 +41,15 @@ __all__ = [
 _INT64_MAX = checks.INT64_MAX
 
 
-class Sampler(BuiltinSampler):
+class _UnshardedSampler(BuiltinSampler):
+    """A sampler that does not shard itself (every sampler but ``DistributedSampler``): sharded only
+    where its child is."""
+
+    def is_sharded(self):
+        return self._child_is("is_sharded", False)
+
+
+class Sampler(_UnshardedSampler):
     """Base of user-defined samplers: implement ``__iter__`` (and optionally ``__len__``, ``reset``).
 
     ``__iter__`` yields source indices (or lists of them, which are flattened). Before the first
@@ -106,9 +114,6 @@ class Sampler(BuiltinSampler):
 
     def is_shuffled(self):
         return self._child_is("is_shuffled", False)
-
-    def is_sharded(self):
-        return self._child_is("is_sharded", False)
 
     def get_num_samples(self):
         if self.num_samples is not None:
@@ -248,7 +253,7 @@ class DistributedSampler(BuiltinSampler):
         return self.shuffle
 
 
-class PKSampler(BuiltinSampler):
+class PKSampler(_UnshardedSampler):
     """``num_val`` rows of every class, drawn at random within the class (with replacement).
 
     Needs a source that knows each row's class (folder and labelled-file sources).
@@ -294,11 +299,8 @@ class PKSampler(BuiltinSampler):
     def is_shuffled(self):
         return self._child_is("is_shuffled", self.shuffle)
 
-    def is_sharded(self):
-        return self._child_is("is_sharded", False)
 
-
-class RandomSampler(BuiltinSampler):
+class RandomSampler(_UnshardedSampler):
     """All rows in a random order, reshuffled every pass; or draws with replacement.
 
     Under ``ds.config.set_seed(s)`` the order is MindSpore's: pass 0 is ``std::shuffle`` of the
@@ -340,14 +342,11 @@ class RandomSampler(BuiltinSampler):
     def is_shuffled(self):
         return True
 
-    def is_sharded(self):
-        return self._child_is("is_sharded", False)
-
     def get_shuffle_mode(self):
         return self.shuffle
 
 
-class SequentialSampler(BuiltinSampler):
+class SequentialSampler(_UnshardedSampler):
     """Rows in order, from ``start_index``.
 
     Args:
@@ -381,14 +380,11 @@ class SequentialSampler(BuiltinSampler):
     def is_shuffled(self):
         return self._child_is("is_shuffled", False)
 
-    def is_sharded(self):
-        return self._child_is("is_sharded", False)
-
     def get_shuffle_mode(self):
         return Shuffle.FALSE
 
 
-class SubsetSampler(BuiltinSampler):
+class SubsetSampler(_UnshardedSampler):
     """The given row ids, in the given order.
 
     Args:
@@ -432,9 +428,6 @@ class SubsetSampler(BuiltinSampler):
     def is_shuffled(self):
         return self._shuffled
 
-    def is_sharded(self):
-        return self._child_is("is_sharded", False)
-
     def get_num_samples(self):
         num_samples = super().get_num_samples()
         return len(self.indices) if num_samples is None else min(len(self.indices), num_samples)
@@ -463,7 +456,7 @@ class SubsetRandomSampler(SubsetSampler):
     _shuffled = True
 
 
-class WeightedRandomSampler(BuiltinSampler):
+class WeightedRandomSampler(_UnshardedSampler):
     """Rows ``0 .. len(weights) - 1`` drawn with probability proportional to their weight.
 
     Under ``set_seed(s)`` every pass draws the same rows (MindSpore reseeds each pass).
@@ -520,9 +513,6 @@ class WeightedRandomSampler(BuiltinSampler):
 
     def is_shuffled(self):
         return True
-
-    def is_sharded(self):
-        return self._child_is("is_sharded", False)
 
     def get_shuffle_mode(self):
         return Shuffle.GLOBAL
