@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -85,8 +86,17 @@ def test_the_requires_marker_names_the_missing_modules():
     assert missing_requirements("import json\n# requires: no_such_module_xyz\n") == []
 
 
+@pytest.fixture
+def ray_tmpdir():
+    """A short folder for Ray's sockets and logs (``RAY_TMPDIR``; a Unix socket path must stay under
+    108 bytes), removed after the page's examples."""
+    folder = tempfile.mkdtemp(prefix="hrdoc-", dir="/tmp")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.mark.parametrize("page", pages())
-def test_the_examples_of_each_page_run(page, tmp_path):
+def test_the_examples_of_each_page_run(page, tmp_path, ray_tmpdir):
     work = tmp_path / "work"
     work.mkdir()
     examples = blocks(page)
@@ -100,7 +110,8 @@ def test_the_examples_of_each_page_run(page, tmp_path):
         script = tmp_path / f"{page[:-3]}_block{i + 1}.{'py' if lang == 'python' else 'sh'}"
         script.write_text(code)                       # run from a file, as a user's script (tracebacks show lines)
         cmd = [sys.executable, str(script)] if lang == "python" else ["bash", "-e", str(script)]
-        out = subprocess.run(cmd, cwd=work, env=env(tmp_path), capture_output=True, text=True, timeout=300)
+        out = subprocess.run(cmd, cwd=work, env={**env(tmp_path), "RAY_TMPDIR": ray_tmpdir}, capture_output=True,
+                             text=True, timeout=300)
         assert out.returncode == 0, f"{page}, block {i + 1} ({lang}):\n{code}\n--- stderr:\n{out.stderr[-3000:]}"
         ran += 1
     skipped = [(i + 1, missing_requirements(code)) for i, (_, code) in enumerate(examples) if missing_requirements(code)]

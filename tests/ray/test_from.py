@@ -71,6 +71,22 @@ def test_read_mindrecord_epochs_map_batch_and_the_torch_loader(local_ray, mr_set
     assert tuple(batches[2][1].shape) == (1, 2, 3) and batches[2][1][0, 1, 2].item() == 9.0
 
 
+def test_the_jax_loader_reads_it(local_ray):
+    pytest.importorskip("jax")
+    import jax
+
+    from headrace.jax import Loader
+
+    loader = Loader(from_ray(ordered(ray.data.from_items(items(5))), ["i32", "f"]).batch(2), shard=False)
+    try:
+        batches = list(loader)
+    finally:
+        loader.close()
+    assert all(isinstance(a, jax.Array) for b in batches for a in b)
+    assert [b[0].tolist() for b in batches] == [[-2, -1], [0, 1], [2]]
+    assert [b[1].tolist() for b in batches] == [[0.0, 0.25], [0.5, 0.75], [1.0]]
+
+
 def test_a_source_from_read_dataset_keeps_its_order_and_epoch(local_ray):
     data = ds.NumpySlicesDataset({"x": np.arange(12, dtype=np.int64)}, shuffle=True)
     ds.config.set_seed(4)

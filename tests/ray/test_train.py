@@ -266,3 +266,28 @@ def test_torch_loader_and_checkpoint_errors(tmp_path):
             restore_loader(loader)
     finally:
         loader.close()
+
+
+def test_a_minddataset_state_restores_on_as_many_ranks_only(mr_set, tmp_path):
+    """MindDataset's shards follow its MindRecord order, which the elastic resume does not deal out
+    again: another rank count is refused (docs/ray.md says so), the same one resumes."""
+    ds.config.set_seed(3)
+    loader = RankLoader(pipeline(mr_set), rank=0, world_size=2)
+    it = iter(loader)
+    next(it)
+    it.close()
+    loader.save_to(str(tmp_path))
+    loader.close()
+    three = RankLoader(pipeline(mr_set), rank=0, world_size=3)
+    try:
+        with pytest.raises(ValueError, match=r"^headrace.ray.RankLoader.load_state_dict: the source reads through "
+                                             r"MindShufflePlan .*restores on another number of ranks\.$"):
+            three.restore(str(tmp_path))
+    finally:
+        three.close()
+    two = RankLoader(pipeline(mr_set), rank=0, world_size=2)
+    try:
+        assert two.restore(str(tmp_path)) is True
+        assert [b[0].tolist() for b in two] == shard_labels(mr_set, 2, 0, 0, 3)[1:]
+    finally:
+        two.close()
