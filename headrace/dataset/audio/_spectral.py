@@ -15,12 +15,13 @@ from headrace._audio import mel as melk
 from headrace._audio import spectral as sk
 from headrace._util.rng import sample_rng
 from headrace.dataset.audio._base import AudioTensorOperation, op_error
-from headrace.dataset.audio._spectral_base import (_FREQ_TIME, _complex_spec, _mel_freqs, _nonneg_int, _numeric,
+from headrace.dataset.audio._spectral_base import (_check_f_max, _check_stft_args, _check_win_hop, _complex_spec,
+                                                   _frame_lengths, _FREQ_TIME, _mel_freqs, _nonneg_int, _numeric,
                                                    _OwnRankError, _pos_int, _power, _power_out, _signal, _Stft,
-                                                   _to_db, _win_not_over)
-
+                                                   _to_db)
 from headrace.dataset.audio.utils import BorderType, MelType, NormMode, NormType, WindowType
 from headrace.dataset.transforms._checks import check_non_negative_float32, check_pos_float32, type_check
+
 __all__ = ["GriffinLim", "InverseMelScale", "InverseSpectrogram", "LFCC", "MFCC", "MelScale",
            "MelSpectrogram", "SpectralCentroid", "Spectrogram"]
 
@@ -56,11 +57,7 @@ class Spectrogram(_OwnRankError):
     def __init__(self, n_fft=400, win_length=None, hop_length=None, pad=0, window=WindowType.HANN, power=2.0,
                  normalized=False, center=True, pad_mode=BorderType.REFLECT, onesided=True):
         _pos_int(n_fft, "n_fft")
-        if win_length is not None:
-            _pos_int(win_length, "win_length")
-            _win_not_over(win_length, n_fft)
-        if hop_length is not None:
-            _pos_int(hop_length, "hop_length")
+        _check_win_hop(n_fft, win_length, hop_length)
         _nonneg_int(pad, "pad")
         type_check(window, (WindowType,), "window")
         _power(power)
@@ -69,8 +66,7 @@ class Spectrogram(_OwnRankError):
         type_check(onesided, (bool,), "onesided")
         type_check(pad_mode, (BorderType,), "pad_mode")
         self.n_fft = n_fft
-        self.win_length = win_length if win_length else n_fft
-        self.hop_length = hop_length if hop_length else self.win_length // 2
+        self.win_length, self.hop_length = _frame_lengths(n_fft, win_length, hop_length)
         self.pad, self.window, self.power, self.normalized = pad, window, power, normalized
         self.center, self.pad_mode, self.onesided = center, pad_mode, onesided
         self._stft = _Stft("Spectrogram", n_fft, self.win_length, self.hop_length, pad, window, normalized,
@@ -115,31 +111,14 @@ class MelSpectrogram(AudioTensorOperation):
         _pos_int(n_fft, "n_fft")
         _nonneg_int(n_mels, "n_mels")
         type_check(f_min, (float,), "f_min")
-        if f_max is not None:
-            check_non_negative_float32(f_max, "f_max")
-            if f_min > f_max:
-                raise ValueError(f"f_max should be greater than or equal to f_min, but got f_min: {f_min} and "
-                                 f"f_max: {f_max}.")
-        elif f_min >= sample_rate // 2:
-            raise ValueError("MelSpectrogram: sample_rate // 2 should be greater than f_min when f_max is set to "
-                             f"None, but got f_min: {f_min}.")
+        _check_f_max(f_min, f_max, sample_rate, "MelSpectrogram: sample_rate // 2 should be greater than f_min when "
+                                                f"f_max is set to None, but got f_min: {f_min}.")
         type_check(norm, (NormType,), "norm")
         type_check(mel_scale, (MelType,), "mel_type")
         check_pos_float32(power, "power")
-        type_check(window, (WindowType,), "window")
-        type_check(normalized, (bool,), "normalized")
-        type_check(center, (bool,), "center")
-        type_check(pad_mode, (BorderType,), "pad_mode")
-        type_check(onesided, (bool,), "onesided")
-        _nonneg_int(pad, "pad")
-        if hop_length is not None:
-            _pos_int(hop_length, "hop_length")
-        if win_length is not None:
-            _pos_int(win_length, "win_length")
-            _win_not_over(win_length, n_fft)
+        _check_stft_args(n_fft, win_length, hop_length, pad, window, normalized, center, pad_mode, onesided)
         self.sample_rate, self.n_fft = sample_rate, n_fft
-        self.win_length = win_length if win_length is not None else n_fft
-        self.hop_length = hop_length if hop_length is not None else self.win_length // 2
+        self.win_length, self.hop_length = _frame_lengths(n_fft, win_length, hop_length)
         self.f_min = f_min
         self.f_max = f_max if f_max is not None else sample_rate // 2
         self.pad, self.n_mels, self.window, self.power = pad, n_mels, window, power
@@ -271,13 +250,8 @@ class LFCC(_OwnRankError):
         check_non_negative_float32(f_min, "f_min")
         if f_max is not None:
             type_check(f_max, (int, float), "f_max")
-            check_non_negative_float32(f_max, "f_max")
-            if f_min > f_max:
-                raise ValueError(f"f_max should be greater than or equal to f_min, but got f_min: {f_min} and "
-                                 f"f_max: {f_max}.")
-        elif f_min >= sample_rate // 2:
-            raise ValueError("Input sample_rate // 2 should be greater than f_min when f_max is set to None, but "
-                             f"got f_min: {f_min} and sample_rate: {sample_rate}.")
+        _check_f_max(f_min, f_max, sample_rate, "Input sample_rate // 2 should be greater than f_min when f_max is "
+                                                f"set to None, but got f_min: {f_min} and sample_rate: {sample_rate}.")
         if dct_type != 2:
             raise ValueError(f"Input dct_type must be 2, but got : {dct_type}.")
         kw: dict = dict(n_fft=400, pad=0, window=WindowType.HANN, power=2.0, normalized=False, center=True,
@@ -337,14 +311,9 @@ class SpectralCentroid(AudioTensorOperation):
         _nonneg_int(pad, "pad")
         type_check(window, (WindowType,), "window")
         _pos_int(n_fft, "n_fft")
-        if win_length is not None:
-            _pos_int(win_length, "win_length")
-            _win_not_over(win_length, n_fft)
-        if hop_length is not None:
-            _pos_int(hop_length, "hop_length")
+        _check_win_hop(n_fft, win_length, hop_length)
         self.sample_rate, self.pad, self.window, self.n_fft = sample_rate, pad, window, n_fft
-        self.win_length = win_length if win_length else n_fft
-        self.hop_length = hop_length if hop_length else self.win_length // 2
+        self.win_length, self.hop_length = _frame_lengths(n_fft, win_length, hop_length)
         self._stft = _Stft("SpectralCentroid", n_fft, self.win_length, self.hop_length, pad, window, False, True,
                            BorderType.REFLECT, True, strict_reflect=False)
 
@@ -484,20 +453,9 @@ class InverseSpectrogram(AudioTensorOperation):
         if length is not None:
             _nonneg_int(length, "length")
         _pos_int(n_fft, "n_fft")
-        type_check(window, (WindowType,), "window")
-        type_check(normalized, (bool,), "normalized")
-        type_check(center, (bool,), "center")
-        type_check(pad_mode, (BorderType,), "pad_mode")
-        type_check(onesided, (bool,), "onesided")
-        _nonneg_int(pad, "pad")
-        if hop_length is not None:
-            _pos_int(hop_length, "hop_length")
-        if win_length is not None:
-            _pos_int(win_length, "win_length")
-            _win_not_over(win_length, n_fft)
+        _check_stft_args(n_fft, win_length, hop_length, pad, window, normalized, center, pad_mode, onesided)
         self.length, self.n_fft = length, n_fft
-        self.win_length = win_length if win_length is not None else n_fft
-        self.hop_length = hop_length if hop_length is not None else self.win_length // 2
+        self.win_length, self.hop_length = _frame_lengths(n_fft, win_length, hop_length)
         self.pad, self.window, self.normalized, self.center = pad, window, normalized, center
         self.pad_mode, self.onesided = pad_mode, onesided
 
@@ -538,11 +496,7 @@ class GriffinLim(AudioTensorOperation):
                  power=2.0, momentum=0.99, length=None, rand_init=True):
         _pos_int(n_fft, "n_fft")
         _pos_int(n_iter, "n_iter")
-        if win_length is not None:
-            _nonneg_int(win_length, "win_length")
-            _win_not_over(win_length, n_fft)
-        if hop_length is not None:
-            _nonneg_int(hop_length, "hop_length")
+        _check_win_hop(n_fft, win_length, hop_length, zero_ok=True)
         type_check(window_type, (WindowType,), "window_type")
         type_check(power, (int, float), "power")
         check_pos_float32(power, "power")
@@ -557,8 +511,7 @@ class GriffinLim(AudioTensorOperation):
         if length and length <= n_fft:
             raise RuntimeError("GriffinLim: n_fft must be less than length.")
         self.n_fft, self.n_iter = n_fft, n_iter
-        self.win_length = win_length if win_length else n_fft
-        self.hop_length = hop_length if hop_length else self.win_length // 2
+        self.win_length, self.hop_length = _frame_lengths(n_fft, win_length, hop_length)
         self.window_type, self.power, self.momentum = window_type, power, momentum
         self.length = length if length else 0
         self.rand_init = rand_init

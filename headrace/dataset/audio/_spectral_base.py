@@ -43,6 +43,40 @@ def _win_not_over(win_length: int, n_fft: int) -> None:
                          f"and n_fft: {n_fft}.")
 
 
+def _check_win_hop(n_fft: int, win_length: Any, hop_length: Any, zero_ok: bool = False) -> None:
+    """win_length (positive, or with ``zero_ok`` non-negative; at most n_fft), then hop_length,
+    when given."""
+    check = _nonneg_int if zero_ok else _pos_int
+    if win_length is not None:
+        check(win_length, "win_length")
+        _win_not_over(win_length, n_fft)
+    if hop_length is not None:
+        check(hop_length, "hop_length")
+
+
+def _check_stft_args(n_fft: Any, win_length: Any, hop_length: Any, pad: Any, window: Any, normalized: Any,
+                     center: Any, pad_mode: Any, onesided: Any) -> None:
+    """The STFT arguments of MelSpectrogram and InverseSpectrogram, in the order MindSpore checks
+    them for those two (after n_fft)."""
+    type_check(window, (WindowType,), "window")
+    type_check(normalized, (bool,), "normalized")
+    type_check(center, (bool,), "center")
+    type_check(pad_mode, (BorderType,), "pad_mode")
+    type_check(onesided, (bool,), "onesided")
+    _nonneg_int(pad, "pad")
+    if hop_length is not None:
+        _pos_int(hop_length, "hop_length")
+    if win_length is not None:
+        _pos_int(win_length, "win_length")
+        _win_not_over(win_length, n_fft)
+
+
+def _frame_lengths(n_fft: int, win_length: int | None, hop_length: int | None) -> tuple[int, int]:
+    """(win_length, hop_length) with MindSpore's defaults: n_fft, and half the window (None or 0)."""
+    win = win_length or n_fft
+    return win, hop_length or win // 2
+
+
 def _mel_freqs(f_min: Any, f_max: Any, sample_rate: int) -> None:
     type_check(f_min, (int, float), "f_min")
     check_float32(f_min, "f_min")
@@ -53,6 +87,18 @@ def _mel_freqs(f_min: Any, f_max: Any, sample_rate: int) -> None:
             raise ValueError("MelScale: f_max should be greater than f_min.")
     elif f_min >= sample_rate // 2:
         raise ValueError("MelScale: sample_rate // 2 should be greater than f_min when f_max is set to None.")
+
+
+def _check_f_max(f_min: float, f_max: Any, sample_rate: int, without_max: str) -> None:
+    """MelSpectrogram's and LFCC's bound on f_max (checked for its type before): non-negative and at
+    least f_min; without it, f_min below the Nyquist rate (``without_max``: the op's own words)."""
+    if f_max is not None:
+        check_non_negative_float32(f_max, "f_max")
+        if f_min > f_max:
+            raise ValueError(f"f_max should be greater than or equal to f_min, but got f_min: {f_min} and "
+                             f"f_max: {f_max}.")
+    elif f_min >= sample_rate // 2:
+        raise ValueError(without_max)
 
 
 def _power(power: Any) -> None:
