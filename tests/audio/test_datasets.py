@@ -14,10 +14,10 @@ import pytest
 
 import headrace.dataset as ds
 from headrace.dataset._sources.audio import AudioDataWarning
-from tests.oracles.oracle import oracle_python, run_ms
+from tests.audio.oracle_cases import needs_oracle
+from tests.oracles.oracle import run_ms
 from tests.oracles.oracle_codec import OracleException
 
-needs_oracle = pytest.mark.skipif(oracle_python() is None, reason="the MindSpore oracle is not set up")
 
 
 def _samples(n: int, seed: int) -> np.ndarray:

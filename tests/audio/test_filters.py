@@ -13,7 +13,8 @@ import headrace.dataset.audio as audio
 from headrace._audio import filters as kf
 from headrace._audio.filters import native
 from headrace._audio.sox import chain_recurrence
-from tests.oracles.oracle import oracle_python, run_ms
+from tests.audio.oracle_cases import RUN_CASES, ms_error_line, needs_oracle, peak_error
+from tests.oracles.oracle import run_ms
 from tests.oracles.oracle_codec import OracleException
 
 
@@ -196,14 +197,7 @@ def _arg_calls():
     return calls
 
 
-_ORACLE = """
-import mindspore.dataset.audio as audio
-def _run(expr, x):
-    try:
-        return np.asarray(eval("audio." + expr)(x))
-    except Exception as e:
-        return e
-C = INPUTS["clips"]
+_ORACLE = RUN_CASES + """
 def _make(call):
     try:
         eval("audio." + call)
@@ -215,20 +209,10 @@ RESULT = {"cases": [_run(e, C[n]) for e, names in INPUTS["cases"] for n in names
           "args": [_make(c) for c in INPUTS["args"]]}
 """
 
-needs_oracle = pytest.mark.skipif(oracle_python() is None, reason="the MindSpore oracle is not set up")
-
-
 @pytest.fixture(scope="module")
 def oracle():
     return run_ms(_ORACLE, {"clips": clips(), "cases": [[e, n] for e, n in CASES], "bad": BAD_INPUTS,
                             "args": _arg_calls()})
-
-
-def _ms_error_line(e: OracleException) -> str:
-    msg = e.msg
-    if "[ERROR]" in msg:
-        msg = msg[msg.index("[ERROR]") + 8:]
-    return msg.split("\n")[0]
 
 
 @needs_oracle
@@ -243,15 +227,14 @@ def test_outputs_match_mindspore(oracle):
                 got = eval("audio." + expr)(c[n])
             except RuntimeError as e:
                 assert isinstance(ref, OracleException), f"{where}: {e}"
-                assert _ms_error_line(ref) in str(e), where
+                assert ms_error_line(ref) in str(e), where
                 continue
             assert not isinstance(ref, OracleException), f"{where}: MindSpore raised {ref}"
             assert got.shape == ref.shape and got.dtype == ref.dtype, where
             if ref.dtype.kind == "i":
                 np.testing.assert_array_equal(got, ref, err_msg=where)
                 continue
-            scale = max(float(np.abs(ref.astype(np.float64)).max(initial=0)), 1e-12)
-            err = float(np.abs(got.astype(np.float64) - ref).max(initial=0)) / scale
+            err = peak_error(got, ref)
             # without the C extension float32 IIR filters run in float64: up to ~8e-5 from MindSpore's float32
             iir32 = native is None and ref.dtype == np.float32 and ("Biquad" in expr or "Filter" in expr)
             tol = 1e-4 if iir32 else 1e-5
@@ -264,7 +247,7 @@ def test_refused_inputs_match_mindspore(oracle):
         assert isinstance(ref, OracleException), expr
         with pytest.raises(RuntimeError) as info:
             eval("audio." + expr)(eval(x))
-        assert str(info.value).startswith(_ms_error_line(ref)), expr
+        assert str(info.value).startswith(ms_error_line(ref)), expr
 
 
 @needs_oracle

@@ -16,6 +16,7 @@ import headrace.dataset.audio as audio
 from headrace._audio import filters as kf
 from headrace._audio.filters import native
 from headrace._audio.spectral import linspace_as
+from tests.audio.oracle_cases import peak_error
 from tests.oracles.oracle import oracle_python, run_ms
 
 
@@ -81,7 +82,7 @@ def _worst(exprs, inputs, refs):
         for x, ref in zip(inputs, outs):
             got = op(x)
             assert got.shape == ref.shape and got.dtype == ref.dtype == np.float32, expr
-            err = float(np.abs(got.astype(np.float64) - ref).max()) / float(np.abs(ref).max())
+            err = peak_error(got, ref)
             worst[expr] = max(worst.get(expr, 0.0), err)
     return worst
 
