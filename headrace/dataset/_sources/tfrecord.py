@@ -84,17 +84,21 @@ class TFRecordSource(RowsOfFiles):
         return data
 
     def _build_files(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        return [self._scan(k, path) for k, path in enumerate(self.files)]
-
-    def _scan(self, k: int, path: str) -> tuple[np.ndarray, np.ndarray]:
-        try:
-            return scan_records(self._file_data(k), path)
-        except TFRecordError as e:
-            if not str(e.detail).startswith(_NOT_TFRECORD):
-                raise
-            # a file MindSpore would not open as TFRecord at all: its message, then headrace's
+        built, bad = [], []
+        for k, path in enumerate(self.files):
+            try:
+                built.append(scan_records(self._file_data(k), path))
+            except TFRecordError as e:
+                if not str(e.detail).startswith(_NOT_TFRECORD):
+                    raise
+                bad.append((path, e.detail))
+        if bad:
+            # files MindSpore would not open as TFRecord at all: its message naming every one, then
+            # headrace's reason for each
+            listed = "".join(f"\n    {path}: {detail}" for path, detail in bad)
             raise PipelineError(_OP, "Invalid file. The following files either cannot be opened, or are not valid "
-                                     f"TFRecordDataset files:\n    {path}: {e.detail}", file=path) from e
+                                     f"TFRecordDataset files:{listed}", file=bad[0][0])
+        return built
 
     # -- records -----------------------------------------------------------------------------
     def record(self, k: int, j: int) -> bytes:
