@@ -117,6 +117,7 @@ CASES = [
 
 # Inputs refused on call: (expression, input).
 BAD_INPUTS = [
+    ("LFilter([1e-50, 0.2], [0.3, 0.2])", "np.ones((1, 4))"),
     ("AllpassBiquad(44100, 200.0)", "np.zeros((2, 3), np.int32)"),
     ("LFilter([1.0, 0.5], [0.5, 0.2])", "np.array(['a'])"),
     ("Filtfilt([1.0, 0.5], [0.5, 0.2])", "np.zeros((2, 0), np.float32)"),

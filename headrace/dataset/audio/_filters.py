@@ -331,9 +331,11 @@ class LFilter(AudioTensorOperation):
         self.clamp = ck.check_bool(clamp, "clamp")
 
     def _coeffs(self) -> tuple[np.ndarray, np.ndarray]:
-        if self.a_coeffs[0] == 0:
+        if np.float32(self.a_coeffs[0]) == 0:  # (MindSpore tests it as float32: 1e-50 is 0)
             raise RuntimeError(f"{self.op_name.lower()}: a_coeffs[0] can not be equal to zero, but got: 0.000000")
-        return np.array(self.b_coeffs), np.array(self.a_coeffs)
+        # MindSpore keeps the coefficients as float32, for a float64 waveform too
+        return (np.array(self.b_coeffs, np.float32).astype(np.float64),
+                np.array(self.a_coeffs, np.float32).astype(np.float64))
 
     def _run(self, x: np.ndarray) -> np.ndarray:
         require_float(x, self.op_name)
