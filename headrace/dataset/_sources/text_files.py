@@ -82,10 +82,14 @@ def _unclosed_quote(path: str, nl: np.ndarray, inside: np.ndarray, op: str, deli
         split_csv(text, delim)
     except CsvParseError as e:
         reason = str(e)
-    # MindSpore's sentence for it, then where and why
-    raise PipelineError(op, "Invalid data, CSVDataset API can't read the data file (interface mismatch or no data "
-                            f"found). Check csv file path:  {path}. Invalid csv file, line {line} of {path}: "
-                            f"{reason}.", file=path)
+    # MindSpore's sentence for it (its own when no record comes before the open one), then where and why
+    if start and read_bytes(path, 0, start).strip():
+        head = (f"Invalid file, failed to parse csv file: {path} at line {line}. Error message: Invalid csv file, "
+                f"reach the end of file in quote field, check {path}.")
+    else:
+        head = ("Invalid data, CSVDataset API can't read the data file (interface mismatch or no data found). "
+                f"Check csv file path:  {path}.")
+    raise PipelineError(op, f"{head} Invalid csv file, line {line} of {path}: {reason}.", file=path)
 
 
 def _line_number(path: str, offset: int) -> int:
