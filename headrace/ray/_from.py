@@ -17,6 +17,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 import ray.data
+from ray.data.block import BlockAccessor
 
 from headrace._util.checks import check_columns
 from headrace.dataset import GeneratorDataset
@@ -37,22 +38,27 @@ class RayRows:
 
     def __iter__(self) -> Iterator[tuple]:
         row = 0
-        for batch in self.data.iter_batches(batch_size=self.rows_per_fetch, batch_format="numpy",
+        for table in self.data.iter_batches(batch_size=self.rows_per_fetch, batch_format="pyarrow",
                                             prefetch_batches=1):
-            missing = [n for n in self.names if n not in batch]
+            missing = [n for n in self.names if n not in table.column_names]
             if missing:
-                raise RuntimeError(f"{_NAME}: row {row} on has no column {missing} (its columns: {list(batch)}); the "
-                                   "Ray dataset's rows do not all have the columns of its schema.")
+                raise RuntimeError(f"{_NAME}: the rows from {row} on have no column {missing} (their columns: "
+                                   f"{table.column_names}); the Ray dataset's rows do not all have the columns of "
+                                   "its schema.")
+            for name in self.names:   # (NumPy would make a null a NaN of an int column, or None)
+                column = table.column(name)
+                if column.null_count:
+                    at = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+                    raise ValueError(f"{_NAME}: column {name!r} of row {row + at} is null; a headrace column holds "
+                                     "a value in every row: fill or drop the nulls in Ray first.")
+            batch = BlockAccessor.for_block(table.select(list(self.names))).to_batch_format("numpy")
             cols = [batch[n] for n in self.names]
-            for i in range(len(cols[0])):
+            for i in range(table.num_rows):
                 yield tuple(_value(c[i], n, row + i) for c, n in zip(cols, self.names))
-            row += len(cols[0])
+            row += table.num_rows
 
 
 def _value(value: Any, column: str, row: int) -> np.ndarray:
-    if value is None:
-        raise ValueError(f"{_NAME}: column {column!r} of row {row} is null (None); a headrace column holds an "
-                         "array in every row: fill or drop the nulls in Ray first.")
     out = row_value(value)
     if out.dtype == object:
         raise TypeError(f"{_NAME}: column {column!r} of row {row} holds {type(value).__name__} values of no "
@@ -99,7 +105,7 @@ def from_ray(data: Any, columns: Sequence[str] | None = None, *, rows_per_fetch:
         ValueError: ``columns`` is empty, names a column twice or one the schema lacks;
             ``rows_per_fetch`` < 1; the Ray data has no schema (no rows).
         RuntimeError: while reading, a null value or a value of no array type (the message names
-            the column and the row).
+            the column and the row; the pipeline's error carries it).
     """
     if not isinstance(data, (ray.data.Dataset, ray.data.DataIterator)):
         raise TypeError(f"data must be a ray.data.Dataset or a ray.data.DataIterator (from streaming_split), but "

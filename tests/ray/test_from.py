@@ -146,12 +146,15 @@ def test_bad_arguments(local_ray):
     assert from_ray(data, "s").get_col_names() == ["s"]
 
 
-def test_a_null_value_names_the_column_and_row(local_ray):
-    rows = [{"a": 1, "n": "x"}, {"a": 2, "n": None}]
-    src = from_ray(ordered(ray.data.from_items(rows)))
+@pytest.mark.parametrize("rows, column, row", [
+    ([{"a": 1, "n": "x"}, {"a": 2, "n": None}], "n", 1),
+    ([{"a": 1, "n": "x"}, {"a": 2, "n": "y"}, {"a": None, "n": "z"}], "a", 2),   # (NumPy: a NaN of a float column)
+])
+def test_a_null_value_names_the_column_and_row(local_ray, rows, column, row):
+    src = from_ray(ray.data.from_items(rows).repartition(1))
     it = src.create_tuple_iterator(output_numpy=True, num_epochs=1)
-    with pytest.raises(RuntimeError, match=r"GeneratorDataset failed at sample index: 1\.(.|\n)*ValueError: "
-                                           r"headrace.ray.from_ray: column 'n' of row 1 is null \(None\)"):
+    with pytest.raises(RuntimeError, match=r"GeneratorDataset failed at sample index: [0-9]+\.(.|\n)*ValueError: "
+                                           rf"headrace.ray.from_ray: column '{column}' of row {row} is null; "):
         list(it)
     it.stop()
 
