@@ -12,8 +12,8 @@ CHW, batches of 128 at the consumer), each on ``--workers`` CPUs:
   ``num_parallel_workers=workers``.
 
 ``read``: issue 40's read goals, on W2's MindRecord payload (images and labels), in one row:
-``read_mindrecord``'s epochs from the second on (one dataset read again: MB/s of row payload)
-against the same read tasks called one after another in the runner's process, and against Ray's
+``read_mindrecord``'s epochs from the second on (one dataset read again: MB/s of row payload, the
+consumer taking Arrow batches, as the read tasks make them) against the same read tasks called one after another in the runner's process, and against Ray's
 Parquet reader (one dataset, from its second epoch) on the same rows written as Parquet files of
 ``ROWS_PER_TASK`` rows; and, on the warm Ray, the time from a new ``read_mindrecord`` call to its
 first batch (median of 3). The row's epochs are ``read_mindrecord``'s.
@@ -67,8 +67,22 @@ def mindrecord_path(a) -> str:
     return mindrecord_file(argparse.Namespace(data=a.data, items=a.items, module="headrace"), FileWriter, files)
 
 
+def _local_files_only() -> None:
+    """Ray 2.60 lists files (``read_parquet``, ``read_binary_files``) in threads, of the driver or
+    of a worker, each importing fsspec's HTTP filesystem to check for it; where that import fails
+    (fsspec without aiohttp, as here), a thread that races another gets ImportError instead of the
+    ModuleNotFoundError Ray catches, and the read fails. Marking the module absent makes every such
+    import in this process a ModuleNotFoundError; where a Ray task lists the files, a single path (a
+    folder rather than its files) keeps the check in one thread."""
+    try:
+        import fsspec.implementations.http  # noqa: F401 - only whether it imports
+    except ImportError:
+        sys.modules["fsspec.implementations.http"] = None   # type: ignore[assignment]
+
+
 def start_ray(workers: int):
     import ray
+    _local_files_only()
     folder = tempfile.mkdtemp(prefix="hrb-ray-", dir="/tmp")
     ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, configure_logging=False,
              _temp_dir=folder)
@@ -128,25 +142,18 @@ def run_pipeline(a) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _drain(batches, size=lambda b: (len(b["label"]), sum(len(x) for x in b["image"]) + 4 * len(b["label"]))
-           ) -> tuple[int, int, float | None]:
-    """(rows, payload bytes, seconds to the first batch) of an iterator of batches (Ray's NumPy
-    batches; another kind with its ``size(batch) -> (rows, bytes)``)."""
+def _drain(tables) -> tuple[int, int, float | None]:
+    """(rows, payload bytes: images and labels, seconds to the first) of an iterator of Arrow tables."""
+    import pyarrow.compute as pc
     t0 = time.perf_counter()
     rows = nbytes = 0
     first = None
-    for b in batches:
+    for t in tables:
         if first is None:
             first = time.perf_counter() - t0
-        n, k = size(b)
-        rows += n
-        nbytes += k
+        rows += t.num_rows
+        nbytes += int(pc.sum(pc.binary_length(t["image"])).as_py() or 0) + 4 * t.num_rows
     return rows, nbytes, first
-
-
-def _table_size(t) -> tuple[int, int]:
-    import pyarrow.compute as pc
-    return t.num_rows, int(pc.sum(pc.binary_length(t["image"])).as_py() or 0) + 4 * t.num_rows
 
 
 def _rate(fn, epochs: int) -> dict:
@@ -181,41 +188,29 @@ def write_parquet(path: str, folder: str) -> list[str]:
     return out
 
 
-def _local_files_only() -> None:
-    """Ray 2.60's ``read_parquet`` lists several files in threads, each importing fsspec's HTTP
-    filesystem to check for it; where that import fails (fsspec without aiohttp, as here), a thread
-    that races another gets ImportError instead of the ModuleNotFoundError Ray catches, and the read
-    fails. Marking the module absent makes every such import a ModuleNotFoundError."""
-    try:
-        import fsspec.implementations.http  # noqa: F401 - only whether it imports
-    except ImportError:
-        sys.modules["fsspec.implementations.http"] = None   # type: ignore[assignment]
-
-
 def run_read(a) -> dict:
     """Issue 40's read figures (see the module notes)."""
     import headrace.dataset as ds
     from headrace.ray import MindRecordDatasource, read_mindrecord
     path = mindrecord_path(a)
-    parquet = write_parquet(path, os.path.join(os.path.dirname(path), "parquet"))
-    _local_files_only()
+    parquet = write_parquet(path, os.path.join(os.path.dirname(path), f"parquet-{ROWS_PER_TASK}"))
     ray, folder = start_ray(a.workers)
     try:
         kept = read_mindrecord(path, ["image", "label"], seed=SEED, rows_per_task=ROWS_PER_TASK)
-        from_parquet = ray.data.read_parquet(parquet)
+        from_parquet = ray.data.read_parquet(os.path.dirname(parquet[0]))   # (the folder: see _local_files_only)
 
         def ray_epoch(data=kept):   # epoch k of one dataset (Ray's execution count: pass k)
-            return _drain(data.iter_batches(batch_size=w2.BATCH, batch_format="numpy"))
+            return _drain(data.iter_batches(batch_size=w2.BATCH, batch_format="pyarrow"))
 
         def in_process():   # the read tasks read_mindrecord makes, called here one after another
             source = MindRecordDatasource(ds.MindDataset(path, ["image", "label"]), SEED, ROWS_PER_TASK)
-            return _drain((t for task in source.get_read_tasks(1) for t in task()), _table_size)
+            return _drain((t for task in source.get_read_tasks(1) for t in task()))
 
         def first_batch():   # a new dataset on the warm Ray: from read_mindrecord() to its first batch
             t0 = time.perf_counter()
             data = read_mindrecord(path, ["image", "label"], seed=SEED, rows_per_task=ROWS_PER_TASK)
             made = time.perf_counter() - t0
-            first = _drain(data.iter_batches(batch_size=w2.BATCH, batch_format="numpy"))[2]   # (drained: no job left)
+            first = _drain(data.iter_batches(batch_size=w2.BATCH, batch_format="pyarrow"))[2]   # (drained)
             return made + (first or 0.0)
 
         res = {"read_mindrecord": _rate(ray_epoch, a.epochs), "in_process": _rate(in_process, a.epochs),
