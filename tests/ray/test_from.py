@@ -4,6 +4,7 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 ray = pytest.importorskip("ray")
 
@@ -35,6 +36,20 @@ def test_every_arrow_type_comes_as_a_local_source_gives_it(local_ray):
         assert (f.dtype, f.shape, float(f)) == (np.float64, (), i / 4)
         assert t.dtype == np.float32 and np.array_equal(t, np.arange(6, dtype=np.float32).reshape(2, 3) + i)
         assert v.dtype == np.int16 and v.tolist() == [j * i for j in range(i + 1)]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(-2**63, 2**63 - 1), st.text(max_size=5), st.binary(min_size=1, max_size=6),
+                          st.lists(st.floats(width=32, allow_nan=False), min_size=3, max_size=3)),
+                min_size=1, max_size=12),
+       st.integers(1, 5))
+def test_values_come_back_as_given(local_ray, rows, rows_per_fetch):
+    data = ordered(ray.data.from_items([{"i": i, "s": s, "b": b, "v": np.array(v, dtype=np.float32)}
+                                        for i, s, b, v in rows]))
+    got = list(from_ray(data, rows_per_fetch=rows_per_fetch).create_tuple_iterator(output_numpy=True, num_epochs=1))
+    assert [(int(i), str(s), b.tobytes(), v.tolist()) for i, s, b, v in got] == [
+        (i, s, b, np.array(v, dtype=np.float32).tolist()) for i, s, b, v in rows]
+    assert all(i.dtype == np.int64 and v.dtype == np.float32 and v.shape == (3,) for i, _, _, v in got)
 
 
 def test_columns_choose_and_order(local_ray):
