@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, Iterator
 
 import ray.train
@@ -38,9 +39,12 @@ class _AsIs:
         return row
 
 
-def state_file(rank: int) -> str:
-    """The base name of rank ``rank``'s loader state in a checkpoint directory."""
-    return f"headrace-loader-rank{rank:05d}.json"
+_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
+
+
+def state_file(rank: int, key: str = "loader") -> str:
+    """The base name of rank ``rank``'s state of the loader ``key`` in a checkpoint directory."""
+    return f"headrace-{key}-rank{rank:05d}.json"
 
 
 def train_shard() -> dict:
@@ -59,27 +63,36 @@ def train_shard() -> dict:
                            "train_loop_per_worker, or pass rank= and world_size= yourself.") from None
 
 
-def _check_loader(loader: Any, who: str) -> None:
+def _check_loader(loader: Any, key: Any, who: str) -> None:
+    if not isinstance(key, str) or not _KEY.match(key):
+        raise ValueError(f"{who}: key must be a name of letters, digits, '_', '.' and '-' (not starting with '.' or "
+                         f"'-'), but got {key!r}.")
     if not (callable(getattr(loader, "state_dict", None)) and callable(getattr(loader, "load_state_dict", None))):
         raise TypeError(f"{who}: loader must be a headrace loader (headrace.ray.RankLoader, headrace.torch.Loader, a "
                         f"headrace.jax loader: it has state_dict and load_state_dict), but got "
                         f"{type(loader).__name__}.")
 
 
-def save_loader(loader: Any, directory: Any) -> str:
+def save_loader(loader: Any, directory: Any, key: str = "loader") -> str:
     """Writes ``loader``'s position (``state_dict()``) into ``directory``, under a name of its rank
-    (the folder a worker passes to ``ray.train.Checkpoint.from_directory``: Ray Train gathers the
-    ranks' files into one checkpoint). Returns the file's path.
+    and ``key`` (the folder a worker passes to ``ray.train.Checkpoint.from_directory``: Ray Train
+    gathers the ranks' files into one checkpoint). Returns the file's path.
+
+    Args:
+        loader: a headrace loader (``headrace.torch.Loader``, a ``headrace.jax`` loader, ``RankLoader``).
+        directory (str): an existing directory.
+        key (str, optional): names this loader's files, so that one checkpoint holds several
+            loaders (say "train" and "eval"). Default: "loader".
 
     Raises:
         TypeError: ``loader`` is not a headrace loader.
-        ValueError: ``directory`` is not an existing directory.
+        ValueError: ``directory`` is not an existing directory; ``key`` is not a plain name.
     """
-    _check_loader(loader, "headrace.ray.save_loader")
+    _check_loader(loader, key, "headrace.ray.save_loader")
     if not isinstance(directory, (str, os.PathLike)) or not os.path.isdir(directory):
         raise ValueError(f"directory must be an existing directory, but got {directory!r}.")
     state = loader.state_dict()
-    path = os.path.join(os.fspath(directory), state_file(state["shard_id"]))
+    path = os.path.join(os.fspath(directory), state_file(state["shard_id"], key))
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(state, f)
@@ -87,23 +100,27 @@ def save_loader(loader: Any, directory: Any) -> str:
     return path
 
 
-def restore_loader(loader: Any, checkpoint: Any = None) -> bool:
+def restore_loader(loader: Any, checkpoint: Any = None, key: str = "loader") -> bool:
     """Loads ``loader``'s position from a checkpoint that ``save_loader`` filled: the file of its
-    rank, or, where the checkpoint has none (it was taken on fewer ranks), rank 0's; a state of
+    rank, or, where the checkpoint has none (it was taken on fewer ranks), rank 0's. A state of
     another rank or rank count restores as the position of the whole job (elastic resume, see
-    ``headrace.torch.Loader.load_state_dict``). ``checkpoint`` is a ``ray.train.Checkpoint`` or a
-    directory; None: ``ray.train.get_checkpoint()`` (the latest checkpoint when Ray Train restarted
-    the workers or the trainer was given ``resume_from_checkpoint``; None in a fresh run, and then
-    nothing is loaded). Returns whether a position was loaded.
+    ``headrace.torch.Loader.load_state_dict``). Returns whether a position was loaded.
+
+    Args:
+        loader: a headrace loader, made over the same pipeline as the saved one.
+        checkpoint (Union[ray.train.Checkpoint, str], optional): the checkpoint or its directory.
+            Default: None (``ray.train.get_checkpoint()``: the latest checkpoint of this run when
+            Ray Train restarted its workers; None in a fresh run, and then nothing is loaded).
+        key (str, optional): the ``key`` the loader was saved under. Default: "loader".
 
     Raises:
         TypeError: ``loader`` is not a headrace loader, or ``checkpoint`` of another type.
-        ValueError: the checkpoint holds no headrace loader state, or a state of another
-            pipeline (the message names the field).
+        ValueError: the checkpoint holds no headrace loader state under ``key``, or a state of
+            another pipeline (the message names the field); ``key`` is not a plain name.
         RuntimeError: called while an epoch is being read; no ``checkpoint`` outside a Ray Train
             training function.
     """
-    _check_loader(loader, "headrace.ray.restore_loader")
+    _check_loader(loader, key, "headrace.ray.restore_loader")
     if checkpoint is None:
         try:
             checkpoint = ray.train.get_checkpoint()
@@ -115,24 +132,24 @@ def restore_loader(loader: Any, checkpoint: Any = None) -> bool:
     rank = loader.state_dict()["shard_id"]
     if hasattr(checkpoint, "as_directory"):   # (a ray.train.Checkpoint is PathLike too, but refuses fspath)
         with checkpoint.as_directory() as directory:
-            _restore_dir(loader, rank, directory)
+            _restore_dir(loader, rank, directory, key)
     elif isinstance(checkpoint, (str, os.PathLike)):
-        _restore_dir(loader, rank, os.fspath(checkpoint))
+        _restore_dir(loader, rank, os.fspath(checkpoint), key)
     else:
         raise TypeError(f"checkpoint must be a ray.train.Checkpoint, a directory or None, but got "
                         f"{type(checkpoint).__name__}.")
     return True
 
 
-def _restore_dir(loader: Any, rank: int, directory: str) -> None:
+def _restore_dir(loader: Any, rank: int, directory: str, key: str) -> None:
     for saved in (rank, 0):
-        path = os.path.join(directory, state_file(saved))
+        path = os.path.join(directory, state_file(saved, key))
         if os.path.isfile(path):
             with open(path) as f:
                 loader.load_state_dict(json.load(f))
             return
     raise ValueError(f"headrace.ray.restore_loader: the checkpoint {directory} holds no loader state "
-                     f"({state_file(rank)} or {state_file(0)}); save it with save_loader.")
+                     f"({state_file(rank, key)} or {state_file(0, key)}); save it with save_loader.")
 
 
 class RankLoader:

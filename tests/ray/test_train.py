@@ -291,3 +291,35 @@ def test_a_minddataset_state_restores_on_as_many_ranks_only(mr_set, tmp_path):
         assert [b[0].tolist() for b in two] == shard_labels(mr_set, 2, 0, 0, 3)[1:]
     finally:
         two.close()
+
+
+def test_one_checkpoint_holds_several_loaders_by_key(tmp_path):
+    pytest.importorskip("torch")
+    from headrace.ray import restore_loader, save_loader
+    from headrace.torch import Loader
+
+    ds.config.set_seed(21)
+    train, evaluate = (Loader(numbered().batch(BATCH), rank=1, world_size=2) for _ in range(2))
+    for loader, batches in ((train, 2), (evaluate, 1)):
+        it = iter(loader)
+        for _ in range(batches):
+            next(it)
+        it.close()
+    assert os.path.basename(save_loader(train, tmp_path, key="train")) == "headrace-train-rank00001.json"
+    assert os.path.basename(save_loader(evaluate, tmp_path, key="eval")) == "headrace-eval-rank00001.json"
+    train.close()
+    evaluate.close()
+    for key, done in (("train", 2), ("eval", 1)):
+        ds.config.set_seed(21)
+        again = Loader(numbered().batch(BATCH), rank=1, world_size=2)
+        try:
+            assert restore_loader(again, tmp_path, key=key) is True
+            assert [b[0].tolist() for b in again] == shard_rows(2, 1)[done:]
+        finally:
+            again.close()
+    with pytest.raises(ValueError, match=r"^headrace.ray.save_loader: key must be a name of letters, digits, '_', "
+                                         r"'\.' and '-' \(not starting with '\.' or '-'\), but got '\.\./x'\.$"):
+        save_loader(train, tmp_path, key="../x")
+    with pytest.raises(ValueError, match=r"holds no loader state \(headrace-test-rank00001.json or "
+                                         r"headrace-test-rank00000.json\)"):
+        restore_loader(train, tmp_path, key="test")
