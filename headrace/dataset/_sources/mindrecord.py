@@ -50,6 +50,7 @@ import numpy as np
 
 from headrace._engine.samplers import MindFilePlan, MindShufflePlan, MindSubsetRandomPlan, SamplerPlan
 from headrace._util import checks
+from headrace._util.errors import EarlyTypeError, EarlyValueError
 from headrace.dataset import samplers as S
 from headrace.dataset._sources._mind_chain import chain_plan, plan_over_split
 from headrace.dataset._sources.base import MappableDataset
@@ -237,8 +238,13 @@ def padded_row(schema, columns: Sequence[str], sample: dict) -> tuple:
                     raise ValueError(f"expected a scalar, got shape {cast.shape}")
                 out.append(cast)
         except (TypeError, ValueError) as exc:
-            raise type(exc)(f"padded_sample['{c}'] does not fit column '{c}' ({f.type}"
-                            f"{'' if f.shape is None else ' ' + str(list(f.shape))}): {exc}") from None
+            text = (f"padded_sample['{c}'] does not fit column '{c}' ({f.type}"
+                    f"{'' if f.shape is None else ' ' + str(list(f.shape))}): {exc}")
+            if f.type != "bytes" and f.shape is None and np.ndim(v) > 0:  # MindSpore's sentence first
+                text = (f"Invalid padded_sample, the value of column: {c} should be string or number but got: {{}}, "
+                        f"check 'padded_sample'. {text}")
+            # a RuntimeError too: MindSpore raises one when the pipeline runs
+            raise (EarlyTypeError if isinstance(exc, TypeError) else EarlyValueError)(text) from None
     return tuple(out)
 
 
@@ -485,15 +491,25 @@ class MindDataset(MappableDataset):
         return super()._plan_over_split(sampler, split) if plan is None else plan
 
     def _make_source(self) -> MindRecordSource:
+        shards = self.num_shards
+        if self.num_padded and self.sampler is not None and self.sampler.child_sampler is not None:
+            # as MindSpore, before the padded sample is read: padded rows with a chain need a
+            # distributed sampler innermost, whose shards then divide the rows
+            inner = self.sampler
+            while inner.child_sampler is not None:
+                inner = inner.child_sampler
+            if not isinstance(inner, S.DistributedSampler):
+                raise RuntimeError("When the padded sample logic is enabled and use sampler chain,the first sampler "
+                                   "which is specified by parameter sampler or (num_shards, shard_id) is not "
+                                   "distributed sampling.")
+            shards = inner.num_shards
         src = MindRecordSource(self.dataset_files, self.columns_list, self.padded_sample, self.num_padded,
                                verify=getattr(self, "verify", False))
         self._sampler_plan = _with_sizes(self._sampler_plan, src.file_rows)
-        if self.num_shards is not None and self.num_padded:
-            total = len(src)
-            if total % self.num_shards:
-                raise RuntimeError(f"Invalid data, the size of dataset and padded samples: {total} can not be "
-                                   f"divisible by the value of 'num_shards': {self.num_shards}.\n Please adjust the "
-                                   f"value of 'num_padded'.")
+        if shards is not None and self.num_padded and len(src) % shards:
+            raise RuntimeError(f"Invalid data, the size of dataset and padded samples: {len(src)} can not be "
+                               f"divisible by the value of 'num_shards': {shards}.\n Please adjust the "
+                               f"value of 'num_padded'.")
         return src
 
     def _labels(self) -> np.ndarray:
