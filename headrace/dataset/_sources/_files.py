@@ -52,6 +52,8 @@ def expand_files(dataset_files: Any, name: str = "dataset_files") -> list[str]:
     """
     if isinstance(dataset_files, (str, os.PathLike)):
         patterns = [os.fspath(dataset_files)]
+        if not patterns[0]:  # (an empty pattern in a list is a pattern that matches nothing, as in MindSpore)
+            raise ValueError(f"Input {name} can not be empty, but got '{patterns[0]}'.")
     elif isinstance(dataset_files, (list, tuple)):
         if not dataset_files:
             raise ValueError(f"Input {name} can not be empty, but got '{list(dataset_files)}'.")
