@@ -27,12 +27,22 @@ def sinc_kernel(orig: int, new: int, lowpass_filter_width: int, rolloff: float, 
         >>> k.shape, w
         ((2, 15), 7)
     """
-    t_ = np.dtype(dtype).type
-    base32 = _base(orig, new, rolloff)
-    width = _width(orig, lowpass_filter_width, base32)
+    base = _base(orig, new, rolloff)
+    width = _width(orig, lowpass_filter_width, base)
+    phase = np.arange(new)[:, None]
+    taps = np.arange(2 * width + orig)[None, :]
+    return _taps(phase, taps, orig, new, width, lowpass_filter_width, base, kaiser_beta, np.dtype(dtype)), width
+
+
+def _taps(phase: np.ndarray, taps: np.ndarray, orig: int, new: int, width: int, lowpass_filter_width: int,
+          base32: np.float32, kaiser_beta: float | None, dtype: np.dtype) -> np.ndarray:
+    """The windowed sinc of output ``phase`` (0 .. new - 1) at input tap ``taps`` (0 .. 2 width +
+    orig - 1) of a period, each step in ``dtype`` as MindSpore takes them: the time ``(-phase / new +
+    (tap - width) / orig) * base`` clipped to +-lowpass_filter_width zero crossings, a Hann
+    (``cos(t pi / width / 2) ** 2``) or Kaiser window, ``base / orig * sin(pi t) / (pi t)``."""
+    t_ = dtype.type
     base = t_(base32)
-    idx = np.arange(-width, width + orig).astype(dtype) / t_(orig)
-    t = (np.arange(0, -new, -1).astype(dtype)[:, None] / t_(new) + idx[None, :]) * base
+    t = ((-phase).astype(dtype) / t_(new) + (taps - width).astype(dtype) / t_(orig)) * base
     t = np.clip(t, -lowpass_filter_width, lowpass_filter_width).astype(dtype, copy=False)
     if kaiser_beta is None:
         win = np.square(np.cos(t * t_(math.pi) / t_(lowpass_filter_width) / t_(2)))
@@ -44,7 +54,7 @@ def sinc_kernel(orig: int, new: int, lowpass_filter_width: int, rolloff: float, 
     scale = base / t_(orig)
     with np.errstate(divide="ignore", invalid="ignore"):
         sinc = np.where(t == 0, scale, scale * (np.sin(t) / np.where(t == 0, t_(1), t)))
-    return (sinc * win).astype(dtype, copy=False), width
+    return (sinc * win).astype(dtype, copy=False)
 
 
 def resample(x: np.ndarray, orig_freq: float, new_freq: float, lowpass_filter_width: int = 6,
@@ -64,29 +74,27 @@ def resample(x: np.ndarray, orig_freq: float, new_freq: float, lowpass_filter_wi
     dt = x.dtype
     n = x.shape[-1]
     target = math.ceil(new * n / orig)
-    base = float(_base(orig, new, rolloff))
-    width = _width(orig, lowpass_filter_width, np.float32(base))
+    base = _base(orig, new, rolloff)
+    width = _width(orig, lowpass_filter_width, base)
+    # a float32 signal is filtered in float32 (the kernel rounded to it), as MindSpore does
+    work = np.dtype(np.float32 if dt == np.float32 else np.float64)
+    xp = np.zeros(x.shape[:-1] + (n + 2 * width + orig,), work)
+    xp[..., width:width + n] = x
     if new * (2 * width + orig) <= _DENSE_LIMIT:
-        # a float32 signal is filtered in float32 (the kernel rounded to it), as MindSpore does
-        work = np.float32 if dt == np.float32 else np.float64
-        kernel_t = _dense_kernel_t(orig, new, lowpass_filter_width, rolloff, kaiser_beta, np.dtype(work))
-        xp = np.zeros(x.shape[:-1] + (n + 2 * width + orig,), work)
-        xp[..., width:width + n] = x
+        kernel_t = _dense_kernel_t(orig, new, lowpass_filter_width, rolloff, kaiser_beta, work)
         frames = np.lib.stride_tricks.sliding_window_view(xp, kernel_t.shape[0], axis=-1)[..., ::orig, :]
         y = np.matmul(frames, kernel_t).reshape(x.shape[:-1] + (-1,))
         return y[..., :target].astype(dt, copy=False)
-    xp = np.pad(x.astype(np.float64), [(0, 0)] * (x.ndim - 1) + [(width, width + orig)])
     # Co-prime rates far apart (e.g. 19027 -> 16000): the dense kernel would have new x (orig + 2 width)
     # entries, almost all zero; each output sample takes only the taps where the window is non-zero.
     j = np.arange(target)
     frame, phase = j // new, j % new
     centre = width + orig * phase / new
-    reach = orig * lowpass_filter_width / base
+    reach = orig * lowpass_filter_width / float(base)
     first = np.maximum(np.floor(centre - reach).astype(np.int64), 0)
     taps = first[:, None] + np.arange(int(math.ceil(2 * reach)) + 2)[None, :]
     taps = np.minimum(taps, 2 * width + orig - 1)
-    t = (-phase[:, None] / new + (taps - width) / orig) * base
-    weights = _sinc_window(t, lowpass_filter_width, kaiser_beta) * (base / orig)
+    weights = _taps(phase[:, None], taps, orig, new, width, lowpass_filter_width, base, kaiser_beta, work)
     weights[np.diff(taps, axis=1, prepend=-1) == 0] = 0.0   # taps clipped at the end count once
     y = np.sum(xp[..., frame[:, None] * orig + taps] * weights, axis=-1)
     return y.astype(dt, copy=False)
@@ -114,17 +122,3 @@ def _dense_kernel_t(orig: int, new: int, lowpass_filter_width: int, rolloff: flo
     out = np.ascontiguousarray(kernel.T, dtype)
     out.flags.writeable = False
     return out
-
-
-def _sinc_window(t: np.ndarray, lowpass_filter_width: int, kaiser_beta: float | None) -> np.ndarray:
-    """The windowed sinc at ``t`` (in zero crossings), clipped to +-lowpass_filter_width."""
-    t = np.clip(t, -lowpass_filter_width, lowpass_filter_width)
-    if kaiser_beta is None:
-        win = np.cos(t * math.pi / lowpass_filter_width / 2.0) ** 2
-    else:
-        r = t / lowpass_filter_width
-        win = np.i0(kaiser_beta * np.sqrt(np.clip(1.0 - r * r, 0.0, None))) / np.i0(kaiser_beta)
-    t = t * math.pi
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sinc = np.where(t == 0.0, 1.0, np.sin(t) / np.where(t == 0.0, 1.0, t))
-    return sinc * win

@@ -24,6 +24,13 @@
  * angle(z, out) -> None: out[i] = atan2(z[2i + 1], z[2i]) (z: pairs of real, imaginary parts).
  * polar(mag, phase, out) -> None: out[2i] = cos(phase[i]) * mag[i], out[2i + 1] = sin(phase[i]) * mag[i].
  *   All buffers C-contiguous, of one type (float32 or float64) and of matching sizes.
+ *
+ * MindSpore's STFT is a direct DFT summed term by term in the signal's precision; PitchShift's
+ * phase vocoder carries one float32 step of a bin's value on into its output (~1e-4 of the peak),
+ * so it takes the spectrum from the same sums:
+ * dft(seg, cos, sin, out) -> None: for each row r of seg (rows of n samples) and bin i (rows of
+ *   cos / sin, n values each): out[r, i] = (sum_k seg[r, k] * cos[i, k], sum_k -seg[r, k] * sin[i, k]),
+ *   each sum from 0 in order of k; out holds rows x bins pairs.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -260,11 +267,59 @@ static PyObject *polar(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+#define DEFINE_DFT(NAME, T)                                                                        \
+    static void NAME(const T *seg, const T *cs, const T *sn, T *out, Py_ssize_t rows, Py_ssize_t n, \
+                     Py_ssize_t bins) {                                                            \
+        for (Py_ssize_t r = 0; r < rows; r++) {                                                    \
+            const T *x = seg + r * n;                                                              \
+            for (Py_ssize_t i = 0; i < bins; i++) {                                                \
+                const T *c = cs + i * n, *s = sn + i * n;                                          \
+                T re = (T)0, im = (T)0;                                                            \
+                for (Py_ssize_t k = 0; k < n; k++) {                                               \
+                    re += x[k] * c[k];                                                             \
+                    im += -x[k] * s[k];                                                            \
+                }                                                                                  \
+                out[2 * (r * bins + i)] = re;                                                      \
+                out[2 * (r * bins + i) + 1] = im;                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DEFINE_DFT(dft_float, float)
+DEFINE_DFT(dft_double, double)
+
+static PyObject *dft(PyObject *self, PyObject *args) {
+    PyObject *objs[4];
+    Py_buffer v[4];
+    Py_ssize_t n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOOn", &objs[0], &objs[1], &objs[2], &objs[3], &n)) return NULL;
+    int kind = get_views(objs, v, 4, 1);
+    if (kind < 0) return NULL;
+    Py_ssize_t item = v[0].itemsize;
+    Py_ssize_t total = v[0].len / item, table = v[1].len / item;
+    Py_ssize_t rows = n > 0 ? total / n : 0, bins = n > 0 ? table / n : 0;
+    if (n <= 0 || total % n != 0 || table % n != 0 || v[2].len != v[1].len || v[3].len / item != 2 * rows * bins) {
+        for (int j = 0; j < 4; j++) PyBuffer_Release(&v[j]);
+        PyErr_SetString(PyExc_ValueError, "seg must hold rows of n values, cos and sin bins of n, out rows x bins pairs");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (kind == 'f')
+        dft_float(v[0].buf, v[1].buf, v[2].buf, v[3].buf, rows, n, bins);
+    else
+        dft_double(v[0].buf, v[1].buf, v[2].buf, v[3].buf, rows, n, bins);
+    Py_END_ALLOW_THREADS
+    for (int j = 0; j < 4; j++) PyBuffer_Release(&v[j]);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"lfilter", lfilter, METH_VARARGS,
      "lfilter(x, y, n, b, a, clamp): the direct-form-I recurrence over rows of n samples of x into y, "
      "in their precision."},
     {"angle", angle, METH_VARARGS, "angle(z, out): atan2 of each (real, imaginary) pair of z into out."},
+    {"dft", dft, METH_VARARGS, "dft(seg, cos, sin, out, n): direct DFT sums of rows of n values, term by term."},
     {"polar", polar, METH_VARARGS, "polar(mag, phase, out): (cos(phase) * mag, sin(phase) * mag) pairs into out."},
     {NULL, NULL, 0, NULL},
 };

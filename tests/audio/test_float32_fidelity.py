@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import headrace.dataset.audio as audio
 from headrace._audio import filters as kf
 from headrace._audio.filters import native
+from headrace._audio import spectral
 from headrace._audio.spectral import linspace_as
 from tests.audio.oracle_cases import peak_error
 from tests.oracles.oracle import oracle_python, run_ms
@@ -168,6 +169,28 @@ def test_native_recurrence_is_the_stepwise_model(n, order, seed, dtype, clamp):
 
 
 @needs_native
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 24), rows=st.integers(1, 3), seed=st.integers(0, 2**32 - 1),
+       dtype=st.sampled_from([np.float32, np.float64]))
+def test_direct_dft_is_the_termwise_sum(n, rows, seed, dtype):
+    seg = np.random.default_rng(seed).standard_normal((rows, n)).astype(dtype)
+    cos, sin = spectral._dft_tables(n, np.dtype(dtype))
+    assert cos.shape == sin.shape == (n // 2 + 1, n) and cos.dtype == dtype
+    # the twiddles: float64 cos / sin of 2 pi i k / n, rounded
+    np.testing.assert_allclose(cos.astype(np.float64), np.cos(2 * np.pi * np.outer(np.arange(n // 2 + 1), np.arange(n)) / n),
+                               atol=1e-6 if dtype == np.float32 else 1e-12)
+    got = spectral._direct_dft(seg)
+    f = np.dtype(dtype).type
+    for r in range(rows):
+        for i in range(n // 2 + 1):
+            re = im = f(0)
+            for k in range(n):
+                re = f(re + seg[r, k] * cos[i, k])
+                im = f(im + -seg[r, k] * sin[i, k])
+            assert (got[r, i].real, got[r, i].imag) == (re, im)
+
+
+@needs_native
 def test_native_kernel_refuses_bad_buffers():
     x = np.zeros((2, 4), np.float32)
     with pytest.raises(TypeError, match="float32 or float64"):
@@ -182,6 +205,10 @@ def test_native_kernel_refuses_bad_buffers():
         native.lfilter(x, x, 4, [1.0], [1.0], True)
     with pytest.raises(ValueError, match="two values per output"):
         native.angle(x, np.zeros(8, np.float32))
+    with pytest.raises(ValueError, match="seg must hold rows of n values"):
+        native.dft(x, np.zeros((3, 4), np.float32), np.zeros((3, 4), np.float32), np.zeros(5, np.float32), 4)
+    with pytest.raises(TypeError, match="all of one type"):
+        native.polar(x, x, np.zeros((2, 4, 2)))
 
 
 def test_linspace_rounds_each_step_in_the_dtype():

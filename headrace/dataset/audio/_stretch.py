@@ -172,7 +172,8 @@ class PitchShift(AudioTensorOperation):
         n = x.shape[-1]
         # the rate in float32, as MindSpore computes it
         rate = float(np.float32(2.0 ** float(np.float32(-self.n_steps) / np.float32(self.bins_per_octave))))
-        spec = sk.stft(x, self.n_fft, self.hop_length, self.win_length, self.window.value)
+        # (summed as MindSpore sums it: the vocoder carries a spectrum's last bit on into its output)
+        spec = sk.stft(x, self.n_fft, self.hop_length, self.win_length, self.window.value, direct=True)
         advance = sk.linspace_as(math.pi * self.hop_length, spec.shape[-2], sk.work_dtype(x))
         stretched = sk.phase_vocoder(spec, rate, advance)
         len_stretch = int(math.floor(n / rate + 0.5))
