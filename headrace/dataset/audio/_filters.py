@@ -355,7 +355,7 @@ class Filtfilt(LFilter):
     Examples:
         >>> import numpy as np
         >>> Filtfilt([1.0, 0.1], [0.5, 0.2])(np.array([[0.1, 0.2, 0.3]])).round(4).tolist()
-        [[0.0396, 0.0843, 0.0892]]
+        [[0.0396, 0.0843, 0.0893]]
     """
 
     def _run(self, x: np.ndarray) -> np.ndarray:
