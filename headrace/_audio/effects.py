@@ -53,11 +53,17 @@ def dcshift(x: np.ndarray, shift: float, limiter_gain: float | None) -> np.ndarr
 
 
 def mu_law_encode(x: np.ndarray, channels: int) -> np.ndarray:
-    """Mu-law companding of ``x`` (in [-1, 1]) to integers in [0, channels - 1], as int32."""
-    mu = float(channels - 1)
-    xd = x.astype(np.float64)
-    y = np.sign(xd) * np.log1p(mu * np.abs(xd)) / math.log1p(mu)
-    return ((y + 1.0) / 2.0 * mu + 0.5).astype(np.int32)  # truncated towards zero, as MindSpore does
+    """Mu-law companding of ``x`` (in [-1, 1]) to integers in [0, channels - 1], as int32.
+
+    A float64 signal is companded in float64, any other in float32 (a value near a level's edge
+    falls on MindSpore's side of it only so): ``sign(x) log1p(mu |x|) / log1p(mu)``, then
+    ``(y + 1) / 2 mu + 0.5`` (the last addition in float64, rounded back) truncated towards zero."""
+    t = np.float64 if x.dtype == np.float64 else np.float32
+    mu = t(channels - 1)
+    xd = x.astype(t)
+    y = np.sign(xd) * np.log1p(mu * np.abs(xd)) / np.log1p(mu)
+    z = ((y + t(1)) / t(2) * mu).astype(np.float64) + 0.5
+    return z.astype(t).astype(np.int32)
 
 
 def mu_law_decode(x: np.ndarray, channels: int, dtype: np.dtype) -> np.ndarray:
