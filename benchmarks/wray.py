@@ -130,10 +130,10 @@ def run_pipeline(a) -> dict:
                 data = map_ops(data, ops(vision), "image", batch_size=MAP_BATCH)
                 return data.iter_batches(batch_size=w2.BATCH, batch_format="numpy")
         else:
-            files = [p for p, _ in w2.manifest(w2.w2_dir(a.data, a.items or w2.COUNT))]
+            folder_of_jpegs = os.path.join(w2.w2_dir(a.data, a.items or w2.COUNT), "jpeg")   # (one path: see _local_files_only)
 
             def make():
-                data = ray.data.read_binary_files(files, include_paths=True, shuffle="files")
+                data = ray.data.read_binary_files(folder_of_jpegs, include_paths=True, shuffle="files")
                 data = data.map_batches(cv2_rows, batch_size=MAP_BATCH, batch_format="numpy")
                 return data.iter_batches(batch_size=w2.BATCH, batch_format="numpy")
         return harness.time_epochs(make, _count, a.epochs, a.warmup, _check)
