@@ -14,6 +14,7 @@ from ._format.errors import (MRMAddSchemaError, MRMDefineIndexError, MRMGetMetaE
                              MindRecordRuntimeError, ParamTypeError, ParamValueError)
 from ._format.header import (MAX_HEADER_SIZE, MAX_PAGE_SIZE, MAX_SHARD_COUNT, MIN_HEADER_SIZE, MIN_PAGE_SIZE,
                              MIN_SHARD_COUNT)
+from ._format.lock import drops_writer_on_error
 from ._format.schema import Schema, build_schema, check_index_fields
 from ._format.store import shard_names
 from ._format.writer import ShardSetWriter
@@ -217,6 +218,7 @@ class FileWriter:
         self._encoder = RowEncoder(core.schema, core.index_fields, compress=core.version >= "3.0")
         self._finalizer = weakref.finalize(self, ShardSetWriter.close, core)
 
+    @drops_writer_on_error
     def add_schema(self, content, desc=None):
         """Sets the schema: ``{field: {"type": T}}`` or ``{field: {"type": T, "shape": [...]}}``.
 
@@ -237,6 +239,7 @@ class FileWriter:
             raise MRMAddSchemaError()
         self._schema = schema
 
+    @drops_writer_on_error
     def add_index(self, index_fields):
         """Chooses the scalar fields to index (columns of the ``.db``).
 
@@ -265,6 +268,7 @@ class FileWriter:
             raise MindRecordRuntimeError("Index fields can only be added before the first `write_raw_data`.")
         self._index_fields = check_index_fields(self._schema, self._index_fields, index_fields)
 
+    @drops_writer_on_error
     def set_header_size(self, header_size):
         """Sets the header size (bytes, in [16384, 134217728], a multiple of 4).
 
@@ -280,6 +284,7 @@ class FileWriter:
         """
         self._header_size = _check_size(header_size, "header_size", "header size", MIN_HEADER_SIZE, MAX_HEADER_SIZE)
 
+    @drops_writer_on_error
     def set_page_size(self, page_size):
         """Sets the page size (bytes, in [32768, 268435456], a multiple of 4).
 
@@ -308,6 +313,7 @@ class FileWriter:
             self._set_core(core)
         return self._core
 
+    @drops_writer_on_error
     def write_raw_data(self, raw_data, parallel_writer=False):
         """Checks rows against the schema and writes them.
 
@@ -373,8 +379,10 @@ class FileWriter:
         if strict:
             raise MRMValidateDataError(f"{what} No row of this call was written.")
         warnings.warn(f"FileWriter dropped {what} Pass invalid_rows='error' to FileWriter to raise instead; "
-                      f"the WriteReport returned lists every dropped row.", InvalidRowWarning, stacklevel=3)
+                      f"the WriteReport returned lists every dropped row.", InvalidRowWarning,
+                      stacklevel=4)   # the user's call: past write_raw_data and drops_writer_on_error
 
+    @drops_writer_on_error
     def commit(self):
         """Writes headers and indexes and puts the files in place (data files first, indexes last),
         then, with ``checksum``, each data file's CRC sidecar (an old sidecar is removed first).

@@ -11,10 +11,12 @@ import sys
 import textwrap
 import threading
 import time
+import traceback
 
 import pytest
 
-from headrace.mindrecord import FileReader, FileWriter
+from headrace.mindrecord import FileReader, FileWriter, WriteReport
+from headrace.mindrecord._format import writer as writer_mod
 from headrace.mindrecord._format.errors import MindRecordRuntimeError
 from headrace.mindrecord._format.lock import lock_path
 
@@ -106,6 +108,77 @@ def test_a_dropped_writer_in_a_reference_cycle_does_not_block_the_next_one(tmp_p
     with pytest.raises(MindRecordRuntimeError, match="another FileWriter is writing"):
         _writer(path, 4, overwrite=True)
     live.commit()
+
+
+_MIXED_UP = "The parameter `parallel_writer` must be consistent during use."
+
+
+def test_a_writer_that_only_an_exception_refers_to_does_not_block_the_next_one(tmp_path, monkeypatch):
+    import gc
+    monkeypatch.setattr(writer_mod, "MEMORY_LIMIT", 1)      # the dropped writer has temporary files
+    path = str(tmp_path / "p.mindrecord")
+    gc.disable()                                             # freed by its last reference, not by a collection
+    try:
+        # MindSpore's test_file_writer_parallel: rows in parallel_writer mode, then a call without it
+        # (refused); the exception is kept (``pytest.raises(...) as e``) while the writer is replaced
+        w = FileWriter(path, 2)
+        w.add_schema(SCHEMA)
+        w.write_raw_data([{"w": 1, "k": k} for k in range(2)], True)
+        with pytest.raises(RuntimeError, match=_MIXED_UP) as e:
+            w.write_raw_data([{"w": 1, "k": 7}])
+        assert sum(name.endswith(".hrtmp") for name in os.listdir(tmp_path)) == 2
+        w = FileWriter(path, 2)                              # replaces the first: e still holds the exception
+        w.add_schema(SCHEMA)
+        w.write_raw_data([{"w": 2, "k": k} for k in range(3)])
+        w.commit()
+    finally:
+        gc.enable()
+    assert sorted(os.listdir(tmp_path)) == [f"p.mindrecord{i}{x}" for i in range(2) for x in ("", ".db")]
+    assert sorted(_rows(path + "0")) == [(2, k) for k in range(3)]
+    text = "".join(traceback.format_exception(e.value))     # the traceback still reads as before
+    assert 'raise RuntimeError("The parameter `parallel_writer` must be consistent during use.")' in text
+    assert "in write_raw_data" in text
+
+
+def test_a_writer_still_referenced_after_an_error_keeps_its_lock_and_goes_on(tmp_path):
+    # as MindSpore's writer, it stays usable after an argument error; and it keeps its files
+    path = str(tmp_path / "q.mindrecord")
+    w = _writer(path, 1, n=2, shard_num=2)
+    with pytest.raises(RuntimeError, match=_MIXED_UP):
+        w.write_raw_data([{"w": 1, "k": 7}], True)
+    with pytest.raises(MindRecordRuntimeError, match=re.escape(f"another FileWriter is writing {path}0 (pid")):
+        _writer(path, 2, shard_num=2)
+    assert w.write_raw_data([{"w": 1, "k": 9}]) == WriteReport(1, 0)
+    w.commit()
+    assert _rows(path + "0") == [(1, 0), (1, 9), (1, 1)]   # shard 0's rows, then shard 1's
+
+
+@pytest.mark.parametrize("stage", ["write", "commit"])
+def test_a_failure_that_leaves_the_writer_unusable_releases_its_lock_and_files(tmp_path, monkeypatch, stage):
+    """Any failure once rows are being placed or the files committed (here MemoryError, after the
+    first shard) closes the writer: its temporary files go, its lock is free, it refuses more use."""
+    monkeypatch.setattr(writer_mod, "MEMORY_LIMIT", 1)
+    path = str(tmp_path / "u.mindrecord")
+    w = _writer(path, 1, n=4, shard_num=2)
+    real = writer_mod.ShardSetWriter._write_shard if stage == "write" else writer_mod.ShardSetWriter._finish_data_file
+
+    def second_shard_fails(self, shard, *args):
+        if shard.shard_id == 1:
+            raise MemoryError("no room for the pages")
+        return real(self, shard, *args)
+
+    monkeypatch.setattr(writer_mod.ShardSetWriter, real.__name__, second_shard_fails)
+    with pytest.raises(MemoryError, match="no room for the pages"):
+        w.write_raw_data([{"w": 1, "k": k} for k in range(4, 8)]) if stage == "write" else w.commit()
+    assert os.listdir(tmp_path) == []                        # no temporary file, no lock file
+    for again in (lambda: w.write_raw_data([{"w": 1, "k": 9}]), w.commit):
+        with pytest.raises(MindRecordRuntimeError, match=re.escape(
+                "Invalid operation, this FileWriter was closed after a failure (MemoryError: no room for the "
+                "pages); start a new FileWriter.")):
+            again()
+    monkeypatch.undo()
+    _writer(path, 2, n=2, shard_num=2).commit()             # the files are free for the next writer
+    assert _rows(path + "0") == [(2, 0), (2, 1)]
 
 
 def test_each_shard_is_locked(tmp_path):

@@ -10,8 +10,9 @@ Releasing unlinks the file while still holding the lock; a writer that opened th
 before checks after locking that the name still points at the file it locked, and retries if not.
 Two writers in one process conflict too (each lock is its own open file description). When the
 holder is this process, a garbage collection runs once before refusing: a writer that its user
-dropped (after an error whose traceback still held it, say) lives only in a reference cycle, and
-collecting it releases its lock (its finalizer does); a writer still in use keeps the lock.
+dropped lives only in a reference cycle, and collecting it releases its lock (its finalizer does);
+a writer still in use keeps the lock. See NOTE [ errors do not hold writers ] for the writers an
+exception's traceback would keep alive.
 The descriptor is close-on-exec, but a child forked while a writer is open holds the lock until
 the child exits or closes it.
 """
@@ -19,12 +20,13 @@ from __future__ import annotations
 
 import datetime
 import fcntl
+import functools
 import gc
 import os
 import socket
 import sys
 import time
-from typing import Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from .errors import MindRecordRuntimeError
 
@@ -135,3 +137,60 @@ class WriterLock:
     @property
     def held(self) -> bool:
         return bool(self._held)
+
+
+# NOTE [ errors do not hold writers ]
+# A FileWriter holds its lock from its first write to its commit, and releases it when it is
+# collected. An exception raised by one of its methods would keep it alive for as long as the
+# exception lives: the traceback holds the method's frame, and the frame holds ``self`` (and the
+# core writer, in locals of the frames below). Tests keep exceptions (``pytest.raises(...) as e``),
+# so do ``except ... as e: errors.append(e)`` loops and notebooks (``sys.last_value``): the writer
+# its user replaced by a new one on the same files would then block that new one at its first
+# write, although nothing can use the old one any more (MindSpore, which has no lock, lets the next
+# writer go ahead). So a method's exception leaves carrying no reference to its writer: the
+# finished frames of this package in its traceback (and in those of its causes and contexts) are
+# cleared, and the method's own frame drops ``self`` before the exception leaves it. The writer
+# then lives exactly as long as its user's references to it: still referenced, it keeps its lock
+# and can go on (MindSpore's writer stays usable after an argument error); dropped, it is freed at
+# once and its finalizer removes its temporary files and releases the lock. The cost: a debugger
+# opened on such an exception sees no local variables in headrace's frames (file, line and code
+# are still there).
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_PACKAGE = __name__.rsplit(".", 2)[0]     # headrace.mindrecord
+
+
+def _clear_package_frames(exc: BaseException) -> None:
+    """Clears the finished frames of this package in the tracebacks of ``exc`` and of its causes
+    and contexts (frames still running are left as they are)."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        tb = e.__traceback__
+        while tb is not None:
+            frame = tb.tb_frame
+            if str(frame.f_globals.get("__name__", "")).startswith(_PACKAGE):
+                try:
+                    frame.clear()
+                except RuntimeError:    # still running: the caller's own frame
+                    pass
+            tb = tb.tb_next
+        todo += [e.__cause__, e.__context__]
+
+
+def drops_writer_on_error(method: _F) -> _F:
+    """Decorates a writer's method so that an exception it raises holds no reference to the writer
+    (NOTE [ errors do not hold writers ])."""
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException as exc:
+            _clear_package_frames(exc)
+            del self
+            raise
+    return call  # type: ignore[return-value]

@@ -161,20 +161,23 @@ class ShardSetWriter:
         """Writes encoded rows: split over all shards, or all to ``shard_id``.
 
         An operating-system failure (disk full...) closes the writer, removes its temporary files
-        and raises ``MindRecordWriteError`` naming the file.
+        and raises ``MindRecordWriteError`` naming the file. Any other failure once rows are being
+        placed (an interrupt, memory) closes it the same way: its pages may hold part of the rows,
+        so it could only ever commit a damaged dataset.
         """
         if not rows:
             return
         self._check_usable()
         self.open()
+        biggest = max(max(len(r.raw), r.blob_len) for r in rows) + 8
+        _check_row_size(biggest)   # refused before anything changes: the writer stays usable
         try:
-            self._write(rows, shard_id)
-        except MindRecordWriteError as exc:
+            self._write(rows, shard_id, biggest)
+        except BaseException as exc:
             self._abort(exc)
             raise
 
-    def _write(self, rows: Sequence[EncodedRow], shard_id: int | None) -> None:
-        biggest = max(max(len(r.raw), r.blob_len) for r in rows) + 8
+    def _write(self, rows: Sequence[EncodedRow], shard_id: int | None, biggest: int) -> None:
         if biggest > self.capacity:
             self._grow(biggest)
         self.compression_size += sum(r.saved for r in rows)
@@ -205,9 +208,6 @@ class ShardSetWriter:
 
     def _grow(self, need: int) -> None:
         new = max(MIN_PAGE_SIZE, 1 << (need - 1).bit_length())
-        if new > MAX_GROWN_PAGE_SIZE:
-            raise MindRecordRuntimeError(f"Invalid data, a row of {need} bytes is larger than the largest page "
-                                         f"size headrace writes ({MAX_GROWN_PAGE_SIZE} bytes).")
         logger.warning("A row of %d bytes does not fit in pages of %d bytes; using pages of %d bytes.",
                        need, self.capacity, new)
         self.capacity = new
@@ -364,7 +364,7 @@ class ShardSetWriter:
 
         An operating-system or SQLite failure (disk full...) removes every temporary file (an
         append also gives the data files back their old size) and raises ``MindRecordWriteError``
-        naming the file.
+        naming the file; any failure leaves the writer closed, refusing further use.
         """
         self._check_usable()
         self.open()
@@ -373,7 +373,7 @@ class ShardSetWriter:
                 self._commit_append()
             else:
                 self._commit_new()
-        except MindRecordWriteError as exc:
+        except BaseException as exc:
             self._abort(exc)
             raise
         finally:
@@ -443,10 +443,10 @@ class ShardSetWriter:
             raise MindRecordRuntimeError(f"Invalid operation, this FileWriter was closed after a failure "
                                          f"({self._failure}); start a new FileWriter.")
 
-    def _abort(self, exc: MindRecordWriteError) -> None:
+    def _abort(self, exc: BaseException) -> None:
         """After a write failure: appends give the data files back their old size (while no header
         was rewritten yet), then everything temporary goes and the lock is released."""
-        self._failure = exc.detail
+        self._failure = exc.detail if isinstance(exc, MindRecordRuntimeError) else f"{type(exc).__name__}: {exc}"
         if self.append and not self._in_place_committed:
             for shard in self.shards:
                 _restore_append(shard)
@@ -532,6 +532,12 @@ class ShardSetWriter:
                 _remove_if_there(p)
         self._db_tmps.clear()
         self._lock.release()
+
+
+def _check_row_size(need: int) -> None:
+    if need > MAX_GROWN_PAGE_SIZE:
+        raise MindRecordRuntimeError(f"Invalid data, a row of {need} bytes is larger than the largest page "
+                                     f"size headrace writes ({MAX_GROWN_PAGE_SIZE} bytes).")
 
 
 def _restore_append(shard: _Shard) -> None:
