@@ -15,7 +15,12 @@ What it needs, checked with an error naming the reason:
   ``project``, ``rename`` and ``batch`` with an int batch size (no filter, repeat, take, skip,
   shuffle buffer, zip or concat, whose row counts or buffers belong to one rank);
 * a random-access source read in full (no ``num_samples``, no sampler): MindSpore's rule for
-  ``num_shards`` / ``shard_id`` deals its shuffled (or plain) order round-robin;
+  ``num_shards`` / ``shard_id`` deals its shuffled (or plain) order round-robin. ``MindDataset``
+  deals its MindRecord order the same way (shuffled with ``seed + 1 + epoch`` as a whole, by
+  files or within files, or not at all: ``MindDealtOrder``), except with ``Shuffle.PARTIAL`` (and
+  ``ADAPTIVE`` over 100 million rows), which shuffles each shard's rows on its own, and with
+  ``MS_DEV_MINDRECORD_SHARD_BY_BLOCK=true`` (read when the state is restored), which deals
+  contiguous blocks: those restore on another rank count only from a job of one rank;
 * the same seed setting as the saving job (the state carries it; the shard orders follow it).
 """
 from __future__ import annotations
@@ -23,7 +28,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from headrace._engine.samplers import DistributedPlan, RandomPlan, SequentialPlan
+from headrace._engine.samplers import DistributedPlan, MindFilePlan, MindShufflePlan, RandomPlan, SequentialPlan
+from headrace._engine.samplers.mindrecord import SHARD_BY_BLOCK_ENV, MindDealtOrder, shard_by_block
 from headrace._engine.samplers.resumed import ResumedPassPlan
 from headrace._feed.shard import _CACHES, _copy_with_child, reshard
 from headrace.dataset._datasets import BatchDataset, MapDataset, PaddedBatchDataset, ProjectDataset, RenameDataset
@@ -60,7 +66,10 @@ def source_rows_per_row(dataset: Any, who: str) -> tuple[int, bool, Any]:
 
 def global_order(unsharded: Any, num_shards: int, who: str) -> Any:
     """The plan whose (unsharded) indices are the global order of a pass read on ``num_shards``."""
-    plan = _source_of(reshard(unsharded, num_shards, 0, who))._sampler_plan
+    source = _source_of(reshard(unsharded, num_shards, 0, who))
+    plan = source._sampler_plan
+    if isinstance(plan, (MindShufflePlan, MindFilePlan)) and not getattr(plan, "num_samples_limit", 0):
+        return _mind_order(source, who)
     if isinstance(plan, DistributedPlan):
         if plan.offset != -1 or plan.num_samples_limit or not plan.even_dist:
             raise ValueError(f"{who}: the source's sampler (offset or num_samples) cannot be dealt out again.")
@@ -69,8 +78,41 @@ def global_order(unsharded: Any, num_shards: int, who: str) -> Any:
         return plan
     if isinstance(plan, RandomPlan) and not plan.replacement and not plan.num_samples_limit:
         return plan
-    raise ValueError(f"{who}: the source reads through {type(plan).__name__} with its own row choice "
-                     "(num_samples, a sampler); only a source read in full restores on another number of ranks.")
+    raise ValueError(f"{who}: {type(source).__name__} chooses its rows through {_row_choice(source, plan)}, so a "
+                     "pass is not every row once in one order that could be dealt out again; only a source read in "
+                     "full restores on another number of ranks. Restore on the same number of ranks, into the same "
+                     "rank.")
+
+
+def _row_choice(source: Any, plan: Any) -> str:
+    """What chose the rows of ``source`` (for a refusal): its sampler, or num_samples."""
+    args = source.__dict__.get("_ctor_args") or {}
+    sampler = args.get("sampler")
+    if sampler is not None:
+        return f"its sampler ({type(sampler).__name__})"
+    if args.get("num_samples"):
+        return f"num_samples={args['num_samples']}"
+    return f"its plan ({type(plan).__name__})"
+
+
+def _mind_order(source: Any, who: str) -> Any:
+    """The global order of a MindRecord pass (a ``MindShufflePlan`` / ``MindFilePlan`` reading every row)."""
+    rows = len(source._source())   # (opened first: the plan then knows the rows of each file)
+    plan = source._sampler_plan
+    if plan.num_shards == 1:
+        return plan   # one rank's pass is one order, whatever the mode
+    if not plan.deals_one_order(rows):
+        raise ValueError(f"{who}: {type(source).__name__} reads with Shuffle.PARTIAL (which Shuffle.ADAPTIVE is "
+                         f"over 100000000 rows; here {rows}), which shuffles the rows of each shard on its own, so "
+                         "the rows the ranks have read are not the start of one order that could be dealt out "
+                         "again. Restore on the same number of ranks, into the same rank, or shuffle with "
+                         "Shuffle.GLOBAL.")
+    if (shard_by_block() if plan.by_block is None else plan.by_block):
+        raise ValueError(f"{who}: {SHARD_BY_BLOCK_ENV} is true, so each shard of {type(source).__name__} reads a "
+                         "contiguous block of the order, and the rows the ranks have read are not the start of one "
+                         "order that could be dealt out again. Restore on the same number of ranks, into the same "
+                         "rank.")
+    return MindDealtOrder(plan)
 
 
 def _source_of(dataset: Any) -> Any:
@@ -103,6 +145,7 @@ def with_resumed_pass(dataset: Any, order: Any, epoch: int, start: int, shard: t
     while node.children:
         chain.append(node)
         node = node.children[0]
+    node._source()   # opened first: a MindRecord plan then knows the rows of each file
     then = node._sampler_plan
     if isinstance(then, ResumedPassPlan):
         then = then.then

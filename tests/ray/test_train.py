@@ -159,8 +159,7 @@ def fit_torch(config, workers, storage, checkpoint=None):
 
 
 def numbered():
-    """Rows 0..47 under a shuffle. (A source of MindSpore's own shard rule: MindDataset's shards
-    follow its MindRecord order, which headrace's elastic resume does not deal out again.)"""
+    """Rows 0..47 under a shuffle."""
     return ds.NumpySlicesDataset({"label": np.arange(ROWS, dtype=np.int64)}, shuffle=True)
 
 
@@ -268,29 +267,34 @@ def test_torch_loader_and_checkpoint_errors(tmp_path):
         loader.close()
 
 
-def test_a_minddataset_state_restores_on_as_many_ranks_only(mr_set, tmp_path):
-    """MindDataset's shards follow its MindRecord order, which the elastic resume does not deal out
-    again: another rank count is refused (docs/ray.md says so), the same one resumes."""
+def test_a_minddataset_state_of_two_ranks_resumes_on_three_and_on_one(mr_set, tmp_path):
+    """MindDataset deals its MindRecord order out over the ranks; the rows of the epoch that no rank
+    had received are that order's rest, dealt out again over the new ranks."""
     ds.config.set_seed(3)
-    loader = RankLoader(pipeline(mr_set), rank=0, world_size=2)
-    it = iter(loader)
-    next(it)
-    it.close()
-    loader.save_to(str(tmp_path))
-    loader.close()
-    three = RankLoader(pipeline(mr_set), rank=0, world_size=3)
-    try:
-        with pytest.raises(ValueError, match=r"^headrace.ray.RankLoader.load_state_dict: the source reads through "
-                                             r"MindShufflePlan .*restores on another number of ranks\.$"):
-            three.restore(str(tmp_path))
-    finally:
-        three.close()
-    two = RankLoader(pipeline(mr_set), rank=0, world_size=2)
-    try:
-        assert two.restore(str(tmp_path)) is True
-        assert [b[0].tolist() for b in two] == shard_labels(mr_set, 2, 0, 0, 3)[1:]
-    finally:
-        two.close()
+    for rank in (0, 1):
+        loader = RankLoader(pipeline(mr_set), rank=rank, world_size=2)
+        it = iter(loader)
+        next(it), next(it)
+        it.close()
+        loader.save_to(str(tmp_path))
+        loader.close()
+    shards = [sum(shard_labels(mr_set, 2, r, 0, 3), []) for r in (0, 1)]
+    order = [shards[p % 2][p // 2] for p in range(50)]   # the epoch's order, as the two shards deal it
+    assert sorted(order) == list(range(50))
+    for world in (3, 1):
+        size = -(-34 // world)                             # 50 - 16 rows left, as many on every rank
+        for rank in range(world):
+            ds.config.set_seed(3)
+            again = RankLoader(pipeline(mr_set), rank=rank, world_size=world)
+            try:
+                assert again.restore(str(tmp_path)) is True
+                got = sum((b[0].tolist() for b in again), [])
+                # positions 16 + rank + world * j of the order; past its end (pads), rows read before
+                assert got == [order[p] if p < 50 else order[(p - 50) % 16]
+                               for p in range(16 + rank, 16 + world * size, world)]
+                assert [b[0].tolist() for b in again] == shard_labels(mr_set, world, rank, 1, 3)
+            finally:
+                again.close()
 
 
 def test_one_checkpoint_holds_several_loaders_by_key(tmp_path):

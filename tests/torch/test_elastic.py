@@ -14,11 +14,12 @@ from hypothesis import strategies as st
 
 import headrace.dataset as ds
 from headrace._engine.samplers import SequentialPlan
+from headrace._engine.samplers.mindrecord import SHARD_BY_BLOCK_ENV
 from headrace._engine.samplers.resumed import ResumedPassPlan
 from headrace._feed.shard import reshard
 from headrace._feed.stream import EpochReader
 from headrace._util.types import SampleContext
-from tests.helpers import run_together
+from tests.helpers import numbered_mindrecords, run_together
 
 
 def pipeline(n, batch, shuffle, drop=False):
@@ -110,25 +111,36 @@ def test_any_rank_count_to_any_other_reads_each_unread_row_once(n, old, new, bat
         assert set(counts) - unread <= set(before)                   # pads repeat rows already read
 
 
-def test_a_saved_resumed_loader_resumes_again_on_yet_another_count():
-    data = pipeline(30, 1, shuffle=True)
+def two_three_one(data, first, second):
+    """``(before, middle, rest, states)``: the rows 2 ranks read in ``first`` batches each; those 3
+    ranks restored from rank 0's state read in ``second`` batches each; one rank restored from the
+    state of the third of them reads to the end of the epoch. ``states``: the two states restored."""
     two = [reader(data, 2, r) for r in range(2)]
-    before = flat(flat(read(r, 4) for r in two))            # 8 rows
+    before = flat(flat(read(r, first) for r in two))
+    states = [two[0].state()]
     three = [reader(data, 3, r) for r in range(3)]
     for r in three:
-        r.load_state(two[0].state())
-    middle = flat(flat(read(r, 2) for r in three))          # 6 more
-    state = three[2].state()
-    assert json.loads(state["resume"]) == {"pass": 0, "start": 8, "shards": 2}
+        r.load_state(states[0])
+    middle = flat(flat(read(r, second) for r in three))
+    states.append(three[2].state())
     one = reader(data, 1, 0)
-    one.load_state(state)
+    one.load_state(states[1])
     rest = flat(read(one))
+    for r in two + three + [one]:
+        r.close()
+    return before, middle, rest, states
+
+
+def test_a_saved_resumed_loader_resumes_again_on_yet_another_count():
+    data = pipeline(30, 1, shuffle=True)
+    before, middle, rest, (first, state) = two_three_one(data, 4, 2)     # 8 rows, 6 more, the rest
+    assert json.loads(state["resume"]) == {"pass": 0, "start": 8, "shards": 2}
     assert sorted(before + middle + rest) == list(range(30))
     # the same shard restores the resumed pass as it was saved
     again = reader(data, 3, 2)
     again.load_state(state)
     whole = reader(data, 3, 2)
-    whole.load_state(two[0].state())
+    whole.load_state(first)
     assert flat(read(again)) == flat(read(whole))[2:]   # shard 2's remainder after its 2 batches
 
 
@@ -201,6 +213,165 @@ def test_a_state_of_another_pipeline_is_refused_on_any_shard():
     fresh = reader(pipeline(20, 3, shuffle=False), 2, 0)
     with pytest.raises(ValueError, match="the state comes from a different pipeline: its state"):
         target.load_state(fresh.state())
+
+
+# ---- MindDataset: its MindRecord order dealt out again --------------------------------------
+
+MIND_SHUFFLES = [True, False, ds.Shuffle.GLOBAL, ds.Shuffle.FILES, ds.Shuffle.INFILE]
+
+
+@pytest.fixture(scope="module")
+def mind_files(tmp_path_factory):
+    """``files(sizes)``: one MindRecord file per size (written once per module) whose int64 column
+    ``id`` numbers the rows of all the files in order from 0; their paths."""
+    folder, made = tmp_path_factory.mktemp("mind"), {}
+
+    def files(sizes):
+        if sizes not in made:
+            paths, start = [], 0
+            for j, size in enumerate(sizes):
+                sub = folder / f"{'-'.join(map(str, sizes))}.{j}"
+                sub.mkdir()
+                paths += numbered_mindrecords(sub, [size], {"id": {"type": "int64"}},
+                                              lambda i, start=start: {"id": start + i})
+                start += size
+            made[sizes] = paths
+        return made[sizes]
+    return files
+
+
+def mind_pipeline(paths, shuffle, batch, **kw):
+    ds.config.set_seed(11)
+    return ds.MindDataset(paths, shuffle=shuffle, **kw).batch(batch)
+
+
+def epoch_rows(data, shards, epoch):
+    """Each shard's rows of epoch ``epoch`` read by a fresh job of ``shards`` ranks."""
+    out = []
+    for k in range(shards):
+        r = reader(data, shards, k)
+        r.set_epoch(epoch)
+        out.append(flat(read(r)))
+        r.close()
+    return out
+
+
+def resumed_rows(order, start, shards, shard):
+    """What shard ``shard`` of ``shards`` reads of a pass resumed at position ``start`` of ``order``:
+    positions ``start + shard + shards * j``; one past the end (a pad) repeats a row read before."""
+    n = len(order)
+    return [order[p] if p < n else order[(p - n) % start] for p in range(start + shard, start - (-(n - start) // shards) * shards, shards)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(sizes=st.lists(st.integers(1, 13), min_size=1, max_size=2).map(tuple), old=st.integers(1, 4),
+       new=st.integers(1, 4), batch=st.integers(1, 3), shuffle=st.sampled_from(range(len(MIND_SHUFFLES))),
+       epoch=st.integers(0, 1), frac=st.floats(0, 1), saver=st.integers(0, 3))
+def test_a_minddataset_state_of_n_ranks_resumes_on_m_with_every_row_once(mind_files, sizes, old, new, batch,
+                                                                        shuffle, epoch, frac, saver):
+    data = mind_pipeline(mind_files(sizes), MIND_SHUFFLES[shuffle], batch)
+    n = sum(sizes)
+    whole = epoch_rows(data, old, epoch)                    # each old shard's rows of the epoch
+    # the epoch's one order, as MindSpore deals it: position p is row p // old of shard p % old
+    order = [whole[p % old][p // old] for p in range(n)]
+    assert sorted(order) == list(range(n))
+    steps = -(-len(whole[0]) // batch)
+    s = int(frac * steps)
+    readers = [reader(data, old, r) for r in range(old)]
+    for r in readers:
+        r.set_epoch(epoch)
+    before = [flat(read(r, s)) if s else [] for r in readers]
+    assert before == [w[:s * batch] for w in whole]
+    start = min(old * min(s * batch, len(whole[0])), n)    # positions of the order read by all ranks
+    state = readers[saver % old].state()
+    for r in readers:
+        r.close()
+    after, then = [], []
+    for k in range(new):
+        r = reader(data, new, k)
+        r.load_state(state)
+        after.append(flat(read(r)))
+        then.append(flat(read(r)))
+        r.close()
+    if start in (0, n):    # nothing read, or the epoch read to its end: the new ranks' own epochs
+        rest = epoch + (start == n)
+        assert after == epoch_rows(data, new, rest) and then == epoch_rows(data, new, rest + 1)
+        return
+    assert sorted(flat(before)) == sorted(order[:start])
+    assert after == [resumed_rows(order, start, new, k) for k in range(new)]
+    unread = collections.Counter(x for part in after for x in part if x not in set(order[:start]))
+    assert sorted(unread) == sorted(order[start:]) and set(unread.values()) == {1}   # every row once
+    assert then == epoch_rows(data, new, epoch + 1)          # the next epoch is the new job's own
+
+
+def test_a_minddataset_of_two_files_two_ranks_to_three_pinned(mind_files):
+    # Literal ids guard determinism (seed 11, 13 rows in files of 7 and 6). `before`: the first two
+    # batches of each shard as MindSpore 2.10 reads them (the oracle's whole shards were, for True,
+    # [8, 6, 7, 12, 5, 10, 3] and [4, 9, 2, 11, 1, 0, 8]); `after`: positions 8..12 of the order those
+    # shards interleave, dealt over 3 ranks, the last one padded with position 0.
+    for shuffle, before, after in [
+            (True, [[8, 6, 7, 12], [4, 9, 2, 11]], [[5, 0], [1, 3], [10, 8]]),
+            (ds.Shuffle.FILES, [[7, 9, 11, 0], [8, 10, 12, 1]], [[2, 5], [3, 6], [4, 7]]),
+            (ds.Shuffle.INFILE, [[5, 6, 0, 3], [4, 1, 2, 11]], [[9, 8], [12, 10], [7, 5]])]:
+        data = mind_pipeline(mind_files((7, 6)), shuffle, 2)
+        two = [reader(data, 2, r) for r in range(2)]
+        assert [flat(read(r, 2)) for r in two] == before
+        three = [reader(data, 3, r) for r in range(3)]
+        for r in three:
+            r.load_state(two[1].state())
+        assert [flat(read(r)) for r in three] == after
+        assert json.loads(three[0].state()["resume"]) == {"pass": 0, "start": 8, "shards": 2}
+        for r in two + three:
+            r.close()
+
+
+def test_a_resumed_minddataset_loader_resumes_again_and_padded_rows_count_once(mind_files):
+    data = mind_pipeline(mind_files((7, 6)), ds.Shuffle.GLOBAL, 1, columns_list=["id"],
+                         padded_sample={"id": -1}, num_padded=5)     # 18 rows: 2, 3 and 1 ranks divide them
+    before, middle, rest, _ = two_three_one(data, 2, 3)                # 4 rows, 9 more, the last 5
+    assert (len(before), len(middle), len(rest)) == (4, 9, 5)
+    assert sorted(before + middle + rest) == [-1] * 5 + list(range(13))
+
+
+@pytest.mark.parametrize("kw, old, message", [
+    ({"num_samples": 5}, 2, r"MindDataset chooses its rows through num_samples=5, so a pass is not every row once"),
+    ({"shuffle": ds.Shuffle.PARTIAL}, 2, r"MindDataset reads with Shuffle.PARTIAL .*here 13\), which shuffles the "
+                                         r"rows of each shard on its own"),
+])
+def test_minddataset_row_choices_that_cannot_be_dealt_again_are_refused_by_name(mind_files, kw, old, message):
+    data = mind_pipeline(mind_files((7, 6)), kw.pop("shuffle", True), 2, **kw)
+    saver = reader(data, old, 0)
+    read(saver, 1)
+    target = reader(data, 3, 1)
+    with pytest.raises(ValueError, match=f"^test.load_state_dict: {message}"):
+        target.load_state(saver.state())
+    assert target.state()["iterator"] == "null"             # a refused state changes nothing
+    saver.close()
+    target.close()
+
+
+def test_minddataset_partial_from_one_rank_and_blocks_only_on_as_many(mind_files, monkeypatch):
+    data = mind_pipeline(mind_files((7, 6)), ds.Shuffle.PARTIAL, 2)
+    one = reader(data, 1, 0)
+    before = flat(read(one, 2))
+    two = [reader(data, 2, r) for r in range(2)]
+    for r in two:
+        r.load_state(one.state())
+    rest = [flat(read(r)) for r in two]
+    whole = epoch_rows(data, 1, 0)[0]
+    assert before == whole[:4] and rest == [whole[4::2], whole[5::2] + whole[:1]]   # 9 rows over 2: one pad
+    monkeypatch.setenv(SHARD_BY_BLOCK_ENV, "true")
+    data = mind_pipeline(mind_files((7, 6)), True, 2)
+    saver = reader(data, 2, 0)
+    read(saver, 1)
+    with pytest.raises(ValueError, match=f"^test.load_state_dict: {SHARD_BY_BLOCK_ENV} is true, so each shard of "
+                                         "MindDataset reads a contiguous block of the order"):
+        reader(data, 3, 0).load_state(saver.state())
+    same = reader(data, 2, 0)
+    same.load_state(saver.state())
+    assert flat(read(same)) == epoch_rows(data, 2, 0)[0][2:]
+    for r in [one, saver, same] + two:
+        r.close()
 
 
 ELASTIC_SCRIPT = textwrap.dedent("""

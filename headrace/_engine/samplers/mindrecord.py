@@ -20,7 +20,7 @@ from headrace._util import mtshuffle
 from headrace._util.mtshuffle import minstd_shuffle
 from headrace._util.types import SampleContext
 
-__all__ = ["MindFilePlan", "MindShufflePlan", "MindSubsetRandomPlan", "shard_by_block",
+__all__ = ["MindDealtOrder", "MindFilePlan", "MindShufflePlan", "MindSubsetRandomPlan", "shard_by_block",
            "shard_positions"]
 
 #: MindSpore's switch for contiguous shards of MindRecord rows (read when a pass is planned).
@@ -127,9 +127,7 @@ class MindShufflePlan(_MindPlan):
         if self.mode == "partial" or (self.mode == "adaptive" and n > ADAPTIVE_ROWS):
             return _ro(self._partial(ctx))
         if self.num_shards > 1:
-            perm = (np.arange(n, dtype=np.int64) if self.mode == "false"
-                    else minstd_shuffle(n, (self.seed + 1 + ctx.pass_index) & mtshuffle.M32))
-            ids = perm[self._positions(n)]
+            ids = self.dealt_order(ctx)[self._positions(n)]
             return _ro(ids[:self._cap(self.num_samples_limit, len(ids))])
         if self.num_samples_limit > 0 and not self.replacement:
             ids = minstd_shuffle(n, (ctx.seed + 1) & mtshuffle.M32)[:self.num_samples_limit]
@@ -150,6 +148,22 @@ class MindShufflePlan(_MindPlan):
         for k in range(ctx.pass_index + 1):
             perm = perm[minstd_shuffle(n, (ctx.seed + 1 + k) & mtshuffle.M32)]
         return _ro(perm)
+
+    def deals_one_order(self, num_rows: int) -> bool:
+        """Whether a sharded pass of ``num_rows`` rows is one order dealt out (the global shuffle,
+        or none), not PARTIAL's runs shuffled within each shard."""
+        return self.mode in ("global", "false") or (self.mode == "adaptive" and num_rows <= ADAPTIVE_ROWS)
+
+    def dealt_order(self, ctx: SampleContext) -> np.ndarray:
+        """The order of every row that a sharded pass deals out by :func:`shard_positions`: shuffled
+        afresh every pass with ``seed + 1 + pass`` (file order with ``mode="false"``)."""
+        n = ctx.num_rows
+        if not self.deals_one_order(n):
+            raise ValueError(f"MindShufflePlan: mode {self.mode!r} over {n} rows shuffles each shard's rows on "
+                             "its own; its pass is not one order dealt out.")
+        if self.mode == "false":
+            return np.arange(n, dtype=np.int64)
+        return minstd_shuffle(n, (self.seed + 1 + ctx.pass_index) & mtshuffle.M32)
 
     def _partial(self, ctx: SampleContext) -> np.ndarray:
         """MindSpore's ``Shuffle.PARTIAL``, afresh every epoch with ``s = seed + 1 + epoch``: the files
@@ -215,10 +229,15 @@ class MindFilePlan(_MindPlan):
             out[a:b] = order[a:b][minstd_shuffle(int(size), seed)]
         return out
 
-    def indices(self, ctx: SampleContext) -> np.ndarray:
+    def deals_one_order(self, num_rows: int) -> bool:
+        """Always: a sharded pass is one order (:meth:`dealt_order`) dealt out."""
+        return True
+
+    def dealt_order(self, ctx: SampleContext) -> np.ndarray:
+        """The order of every row of the pass: for a sharded plan, the one that :func:`shard_positions`
+        deals out (the rows in file order, shuffled once with ``seed + 1 + pass``); unsharded,
+        every pass shuffles the one before it again."""
         n = ctx.num_rows
-        if n <= 0:
-            return _ro(np.zeros(0))
         data = min(n, sum(self.sizes)) if self.sizes else n
         order = np.arange(data, dtype=np.int64)
         if self.num_shards > 1:
@@ -226,11 +245,40 @@ class MindFilePlan(_MindPlan):
         else:
             for k in range(ctx.pass_index + 1):
                 order = self._step(order, ctx.seed + 1 + k)
-        order = np.concatenate([order, np.arange(data, n, dtype=np.int64)])
+        return np.concatenate([order, np.arange(data, n, dtype=np.int64)])
+
+    def indices(self, ctx: SampleContext) -> np.ndarray:
+        n = ctx.num_rows
+        if n <= 0:
+            return _ro(np.zeros(0))
+        order = self.dealt_order(ctx)
         if self.num_shards > 1:
             block = shard_by_block() if self.by_block is None else self.by_block
             order = order[shard_positions(n, self.num_shards, self.shard_id, block)]
         return _ro(order)
+
+
+@dataclasses.dataclass(frozen=True)
+class MindDealtOrder(SamplerPlan):
+    """The order of every row that one pass of the sharded ``plan`` deals out, before shard ``i`` of
+    ``k`` takes its positions ``i, i + k, ...`` (wrapping to the start): what a resumed pass deals
+    out again over another shard count (``resumed.py``). Only a plan whose pass is one order dealt
+    out by strides (``plan.deals_one_order``, not in contiguous blocks) is such an order; for
+    another, :meth:`indices` raises ValueError."""
+
+    plan: MindShufflePlan | MindFilePlan
+
+    def is_shuffled(self) -> bool:
+        return self.plan.is_shuffled()
+
+    def num_samples(self, num_rows: int, labels: Any = None) -> int:
+        return num_rows
+
+    def indices(self, ctx: SampleContext) -> np.ndarray:
+        block = shard_by_block() if self.plan.by_block is None else self.plan.by_block
+        if block:
+            raise ValueError("MindDealtOrder: shards read contiguous blocks, not strides of one order.")
+        return _ro(self.plan.dealt_order(ctx) if ctx.num_rows > 0 else np.zeros(0))
 
 
 @dataclasses.dataclass(frozen=True)
