@@ -9,12 +9,14 @@ import textwrap
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import headrace.dataset as ds
 from headrace._engine.samplers import SequentialPlan
-from headrace._engine.samplers.mindrecord import SHARD_BY_BLOCK_ENV
+from headrace._engine.samplers.mindrecord import (
+    ADAPTIVE_ROWS, SHARD_BY_BLOCK_ENV, MindDealtOrder, MindFilePlan, MindShufflePlan, shard_positions,
+)
 from headrace._engine.samplers.resumed import ResumedPassPlan
 from headrace._feed.shard import reshard
 from headrace._feed.stream import EpochReader
@@ -267,6 +269,9 @@ def resumed_rows(order, start, shards, shard):
 @given(sizes=st.lists(st.integers(1, 13), min_size=1, max_size=2).map(tuple), old=st.integers(1, 4),
        new=st.integers(1, 4), batch=st.integers(1, 3), shuffle=st.sampled_from(range(len(MIND_SHUFFLES))),
        epoch=st.integers(0, 1), frac=st.floats(0, 1), saver=st.integers(0, 3))
+@example(sizes=(9,), old=2, new=3, batch=2, shuffle=0, epoch=1, frac=0.5, saver=1)      # one file
+@example(sizes=(5, 8), old=3, new=2, batch=1, shuffle=3, epoch=1, frac=0.4, saver=2)    # two, FILES
+@example(sizes=(6, 4), old=1, new=4, batch=3, shuffle=4, epoch=0, frac=0.5, saver=0)    # one rank, INFILE
 def test_a_minddataset_state_of_n_ranks_resumes_on_m_with_every_row_once(mind_files, sizes, old, new, batch,
                                                                         shuffle, epoch, frac, saver):
     data = mind_pipeline(mind_files(sizes), MIND_SHUFFLES[shuffle], batch)
@@ -302,6 +307,33 @@ def test_a_minddataset_state_of_n_ranks_resumes_on_m_with_every_row_once(mind_fi
     unread = collections.Counter(x for part in after for x in part if x not in set(order[:start]))
     assert sorted(unread) == sorted(order[start:]) and set(unread.values()) == {1}   # every row once
     assert then == epoch_rows(data, new, epoch + 1)          # the next epoch is the new job's own
+
+
+@settings(max_examples=40, deadline=None)
+@given(sizes=st.lists(st.integers(1, 9), min_size=1, max_size=3).map(tuple), shards=st.integers(2, 5),
+       pass_index=st.integers(0, 3), mode=st.sampled_from(["global", "adaptive", "false", "files", "infile"]))
+def test_each_shard_of_a_mindrecord_plan_reads_its_strides_of_the_dealt_order(sizes, shards, pass_index, mode):
+    n = sum(sizes)
+    ctx = SampleContext(n, pass_index, 5)
+
+    def plan(shard_id):
+        if mode in ("files", "infile"):
+            return MindFilePlan(mode, sizes, shards, shard_id, seed=9, by_block=False)
+        return MindShufflePlan(shards, shard_id, seed=9, mode=mode, sizes=sizes, by_block=False)
+    order = MindDealtOrder(plan(0)).indices(ctx)
+    assert sorted(order.tolist()) == list(range(n))
+    for k in range(shards):
+        assert plan(k).indices(ctx).tolist() == order[shard_positions(n, shards, k, False)].tolist()
+
+
+def test_the_dealt_order_is_refused_where_shards_do_not_take_strides_of_one_order():
+    assert MindShufflePlan(2, 0, mode="adaptive").deals_one_order(ADAPTIVE_ROWS)
+    assert not MindShufflePlan(2, 0, mode="adaptive").deals_one_order(ADAPTIVE_ROWS + 1)
+    with pytest.raises(ValueError, match=r"^MindShufflePlan: mode 'partial' over 10 rows shuffles each shard's "
+                                         r"rows on its own; its pass is not one order dealt out\.$"):
+        MindDealtOrder(MindShufflePlan(2, 0, mode="partial", by_block=False)).indices(SampleContext(10, 0, 0))
+    with pytest.raises(ValueError, match=r"^MindDealtOrder: shards read contiguous blocks, not strides"):
+        MindDealtOrder(MindFilePlan("files", (4, 6), 2, 0, by_block=True)).indices(SampleContext(10, 0, 0))
 
 
 def test_a_minddataset_of_two_files_two_ranks_to_three_pinned(mind_files):
