@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import headrace.dataset as ds
+from headrace.mindrecord import FileReader
 from headrace._util.types import RandomAccessSource
 from headrace._util.mtshuffle import minstd_shuffle
 from headrace.dataset._sources.mindrecord import MindDataset, MindRecordSource
@@ -53,13 +54,39 @@ def test_source_values_match_mindspore_types(typed):
     assert row["b"].tobytes() == b"ab\x00" and row["s"].item() == "sé1" and row["f32"] == np.float32(0.1)
     empty = dict(zip(src.column_names, src.read(0)))
     assert empty["b"].dtype == np.dtype("S1") and empty["b"].tobytes() == b"\x00"      # b"" as MindSpore gives it
-    assert empty["ai"].shape == (0,) and empty["al"].tolist() == [[0], [1]]
+    assert empty["al"].tolist() == [[0], [1]]
+    for name, dtype in (("ai", "<i4"), ("af", "<f4")):    # no elements: a 0-d array, as MindSpore reads it
+        assert (empty[name].shape, empty[name].dtype.str, empty[name].item()) == ((), dtype, 0)
     clone = pickle.loads(pickle.dumps(src))
     assert [a.tolist() for a in clone.read(3)] == [a.tolist() for a in src.read(3)]
     with pytest.raises(IndexError):
         src.read(4)
     sub = MindRecordSource(typed, ["s", "i32", "b"])
     assert sub.column_names == ["s", "i32", "b"] and [v.item() for v in sub.read(2)[:2]] == ["sé2", 2]
+
+
+def test_an_array_without_elements_reads_as_a_0d_array_as_in_mindspore(typed, tmp_path):
+    """MindSpore 2.10's test_field_is_null_numpy: MindDataset gives an empty array of any schema shape
+    ([-1], [2, -1]) as a 0-d array of its dtype (output_shapes [] for it), so such rows batch into a
+    1-d column; FileReader keeps the empty array of the schema's shape."""
+    schema = {"label": {"type": "int32"}, "a": {"type": "int32", "shape": [-1]},
+              "d": {"type": "int64", "shape": [-1]}, "m": {"type": "float32", "shape": [2, -1]}}
+    rows = [{"label": k, "a": np.arange(3, dtype=np.int32), "d": np.array([], np.int64),
+             "m": np.zeros((2, 0), np.float32)} for k in range(4)]
+    path = tmp_path / "null.mr"
+    write(path, rows, schema=schema)
+    d = ds.MindDataset(str(path), shuffle=False, num_parallel_workers=2)
+    assert d.get_col_names() == ["a", "d", "label", "m"]
+    assert d.output_shapes() == [[3], [], [], []]
+    assert d.output_types() == [np.int32, np.int64, np.int32, np.float32]
+    got = [{k: (v.shape, v.dtype.str, v.tolist()) for k, v in r.items()} for r in d.create_dict_iterator(output_numpy=True)]
+    assert got == [{"a": ((3,), "<i4", [0, 1, 2]), "d": ((), "<i8", 0), "label": ((), "<i4", k),
+                    "m": ((), "<f4", 0.0)} for k in range(4)]
+    batch = next(d.batch(4).create_dict_iterator(output_numpy=True))
+    assert {k: (v.shape, v.dtype.str) for k, v in batch.items()} == {
+        "a": ((4, 3), "<i4"), "d": ((4,), "<i8"), "label": ((4,), "<i4"), "m": ((4,), "<f4")}
+    row = next(FileReader(str(path)).get_next())
+    assert (row["d"].shape, row["d"].dtype.str, row["m"].shape) == ((0,), "<i8", (2, 0))
 
 
 def test_padded_rows(typed):

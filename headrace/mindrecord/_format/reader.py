@@ -474,15 +474,20 @@ class ColumnDecoder:
             return bytes
         dtype = _LE[f.type]
         shape = f.shape
+        # MindDataset (MindSpore 2.10) reads an array that has no elements as a 0-d tensor, whatever
+        # its schema shape ([-1] or [2, -1]); its value there is whatever memory held, here 0.
+        # FileReader and MindPage give the empty array of the schema's shape.
         if f.type in ("int32", "int64") and self.compressed:
             def dec_ints(mv: memoryview) -> np.ndarray:
-                return _reshape(decompress_ints(mv, dtype), shape)  # type: ignore[arg-type]
+                arr = _reshape(decompress_ints(mv, dtype), shape)  # type: ignore[arg-type]
+                return np.zeros((), dtype) if numpy and not arr.size else arr  # type: ignore[call-overload]
             return dec_ints
 
         def dec_array(mv: memoryview) -> np.ndarray:
             if mv.nbytes % dtype.itemsize:  # type: ignore[attr-defined]
                 raise ValueError(f"{mv.nbytes} bytes is not a whole number of {f.type} elements")
-            return _reshape(np.frombuffer(mv, dtype=dtype), shape)  # type: ignore[arg-type,call-overload]
+            arr = _reshape(np.frombuffer(mv, dtype=dtype), shape)  # type: ignore[arg-type,call-overload]
+            return np.zeros((), dtype) if numpy and not arr.size else arr  # type: ignore[call-overload]
         return dec_array
 
 
