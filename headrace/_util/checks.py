@@ -131,8 +131,10 @@ def check_bool(value: Any, name: str) -> bool:
     return value
 
 
-def check_columns(columns: Any, name: str, *, allow_none: bool = True) -> list[str] | None:
-    """Normalises a column argument (a str or a list of str) to a list; None passes through."""
+def check_columns(columns: Any, name: str, *, allow_none: bool = True, distinct: bool = True) -> list[str] | None:
+    """Normalises a column argument (a str or a list of str) to a list; None passes through.
+    ``distinct=False`` leaves empty and repeated names to the caller (a source that MindSpore
+    checks for them only when the pipeline is built)."""
     if columns is None:
         if allow_none:
             return None
@@ -145,9 +147,9 @@ def check_columns(columns: Any, name: str, *, allow_none: bool = True) -> list[s
         raise ValueError(f"{name} should not be empty.")
     for i, col in enumerate(columns):
         check_type(col, str, f"{name}[{i}]")
-        if not col:
+        if not col and distinct:
             raise ValueError(f"{name}[{i}] should not be empty.")
-    if len(set(columns)) != len(columns):
+    if distinct and len(set(columns)) != len(columns):
         dup = next(c for c in columns if list(columns).count(c) > 1)
         raise ValueError(f"{name} has a duplicate column name: {dup!r}. Column names must be unique.")
     return list(columns)

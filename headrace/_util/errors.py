@@ -88,6 +88,12 @@ def kernel_error(message: str) -> RuntimeError:
     return exc
 
 
+def syntax_error(op: str, detail: str) -> RuntimeError:
+    """MindSpore's error for a parameter its engine refuses when it builds the pipeline (after the
+    Python constructor took it): a ``RuntimeError`` headed "Syntax error."."""
+    return RuntimeError(f"Syntax error. \n\n{_section('Dataset Pipeline Error Message', f'[ERROR] {op}: {detail}')}\n")
+
+
 class PipelineError(RuntimeError):
     """A failure while the pipeline ran.
 

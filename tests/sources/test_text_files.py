@@ -232,13 +232,34 @@ def test_csv_delimiter_and_multiline(tmp_path):
     (dict(field_delim=1), TypeError, "field delim"),  # MindSpore words it so
     (dict(column_defaults=[np.int64(1)]), TypeError, "column_defaults"),
     (dict(column_defaults=(1,)), TypeError, "column_defaults"),
-    (dict(column_names=["a", "a"]), ValueError, "duplicate"),
     (dict(column_names=["a"], column_defaults=[1, 2]), ValueError, "column_defaults has 2 entries"),
     (dict(shuffle=3), TypeError, "shuffle"),
 ])
 def test_csv_argument_checks(c1, kw, exc, msg):
     with pytest.raises(exc, match=msg):
         ds.CSVDataset(c1, **kw)
+
+
+_RULE = "-" * 66
+
+
+@pytest.mark.parametrize("names, detail", [
+    (["col1", "col2", "col3", "col4"] * 2, "'column_names' : Invalid parameter, duplicate column names are not allowed: col1"),
+    (["a", "b", "b", "a"], "'column_names' : Invalid parameter, duplicate column names are not allowed: b"),
+    (["a", "a", "", "b"], "'column_names' [2] must not be empty"),  # empty names first
+])
+def test_csv_column_names_are_refused_when_the_pipeline_is_built(c1, names, detail):
+    """As MindSpore 2.10 (its test_csv_dataset_duplicate_columns): the constructor takes repeated
+    and empty names; building the pipeline (names, size, shapes, an iterator) raises a plain
+    RuntimeError with MindSpore's text."""
+    d = ds.CSVDataset(c1, column_defaults=["1", "2", "3"], column_names=names, shuffle=False)
+    text = f"Syntax error. \n\n{_RULE}\n- Dataset Pipeline Error Message: \n{_RULE}\n[ERROR] CSVDataset: {detail}\n\n"
+    for build in (d.get_col_names, d.get_dataset_size, d.output_shapes,
+                  lambda: d.create_dict_iterator(num_epochs=1, output_numpy=True),
+                  lambda: d.map(lambda x: x, input_columns=names[:1]).create_tuple_iterator()):
+        with pytest.raises(RuntimeError) as e:
+            build()
+        assert type(e.value) is RuntimeError and str(e.value) == text
 
 
 def test_csv_orders_match_text(tmp_path):

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from headrace._util import checks
-from headrace._util.errors import PipelineError
+from headrace._util.errors import PipelineError, syntax_error
 from headrace._util.files import open_regular
 from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, RowsOfFiles, read_bytes
 from headrace.dataset.samplers import Shuffle
@@ -415,6 +415,19 @@ class CsvSource:
         return self.lines.file_of(index)
 
 
+def _check_names_when_built(names: Sequence[str] | None, op: str) -> None:
+    """MindSpore's check of ``column_names`` when it builds the pipeline (its constructor takes
+    empty and repeated names): the first empty name, else the first name seen twice."""
+    for i, name in enumerate(names or ()):
+        if not name:
+            raise syntax_error(op, f"'column_names' [{i}] must not be empty")
+    seen: set[str] = set()
+    for name in names or ():
+        if name in seen:
+            raise syntax_error(op, f"'column_names' : Invalid parameter, duplicate column names are not allowed: {name}")
+        seen.add(name)
+
+
 class CSVDataset(RowFilesDataset):
     """Rows from CSV files: one column per field.
 
@@ -463,7 +476,9 @@ class CSVDataset(RowFilesDataset):
                              f"but got {field_delim!r}.")
         self.field_delim = field_delim
         self.column_defaults = _check_defaults(column_defaults)
-        self.column_names = checks.check_columns(column_names, "column_names") if column_names is not None else None
+        # empty and repeated names are refused when the pipeline is built, as MindSpore does
+        self.column_names = checks.check_columns(column_names, "column_names", distinct=False) \
+            if column_names is not None else None
         if self.column_names is not None and self.column_defaults is not None and \
                 len(self.column_defaults) > len(self.column_names):
             raise ValueError(f"column_defaults has {len(self.column_defaults)} entries but column_names names only "
@@ -472,6 +487,7 @@ class CSVDataset(RowFilesDataset):
                          num_shards, shard_id, cache)
 
     def _make_source(self) -> CsvSource:
+        _check_names_when_built(self.column_names, self._source_name())
         kinds = [] if self.column_defaults is None else [
             _INT if isinstance(v, int) else _FLOAT if isinstance(v, float) else _STR for v in self.column_defaults]
         src = CsvSource(self.dataset_files, self.field_delim, kinds, self.column_names, self._source_name())
