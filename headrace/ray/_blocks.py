@@ -64,10 +64,29 @@ def field_kind(field: Any) -> str:
     return "ragged" if any(int(d) < 0 for d in field.shape) else "fixed"
 
 
+_BINARY_LIMIT = 2**31 - 1   # the bytes an Arrow ``binary`` array can hold (int32 offsets)
+
+
+def binary_array(values: Sequence[np.ndarray]) -> pa.Array:
+    """An Arrow ``binary`` array of the bytes of ``values`` (each ``S`` array's whole buffer, as
+    ``.tobytes()`` gives it), built in one copy: the rows' buffers joined into one Arrow data
+    buffer, with their offsets (not a Python bytes object per row, copied again by Arrow)."""
+    if not values:
+        return pa.array([], type=pa.binary())
+    parts = [np.ascontiguousarray(v).reshape(-1).view(np.uint8) for v in values]
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([p.size for p in parts], out=offsets[1:])
+    if offsets[-1] > _BINARY_LIMIT:   # (Arrow splits such a column into chunks itself)
+        return pa.array([p.tobytes() for p in parts], type=pa.binary())
+    data = np.concatenate(parts)
+    return pa.Array.from_buffers(pa.binary(), len(parts),
+                                 [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
+
+
 def column_array(kind: str, field_type: str, values: Sequence[np.ndarray]) -> pa.Array:
     """One Arrow column from the values of one column of several rows (MindRecordSource's values)."""
     if kind == "bytes":
-        return pa.array([v.tobytes() for v in values], type=pa.binary())
+        return binary_array(values)
     if kind == "string":
         return pa.array([str(v) for v in values], type=pa.string())
     if kind == "scalar":

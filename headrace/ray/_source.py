@@ -25,7 +25,7 @@ from headrace._engine import options as _options
 from headrace._engine import plan as P
 from headrace._util import rng
 from headrace.dataset import Dataset
-from headrace.ray._blocks import KEY_COLUMNS, shared_source
+from headrace.ray._blocks import KEY_COLUMNS, binary_array, shared_source
 from headrace.ray._read import DEFAULT_ROWS_PER_TASK, SEED_ATTR, PassDatasource, _check_int
 
 __all__ = ["SourceDatasource", "read_dataset"]
@@ -34,7 +34,7 @@ __all__ = ["SourceDatasource", "read_dataset"]
 def _column(name: str, values: list) -> pa.Array:
     first = values[0]
     if first.dtype.kind == "S" and first.size == 1:
-        return pa.array([v.tobytes() for v in values], type=pa.binary())
+        return binary_array(values)
     if first.dtype.kind == "U" and first.ndim == 0:
         return pa.array([str(v) for v in values], type=pa.string())
     if first.ndim == 0:

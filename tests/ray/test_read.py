@@ -234,3 +234,15 @@ def test_read_dataset_refuses_what_is_not_a_source(mr_set):
         read_dataset(ds.GeneratorDataset(lambda: iter([(1,)]), ["x"]))
     with pytest.raises(TypeError, match="dataset must be a headrace source dataset, but got list."):
         read_dataset([1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.binary(max_size=40), max_size=12))
+def test_a_bytes_column_holds_each_rows_whole_buffer(values):
+    from headrace.ray._blocks import binary_array
+    # MindDataset's bytes: S arrays of shape (1,) (trailing NULs kept: .tobytes() is the payload)
+    rows = [np.frombuffer(v, dtype=f"S{len(v)}") if v else np.zeros(1, dtype="S1") for v in values]
+    col = binary_array(rows)
+    assert col.type == pa.binary() and len(col) == len(values)
+    assert col.to_pylist() == [r.tobytes() for r in rows]
+    col.validate(full=True)
