@@ -16,7 +16,7 @@ so (Ray issue #44687; measured: no row in 14 minutes). ``map_ops`` refuses such 
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import ray
@@ -80,15 +80,19 @@ class HeadraceMap:
     actor's class). Each row is keyed ``(seed, op_id, row's __epoch__, row's __sample__)``."""
 
     def __init__(self, operations: Sequence[Any], input_columns: Sequence[str], output_columns: Sequence[str],
-                 seed: int, op_id: int, seed_globals: bool) -> None:
+                 seed: int, op_id: int, seed_globals: bool, rows_per_call: int | None = None) -> None:
         self.operations = check_map_operations(operations, None, None)
         self.input_columns = _columns(input_columns, "input_columns", allow_none=False) or []
         self.output_columns = _columns(output_columns, "output_columns", allow_none=False) or []
         for name, value in (("seed", seed), ("op_id", op_id)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
                 raise ValueError(f"{name} must be an int >= 0, but got {value!r}.")
+        if rows_per_call is not None and (isinstance(rows_per_call, bool) or not isinstance(rows_per_call, (int, np.integer))
+                                          or rows_per_call < 1):
+            raise ValueError(f"rows_per_call must be an int >= 1 or None, but got {rows_per_call!r}.")
         self.seed = int(seed)
         self.op_id = int(op_id)
+        self.rows_per_call = None if rows_per_call is None else int(rows_per_call)
         self.fn, self.name = compose_operations(self.operations)
         gpu = getattr(self.fn, "device_ops", None)
         if gpu is not None:  # a headrace pipeline's GPU stage runs them (headrace/_engine/device_stage.py)
@@ -106,18 +110,29 @@ class HeadraceMap:
         self.fn, self.name = compose_operations(self.operations)
         self.globals = rng.GlobalSeeds(self.op_id) if seed_globals else None
 
-    def __call__(self, batch: dict) -> dict:
+    def __call__(self, batch: dict) -> Iterator[dict]:
+        """The batch's rows mapped, as output batches of ``rows_per_call`` rows (all in one where
+        None): Ray may hand a whole block (``map_batches(batch_size=None)``, which lets the map fuse
+        with the read task) while the outputs held at once stay a few rows."""
         for c in (SAMPLE_COLUMN, EPOCH_COLUMN, *self.input_columns):
             if c not in batch:
                 what = ("the key columns that read_mindrecord adds (keep them until the last map_ops)"
                         if c in (SAMPLE_COLUMN, EPOCH_COLUMN) else "an input column")
                 raise PipelineError(self.name, f"the batch has no column '{c}', {what}; it has {sorted(batch)}.")
-        samples = np.asarray(batch[SAMPLE_COLUMN]).tolist()
-        epochs = np.asarray(batch[EPOCH_COLUMN]).tolist()
+        n = len(batch[SAMPLE_COLUMN])
+        step = self.rows_per_call or max(n, 1)
+        for lo in range(0, n, step):
+            yield self._map_rows(batch, lo, min(lo + step, n))
+
+    def _map_rows(self, batch: dict, lo: int, hi: int) -> dict:
+        """Rows ``lo:hi`` of ``batch`` mapped: the other columns sliced, the outputs in place of
+        the input columns."""
+        samples = np.asarray(batch[SAMPLE_COLUMN][lo:hi]).tolist()
+        epochs = np.asarray(batch[EPOCH_COLUMN][lo:hi]).tolist()
         ins = [batch[c] for c in self.input_columns]
         outs: list[list[np.ndarray]] = [[] for _ in self.output_columns]
         fn, g, seed, op = self.fn, self.globals, self.seed, self.op_id
-        for i, (pos, ep) in enumerate(zip(samples, epochs)):
+        for i, (pos, ep) in enumerate(zip(samples, epochs), lo):
             args = [row_value(col[i]) for col in ins]
             token = g.enter(seed, ep, pos) if g is not None else None
             if g is None:
@@ -144,7 +159,7 @@ class HeadraceMap:
                 except (TypeError, ValueError) as e:
                     raise PipelineError(self.name, f"the operations returned a value that is not an array: "
                                         f"{type(v).__name__} ({e}).", columns=self.input_columns, index=pos) from e
-        result = {k: v for k, v in batch.items() if k not in self.input_columns}
+        result = {k: v[lo:hi] for k, v in batch.items() if k not in self.input_columns}
         for name, values in zip(self.output_columns, outs):
             result[name] = batch_column(values)
         return result
@@ -170,7 +185,10 @@ def map_ops(ds: ray.data.Dataset, operations: Any, input_columns: Any, output_co
         compute (optional): None or a ``TaskPoolStrategy`` (tasks) or an ``ActorPoolStrategy``.
             Default: None (tasks).
         num_cpus (float, optional): CPUs per task or actor. Default: None (Ray's: 1).
-        batch_size (int, optional): rows per call. Default: 256.
+        batch_size (int, optional): rows per call of the operations' loop and per output batch.
+            Ray hands each task or actor whole blocks (``map_batches(batch_size=None)``), so a map
+            right after ``read_mindrecord`` runs in its read task (Ray fuses them) and a block is
+            mapped ``batch_size`` rows at a time. Default: 256.
 
     Returns:
         ray.data.Dataset, the rows with the output columns in place of the input columns.
@@ -204,8 +222,11 @@ def map_ops(ds: ray.data.Dataset, operations: Any, input_columns: Any, output_co
         seed = rng.new_seed() if seed is None else seed
     if map_index is None:
         map_index = getattr(ds, _MAPS_ATTR, 0) + 1
-    args = (ops, ins, outs, int(seed), int(map_index) + 1, seed_globals)
-    kwargs: dict[str, Any] = {"batch_size": int(batch_size), "batch_format": "numpy", "zero_copy_batch": True}
+    args = (ops, ins, outs, int(seed), int(map_index) + 1, seed_globals, int(batch_size))
+    # whole blocks: a map_batches with a batch size does not fuse with the read before it (Ray keeps
+    # a read apart from a map that wants a minimum of rows); the draws are keyed by each row's
+    # __sample__ / __epoch__, so where the batches break does not change a value
+    kwargs: dict[str, Any] = {"batch_size": None, "batch_format": "numpy", "zero_copy_batch": True}
     if num_cpus is not None:
         kwargs["num_cpus"] = num_cpus
     if isinstance(compute, ActorPoolStrategy):

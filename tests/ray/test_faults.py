@@ -133,7 +133,7 @@ def test_a_node_removed_mid_epoch_every_row_once(cluster, rows120, tmp_path):
     # the node went away mid-epoch, with the held row's task in flight on it
     assert seen_at_removal is not None and 16 <= seen_at_removal < ROWS
     made = calls(str(tmp_path))
-    assert remover.task == "MapBatches(HeadraceMap)->MapBatches(HeadraceMap)", remover.task
+    assert remover.task == "ReadReadMindRecord->MapBatches(HeadraceMap)->MapBatches(HeadraceMap)", remover.task
     assert len(made[target]) == 2 and made[target].count(remover.removed) == 1   # held there, run again elsewhere
     # every row once, in MindDataset's order under the seed, with its random flips
     assert [a for a, _ in got] == [a for a, _ in want]

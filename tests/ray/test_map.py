@@ -185,6 +185,35 @@ def test_headrace_map_checks_its_arguments():
         HeadraceMap([vision.Decode()], ["image"], ["image"], 1, -1, True)
     with pytest.raises(ValueError, match="operations can not be empty."):
         HeadraceMap([], ["image"], ["image"], 1, 2, True)
+    for bad in (0, 2.0, True):
+        with pytest.raises(ValueError, match=f"rows_per_call must be an int >= 1 or None, but got {bad!r}."):
+            HeadraceMap([vision.Decode()], ["image"], ["image"], 1, 2, True, bad)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 9), st.integers(0, 9))
+def test_a_block_is_mapped_rows_per_call_rows_at_a_time(rows_per_call, n):
+    from headrace.ray import HeadraceMap
+
+    rng = np.random.default_rng(n)
+    batch = {"image": rng.integers(0, 256, (n, 4, 6, 3), dtype=np.uint8), "label": np.arange(n, dtype=np.int32),
+             "__sample__": np.arange(10, 10 + n, dtype=np.int64), "__epoch__": np.full(n, 2, dtype=np.int64)}
+    ops = [vision.RandomResizedCrop((3, 3), scale=(0.3, 1.0)), vision.RandomHorizontalFlip(0.5)]
+    parts = list(HeadraceMap(ops, ["image"], ["image"], 7, 2, False, rows_per_call)(batch))
+    assert [len(p["label"]) for p in parts] == [min(rows_per_call, n - a) for a in range(0, n, rows_per_call)]
+    (whole,) = list(HeadraceMap(ops, ["image"], ["image"], 7, 2, False)(batch)) if n else [None]
+    if n:   # the same draws whatever the rows per call: keyed by each row's __sample__ / __epoch__
+        for key in ("image", "label", "__sample__", "__epoch__"):
+            assert np.array_equal(np.concatenate([p[key] for p in parts]), whole[key]), key
+        assert whole["image"].shape == (n, 3, 3, 3) and list(whole) == ["label", "__sample__", "__epoch__", "image"]
+
+
+def test_a_map_right_after_the_read_runs_in_its_read_tasks(local_ray, images):
+    data = map_ops(read_mindrecord(images, seed=3, rows_per_task=5), chain(), "image", batch_size=2)
+    data = map_ops(data, [transforms.RandomApply([user_noise], 0.5)], "image", batch_size=3)
+    rows = data.take_all()
+    assert len(rows) == 12
+    assert "ReadMindRecord->MapBatches(HeadraceMap)->MapBatches(HeadraceMap)" in data.stats()   # one fused operator
 
 
 def test_ds_must_be_a_ray_dataset():
