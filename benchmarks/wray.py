@@ -16,7 +16,8 @@ CHW, batches of 128 at the consumer), each on ``--workers`` CPUs:
 consumer taking Arrow batches, as the read tasks make them) against the same read tasks called one after another in the runner's process, and against Ray's
 Parquet reader (one dataset, from its second epoch) on the same rows written as Parquet files of
 ``ROWS_PER_TASK`` rows; and, on the warm Ray, the time from a new ``read_mindrecord`` call to its
-first batch (median of 3). The row's epochs are ``read_mindrecord``'s.
+first batch (median of 3); and Ray's floor: blocks of the same rows and bytes that cost nothing to
+make, read the same way (what Ray itself costs per block). The row's epochs are ``read_mindrecord``'s.
 
 Each row runs in its own interpreter (``ray.init`` is not timed; an epoch builds the dataset and
 drains it). ``python -m benchmarks.wray --data DIR --items N`` runs the four rows as the suite
@@ -26,6 +27,7 @@ headrace, >= 0.8: issue 40).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -188,6 +190,39 @@ def write_parquet(path: str, folder: str) -> list[str]:
     return out
 
 
+def _free_block(sizes: np.ndarray) -> list:
+    """A block of ``len(sizes)`` rows whose images are ``sizes`` zero bytes each (a label each), made
+    in one allocation: what a read task returns when reading costs nothing."""
+    import pyarrow as pa
+    offsets = np.zeros(len(sizes) + 1, dtype=np.int32)
+    np.cumsum(sizes, out=offsets[1:])
+    image = pa.Array.from_buffers(pa.binary(), len(sizes), [None, pa.py_buffer(offsets),
+                                                             pa.py_buffer(np.zeros(int(offsets[-1]), np.uint8))])
+    return [pa.table({"image": image, "label": pa.array(np.zeros(len(sizes), np.int32))})]
+
+
+def free_blocks(ray, tables: list):
+    """Ray's floor for a read: a dataset of blocks shaped as ``tables`` (the read tasks' blocks: same
+    rows and image sizes) that cost nothing to make, so that reading it measures what Ray itself
+    costs per block (scheduling, object store, the consumer's batches)."""
+    import pyarrow.compute as pc
+    from ray.data.block import BlockMetadata
+    from ray.data.datasource import Datasource, ReadTask
+    sizes = [pc.binary_length(t["image"]).to_numpy().astype(np.int64) for t in tables]
+
+    class FreeBlocks(Datasource):
+        def estimate_inmemory_data_size(self):
+            return int(sum(int(s.sum()) for s in sizes))
+
+        def get_read_tasks(self, parallelism, per_task_row_limit=None, data_context=None):
+            return [ReadTask(functools.partial(_free_block, s), BlockMetadata(
+                num_rows=len(s), size_bytes=int(s.sum()), input_files=None, exec_stats=None)) for s in sizes]
+
+    out = ray.data.read_datasource(FreeBlocks(), override_num_blocks=len(sizes))
+    out.context.execution_options.preserve_order = True
+    return out
+
+
 def run_read(a) -> dict:
     """Issue 40's read figures (see the module notes)."""
     import headrace.dataset as ds
@@ -213,8 +248,11 @@ def run_read(a) -> dict:
             first = _drain(data.iter_batches(batch_size=w2.BATCH, batch_format="pyarrow"))[2]   # (drained)
             return made + (first or 0.0)
 
+        source = MindRecordDatasource(ds.MindDataset(path, ["image", "label"]), SEED, ROWS_PER_TASK)
+        floor = free_blocks(ray, [t for task in source.get_read_tasks(1) for t in task()])
         res = {"read_mindrecord": _rate(ray_epoch, a.epochs), "in_process": _rate(in_process, a.epochs),
-               "read_parquet": _rate(lambda: ray_epoch(from_parquet), a.epochs)}
+               "read_parquet": _rate(lambda: ray_epoch(from_parquet), a.epochs),
+               "ray_floor": _rate(lambda: ray_epoch(floor), a.epochs)}
         firsts = [first_batch() for _ in range(3)]
     finally:
         ray.shutdown()
@@ -225,6 +263,7 @@ def run_read(a) -> dict:
         "read_parquet_mb_s": res["read_parquet"]["mb_s"],
         "over_in_process": mine["mb_s"] / res["in_process"]["mb_s"],
         "over_parquet": mine["mb_s"] / res["read_parquet"]["mb_s"],
+        "ray_floor_mb_s": res["ray_floor"]["mb_s"], "floor_over_in_process": res["ray_floor"]["mb_s"] / res["in_process"]["mb_s"],
         "first_batch_warm_s": statistics.median(firsts)}}
 
 
@@ -265,6 +304,9 @@ def report(results: list[dict]) -> str:
                          f"in-process {rd['in_process_mb_s']:.0f} MB/s ({rd['over_in_process']:.2f}x; goal >= 0.6), "
                          f"read_parquet {rd['read_parquet_mb_s']:.0f} MB/s ({rd['over_parquet']:.2f}x; goal >= 2); "
                          f"first batch on a warm Ray {rd['first_batch_warm_s']:.2f} s (goal <= 1)")
+            if "ray_floor_mb_s" in rd:
+                lines.append(f"{'':>16}Ray alone (blocks of the same rows and bytes, made for free) "
+                             f"{rd['ray_floor_mb_s']:.0f} MB/s ({rd['floor_over_in_process']:.2f}x of in-process)")
     if {"headrace.ray", "Ray Data", "headrace"} <= set(rates):
         q = ratios(rates)
         lines.append(f"headrace.ray / Ray Data {q['headrace.ray / Ray Data']:.2f}x (goal >= 1.5); "

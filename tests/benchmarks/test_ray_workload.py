@@ -40,7 +40,8 @@ def row(variant, rates, first=0.5, **extra):
 
 def test_report_gives_rates_and_the_goals_ratios():
     read = {"read_mindrecord_mb_s": 200.0, "in_process_mb_s": 400.0, "read_parquet_mb_s": 50.0,
-            "over_in_process": 0.5, "over_parquet": 4.0, "first_batch_warm_s": 0.25}
+            "over_in_process": 0.5, "over_parquet": 4.0, "first_batch_warm_s": 0.25, "ray_floor_mb_s": 260.0,
+            "floor_over_in_process": 0.65}
     results = [row("headrace.ray", [90, 100, 120]), row("Ray Data", [40, 50, 60]), row("headrace", [110, 125]),
                row("read", [300], first=None, read=read)]
     assert wray.ratios({"headrace.ray": 100.0, "Ray Data": 50.0, "headrace": 125.0}) == {
@@ -52,7 +53,9 @@ def test_report_gives_rates_and_the_goals_ratios():
     assert text[4] == ("                read_mindrecord 2nd epoch 200 MB/s, same tasks in-process 400 MB/s (0.50x; "
                        "goal >= 0.6), read_parquet 50 MB/s (4.00x; goal >= 2); first batch on a warm Ray 0.25 s "
                        "(goal <= 1)")
-    assert text[5] == "headrace.ray / Ray Data 2.00x (goal >= 1.5); headrace.ray / headrace 0.85x (goal >= 0.8)"
+    assert text[5] == ("                Ray alone (blocks of the same rows and bytes, made for free) 260 MB/s "
+                       "(0.65x of in-process)")
+    assert text[6] == "headrace.ray / Ray Data 2.00x (goal >= 1.5); headrace.ray / headrace 0.85x (goal >= 0.8)"
     failed = wray.report([{"variant": "Ray Data", "status": "failed", "error": "RuntimeError: boom"}, results[0]])
     assert failed.splitlines()[0] == "      Ray Data: failed: RuntimeError: boom"
     assert "goal >= 1.5" not in failed   # no ratio without its rows
@@ -87,6 +90,7 @@ def test_the_four_rows_run_on_a_tiny_w2(data, tmp_path):
     assert figures["over_in_process"] == pytest.approx(figures["read_mindrecord_mb_s"] / figures["in_process_mb_s"])
     assert figures["over_parquet"] == pytest.approx(figures["read_mindrecord_mb_s"] / figures["read_parquet_mb_s"])
     assert 0 < figures["first_batch_warm_s"] < 60
+    assert figures["floor_over_in_process"] == pytest.approx(figures["ray_floor_mb_s"] / figures["in_process_mb_s"])
     lines = proc.stdout.splitlines()
     assert [ln.split(":")[0].strip() for ln in lines if "images/s" in ln] == list(wray.VARIANTS)
     assert lines[-1].startswith("headrace.ray / Ray Data ") and "(goal >= 0.8)" in lines[-1]
