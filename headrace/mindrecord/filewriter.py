@@ -215,8 +215,16 @@ class FileWriter:
 
     def _set_core(self, core: ShardSetWriter) -> None:
         self._core = core
+        core.lock.owner = weakref.ref(self)
         self._encoder = RowEncoder(core.schema, core.index_fields, compress=core.version >= "3.0")
         self._finalizer = weakref.finalize(self, ShardSetWriter.close, core)
+
+    def _abandon(self) -> None:
+        """Closes the writer that another FileWriter of this process found referred to only by
+        a kept exception's traceback (NOTE [ errors do not hold writers ])."""
+        if self._core is not None:
+            self._core.abort(MindRecordRuntimeError(
+                "another FileWriter took its files while only an exception's traceback referred to it"))
 
     @drops_writer_on_error
     def add_schema(self, content, desc=None):

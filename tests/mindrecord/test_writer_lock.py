@@ -140,6 +140,60 @@ def test_a_writer_that_only_an_exception_refers_to_does_not_block_the_next_one(t
     assert "in write_raw_data" in text
 
 
+def _mixed_up_in_a_function(path):
+    """The error of a writer that the function's own frame holds: once it returns, only the
+    traceback of the error it returns refers to that frame."""
+    w = FileWriter(path, 2)
+    w.add_schema(SCHEMA)
+    w.write_raw_data([{"w": 1, "k": 0}], True)
+    try:
+        w.write_raw_data([{"w": 1, "k": 7}])
+    except RuntimeError as e:
+        return e
+    raise AssertionError("write_raw_data took rows with another parallel_writer")  # pragma: no cover
+
+
+def test_a_writer_that_only_a_finished_frame_of_a_kept_error_refers_to_is_given_up(tmp_path, monkeypatch):
+    import gc
+    monkeypatch.setattr(writer_mod, "MEMORY_LIMIT", 1)
+    path = str(tmp_path / "f.mindrecord")
+    gc.disable()
+    try:
+        e = _mixed_up_in_a_function(path)
+        new = FileWriter(path, 2)
+        new.add_schema(SCHEMA)
+        new.write_raw_data([{"w": 2, "k": k} for k in range(2)])   # the old writer is given up, not waited for
+        new.commit()
+    finally:
+        gc.enable()
+    assert sorted(os.listdir(tmp_path)) == [f"f.mindrecord{i}{x}" for i in range(2) for x in ("", ".db")]
+    assert _rows(path + "0") == [(2, 0), (2, 1)]
+    old = e.__traceback__.tb_frame.f_locals["w"]                    # nobody would, but it says what happened
+    with pytest.raises(MindRecordRuntimeError, match=re.escape(
+            "this FileWriter was closed after a failure (another FileWriter took its files while only an "
+            "exception's traceback referred to it); start a new FileWriter.")):
+        old.commit()
+
+
+def test_a_writer_a_running_function_holds_is_not_given_up_though_an_error_frame_holds_it_too(tmp_path):
+    path = str(tmp_path / "g.mindrecord")
+    live = FileWriter(path, 2)
+    live.add_schema(SCHEMA)
+    live.write_raw_data([{"w": 1, "k": 0}], True)
+
+    def step(writer):                   # finished: its frame, which holds the writer, stays in e's traceback
+        writer.write_raw_data([{"w": 1, "k": 7}])
+
+    with pytest.raises(RuntimeError, match=_MIXED_UP) as e:
+        step(live)
+    with pytest.raises(MindRecordRuntimeError, match=re.escape(f"another FileWriter is writing {path}0 (pid")):
+        _writer(path, 2, shard_num=2)
+    assert e.value.__traceback__.tb_next.tb_frame.f_locals["writer"] is live   # (after: f_locals refers to it)
+    live.write_raw_data([{"w": 1, "k": 1}], True)
+    live.commit()
+    assert _rows(path + "0") == [(1, 0), (1, 1)]
+
+
 def test_a_writer_still_referenced_after_an_error_keeps_its_lock_and_goes_on(tmp_path):
     # as MindSpore's writer, it stays usable after an argument error; and it keeps its files
     path = str(tmp_path / "q.mindrecord")

@@ -26,6 +26,8 @@ import os
 import socket
 import sys
 import time
+import types
+import weakref
 from typing import Any, Callable, Sequence, TypeVar
 
 from .errors import MindRecordRuntimeError
@@ -69,6 +71,9 @@ class WriterLock:
     def __init__(self, paths: Sequence[str]) -> None:
         self.paths = list(paths)
         self._held: list[tuple[str, int]] = []
+        # the object whose life the lock is for, with a method ``_abandon()`` that closes it
+        # (NOTE [ errors do not hold writers ]); None: always in use
+        self.owner: weakref.ref | None = None
 
     def acquire(self) -> None:
         """Takes every lock, or none and raises ``MindRecordRuntimeError`` naming the file and its holder."""
@@ -78,6 +83,7 @@ class WriterLock:
         except BaseException:
             self.release()
             raise
+        _HELD.add(self)
         line = (_holder_line() + "\n").encode("utf-8")
         for _, fd in self._held:
             try:
@@ -89,7 +95,7 @@ class WriterLock:
     @staticmethod
     def _lock_one(path: str) -> int:
         lpath = lock_path(path)
-        collected = False
+        collected = looked = False
         for _ in range(100):
             try:
                 fd = os.open(lpath, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
@@ -101,10 +107,15 @@ class WriterLock:
             except BlockingIOError:
                 holder = _read_holder(fd)
                 os.close(fd)
-                if not collected and holder.startswith(f"pid {os.getpid()} on {socket.gethostname()} "):
-                    collected = True  # ours: maybe a dropped writer waiting in a reference cycle
+                ours = holder.startswith(f"pid {os.getpid()} on {socket.gethostname()} ")
+                if ours and not collected:
+                    collected = True  # maybe a dropped writer waiting in a reference cycle
                     gc.collect()
                     continue
+                if ours and not looked:
+                    looked = True     # maybe a writer that only a kept exception's traceback refers to
+                    if _abandon_unreachable(lpath):
+                        continue
                 raise MindRecordRuntimeError(
                     f"Invalid file, another FileWriter is writing {path} ({holder}). Wait until it commits, "
                     f"or write to another file name.") from None
@@ -123,6 +134,7 @@ class WriterLock:
 
     def release(self) -> None:
         """Removes the lock files and drops the locks. Idempotent."""
+        _HELD.discard(self)
         while self._held:
             lpath, fd = self._held.pop()
             try:
@@ -155,6 +167,16 @@ class WriterLock:
 # once and its finalizer removes its temporary files and releases the lock. The cost: a debugger
 # opened on such an exception sees no local variables in headrace's frames (file, line and code
 # are still there).
+# The user's own frames are not ours to clear: a function that made a writer and returned the error
+# its writer raised leaves the writer in its finished frame, which the error's traceback holds.
+# So a writer refused by a lock that this process holds (after the garbage collection above) looks
+# at the holder (``WriterLock.owner``): when finished frames are all that refer to it, counted
+# exactly (``sys.getrefcount`` against the references the collector shows, less what the
+# measurement itself adds, measured on a probe by the same code), nothing can use it but through
+# a traceback, and it is closed (``_abandon``: temporary files removed, lock released, later calls
+# refused saying why). A reference the collector cannot show (a running function's local, C code)
+# leaves the count short, and the holder keeps its lock; frame locals are never read (on 3.11 that
+# would make a lasting copy of them).
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _PACKAGE = __name__.rsplit(".", 2)[0]     # headrace.mindrecord
@@ -180,6 +202,65 @@ def _clear_package_frames(exc: BaseException) -> None:
                     pass
             tb = tb.tb_next
         todo += [e.__cause__, e.__context__]
+
+
+_HELD: "weakref.WeakSet[WriterLock]" = weakref.WeakSet()   # this process's locks, while held
+
+
+class _Probe:
+    pass
+
+
+def _running_frames() -> set[int]:
+    running = set()
+    for frame in sys._current_frames().values():
+        f: types.FrameType | None = frame
+        while f is not None:
+            running.add(id(f))
+            f = f.f_back
+    return running
+
+
+def _unseen(obj: Any) -> tuple[int, list]:
+    """References to ``obj`` that the garbage collector does not show (locals of running frames,
+    C code, and this measurement's own), and the objects it shows referring to ``obj``."""
+    total = sys.getrefcount(obj)
+    referrers = gc.get_referrers(obj)
+    shown = 0
+    for referrer in referrers:     # loops, not a generator expression: its cell would refer to obj
+        for x in gc.get_referents(referrer):
+            shown += x is obj
+    return total - shown, referrers
+
+
+def _only_in_finished_frames(ref: weakref.ref) -> bool:
+    """Whether the object of ``ref`` is referred to by finished frames (the frames a kept
+    exception's traceback holds) and nothing else. Exact: every reference is counted, so a
+    reference the collector cannot show (a running function's local) makes it False."""
+    probe = _Probe()
+    keep = [probe]
+    own, _ = _unseen(probe)        # what the measurement adds: the same code on an object of known referrers
+    del keep, probe
+    obj = ref()
+    if obj is None:
+        return False
+    unseen, referrers = _unseen(obj)
+    del obj
+    running = _running_frames()
+    return unseen == own and bool(referrers) and all(
+        isinstance(r, types.FrameType) and id(r) not in running for r in referrers)
+
+
+def _abandon_unreachable(lpath: str) -> bool:
+    """Closes the holder of ``lpath`` in this process if only finished frames refer to it."""
+    for lock in list(_HELD):
+        owner = lock.owner
+        if owner is not None and any(p == lpath for p, _ in lock._held) and _only_in_finished_frames(owner):
+            holder = owner()
+            if holder is not None:
+                holder._abandon()
+                return True
+    return False
 
 
 def drops_writer_on_error(method: _F) -> _F:

@@ -76,6 +76,11 @@ class ShardSetWriter:
         self._failure: str | None = None
         self._in_place_committed = False     # appends: a header was rewritten in place
 
+    @property
+    def lock(self) -> WriterLock:
+        """The lock on the targets (held from ``open`` to ``close``)."""
+        return self._lock
+
     # ------------------------------------------------------------------ opening
 
     def open(self) -> None:
@@ -174,7 +179,7 @@ class ShardSetWriter:
         try:
             self._write(rows, shard_id, biggest)
         except BaseException as exc:
-            self._abort(exc)
+            self.abort(exc)
             raise
 
     def _write(self, rows: Sequence[EncodedRow], shard_id: int | None, biggest: int) -> None:
@@ -374,7 +379,7 @@ class ShardSetWriter:
             else:
                 self._commit_new()
         except BaseException as exc:
-            self._abort(exc)
+            self.abort(exc)
             raise
         finally:
             self.close()
@@ -443,7 +448,7 @@ class ShardSetWriter:
             raise MindRecordRuntimeError(f"Invalid operation, this FileWriter was closed after a failure "
                                          f"({self._failure}); start a new FileWriter.")
 
-    def _abort(self, exc: BaseException) -> None:
+    def abort(self, exc: BaseException) -> None:
         """After a write failure: appends give the data files back their old size (while no header
         was rewritten yet), then everything temporary goes and the lock is released."""
         self._failure = exc.detail if isinstance(exc, MindRecordRuntimeError) else f"{type(exc).__name__}: {exc}"
