@@ -36,9 +36,11 @@ def normalize(img: np.ndarray, mean: np.ndarray, std: np.ndarray, channel_axis: 
 FLIPS = (None, 0, 1)  # normalize_hwc_to_chw's flip: none, top-bottom, left-right (cv2.flip's codes)
 
 
-def normalize_hwc_to_chw(img: np.ndarray, mean: np.ndarray, std: np.ndarray, flip: int | None = None) -> np.ndarray:
+def normalize_hwc_to_chw(img: np.ndarray, mean: np.ndarray, std: np.ndarray, flip: int | None = None,
+                         out: np.ndarray | None = None) -> np.ndarray:
     """Normalize of an HWC image written straight into a CHW float32 array (Normalize + HWC2CHW),
-    after a flip (``flip``: one of ``FLIPS``) when one is asked for.
+    after a flip (``flip``: one of ``FLIPS``) when one is asked for; into ``out`` when given (a
+    C-contiguous float32 array of shape (C, H, W), e.g. a row of a batch), else a new array.
 
     A uint8 image with at most 4 channels takes one pass per channel through a table of the 256
     normalized values (``normalize_lut``, made by the loop below, so equal to it bit for bit),
@@ -48,7 +50,11 @@ def normalize_hwc_to_chw(img: np.ndarray, mean: np.ndarray, std: np.ndarray, fli
     if flip not in FLIPS:
         raise ValueError(f"flip must be one of {FLIPS}, but got {flip!r}.")
     h, w, c = img.shape
-    out = np.empty((c, h, w), np.float32)
+    if out is None:
+        out = np.empty((c, h, w), np.float32)
+    elif type(out) is not np.ndarray or out.shape != (c, h, w) or out.dtype != np.float32 or not out.flags.c_contiguous:
+        raise ValueError(f"out must be a C-contiguous float32 array of shape {(c, h, w)}, but got "
+                         f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}.")
     if img.dtype == np.uint8 and 0 < c <= 4 and h * w > 0:
         lut = normalize_lut(mean, std, c)
         for i, plane in enumerate(cv2.split(img) if c > 1 else (img[:, :, 0],)):

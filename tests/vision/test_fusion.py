@@ -115,3 +115,40 @@ def test_normalize_lut_is_the_loop_over_all_256_values():
 def test_normalize_hwc_to_chw_checks_flip():
     with pytest.raises(ValueError, match=r"^flip must be one of \(None, 0, 1\), but got 2\.$"):
         cv.normalize_hwc_to_chw(np.zeros((2, 2, 3), np.uint8), np.float32(MEAN), np.float32(STD), 2)
+
+
+@settings(max_examples=100, deadline=None)
+@given(images, st.sampled_from(FLIPS + [None]), st.integers(0, 1000))
+def test_write_into_writes_what_the_call_returns(image, flip, sample):
+    # the engine's direct write into a batch row: the same bytes and draws as a call, into `out`
+    h, w, c, dtype, seed = image
+    gen = np.random.default_rng(seed)
+    img = (gen.integers(0, 256, (h, w, c)) if dtype == "uint8" else gen.standard_normal((h, w, c)) * 300).astype(dtype)
+    mean, std = (MEAN + [20.0])[:c] if c > 1 else [MEAN[1]], (STD + [30.0])[:c] if c > 1 else [STD[1]]
+    ops = ([] if flip is None else [flip() if flip in (v.HorizontalFlip, v.VerticalFlip) else flip(0.5)])
+    (op,) = fuse_ops(ops + [v.Normalize(mean, std), v.HWC2CHW()])
+    want, next_want = run([op], img, (7, 3, 0, sample))
+    out = np.full((c, h, w), np.nan, np.float32)
+    with rng.sample_key((7, 3, 0, sample)):
+        got = op.write_into(img, out=out)
+        next_got = rng.sample_rng().random()
+    assert got.tobytes() == want.tobytes() and next_got == next_want
+    assert (got is out) == (flip is None or dtype == "uint8")  # the kernel's cases: written in place
+
+
+def test_write_into_a_wrong_array_returns_a_new_one():
+    (op,) = fuse_ops([v.Normalize(MEAN, STD), v.HWC2CHW()])
+    img = np.arange(2 * 3 * 3, dtype=np.uint8).reshape(2, 3, 3)
+    for out in (np.empty((3, 3, 2), np.float32), np.empty((3, 2, 3), np.float64), np.empty((3, 3, 2), np.float32).T.copy().T):
+        got = op.write_into(img, out=out)
+        assert got is not out and got.tobytes() == op(img).tobytes()
+
+
+def test_normalize_hwc_to_chw_checks_out():
+    img, mean, std = np.zeros((2, 3, 3), np.uint8), np.float32(MEAN), np.float32(STD)
+    with pytest.raises(ValueError, match=r"^out must be a C-contiguous float32 array of shape \(3, 2, 3\), but got "
+                                         r"float64 \(3, 2, 3\)\.$"):
+        cv.normalize_hwc_to_chw(img, mean, std, None, np.zeros((3, 2, 3)))
+    out = np.full((3, 2, 3), 5, np.float32)
+    assert cv.normalize_hwc_to_chw(img, mean, std, 1, out) is out
+    assert out.tobytes() == cv.normalize_hwc_to_chw(img, mean, std, 1).tobytes()

@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 
 from headrace._engine.exec.error_rows import run_guarded
+from headrace._engine.ops.batch import NUMERIC_KINDS
 from headrace._util import rng
+from headrace._util.arrays import empty_aligned
 from headrace._util.errors import PipelineError, format_traceback
 
 _ndarray = np.ndarray
@@ -68,6 +70,7 @@ class StageProgram:
         seed, p, start, items, num = task
         read, maps, filt, batch = self.read, self.maps, self.filter, self.batch
         out: list = []
+        built = None  # (column, the batch's array of it) when a map wrote its rows there
         if type(items) is not list and type(items) is not range:
             items = items.tolist()
         try:
@@ -76,9 +79,11 @@ class StageProgram:
             if (filt is None and len(maps) == 1 and maps[0].globals is None
                     and (read is None or read.globals is None)):
                 m = maps[0]
+                into = _batch_writer(m, batch)
                 cursor, prev = rng.enter_cursor(seed, m.op_id, p)
                 try:
-                    if _one_map(read, m, items, start, out, cursor, self):
+                    stopped, built = _one_map(read, m, into, items, start, out, cursor, self)
+                    if stopped:
                         return [], self._stopped_error()
                 finally:
                     rng.leave_cursor(prev)
@@ -96,7 +101,7 @@ class StageProgram:
                         append(row)
                     pos += 1
             if batch is not None:
-                return [batch(out, seed, p, num)], None
+                return [batch(out, seed, p, num, built)], None
         except PipelineError as e:
             return ([] if batch is not None else out), self._at_source(e, start, items)
         except Exception as e:  # noqa: BLE001 - no op's own error: the same report in every mode
@@ -121,58 +126,92 @@ class StageProgram:
         return PipelineError(self.name, "the pipeline was closed while this task ran; its rows were dropped.")
 
 
-def _one_map(read: Any, m: Any, items: list, pos: int, out: list, cursor: Any, prog: StageProgram) -> bool:
+def _one_map(read: Any, m: Any, into: Any, items: list, pos: int, out: list, cursor: Any,
+             prog: StageProgram) -> tuple[bool, tuple[int, np.ndarray] | None]:
     """Reads (when ``read``) and maps ``items`` into ``out``; row ``k`` is keyed ``pos + k``.
-    True if ``prog`` was stopped before the last row.
+    Returns whether ``prog`` was stopped before the last row, and ``(column, array)`` when the
+    map wrote that column's rows into one array for the batch (``into``, below), else None.
 
-    One loop per case, with everything it touches bound to locals: this is the per-row path of
-    a source -> map -> batch stage, where a trivial map costs about as much as the loop itself.
+    Two loops (rows from the parent; rows read from the source or written into a batch), with
+    everything they touch bound to locals: this is the per-row path of a source -> map -> batch
+    stage, where a trivial map costs about as much as the loop itself.
     The source's ``read`` and, for a one-column in-place map returning an ndarray, the map's
     function are called here directly; failures are reported exactly as ``ReadFn`` and
-    ``MapFn`` report them, and any other result goes through ``MapFn.finish``.
+    ``MapFn`` report them, and any other result goes through ``MapFn.finish``. (The watchdog
+    reads this function's frame: NOTE [ finding the stuck sample ] in watchdog.py.)
+
+    ``into``, when a batch tops the stage and the map's function can write its result into a
+    given array (``into(x, out=array)``, returning ``array`` itself when it wrote there): row
+    ``k``'s result goes straight into row ``k`` of the batch's array of that column, made when the
+    first row's result gives its shape and dtype, so the batch takes that array as it is instead
+    of copying every row into one. A result the function made elsewhere is copied into its row;
+    one that cannot be (another shape or dtype, not an array) ends the direct writes: the rows
+    written so far stay views of the array, and the batch collates the rows as it always does
+    (its checks name the problem). The rows and the array of a failed batch are dropped.
     """
     append = out.append
-    fast = m.fast_path()
-    if read is not None:
-        rd = read.read
-        if fast is not None:
-            fn, one, at = fast
-            finish = m.finish
-            for item in items:
-                if prog.stopped:
-                    return True
-                try:
-                    row = rd(item)
-                except Exception as e:  # noqa: BLE001 - a failing read is reported with its sample
-                    read.fail(e, item)
-                cursor.index = pos
-                try:
-                    v = fn(row[one])
-                except Exception as e:  # noqa: BLE001 - a failing user op is reported with its sample
-                    m.fail(e, pos)
-                if type(v) is _ndarray and len(row) == 2:
-                    append((v, row[1]) if at == 0 else (row[0], v))
-                else:
-                    append(finish(row, v, pos))
-                pos += 1
-        else:
-            apply = m.apply
-            for item in items:
-                if prog.stopped:
-                    return True
-                try:
-                    row = rd(item)
-                except Exception as e:  # noqa: BLE001 - a failing read is reported with its sample
-                    read.fail(e, item)
-                cursor.index = pos
-                append(apply(row, pos))
-                pos += 1
-    else:
-        apply = m.apply
+    apply = m.apply
+    if read is None and into is None:  # rows from the stage's parent, through the map's apply
         for row in items:
             if prog.stopped:
-                return True
+                return True, None
             cursor.index = pos
             append(apply(row, pos))
             pos += 1
-    return False
+        return False, None
+    fast = m.fast_path()  # (not None where ``into`` is: see _batch_writer)
+    fn, one, at = fast if fast is not None else (None, 0, 0)
+    finish = m.finish
+    rd = read.read if read is not None else _same
+    first, n = pos, len(items)
+    buf: np.ndarray | None = None
+    slot: Any = None
+    for item in items:
+        if prog.stopped:
+            return True, None
+        try:
+            row = rd(item)
+        except Exception as e:  # noqa: BLE001 - a failing read is reported with its sample
+            read.fail(e, item)
+        cursor.index = pos
+        if fn is None:
+            append(apply(row, pos))
+            pos += 1
+            continue
+        try:
+            v = into(row[one], out=(slot := buf[pos - first])) if buf is not None else fn(row[one])
+        except Exception as e:  # noqa: BLE001 - a failing user op is reported with its sample
+            m.fail(e, pos)
+        if type(v) is _ndarray and len(row) == 2:
+            if buf is not None:
+                if v is not slot:
+                    if v.shape == slot.shape and v.dtype == slot.dtype:
+                        slot[...] = v  # the copy the batch would make
+                        v = slot
+                    else:
+                        buf = None
+            elif into is not None and pos == first and v.dtype.kind in NUMERIC_KINDS:
+                buf = empty_aligned((n,) + v.shape, v.dtype)
+                buf[0] = v
+                v = buf[0]
+            append((v, row[1]) if at == 0 else (row[0], v))
+        else:
+            buf = None
+            append(finish(row, v, pos))
+        pos += 1
+    return False, (None if buf is None else (at, buf))
+
+
+def _same(row: Any) -> Any:
+    """The rows of a stage over a parent are its items (``_one_map``'s read, without a source)."""
+    return row
+
+
+def _batch_writer(m: Any, batch: Any) -> Any:
+    """The map's function writing into a given array (its ``write_into(x, out=array)``: see
+    :func:`_one_map`) when a batch that can take the column so made tops the stage; else None."""
+    fast = m.fast_path()
+    if batch is None or fast is None:
+        return None
+    into = getattr(fast[0], "write_into", None)
+    return into if callable(into) and batch.takes_built(fast[2]) else None

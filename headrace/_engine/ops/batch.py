@@ -14,7 +14,7 @@ from headrace._util.errors import PipelineError, not_an_array, user_error
 from headrace._util.types import BatchInfo, Row
 
 
-_NUMERIC = frozenset("biufc")  # dtype kinds: bool, signed, unsigned, float, complex
+NUMERIC_KINDS = frozenset("biufc")  # dtype kinds: bool, signed, unsigned, float, complex
 _dtype_of = operator.attrgetter("dtype")
 _shape_of = operator.attrgetter("shape")
 _ndarray = np.ndarray
@@ -31,7 +31,7 @@ def _stack_numbers(values: Sequence[np.ndarray]) -> np.ndarray | None:
         first = values[0]
         dtype = first.dtype
         n = len(values)
-        if (dtype.kind not in _NUMERIC or list(map(type, values)).count(_ndarray) != n
+        if (dtype.kind not in NUMERIC_KINDS or list(map(type, values)).count(_ndarray) != n
                 or list(map(_dtype_of, values)).count(dtype) != n):
             return None
         if n * first.nbytes >= ALIGN_FROM:
@@ -175,19 +175,32 @@ class BatchFn:
         self.op_id = op_id
         self.rounds = 1  # passes per epoch (the repeats above): BatchInfo's epoch is pass // rounds
 
-    def __call__(self, rows: list[Row], seed: int, pass_index: int, num: int) -> Row:
+    def __call__(self, rows: list[Row], seed: int, pass_index: int, num: int,
+                 built: tuple[int, np.ndarray] | None = None) -> Row:
+        """Batch ``num`` of the pass from ``rows``; ``built``: ``(column, array)`` when the rows of
+        that column were written into one array already (see :meth:`takes_built`), which the batch
+        then holds as it is."""
         try:
-            return self._make(rows, seed, pass_index, num)
+            return self._make(rows, seed, pass_index, num, built)
         except PipelineError as e:  # the batch number is the index (the original's cause is kept)
             raise e.with_location(None, num) from e.__cause__
 
-    def _make(self, rows: list[Row], seed: int, pass_index: int, num: int) -> Row:
+    def takes_built(self, col: int) -> bool:
+        """Whether column ``col`` may come as one array made beforehand, whose rows are the
+        column's values (a map writing its results there): where it would be stacked as it is,
+        not padded nor handed row by row to a per_batch_map."""
+        return col not in self.pad and (self.pbm is None or col not in self.input_idx)
+
+    def _make(self, rows: list[Row], seed: int, pass_index: int, num: int,
+              built: tuple[int, np.ndarray] | None) -> Row:
         cols = self.cols
+        b, array = built if built is not None else (-1, None)
         if self.pbm is None:
             pad = self.pad
             if not pad and all(len(r) == len(cols) for r in rows[:1]):
-                return tuple([collate(v, c, cols[c]) for c, v in enumerate(zip(*rows))])
-            return tuple([collate([r[c] for r in rows], c, cols[c], pad=pad.get(c)) for c in range(len(cols))])
+                return tuple([array if c == b else collate(v, c, cols[c]) for c, v in enumerate(zip(*rows))])
+            return tuple([array if c == b else collate([r[c] for r in rows], c, cols[c], pad=pad.get(c))
+                          for c in range(len(cols))])
         ins = [[r[c] for r in rows] for c in self.input_idx]
         names = [cols[c] for c in self.input_idx]
         g = self.globals
@@ -215,7 +228,7 @@ class BatchFn:
         rest: list[Any] = [None] * len(cols)
         for c in range(len(cols)):
             if c not in self.input_idx:
-                rest[c] = collate([r[c] for r in rows], c, cols[c])
+                rest[c] = array if c == b else collate([r[c] for r in rows], c, cols[c])
         assert self.assemble is not None  # a per_batch_map batch
         return self.assemble(tuple(rest), out_arrays)
 

@@ -53,10 +53,23 @@ class _Chain:
         """The operations, for the engine (which asks whether any of them runs user code)."""
         return self.ops
 
+    @property
+    def write_into(self) -> Callable[..., Any] | None:
+        """The chain with its last op writing into ``out`` (``write_into(*args, out=array)``, for
+        the engine's batch), when that op can (it has a ``write_into`` of its own); else None."""
+        return self._write_into if getattr(self.ops[-1], "write_into", None) is not None else None
+
     def __call__(self, *args: Any) -> Any:
-        for op, name in zip(self.ops, self.names):
+        return self._apply(args, None)
+
+    def _write_into(self, *args: Any, out: Any) -> Any:
+        return self._apply(args, out)
+
+    def _apply(self, args: tuple, into: Any) -> Any:
+        last = len(self.ops) - 1
+        for i, (op, name) in enumerate(zip(self.ops, self.names)):
             try:
-                out = op(*args)
+                out = op(*args) if into is None or i < last else op.write_into(*args, out=into)
             except PipelineError:
                 raise
             except Exception as e:

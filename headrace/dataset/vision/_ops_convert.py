@@ -198,16 +198,36 @@ class NormalizeHWC2CHW(ImageTensorOperation):
         self._norm, self._t, self._flip = normalize, hwc2chw, flip
         self._mean, self._std = normalize._mean, normalize._std
 
+    def _takes(self, img: np.ndarray) -> bool:
+        """Whether the fused kernel runs on ``img`` (else the ops run one after the other)."""
+        n = self._mean.size
+        return (img.ndim == 3 and img.shape[2] == n and n > 0 and img.dtype.kind in "biuf"
+                and (self._flip is None or img.dtype == np.uint8))  # uint8: which the flip's own checks pass
+
+    def _kernel(self, img: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+        flip = self._flip
+        code = None if flip is None or not flip._flips() else (1 if flip._horizontal else 0)
+        return cv.normalize_hwc_to_chw(img, self._mean, self._std, code, out)
+
     def _run(self, img: np.ndarray) -> np.ndarray:
-        if img.ndim == 3 and img.shape[2] == self._mean.size and img.dtype.kind in "biuf" and self._mean.size:
-            if self._flip is None:
-                return cv.normalize_hwc_to_chw(img, self._mean, self._std)
-            if img.dtype == np.uint8:  # which the flip's own checks pass
-                code = (1 if self._flip._horizontal else 0) if self._flip._flips() else None
-                return cv.normalize_hwc_to_chw(img, self._mean, self._std, code)
+        if self._takes(img):
+            return self._kernel(img, None)
         if self._flip is not None:
             img = self._flip._run(img)
         return self._t._run(self._norm._run(img))
+
+    def write_into(self, img, *, out: np.ndarray):
+        """``self(img)``, written into ``out`` where the fused kernel runs and ``out`` is a
+        C-contiguous float32 array of the result's shape (a map's last op writing its row of the
+        batch: see ``headrace/_engine/exec/stage_program.py``).
+
+        Returns:
+            numpy.ndarray, the result: ``out`` itself when it was written there, else a new array.
+        """
+        if (type(img) is np.ndarray and type(out) is np.ndarray and self._takes(img) and out.dtype == np.float32
+                and out.shape == (img.shape[2], img.shape[0], img.shape[1]) and out.flags.c_contiguous):
+            return self._kernel(img, out)
+        return self(img)
 
     @property
     def op_name(self) -> str:
