@@ -190,6 +190,7 @@ class MindRecordDatasource(PassDatasource):
         sizes = locs[:, 1] + locs[:, 3]
         files = self._source.files
         bounds = np.asarray(self._source._reader._starts[1:])  # loaded by _locs
+        schema = self.schema()
         tasks = []
         for start, stop in self._position_ranges(order):
             rows = np.ascontiguousarray(order[start:stop], dtype=np.int64)
@@ -197,7 +198,7 @@ class MindRecordDatasource(PassDatasource):
             meta = BlockMetadata(num_rows=len(rows), size_bytes=int(sizes[rows].sum()),
                                  input_files=[files[s] for s in shards], exec_stats=None)
             tasks.append(ReadTask(_Task(ref, rows, start, epoch, self._kinds), meta,
-                                  schema=self.schema(), per_task_row_limit=per_task_row_limit))
+                                  schema=schema, per_task_row_limit=per_task_row_limit))
         return tasks
 
     # ------------------------------------------------------------------ headrace's side
