@@ -25,6 +25,17 @@ lock or I/O has released, and a pure-Python loop hands over every few millisecon
   locates the worker's main thread and writes ``("stall", info)`` to the result pipe under the
   pipe's write lock. A worker whose main thread holds the GIL in native code cannot answer: after
   ``ANSWER_WAIT`` seconds the report goes out without the stack, and says why.
+
+NOTE [ the timeout counts the worker's time on the task ]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+The main process starts a task's clock when it starts waiting for the result, which on a busy
+machine can be well before the worker runs the task: a worker process still starting (fork or
+spawn, imports) has not received it, and a worker between tasks has not begun it. A timeout
+reported then would blame "the call" with a stack of the worker's own loop, and no user code in
+it. So the clock restarts when the worker becomes ready, and when the worker's answer to the
+timeout's request says it is not inside an op (its result is then on the way, or the task not
+begun); a second such answer a full timeout later fails the task, saying the worker never began
+it. Thread workers stamp a task when a thread begins it, so there the clock is the task's own.
 """
 from __future__ import annotations
 
@@ -52,6 +63,9 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 
 
 # ---- locating the stuck sample (NOTE [ finding the stuck sample ]) ---------------------------
+
+NOT_ENTERED = ("(no Python frame of the op's function under the op's own: the function is not written in "
+               "Python, or the call had not begun)")
 
 _table: dict | None = None
 _read_lines: frozenset = frozenset()
@@ -145,7 +159,10 @@ def locate(frame: Any, fallback_op: str) -> dict:
                 start = k + 1
         start = min(start, len(frames) - 1)
     summary = traceback.StackSummary.extract(((fr, fr.f_lineno) for fr in frames[start:]), lookup_lines=True)
-    info["stack"] = "".join(summary.format()).rstrip("\n")
+    stack = "".join(summary.format()).rstrip("\n")
+    if info["in_op"] and start == len(frames) - 1 and table.get(frames[start].f_code) is not None:
+        stack += "\n" + NOT_ENTERED  # the op's own frame is the innermost: no user frame in it
+    info["stack"] = stack
     return info
 
 
@@ -338,6 +355,8 @@ def start_doctor(send: Callable[[bytes], None], fallback_op: str) -> None:
 # ---- worker processes: the main process's side ------------------------------------------------
 
 _STOPPED = "(no stack: the worker process is stopped, by SIGSTOP or a debugger, and cannot answer)"
+_NOT_BEGUN = ("(no stack: the worker process had not begun the task; twice, a full timeout apart, it was "
+              "outside every op)")
 
 
 def _stopped(pid: int | None) -> bool:
@@ -362,7 +381,7 @@ class ProcessWait:
     """
 
     __slots__ = ("name", "worker", "interval", "timeout", "start", "reports", "asked", "asked_at", "task",
-                 "columns")
+                 "columns", "ready", "idle_answers")
 
     def __init__(self, name: str, worker: Any, interval: float, timeout: float, waited: float = 0.0,
                  task: tuple[int | None, str] | None = None, columns: Any = None) -> None:
@@ -372,8 +391,18 @@ class ProcessWait:
         self.reports = 0
         self.asked: str | None = None   # "report" or "timeout" while an answer is awaited
         self.asked_at = 0.0
+        self.ready = bool(getattr(worker, "ready", False))  # whether the worker had started, last seen
+        self.idle_answers = 0  # answers to a timeout's request that found the worker outside any op
+
+    def _restart(self) -> None:
+        """Starts the task's clock again, from now (NOTE [ the timeout counts the worker's time on the task ])."""
+        self.start = time.monotonic()
+        self.reports = 0
 
     def poll(self) -> WorkerTimeoutError | None:
+        if not self.ready and getattr(self.worker, "ready", False):
+            self.ready = True  # it has just started: it could not run the task before
+            self._restart()
         waited = time.monotonic() - self.start
         if self.asked is not None:
             if waited - self.asked_at >= ANSWER_WAIT:
@@ -398,12 +427,18 @@ class ProcessWait:
     def answer(self, info: dict) -> WorkerTimeoutError | None:
         if self.asked is None:
             return None  # a late answer: reported already
-        if self.asked == "report" and not info.get("in_op"):
-            # The worker is between tasks (its result is on the way): no report; the next
-            # request comes at the next report time.
-            self.asked = None
-            self.reports += 1
-            return None
+        if not info.get("in_op"):
+            # The worker is between tasks: its result is on the way, or it has not begun the task.
+            if self.asked == "report":  # no report; the next request comes at the next report time
+                self.asked = None
+                self.reports += 1
+                return None
+            self.idle_answers += 1
+            if self.idle_answers == 1:  # a timeout counts from now (NOTE [ the timeout counts ... ])
+                self.asked = None
+                self._restart()
+                return None
+            return self._finish(None, _NOT_BEGUN)
         return self._finish(info)
 
     def _finish(self, info: dict | None, why: str | None = None) -> WorkerTimeoutError | None:
