@@ -113,7 +113,9 @@ class HeadraceMap:
     def __call__(self, batch: dict) -> Iterator[dict]:
         """The batch's rows mapped, as output batches of ``rows_per_call`` rows (all in one where
         None): Ray may hand a whole block (``map_batches(batch_size=None)``, which lets the map fuse
-        with the read task) while the outputs held at once stay a few rows."""
+        with the read task) while each output array is built ``rows_per_call`` rows at a time; Ray
+        gathers the batches into blocks of up to its target block size (``DataContext``'s
+        ``target_max_block_size``), so a large block is never one array of all its rows' outputs."""
         for c in (SAMPLE_COLUMN, EPOCH_COLUMN, *self.input_columns):
             if c not in batch:
                 what = ("the key columns that read_mindrecord adds (keep them until the last map_ops)"
