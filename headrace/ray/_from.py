@@ -59,6 +59,11 @@ class RayRows:
 
 
 def _value(value: Any, column: str, row: int) -> np.ndarray:
+    if isinstance(value, str) and value.endswith("\x00"):
+        # NumPy's str arrays (headrace's string values, as MindSpore's) drop trailing NULs
+        raise ValueError(f"{_NAME}: column {column!r} of row {row} holds a string that ends with a NUL "
+                         f"character ({value[-8:]!r}), which a headrace string value cannot keep (it would "
+                         f"lose it silently); store the column as bytes.")
     out = row_value(value)
     if out.dtype == object:
         raise TypeError(f"{_NAME}: column {column!r} of row {row} holds {type(value).__name__} values of no "
