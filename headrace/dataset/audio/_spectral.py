@@ -324,6 +324,16 @@ class SpectralCentroid(AudioTensorOperation):
 
 # ---- mel scale ----
 
+def _check_mel_scale(n_mels, sample_rate, f_min, f_max, n_stft, norm, mel_type) -> None:
+    """The checks MelScale and InverseMelScale share, in MindSpore's order."""
+    _pos_int(n_mels, "n_mels")
+    _pos_int(sample_rate, "sample_rate")
+    _mel_freqs(f_min, f_max, sample_rate)
+    _pos_int(n_stft, "n_stft")
+    type_check(norm, (NormType,), "norm")
+    type_check(mel_type, (MelType,), "mel_type")
+
+
 class MelScale(AudioTensorOperation):
     """A linear spectrogram (..., n_stft, time) through a mel filter bank -> (..., n_mels, time).
 
@@ -343,12 +353,7 @@ class MelScale(AudioTensorOperation):
 
     def __init__(self, n_mels=128, sample_rate=16000, f_min=0.0, f_max=None, n_stft=201, norm=NormType.NONE,
                  mel_type=MelType.HTK):
-        _pos_int(n_mels, "n_mels")
-        _pos_int(sample_rate, "sample_rate")
-        _mel_freqs(f_min, f_max, sample_rate)
-        _pos_int(n_stft, "n_stft")
-        type_check(norm, (NormType,), "norm")
-        type_check(mel_type, (MelType,), "mel_type")
+        _check_mel_scale(n_mels, sample_rate, f_min, f_max, n_stft, norm, mel_type)
         self.n_mels, self.sample_rate, self.f_min = n_mels, sample_rate, f_min
         self.f_max = f_max if f_max is not None else sample_rate // 2
         self.n_stft, self.norm, self.mel_type = n_stft, norm, mel_type
@@ -390,12 +395,7 @@ class InverseMelScale(AudioTensorOperation):
     def __init__(self, n_stft, n_mels=128, sample_rate=16000, f_min=0.0, f_max=None, max_iter=100000,
                  tolerance_loss=1e-5, tolerance_change=1e-8, sgdargs=None, norm=NormType.NONE,
                  mel_type=MelType.HTK):
-        _pos_int(n_mels, "n_mels")
-        _pos_int(sample_rate, "sample_rate")
-        _mel_freqs(f_min, f_max, sample_rate)
-        _pos_int(n_stft, "n_stft")
-        type_check(norm, (NormType,), "norm")
-        type_check(mel_type, (MelType,), "mel_type")
+        _check_mel_scale(n_mels, sample_rate, f_min, f_max, n_stft, norm, mel_type)
         _pos_int(max_iter, "max_iter")
         type_check(tolerance_loss, (int, float), "tolerance_loss")
         check_pos_float32(tolerance_loss, "tolerance_loss")
