@@ -27,19 +27,32 @@ class _Clock:
         return self.now
 
 
+PID = 2**31 - 1  # no such process: /proc has nothing to say about it
+
+
 class _Worker:
     def __init__(self, ready=True):
-        self.pid = 4242
+        self.pid = PID
         self.ready = ready
+
+
+class _Module:
+    """A module as the watchdog sees it, with some names replaced (the real module stays as it is
+    for every other thread)."""
+
+    def __init__(self, real, **names):
+        self._real, self._names = real, names
+
+    def __getattr__(self, name):
+        return self._names[name] if name in self._names else getattr(self._real, name)
 
 
 @pytest.fixture
 def clock(monkeypatch):
     c = _Clock()
-    monkeypatch.setattr(watchdog.time, "monotonic", c.monotonic)
-    asked = []
-    monkeypatch.setattr(watchdog.os, "kill", lambda pid, sig: asked.append((pid, sig)))
-    c.asked = asked
+    c.asked = []
+    monkeypatch.setattr(watchdog, "time", _Module(watchdog.time, monotonic=c.monotonic))
+    monkeypatch.setattr(watchdog, "os", _Module(watchdog.os, kill=lambda pid, sig: c.asked.append((pid, sig))))
     return c
 
 
@@ -59,7 +72,7 @@ def test_a_timeout_answered_from_outside_every_op_restarts_the_clock(clock):
     clock.now += 2.9
     assert wait.poll() is None and clock.asked == []
     clock.now += 0.1  # 3 s: the timeout asks the worker for its stack
-    assert wait.poll() is None and clock.asked == [(4242, watchdog.ASK)]
+    assert wait.poll() is None and clock.asked == [(PID, watchdog.ASK)]
     assert wait.answer(IDLE) is None  # it had not begun the task: 3 s from now
     clock.now += 2.9
     assert wait.poll() is None and len(clock.asked) == 1
@@ -67,7 +80,7 @@ def test_a_timeout_answered_from_outside_every_op_restarts_the_clock(clock):
     assert wait.poll() is None and len(clock.asked) == 2
     err = wait.answer(IN_OP)  # now in the user's call: the error shows the user's line
     assert isinstance(err, WorkerTimeoutError)
-    assert (err.op, err.columns, err.index, err.pid, err.seconds) == ("map operation: [PyFunc]", ["data"], 5, 4242, 3.0)
+    assert (err.op, err.columns, err.index, err.pid, err.seconds) == ("map operation: [PyFunc]", ["data"], 5, PID, 3.0)
     assert "time.sleep(600)" in str(err) and "recv_bytes" not in str(err)
 
 
@@ -79,7 +92,7 @@ def test_a_worker_outside_every_op_for_two_timeouts_fails_saying_it_never_began(
         err = wait.answer(IDLE)
     assert len(clock.asked) == 2
     assert isinstance(err, WorkerTimeoutError)
-    assert (err.columns, err.index, err.pid) == (["data"], 5, 4242)
+    assert (err.columns, err.index, err.pid) == (["data"], 5, PID)
     assert err.python_stack == (watchdog._NOT_BEGUN + "; the worker was running sample 5 of pass 0")
     assert "recv_bytes" not in str(err)
 
@@ -94,7 +107,7 @@ def test_the_clock_restarts_when_the_worker_becomes_ready(clock):
     clock.now += 2.9  # 5.4 s since the wait began, 2.9 s since the worker started
     assert wait.poll() is None and clock.asked == []
     clock.now += 0.1
-    assert wait.poll() is None and clock.asked == [(4242, watchdog.ASK)]
+    assert wait.poll() is None and clock.asked == [(PID, watchdog.ASK)]
 
 
 def test_a_worker_that_never_starts_times_out_saying_so(clock):
@@ -184,3 +197,20 @@ def test_a_python_function_is_reported_with_its_own_line_and_no_note():
     assert info["index"] == 7 and info["in_op"] is True
     assert ", in python_wait\n    return go.wait(60)  # the user's line" in info["stack"]
     assert watchdog.NOT_ENTERED not in info["stack"]
+
+
+def test_a_timeout_waits_longer_for_the_stack_than_a_report(clock):
+    wait = _wait(_Worker(), timeout=3.0, interval=1.0)
+    clock.now += 1.0
+    assert wait.poll() is None and len(clock.asked) == 1  # the report's request
+    clock.now += watchdog.ANSWER_WAIT
+    with pytest.warns(watchdog.WorkerStallWarning) as got:
+        assert wait.poll() is None  # reported without the stack
+    assert watchdog.NO_STACK in str(got[0].message)
+    assert wait.poll() is None and len(clock.asked) == 2  # 3 s: the timeout's request
+    clock.now += watchdog.TIMEOUT_ANSWER_WAIT - 0.1
+    assert wait.poll() is None  # still waiting for the stack
+    clock.now += 0.1
+    err = wait.poll()
+    assert isinstance(err, WorkerTimeoutError) and err.index == 5
+    assert err.python_stack == watchdog.NO_STACK + "; the worker was running sample 5 of pass 0"

@@ -58,6 +58,9 @@ from headrace._engine.ops import batch as _batch, map as _map, source as _source
 from headrace._util.errors import NO_STACK, WorkerStallWarning, WorkerTimeoutError, stall_report
 
 ANSWER_WAIT = 2.0   # seconds the main process waits for a worker's stack before reporting without it
+# ... before failing a task that timed out without it: the error is final and its stack what the
+# user needs, and on a busy machine a worker's answer can take more than ANSWER_WAIT
+TIMEOUT_ANSWER_WAIT = 6.0
 MAX_TICK = 1.0      # the thread watchdog looks at busy tasks at least this often
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
@@ -405,7 +408,7 @@ class ProcessWait:
             self._restart()
         waited = time.monotonic() - self.start
         if self.asked is not None:
-            if waited - self.asked_at >= ANSWER_WAIT:
+            if waited - self.asked_at >= (TIMEOUT_ANSWER_WAIT if self.asked == "timeout" else ANSWER_WAIT):
                 return self._finish(None)
             return None
         if self.timeout and waited >= self.timeout:
