@@ -437,7 +437,8 @@ class ProcessWait:
                 self.reports += 1
                 return None
             self.idle_answers += 1
-            if self.idle_answers == 1:  # a timeout counts from now (NOTE [ the timeout counts ... ])
+            # a timeout counts from now (NOTE [ the timeout counts the worker's time on the task ])
+            if self.idle_answers == 1:
                 self.asked = None
                 self._restart()
                 return None
