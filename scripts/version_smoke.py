@@ -66,6 +66,35 @@ def check_mindrecord(tmp: str) -> None:
     assert got == list(range(20)), got
 
 
+def check_writer_in_a_suspended_generator(tmp: str) -> None:
+    """A writer in use by a suspended generator keeps its files: a second writer is refused and the
+    generator's writer commits (on 3.10 its frame alone refers to it, as a finished frame would)."""
+    path = os.path.join(tmp, "gen.mindrecord")
+    schema = {"k": {"type": "int32"}}
+
+    def job():
+        w = FileWriter(path)
+        w.add_schema(schema)
+        w.write_raw_data([{"k": 0}])
+        yield
+        w.write_raw_data([{"k": 1}])
+        w.commit()
+        yield
+
+    g = job()
+    next(g)
+    other = FileWriter(path)
+    other.add_schema(schema)
+    try:
+        other.write_raw_data([{"k": 9}])
+    except RuntimeError as e:
+        assert "another FileWriter is writing" in str(e), str(e)
+    else:
+        raise AssertionError("a second writer took the files of a writer in use by a suspended generator")
+    next(g)
+    assert [r["k"] for r in FileReader(path).get_next()] == [0, 1]
+
+
 def check_torch() -> bool:
     try:
         import torch  # noqa: PLC0415 - optional: the adapter is checked where torch installs
@@ -84,6 +113,7 @@ def main() -> int:
     check_process_pipeline()
     with tempfile.TemporaryDirectory() as tmp:
         check_mindrecord(tmp)
+        check_writer_in_a_suspended_generator(tmp)
     torch = check_torch()
     print(f"version smoke: Python {sys.version.split()[0]}: error paths, process pipeline, MindRecord"
           f"{', torch adapter' if torch else ' (torch not installed: adapter not checked)'}: ok")

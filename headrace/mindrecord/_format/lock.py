@@ -22,6 +22,7 @@ import datetime
 import fcntl
 import functools
 import gc
+import inspect
 import os
 import socket
 import sys
@@ -211,6 +212,11 @@ class _Probe:
     pass
 
 
+# A generator's or coroutine's frame is not running while it is suspended, yet it goes on when
+# resumed (on 3.10 its writer is referred to by that frame itself): never taken as finished.
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
 def _running_frames() -> set[int]:
     running = set()
     for frame in sys._current_frames().values():
@@ -248,7 +254,8 @@ def _only_in_finished_frames(ref: weakref.ref) -> bool:
     del obj
     running = _running_frames()
     return unseen == own and bool(referrers) and all(
-        isinstance(r, types.FrameType) and id(r) not in running for r in referrers)
+        isinstance(r, types.FrameType) and id(r) not in running and not r.f_code.co_flags & _RESUMABLE
+        for r in referrers)
 
 
 def _abandon_unreachable(lpath: str) -> bool:
