@@ -25,6 +25,8 @@ The reasoning, on one run's metrics (``_metrics.run_metrics``):
 """
 from __future__ import annotations
 
+from headrace._engine.autotune import GIL_TURNS_CORES, IDLE_TO_GAIN
+
 CONSUMER_WAIT_PCT = 30.0   # below: the consumer is the bottleneck
 SATURATED_PCT = 40.0       # below: no op is saturated
 WAITING_CPU_PCT = 10.0     # CPU over busy time below this: the op waits rather than computes
@@ -34,11 +36,10 @@ GIL_MIN_CPU_PCT = 8.0      # without block counts: threads on the GIL still comp
 # releasing the GIL: 9-14; a crowded machine lowers it) or per CPU second (232-676; native: 86-228)
 GIL_BLOCKS = (50.0, 300.0)
 SLEEPER_BLOCKS = 3000.0    # per CPU second: threads that sleep or wait for I/O (measured 9,500-17,000)
-BUSY_MACHINE_IDLE_PCT = 15.0  # the machine idle less than this: no cores are free (as autotune's IDLE_TO_GAIN)
-# Threads that take turns on the GIL use about one core between them, however many they are;
-# threads in native code that lets go of the GIL use more (W2's chain: 1.6-1.7 of 2 cores, and
-# worker processes ran it 20-27% slower): autotune's GIL_TURNS_CORES.
-GIL_TURNS_CORES = 1.5
+# Autotune's thresholds, so that the verdict advises what autotune would do: threads that take
+# turns on the GIL use about one core between them (at most GIL_TURNS_CORES; threads in native
+# code that lets go of the GIL use more: W2's chain 1.6-1.7 of 2 cores, and worker processes ran
+# it 20-27% slower), and cores are free when the machine is idle at least IDLE_TO_GAIN of the time.
 
 
 def verdict(run: dict) -> dict:
@@ -97,7 +98,7 @@ def _in_stage(op: dict, st: dict, run: dict) -> dict:
     used = sum(s["cpu_cores_used"] for s in run["stages"])
     idle_pct = run.get("machine_idle_pct")
     free = cores * idle_pct / 100.0 if idle_pct is not None else max(0.0, cores - used)
-    crowded = free < BUSY_MACHINE_IDLE_PCT / 100.0 * cores
+    crowded = free < IDLE_TO_GAIN * cores
     if mode == "inline":
         workers = "1 worker (the main thread)"
     else:
