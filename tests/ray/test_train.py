@@ -141,14 +141,21 @@ def torch_loop(config):
     loader.close()
 
 
-def fit_torch(config, workers, storage, checkpoint=None):
+def torch_fit(loop, config, workers, storage, **run):
+    """``loop`` run by a TorchTrainer of ``workers`` CPU workers (gloo), its run named ``config["run"]``;
+    ``run``: more RunConfig fields. The result, checked for no error."""
     from ray.train.torch import TorchConfig, TorchTrainer
 
     scaling = ScalingConfig(num_workers=workers, use_gpu=False, resources_per_worker={"CPU": 0.5})
-    result = TorchTrainer(torch_loop, train_loop_config={**config, "checkpoint": checkpoint},
-                          torch_config=TorchConfig(backend="gloo"), scaling_config=scaling,
-                          run_config=RunConfig(name=config["run"], storage_path=str(storage))).fit()
+    result = TorchTrainer(loop, train_loop_config=config, torch_config=TorchConfig(backend="gloo"),
+                          scaling_config=scaling,
+                          run_config=RunConfig(name=config["run"], storage_path=str(storage), **run)).fit()
     assert result.error is None
+    return result
+
+
+def fit_torch(config, workers, storage, checkpoint=None):
+    result = torch_fit(torch_loop, {**config, "checkpoint": checkpoint}, workers, storage)
     seen = {}
     for rank in range(workers):
         with open(os.path.join(config["out"], f"{config['run']}-rank{rank}", "seen.json")) as f:
@@ -203,6 +210,94 @@ def test_torch_loader_under_torch_trainer_resumes_on_one_and_on_three_workers(lo
         # and exactly the rows the same restore gives outside Ray Train, batch by batch
         for rank in range(workers):
             assert rest[rank] == resumed_locally(first.checkpoint, rank, workers)
+
+
+# ---- a training worker killed at step k: Ray Train's FailureConfig(max_failures=1) starts the
+# worker group again from the latest reported checkpoint, and each rank's loader restored from it
+# goes on right after that checkpoint's batch
+
+KILL_AT = 3   # rank 1 dies on receiving its batch of step 3 (the fourth), in the first attempt only
+
+
+def squared():
+    """``numbered()`` mapped to (label, square): a map the restore reads through."""
+    return numbered().map(lambda x: (x, x * x), "label", ["label", "square"])
+
+
+def killed_loop(config):
+    """A step a batch: its rows all-reduced over the ranks (gloo), then a checkpoint of the loader's
+    position and of the history of the steps so far (the rows of each, its attempt), so that the
+    checkpoint Ray Train restores carries exactly the steps its position is after."""
+    import torch
+    import torch.distributed as dist
+    from ray.train import CheckpointConsistencyMode
+
+    from headrace.ray import restore_loader, save_loader, train_shard
+    from headrace.torch import Loader
+
+    marker = os.path.join(config["out"], "killed.json")
+    attempt = int(os.path.exists(marker))
+    ds.config.set_seed(config["seed"])
+    loader = Loader(squared().batch(BATCH), as_dict=True, **train_shard())
+    rank = loader.shard_id
+    history = []
+    checkpoint = ray.train.get_checkpoint()
+    if restore_loader(loader, checkpoint):   # nothing to restore in the first attempt
+        with checkpoint.as_directory() as folder, open(os.path.join(folder, f"history-{rank}.json")) as f:
+            history = json.load(f)
+    for batch in loader:
+        step = len(history)
+        if (rank, step, attempt) == (1, KILL_AT, 0):
+            # once Ray Train has committed the checkpoints reported so far (so which one it restores
+            # is known), the worker dies without a word
+            done = ray.train.get_all_reported_checkpoints(consistency_mode=CheckpointConsistencyMode.COMMITTED)
+            with open(marker + ".tmp", "w") as f:
+                json.dump({"rank": rank, "step": step, "committed": [c.metrics["step"] for c in done]}, f)
+            os.replace(marker + ".tmp", marker)
+            os._exit(1)
+        rows = batch["label"].tolist()
+        total = torch.tensor(sum(rows))
+        dist.all_reduce(total)
+        history.append({"step": step, "attempt": attempt, "rows": rows, "squares": batch["square"].tolist(),
+                        "total": int(total)})
+        folder = os.path.join(config["out"], f"attempt{attempt}-step{step}-rank{rank}")
+        os.makedirs(folder)
+        save_loader(loader, folder)
+        with open(os.path.join(folder, f"history-{rank}.json"), "w") as f:
+            json.dump(history, f)
+        ray.train.report({"step": step}, checkpoint=Checkpoint.from_directory(folder))
+    loader.close()
+
+
+def test_a_worker_killed_at_step_k_restarts_from_the_checkpoint_every_row_once(local_ray, tmp_path):
+    pytest.importorskip("torch")
+    from ray.train import FailureConfig
+
+    config = {"seed": 21, "out": str(tmp_path), "run": "killed"}
+    result = torch_fit(killed_loop, config, 2, tmp_path / "storage", failure_config=FailureConfig(max_failures=1))
+    # rank 1 died at step k of the first attempt, after the checkpoints of steps 0..k-1 were committed
+    with open(tmp_path / "killed.json") as f:
+        assert json.load(f) == {"rank": 1, "step": KILL_AT, "committed": list(range(KILL_AT))}
+    # the last checkpoint holds each rank's history: the steps before the kill from the first
+    # attempt, the rest from the second, which began right after the restored checkpoint's step
+    steps = ROWS // 2 // BATCH
+    with result.checkpoint.as_directory() as folder:
+        histories = []
+        for rank in (0, 1):
+            with open(os.path.join(folder, f"history-{rank}.json")) as f:
+                histories.append(json.load(f))
+    for rank, history in enumerate(histories):
+        assert [h["step"] for h in history] == list(range(steps))
+        assert [h["attempt"] for h in history] == [0] * KILL_AT + [1] * (steps - KILL_AT)
+        # the rank's shard in its order, batch by batch: no batch skipped or repeated over the restart
+        assert [h["rows"] for h in history] == shard_rows(2, rank)
+        assert [h["squares"] for h in history] == [[r * r for r in h["rows"]] for h in history]
+    # the two ranks stepped together, in both attempts
+    assert [h["total"] for h in histories[0]] == [h["total"] for h in histories[1]] == [
+        sum(a["rows"]) + sum(b["rows"]) for a, b in zip(*histories)]
+    # every row of the epoch exactly once
+    delivered = [r for history in histories for h in history for r in h["rows"]]
+    assert sorted(delivered) == list(range(ROWS))
 
 
 def test_torch_loader_reads_the_shard_of_a_given_rank_and_resumes_it_from_a_folder(tmp_path):
