@@ -449,3 +449,33 @@ def test_random_masks_resume_from_a_state():
         [audio.TimeMasking(True, 4), audio.FrequencyMasking(True, 3)], input_columns="audio",
         num_parallel_workers=2)
     assert_resume_equivalence(data, num_epochs=2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 40), st.integers(0, 45), st.sampled_from(["reflect", "constant"]))
+def test_the_stft_padding_and_frames_are_numpys(seed, n, half, mode):
+    from headrace._audio import spectral as sk  # noqa: PLC0415
+
+    x = np.random.default_rng(seed).standard_normal((2, n)).astype(np.float32)
+    if mode == "reflect" and half >= n:
+        half = n - 1
+    want = np.pad(x, [(0, 0), (half, half)], mode=mode)  # type: ignore[call-overload]
+    got = sk._pad_last(x, half, mode)
+    np.testing.assert_array_equal(got, want)
+    for n_fft, hop in ((1, 1), (min(4, want.shape[-1]), 3), (want.shape[-1], 2)):
+        frames = np.lib.stride_tricks.sliding_window_view(want, n_fft, axis=-1)[..., ::hop, :]
+        np.testing.assert_array_equal(sk._frames(got, n_fft, hop), frames)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.sampled_from([np.complex64, np.complex128]), st.booleans())
+def test_the_power_spectrum_rounds_as_re_re_plus_im_im(seed, dtype, swapped):
+    from headrace._audio import spectral as sk  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    z = (rng.standard_normal((3, 7, 5)) + 1j * rng.standard_normal((3, 7, 5))).astype(dtype) * 1e3
+    if swapped:
+        z = np.swapaxes(z, -1, -2)
+    got = sk.power_spectrum(z, 2.0)
+    assert got.dtype == z.real.dtype and got.shape == z.shape
+    np.testing.assert_array_equal(got, z.real * z.real + z.imag * z.imag)

@@ -156,7 +156,7 @@ class _Stft:
         self.window, self.normalized, self.center = window.value, normalized, center
         self.pad_mode, self.onesided, self.strict_reflect = pad_mode.value, onesided, strict_reflect
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
+    def __call__(self, x: np.ndarray, freq_last: bool = False) -> np.ndarray:
         n = x.shape[-1] + 2 * self.pad
         if self.center and self.strict_reflect and self.pad_mode == "reflect" and self.n_fft // 2 >= n:
             raise op_error(self.op, "Padding size should be less than the corresponding input dimension.")
@@ -166,7 +166,7 @@ class _Stft:
             raise op_error(self.op, f"n_fft should be more than 0 and less than {n}, but got n_fft: {self.n_fft}.")
         return sk.stft(x, self.n_fft, self.hop_length, self.win_length, self.window, pad=self.pad,
                        center=self.center, pad_mode=self.pad_mode, onesided=self.onesided,
-                       normalized=self.normalized)
+                       normalized=self.normalized, freq_last=freq_last)
 
 
 def _power_out(spec: np.ndarray, power: float, dtype: np.dtype) -> np.ndarray:
