@@ -362,6 +362,17 @@ def test_speech_commands_usage_with_no_files_is_empty(tmp_path):
     assert [str(r["speaker_id"]) for r in _rows(ds.SpeechCommandsDataset(str(tmp_path), usage="test"))] == ["abcd"]
 
 
+def test_folders_and_links_named_like_clips(tmp_path):
+    """A folder named like a clip is not a clip; a link to a clip is one (as os.path.isfile says)."""
+    write_wav(str(tmp_path / "up" / "abcd_nohash_0.wav"), _samples(10, 8))
+    (tmp_path / "up" / "dir_nohash_1.wav").mkdir()
+    (tmp_path / "up" / "link_nohash_2.wav").symlink_to(tmp_path / "up" / "abcd_nohash_0.wav")
+    (tmp_path / "up" / "gone_nohash_3.wav").symlink_to(tmp_path / "nowhere.wav")
+    rows = _rows(ds.SpeechCommandsDataset(str(tmp_path), usage="all", shuffle=False))
+    assert [(str(r["speaker_id"]), int(r["utterance_number"])) for r in rows] == [("abcd", 0), ("link", 2)]
+    np.testing.assert_array_equal(rows[0]["waveform"], rows[1]["waveform"])
+
+
 def test_speech_commands_size_counts_its_usage(corpora):
     """MindSpore 2.10 reports the size of every usage (5) for each; headrace the rows it reads."""
     sizes = {u: ds.SpeechCommandsDataset(corpora["sc"], usage=u).get_dataset_size()

@@ -61,6 +61,21 @@ def test_wide_pcm(bits, dtype, scale):
                                        "16-bit PCM",)
 
 
+@pytest.mark.parametrize("bits", [8, 16, 24])
+def test_every_narrow_sample_is_its_float64_quotient_rounded_to_float32(bits):
+    # read_wav divides 8- to 24-bit samples in float32: the same float32 as float64's quotient rounded
+    if bits == 24:  # every 64th value and both ends (all 2**24 take a few seconds)
+        vals = np.concatenate([np.arange(-(1 << 23), 1 << 23, 64), [-(1 << 23), (1 << 23) - 1, -1, 1, 63]])
+        raw = vals.astype("<i4").view(np.uint8).reshape(-1, 4)[:, :3].tobytes()
+    else:
+        vals = np.arange(256) - 128 if bits == 8 else np.arange(-(1 << 15), 1 << 15)
+        raw = (vals + 128).astype(np.uint8).tobytes() if bits == 8 else vals.astype("<i2").tobytes()
+    got = io._pcm_to_float(raw, bits // 8, False, bits == 8)
+    want = (vals.astype(np.float64) / float((1 << (bits - 1)) - 1)).astype(np.float32)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+
+
 def test_unsigned_8_bit_float_and_extensible():
     u8 = np.array([0, 128, 255, 1], np.uint8)
     out = io.read_wav(riff([(b"fmt ", fmt(bits=8)), (b"data", u8.tobytes())])).samples
