@@ -160,9 +160,12 @@ def _loaded_native_pools() -> list[str]:
 # threads: on 2 cores a 2-thread map of (81x201)@(201x128) float32 products over 3,000 rows took
 # 4-15 s, and 0.3-0.4 s with one BLAS thread per call. OpenBLAS's thread count is one number for the
 # whole process (``openblas_set_num_threads_local`` sets it too, and returns the old one), so while
-# any of the engine's thread pools is open the count is 1, and when the last one closes it is put
-# back as it was: BLAS calls of the user's own threads in that time run on one core too, which the
-# map threads keep busy anyway. Worker processes are limited as a whole by ``limit_native_threads``.
+# any of the engine's thread pools is open, or a pass runs on its prefetch thread (a 1-worker map
+# runs there: a 1 s clip's MelSpectrogram on 2 BLAS threads cost 337 us of CPU per clip in the
+# speech workload against 176 us on one, at the same rate), the count is 1, and when the last of
+# them ends it is put back as it was: BLAS calls of the user's own threads in that time run on one
+# core too, which the pipeline's threads keep busy anyway. Worker processes are limited as a whole
+# by ``limit_native_threads``.
 
 _blas_lock = threading.Lock()
 _blas_holders = 0
@@ -192,8 +195,18 @@ def release_blas_threads() -> None:
             _blas_saved.clear()
 
 
+_setters_found: tuple[int, list] | None = None  # (len(sys.modules) when found, the setters)
+
+
 def _blas_setters() -> list:
-    """``openblas_set_num_threads_local`` of each loaded OpenBLAS that has it (0.3.27 and later)."""
+    """``openblas_set_num_threads_local`` of each loaded OpenBLAS that has it (0.3.27 and later);
+    kept while no module has been imported since (reading ``/proc/self/maps`` took 2-10 ms, each
+    time an iterator's pool or prefetch thread started)."""
+    global _setters_found
+    n = len(sys.modules)
+    found = _setters_found
+    if found is not None and found[0] == n:
+        return found[1]
     out = []
     for path in _loaded_native_pools():
         if "openblas" not in os.path.basename(path).lower():
@@ -209,6 +222,7 @@ def _blas_setters() -> list:
             _LOCAL_SETTERS[path] = setter
         if _LOCAL_SETTERS[path] is not None:
             out.append(_LOCAL_SETTERS[path])
+    _setters_found = (n, out)
     return out
 
 

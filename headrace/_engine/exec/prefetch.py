@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from headrace._engine.exec.native_threads import hold_one_blas_thread, release_blas_threads
 from headrace._engine.exec.ordered import POLL, PoolClosed
 from headrace._engine.machine import bind_thread
 
@@ -52,8 +53,21 @@ class Prefetcher:
         # no prefetch thread started ahead; with this wait, none longer (2026-11-28).
         self._go = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self._thread.start()
+        self._blas_held = True
+        hold_one_blas_thread()  # the pass runs ops on this thread: NOTE [ BLAS in map threads ]
+        try:
+            self._thread.start()
+        except BaseException:
+            self._let_blas_go()
+            raise
         self._go.set()
+
+    def _let_blas_go(self) -> None:
+        """Ends this thread's BLAS hold, once: when the pass has made its last row (before the
+        consumer can see its end) or the thread ends."""
+        if self._blas_held:
+            self._blas_held = False
+            release_blas_threads()
 
     # ---- producer side ------------------------------------------------------------------------
     def _run(self) -> None:
@@ -80,6 +94,8 @@ class Prefetcher:
                     if self._stop:
                         return
                     item = _Failure(e)
+                if item is _END or type(item) is _Failure:
+                    self._let_blas_go()
                 dq.append(item)
                 if self._consumer_waiting:
                     with self._cond:
@@ -89,6 +105,7 @@ class Prefetcher:
                     return
                 item = None  # handed over: while the next row is made, this frame must not keep this one
         finally:
+            self._let_blas_go()
             self._done = True
             with self._cond:
                 self._cond.notify_all()

@@ -1,8 +1,10 @@
-"""NOTE [ BLAS in map threads ]: while the engine's thread pools run, OpenBLAS uses one thread per
-call, and the count the user had comes back when the last pool closes."""
+"""NOTE [ BLAS in map threads ]: while the engine's thread pools or a pass's prefetch thread run,
+OpenBLAS uses one thread per call, and the count the user had comes back when the last ends."""
 from __future__ import annotations
 
 import ctypes
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -28,7 +30,8 @@ def _getter():
     pytest.skip("no OpenBLAS with a per-call thread count is loaded")
 
 
-def test_map_threads_run_blas_on_one_thread_and_the_count_comes_back():
+@pytest.mark.parametrize("workers", [1, 2], ids=["prefetch_thread", "pool"])
+def test_map_threads_run_blas_on_one_thread_and_the_count_comes_back(workers):
     get = _getter()
     setter = native_threads._blas_setters()[0]
     before = setter(2)  # a known count for the user's side
@@ -36,16 +39,23 @@ def test_map_threads_run_blas_on_one_thread_and_the_count_comes_back():
         seen = []
 
         def probe(x):
-            seen.append(get())
+            end = time.perf_counter() + 0.0012  # heavy rows (over run.HEAVY_ROW_S): 1 worker starts the prefetch thread
+            while time.perf_counter() < end:
+                pass
+            seen.append((threading.current_thread() is threading.main_thread(), get()))
             return x @ np.eye(2)  # a BLAS call
 
-        d = ds.NumpySlicesDataset({"x": np.ones((6, 2, 2))}, shuffle=False).map(probe, ["x"], num_parallel_workers=2)
+        d = ds.NumpySlicesDataset({"x": np.ones((300, 2, 2))}, shuffle=False).map(probe, ["x"], num_parallel_workers=workers)
         it = d.create_tuple_iterator(output_numpy=True)
-        rows = [next(it)[0]]
-        assert get() == 1  # the pool is open: the user's threads run BLAS on one thread too
+        rows = [next(it)[0] for _ in range(20)]  # (fewer rows than the pass: it is not over)
+        assert get() == 1  # the pass runs: the user's threads run BLAS on one thread too
         rows += [r[0] for r in it]
+        if workers == 1:
+            assert get() == 2  # the pass's end came after its thread let go
         it.stop()
-        assert seen == [1] * 6 and len(rows) == 6
+        assert len(rows) == 300 and len(seen) == 300
+        off_main = [count for main, count in seen if not main]
+        assert len(off_main) >= 250 and set(off_main) == {1}
         assert get() == 2
     finally:
         setter(before)
