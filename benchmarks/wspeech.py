@@ -103,8 +103,13 @@ def check_batch(x) -> None:
     assert np.isfinite(x).all(), "a spectrogram holds a non-finite value"
 
 
+PROCESSES = ", processes"  # the map in worker processes (python_multiprocessing=True)
+
 CONFIGS = [
     Config("speech", "headrace", "SpeechCommandsDataset", compare="SpeechCommandsDataset"),
+    Config("speech", "headrace", "SpeechCommandsDataset" + PROCESSES, (2,), compare="SpeechCommandsDataset" + PROCESSES,
+           note="the map in 2 worker processes (python_multiprocessing=True), as the profiler advises for this "
+                "GIL-bound chain"),
     Config("speech", "mindspore", "SpeechCommandsDataset", compare="SpeechCommandsDataset"),
     Config("speech", "torchaudio", "DataLoader", compare="SpeechCommandsDataset",
            note="torchaudio 2.11 transforms in a torch DataLoader (worker processes), clips read with wave"),

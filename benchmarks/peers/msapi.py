@@ -272,10 +272,12 @@ def run_speech(a) -> dict:
     need(ds, "SpeechCommandsDataset")
     need(audio, "MelSpectrogram", "AmplitudeToDB", "TimeMasking", "FrequencyMasking")
     folder = wspeech.generate(a.data, a.items or wspeech.N)
+    procs = a.variant.endswith(wspeech.PROCESSES)
 
     def make_iter():
         data = ds.SpeechCommandsDataset(folder, shuffle=True, num_parallel_workers=a.workers)
-        data = data.map(wspeech.ops(audio), input_columns=["waveform"], num_parallel_workers=a.workers)
+        data = data.map(wspeech.ops(audio), input_columns=["waveform"], num_parallel_workers=a.workers,
+                        python_multiprocessing=procs)
         data = data.project(["waveform"]).batch(wspeech.BATCH, drop_remainder=True)
         return data.create_tuple_iterator(output_numpy=True, num_epochs=1)
 

@@ -64,13 +64,15 @@ def run(data, tmp_path, *extra):
 def test_planned_at_one_and_two_workers_for_three_systems(data, tmp_path):
     a = cli.parse_args(["--data", data, "--out", str(tmp_path), *TINY, "--list"])
     planned = sorted((cfg.system, w) for cfg, w in cli.plan(a))
-    assert planned == [("headrace", 1), ("headrace", 2), ("mindspore", 1), ("mindspore", 2), ("torchaudio", 1),
-                       ("torchaudio", 2)]
+    assert planned == [("headrace", 1), ("headrace", 2), ("headrace", 2), ("mindspore", 1), ("mindspore", 2),
+                       ("torchaudio", 1), ("torchaudio", 2)]
 
 
 def test_headrace_runner(data, tmp_path):
-    """'unavailable' until headrace.dataset.audio has the four transforms."""
-    assert_ran(run(data, tmp_path, "-s", "headrace", "--workers", "1"), allow_unavailable=True)
+    rows = run(data, tmp_path, "-s", "headrace", "--workers", "1,2")
+    assert_ran(rows)
+    assert sorted((r["variant"], r["workers"]) for r in rows) == [
+        ("SpeechCommandsDataset", 1), ("SpeechCommandsDataset", 2), ("SpeechCommandsDataset, processes", 2)]
 
 
 @pytest.mark.slow
