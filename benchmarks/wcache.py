@@ -20,7 +20,9 @@ Two figures of issue 42 (item 3), computed by the runner so that every run repor
   ``epochs`` pairs of (uncached epoch, filling epoch of a fresh session) in alternating order, so
   that each pair sees the same load; the median of the pairs' wall-clock ratios, and
   ``fill_over_uncached_cpu`` the same over this process's CPU time (all its threads; a cache
-  server's CPU is not in it).
+  server's CPU is not in it). For headrace each pair also says which share of the fill's rows
+  ``put`` wrote itself because no core was idle (``fill_written_here_share``; the rest were
+  written behind by the cache's writer thread).
 * ``pss`` (``train cached x2``): before the second process starts, the first reads ``epochs`` more
   cached epochs alone (as many as the second will read, so that both peaks come from as many
   samples) while its PSS (``/proc/<pid>/smaps_rollup``, with its worker processes) is sampled
@@ -243,6 +245,16 @@ def one_epoch(make_iter) -> tuple[float, float]:
     return time.perf_counter() - t0, time.process_time() - c0
 
 
+def write_split(cache) -> dict[str, float]:
+    """headrace's fill: the share of rows ``put`` wrote itself because the machine had no idle
+    core (the rest went to the writer thread; see ``headrace/_engine/cache_store.py``); nothing
+    for a cache without such counters (MindSpore's)."""
+    stores = getattr(cache, "_stores", [])
+    behind = sum(getattr(s, "written_behind", 0) for s in stores)
+    here = sum(getattr(s, "written_here", 0) for s in stores)
+    return {"fill_written_here_share": here / (behind + here)} if behind + here else {}
+
+
 def fill_pairs(make_uncached, make_filling, new_cache, drop_cache, pairs: int) -> dict:
     """A filling epoch against a steady uncached epoch, paired (see the module's docstring).
 
@@ -259,6 +271,7 @@ def fill_pairs(make_uncached, make_filling, new_cache, drop_cache, pairs: int) -
             cache = new_cache()
             try:
                 rec["fill_s"], rec["fill_cpu_s"] = one_epoch(lambda c=cache: make_filling(c))
+                rec.update(write_split(cache))
             finally:
                 drop_cache(cache)
         rec["ratio"] = rec["fill_s"] / rec["uncached_s"]

@@ -52,7 +52,9 @@ def assert_figures(r):
         pairs = r["fill_pairs"]
         assert len(pairs) == 1  # one timed epoch: one pair
         p = pairs[0]
-        assert set(p) == {"uncached_s", "fill_s", "uncached_cpu_s", "fill_cpu_s", "ratio", "cpu_ratio"}
+        assert set(p) == {"uncached_s", "fill_s", "uncached_cpu_s", "fill_cpu_s", "ratio", "cpu_ratio",
+                          "fill_written_here_share"}
+        assert 0 <= p["fill_written_here_share"] <= 1  # (which share: the machine's load decides)
         assert p["ratio"] == p["fill_s"] / p["uncached_s"] and p["uncached_s"] > 0 and p["fill_s"] > 0
         assert p["cpu_ratio"] == p["fill_cpu_s"] / p["uncached_cpu_s"]
         assert r["fill_over_uncached"] == p["ratio"] and r["fill_over_uncached_cpu"] == p["cpu_ratio"]
@@ -113,3 +115,19 @@ def test_pss_peak_sums_processes_that_share_memory():
             p.kill()
             p.wait()
         os.unlink(shm)
+
+
+def test_write_split_counts_the_rows_of_every_store():
+    """The fill's share of rows written by put itself, over all of a cache's stores; nothing for a
+    cache without the counters (MindSpore's) or before any row."""
+    class Store:
+        def __init__(self, behind, here):
+            self.written_behind, self.written_here = behind, here
+
+    class Cache:
+        def __init__(self, *stores):
+            self._stores = list(stores)
+
+    assert wcache.write_split(Cache(Store(3, 1), Store(0, 4))) == {"fill_written_here_share": 5 / 8}
+    assert wcache.write_split(Cache(Store(0, 0))) == {}
+    assert wcache.write_split(object()) == {}

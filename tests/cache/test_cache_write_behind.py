@@ -19,6 +19,20 @@ from tests.cache.conftest import chunk_files
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+@pytest.fixture(autouse=True)
+def behind(monkeypatch):
+    """Rows go to the writer thread whatever the machine's load (counters that never move keep
+    ``_Idle`` on write-behind); the tests of writing on put's own thread pin the other way."""
+    monkeypatch.setattr(cache_store, "_IDLE", cache_store._Idle(times=lambda: (0, 0)))
+
+
+def pin_here(monkeypatch):
+    """No idle core, ever: put writes its rows itself."""
+    gauge = cache_store._Idle(times=lambda: (0, 0))
+    gauge.behind = False
+    monkeypatch.setattr(cache_store, "_IDLE", gauge)
+
+
 def row_of(i, size=512):
     """Row ``i``: an int32 vector whose every value names the row, a label, and a pickled column."""
     return (np.full(size + i % 7, i, np.int32), np.array(i * 3, np.int64), {"i": i})
@@ -50,8 +64,13 @@ def writer_threads():
     return [t for t in threading.enumerate() if t.name == "headrace-cache-write"]
 
 
-def test_rows_from_threads_come_back_exact(cache_roots, monkeypatch):
+@pytest.mark.parametrize("here", [False, True], ids=["behind", "here"])
+def test_rows_from_threads_come_back_exact(cache_roots, monkeypatch, here):
+    """Four threads put rows, written behind or (no idle core) by put itself: all come back exact."""
+    if here:
+        pin_here(monkeypatch)
     monkeypatch.setattr(cache_store, "CHUNK_BYTES", 5000)  # a chunk every few rows
+    before = set(writer_threads())
     store, n = new_store(n=200), 200
 
     def fill(part):
@@ -63,6 +82,9 @@ def test_rows_from_threads_come_back_exact(cache_roots, monkeypatch):
         t.start()
     for t in threads:
         t.join()
+    assert (store.written_behind, store.written_here) == ((0, n) if here else (n, 0))
+    if here:  # no writer thread, no staging copy
+        assert not set(writer_threads()) - before and store._staging._free == []
     store.flush()
     assert store.cached_rows() == n and store.queued() == (0, 0)
     other = reader(store)
@@ -187,9 +209,12 @@ def test_a_row_that_waits_too_long_is_not_stored(cache_roots, monkeypatch):
     assert other.get(1) is None
 
 
-def test_a_failed_write_keeps_the_whole_rows_before_it(cache_roots, monkeypatch):
+@pytest.mark.parametrize("here", [False, True], ids=["behind", "here"])
+def test_a_failed_write_keeps_the_whole_rows_before_it(cache_roots, monkeypatch, here):
     """The file system fails in the middle of row 3: rows 0-2 are committed whole, row 3 is
-    absent, and the rows after it go to a new chunk."""
+    absent, and the rows after it go to a new chunk (written behind, or by put itself)."""
+    if here:
+        pin_here(monkeypatch)
     store = new_store(n=8)
     fail_at = {"row": 3}
     real_new = store._new_chunk
@@ -228,13 +253,17 @@ def test_a_failed_write_keeps_the_whole_rows_before_it(cache_roots, monkeypatch)
     assert len([f for f in chunk_files(cache_roots[0]) if f.endswith(".chunk")]) == 2
 
 
-def test_a_value_that_does_not_encode_is_skipped(cache_roots):
+@pytest.mark.parametrize("here", [False, True], ids=["behind", "here"])
+def test_a_value_that_does_not_encode_is_skipped(cache_roots, monkeypatch, here):
+    if here:
+        pin_here(monkeypatch)
+    before = set(writer_threads())
     store = new_store(n=3)
     store.put(0, row_of(0))
     store.put(1, (np.zeros(3, np.int32), np.int64(1), threading.Lock()))  # a lock does not pickle
     store.put(2, row_of(2))
     store.flush()
-    assert writer_threads()  # the thread lived on
+    assert (not set(writer_threads()) - before) if here else writer_threads()  # (the thread lived on)
     other = reader(store)
     assert_row(other.get(0), 0)
     assert other.get(1) is None
@@ -392,3 +421,101 @@ def test_a_row_that_does_not_copy_is_not_stored_and_frees_its_place(cache_roots)
     assert_row(other.get(0), 0)
     assert other.get(1) is None
     assert_row(other.get(2), 2)
+
+
+# ---- no idle core: put writes the row itself (``_Idle``) ---------------------------------------
+class _Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_the_idle_gauge_switches_with_hysteresis(monkeypatch):
+    """Write-behind stops below BEHIND_IDLE[0] idle cores and resumes from BEHIND_IDLE[1]; the
+    counters are read once per IDLE_LOOK seconds, and counters that do not move change nothing."""
+    monkeypatch.setattr(cache_store, "BEHIND_IDLE", (0.1, 0.5))
+    clock, reads = _Clock(), []
+    counters = [(0, 0)]
+
+    def times():
+        reads.append(clock.now)
+        return counters[0]
+
+    gauge = cache_store._Idle(times=times, clock=clock, cores=2)
+    steps = [  # (idle jiffies added, total jiffies added) per look -> idle cores -> behind
+        (0, 100, False),    # 0 cores idle: the row is written by put
+        (20, 100, False),   # 0.4: between the thresholds, stays
+        (25, 100, True),    # 0.5: resumes
+        (10, 100, True),    # 0.2: stays
+        (4, 100, False),    # 0.08: stops
+        (0, 0, False),      # counters that did not move: unchanged
+        (50, 100, True),    # 1.0
+    ]
+    assert gauge.write_behind() is True and reads == [100.0]  # first look: nothing to compare yet
+    for idle, total, want in steps:
+        clock.now += cache_store.IDLE_LOOK
+        counters[0] = (counters[0][0] + idle, counters[0][1] + total)
+        assert gauge.write_behind() is want, (idle, total)
+        clock.now += cache_store.IDLE_LOOK / 2  # within the look: the last answer, no read
+        n = len(reads)
+        assert gauge.write_behind() is want and len(reads) == n
+    assert len(reads) == 1 + len(steps)
+
+
+def test_the_idle_gauge_reads_the_machine(monkeypatch):
+    """The real counters: a first look gives write-behind; the answer is a bool whatever the load."""
+    gauge = cache_store._Idle()
+    assert gauge.write_behind() is True
+    gauge._next = 0.0
+    assert gauge.write_behind() in (True, False)
+
+
+def test_a_row_written_by_put_is_written_before_put_returns(cache_roots, monkeypatch):
+    """The pipeline changes its row in place right after put: the stored row is the row as put
+    (no copy was taken: the write itself happened inside put), and the writer's own rows serve."""
+    pin_here(monkeypatch)
+    store = new_store(n=6)
+    for i in range(6):
+        row = row_of(i)
+        store.put(i, row)
+        row[0][:] = -1
+        row[1][...] = -1
+        assert_row(store.get(i), i)  # its own uncommitted row: committed and served at once
+    other = reader(store)
+    for i in range(6):
+        assert_row(other.get(i), i)
+
+
+class _Alternate:
+    """A gauge that answers write-behind and write-here in turn."""
+
+    def __init__(self):
+        self.n = 0
+
+    def write_behind(self):
+        self.n += 1
+        return self.n % 2 == 0
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(1, 60), st.integers(600, 20000))
+def test_rows_written_both_ways_in_turn_share_the_chunks(cache_roots, rows, chunk):
+    """Modes that change from row to row (the machine's load moves): queued rows and rows put
+    writes itself land in the same chunks, every one exact, each stored once."""
+    gauge = _Alternate()
+    old = (cache_store._IDLE, cache_store.CHUNK_BYTES)
+    cache_store._IDLE, cache_store.CHUNK_BYTES = gauge, chunk
+    try:
+        store = new_store(f"alt{rows}-{chunk}", rows)
+        for i in range(rows):
+            store.put(i, row_of(i, 64))
+        store.flush()
+    finally:
+        cache_store._IDLE, cache_store.CHUNK_BYTES = old
+    assert (store.written_behind, store.written_here) == (rows // 2, rows - rows // 2)
+    other = reader(store)
+    for i in range(rows):
+        assert_row(other.get(i), i, 64)
+    assert other.cached_rows() == rows and no_tmp(cache_roots[0])
