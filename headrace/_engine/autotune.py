@@ -72,7 +72,16 @@ WAITING_CPU = 0.10        # CPU over busy time below this: the stage waits rathe
 # chain: 1.6-1.7 of 2), and worker processes then only add copies (20-27% slower).
 GIL_TURNS_CORES = 1.5          # threads using at most this many cores between them take turns...
 IDLE_TO_GAIN = 0.15            # ...when the machine's cores are idle this share of the time
-SLEEPER_BLOCKS_PER_CPU_S = 3000.0  # threads that sleep or wait for I/O block far more often
+SLEEPER_BLOCKS_PER_CPU_S = 3000.0  # threads that sleep or wait for I/O block far more often...
+SLEEPER_CORES = 0.5       # ...and use under half a core between them: twice as many (what waiting work
+# is given) would still use under the one core that threads taking turns on the GIL share. Measured on
+# 2 cores, a map on 2-8 threads: time.sleep(2 ms) 0.016-0.058 cores, 45,000-70,000 blocks per CPU
+# second; uncached disk reads (O_DIRECT) 0.20-0.32 cores (0.42 and 0.50 in two runs of 0.24 s),
+# 42,000-91,000. Threads that hand the GIL back and forth block as often but compute: the speech
+# chain's NumPy calls (MelSpectrogram ... FrequencyMasking) on 2 threads used 0.99-1.53 cores and
+# blocked 11,500-17,900 times per CPU second with idle cores (0.57-1.11 cores and 630-12,000 blocks on
+# a machine busy with other work), and ran 3,550-5,000 clips/s against 5,700-6,000 on 1 thread and
+# 8,750-9,470 in 2 worker processes.
 WAITING_OVERSUBSCRIBE = 4  # workers per core for a stage that mostly waits
 MIN_PREFETCH = 4
 MAX_PREFETCH = 64
@@ -93,6 +102,19 @@ def _must_gain(decisions: list["Decision"]) -> bool:
     15% allowed to a change for noise kept that move in one run of three. A deeper prefetch only
     must not cost (``REGRESSION``)."""
     return any(d.setting in ("workers", "mode") for d in decisions)
+
+
+def sleeps(blocks_per_cpu_s: float | None, cores: float) -> bool:
+    """Whether threads that blocked ``blocks_per_cpu_s`` times per CPU second (None: not counted)
+    while using ``cores`` between them sleep or wait for I/O, rather than take turns on the GIL."""
+    return blocks_per_cpu_s is not None and blocks_per_cpu_s >= SLEEPER_BLOCKS_PER_CPU_S and cores < SLEEPER_CORES
+
+
+def gil_cores(blocks_per_cpu_s: float | None, cores: float) -> bool:
+    """Whether threads using ``cores`` between them can be taking turns on the GIL: at most
+    ``GIL_TURNS_CORES``, or more while they block as often as sleeping threads (each hand-over of the
+    GIL costs CPU: the speech chain's 2 threads used up to 1.53 cores and ran slower than 1 thread)."""
+    return cores <= GIL_TURNS_CORES or (blocks_per_cpu_s is not None and blocks_per_cpu_s >= SLEEPER_BLOCKS_PER_CPU_S)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,8 +154,8 @@ class _Window:
 
     def waits(self) -> bool:
         """Whether the stage mostly waited (sleep, I/O, a lock) rather than computed."""
-        per_cpu = self.blocks_per_cpu()
-        return (per_cpu is not None and per_cpu >= SLEEPER_BLOCKS_PER_CPU_S) or self.cpu_ratio() < WAITING_CPU
+        cores = self.cpu / self.wall if self.wall > 0 else 0.0
+        return sleeps(self.blocks_per_cpu(), cores) or self.cpu_ratio() < WAITING_CPU
 
 
 class Tuner:
@@ -374,7 +396,7 @@ class Tuner:
             # threads are given little CPU whatever they run (W2's OpenCV threads, while another
             # pipeline's workers filled its prefetch, used 0.86 cores; processes ran 4x slower).
             cores = win.cpu / win.wall
-            if cores <= GIL_TURNS_CORES and self._idle() >= IDLE_TO_GAIN:
+            if gil_cores(per_cpu, cores) and self._idle() >= IDLE_TO_GAIN:
                 seen = "" if per_cpu is None else f", {per_cpu:.0f} blocks per CPU second"
                 return self._propose(st, w, True, f"{head}; its threads used {cores:.2f} cores between them "
                                      f"(CPU {ratio:.0%} of their busy time{seen}) while cores were idle: they take "

@@ -369,11 +369,34 @@ def test_threads_that_use_about_one_core_between_them_move_to_processes(busy, cp
     it.stop()
 
 
-@pytest.mark.parametrize("blocks, procs_next", [(1000, True), (5000, False)])
-def test_an_undone_thread_of_a_computing_stage_gives_way_to_processes_at_once(blocks, procs_next, monkeypatch):
+@pytest.mark.parametrize("cpu, blocks, decision", [
+    # the speech chain on 2 threads (with idle cores): NumPy calls that hand the GIL back and forth,
+    # slower than 1 thread, 1.5x faster in 2 processes; over GIL_TURNS_CORES, but blocking that often
+    (1.533, 11_600, ("mode", "threads x2", "processes x2")),
+    (0.994, 17_900, ("mode", "threads x2", "processes x2")),
+    (0.54, 51_000, ("mode", "threads x2", "processes x2")),  # at half a core, doubled threads would share one
+    (0.27, 52_500, ("workers", 2, 4)),   # uncached disk reads (O_DIRECT): they wait
+    (0.018, 55_000, ("workers", 2, 4)),  # time.sleep(2 ms)
+])
+def test_threads_that_block_as_often_as_sleepers_wait_only_on_under_half_a_core(cpu, blocks, decision, monkeypatch):
+    it, tuner = _spin_tuner(cores=2)
+    monkeypatch.setattr(tuner, "_memory_for", lambda *a: 0)
+    monkeypatch.setattr(tuner, "_idle", lambda: 0.2)
+    window = autotune._Window(tasks=50, busy=2.0, cpu=cpu, switches=int(blocks * cpu), switch_cpu=cpu, wall=1.0)
+    assert window.waits() == (decision[0] == "workers")
+    got = tuner._stage_decision({7: _Stage("threads", 2)}, {7: window}, 0.9)
+    assert [(x.setting, x.old, x.new) for x in got] == [decision]
+    assert got[0].why.endswith("they take turns on the GIL" if decision[0] == "mode" else
+                               f"it waits (CPU {cpu / 2:.0%} of its busy time)")
+    it.stop()
+
+
+@pytest.mark.parametrize("blocks, cpu, procs_next", [(1000, 1.4, True), (5000, 0.4, False), (5000, 1.4, True)])
+def test_an_undone_thread_of_a_computing_stage_gives_way_to_processes_at_once(blocks, cpu, procs_next, monkeypatch):
     # W1: 1 inline worker -> 2 threads was no faster. Going back to 1 for a window only measured it
     # again (2 s of the 10 the issue allows): the stage goes to 2 processes in the same step, judged
-    # against the rate before the threads. A stage that waits (blocks very often) only goes back.
+    # against the rate before the threads. A stage that waits (blocks very often on under half a
+    # core) only goes back; threads that block as often on 1.4 cores hand the GIL back and forth.
     it, tuner = _spin_tuner(cores=2)
     st = _Stage("threads", 2)
     applied = []
@@ -381,7 +404,7 @@ def test_an_undone_thread_of_a_computing_stage_gives_way_to_processes_at_once(bl
     monkeypatch.setattr(tuner, "_memory_for", lambda *a: 0)
     monkeypatch.setattr(tuner, "_apply", lambda decisions, rate, before=None: applied.append((decisions, rate, before)))
     monkeypatch.setattr(tuner, "_rate", lambda stage: 90.0)
-    window = autotune._Window(tasks=50, busy=2.0, cpu=1.4, switches=int(blocks * 1.4), switch_cpu=1.4, wall=1.0)
+    window = autotune._Window(tasks=50, busy=2.0, cpu=cpu, switches=int(blocks * cpu), switch_cpu=cpu, wall=1.0)
     monkeypatch.setattr(tuner, "_windows", lambda: {7: window})
     more = autotune.Decision(0, 5, "map[spin]", "workers", 1, 2, "it computes")
     tuner._trial = ({7: (1, False)}, tuner.run.prefetch_size, 100.0, autotune._must_gain([more]))

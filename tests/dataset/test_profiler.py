@@ -12,6 +12,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 from PIL import Image
 
 import headrace.dataset as ds
@@ -197,11 +199,13 @@ def test_verdict_names_slow_map_and_its_cause():
     assert p.verdict == v["text"]
 
 
-def _threads_run(idle_pct, cpu_per_busy=30.0, blocks=(91.0, 358.0)):
+def _threads_run(idle_pct, cpu_per_busy=30.0, blocks=(91.0, 358.0), cores=None, util=100.0):
     """A run whose one 2-thread stage is saturated: the figures of the demo's image chain on a
-    crowded 2-core machine (26-58% CPU of busy time, 65-91 blocks a second)."""
-    stage = {"id": 3, "ops": [1, 2, 3], "mode": "threads", "workers": 2, "worker_utilization_pct": 100.0,
-             "cpu_cores_used": 2 * cpu_per_busy / 100, "cpu_per_busy_pct": cpu_per_busy,
+    crowded 2-core machine (26-58% CPU of busy time, 65-91 blocks a second). ``cores``: the CPU
+    its threads used between them (default: what ``cpu_per_busy`` gives at ``util``)."""
+    cores = round(2 * cpu_per_busy * util / 1e4, 3) if cores is None else cores
+    stage = {"id": 3, "ops": [1, 2, 3], "mode": "threads", "workers": 2, "worker_utilization_pct": util,
+             "cpu_cores_used": cores, "cpu_per_busy_pct": cpu_per_busy,
              "blocks_per_second": blocks[0], "blocks_per_cpu_second": blocks[1],
              "input_queue": {"average_size": 3.0, "nonempty_pct": 90.0}}
     ops = [{"id": i, "label": label, "type": kind, "stage": 3, "wall_seconds": wall, "worker_utilization_pct": 100.0,
@@ -239,6 +243,67 @@ def test_verdict_starved_threads_on_a_crowded_machine_are_not_waiting():
     # 5% CPU of busy time and few blocks: given no CPU, not sleeping (a sleeper blocks >= 3,000 times per CPU s)
     assert verdict(_threads_run(2.0, cpu_per_busy=5.0, blocks=(20.0, 400.0)))["cause"] == "cores"
     assert verdict(_threads_run(2.0, cpu_per_busy=5.0, blocks=(200.0, 4000.0)))["cause"] == "waiting"
+
+
+# Stage figures recorded on this 2-core machine (2026-11-29) with ds.profile(), each a map on 2 threads:
+# (CPU % of busy time, cores used, blocks a second, blocks per CPU second, worker utilization %, machine idle %)
+SPEECH_IDLE = (68.8, 1.466, 9215.1, 13410.3, 100.0, 24.0)  # benchmarks/wspeech.py's chain -> batch(32)
+SPEECH_IDLE_2 = (47.5, 0.994, 8031.2, 17924.7, 100.0, 18.1)
+SPEECH_BUSY = (33.8, 0.73, 1289.2, 3874.6, 100.0, 0.0)  # ...while other work filled the cores
+SLEEP = (1.0, 0.021, 475.1, 45485.8, 99.7, 17.0)  # time.sleep(0.002) per row
+IO = (13.2, 0.268, 7165.9, 53953.4, 100.0, 86.4)  # 8 uncached (O_DIRECT) 64 KiB reads per row
+IO_BUSY = (14.6, 0.294, 6865.4, 49773.1, 100.0, 1.4)
+PY_LOOP_BUSY = (43.5, 0.722, 149.6, 343.6, 83.0, 0.0)  # a pure-Python loop, on a busy machine
+
+
+def _recorded(figures, idle_pct=None):
+    cpb, cores, blocks, per_cpu, util, idle = figures
+    return _threads_run(idle if idle_pct is None else idle_pct, cpb, (blocks, per_cpu), cores, util)
+
+
+@pytest.mark.parametrize("figures, cause", [
+    # 2 threads of the speech chain ran 3,550-5,000 clips/s, 1 thread 5,700-6,000, 2 processes 8,750-9,470:
+    # its NumPy calls hand the GIL back and forth, blocking as often as sleeping threads while using a core
+    (SPEECH_IDLE, "gil"), (SPEECH_IDLE_2, "gil"), (SPEECH_BUSY, "cores"),
+    (SLEEP, "waiting"), (IO, "waiting"), (IO_BUSY, "waiting"), (PY_LOOP_BUSY, "cores"),
+])
+def test_verdict_on_recorded_stages(figures, cause):
+    from headrace.dataset.profiling._verdict import verdict
+    v = verdict(_recorded(figures))
+    assert (v["bottleneck"], v["op"], v["cause"]) == ("map[Decode]", 2, cause)
+    head = (f"map[Decode] is the bottleneck: its stage is {figures[4]:.0f}% busy with 2 worker threads, 80% of its "
+            f"stage's time, input queue full 90% of the time; ")
+    if cause == "gil":
+        assert v["text"] == head + (f"its threads computed only {figures[0]:.0f}% of their busy time and blocked "
+                                    f"{figures[2]:.0f} times a second: they take turns on Python's GIL, so threads "
+                                    f"cannot run the function in parallel. Run it in worker processes "
+                                    f"(python_multiprocessing=True).")
+    elif cause == "waiting":
+        assert v["text"] == head + (f"it mostly waits (CPU {figures[0]:.0f}% of its busy time: I/O, sleep or a lock) "
+                                    f"rather than computes. Raise its num_parallel_workers (now 2): waiting work "
+                                    f"gains from more workers than cores.")
+    else:
+        assert v["text"].startswith(head + f"the pipeline uses {figures[1]:.1f} of the machine's 2 cores")
+
+
+def test_verdict_gil_bound_threads_on_an_idle_machine_whatever_they_block():
+    from headrace.dataset.profiling._verdict import verdict
+    # the pure-Python loop's figures with the cores idle: it blocks about every switch interval
+    assert verdict(_recorded(PY_LOOP_BUSY, idle_pct=40.0))["cause"] == "gil"
+    # the speech chain at 1.53 cores (over GIL_TURNS_CORES) still hands the GIL over 11,600 times per CPU s
+    assert verdict(_threads_run(40.0, 71.0, (8337.0, 11609.9), cores=1.533))["cause"] == "gil"
+    # native code that lets go of the GIL: 1.6 cores, rare blocks (W2's chain, slower in processes)
+    assert verdict(_threads_run(40.0, 80.0, (91.0, 358.0), cores=1.6))["cause"] == "cpu"
+
+
+@settings(max_examples=200, deadline=None)
+@given(cores=hst.floats(0.0, 2.0), per_cpu=hst.floats(3000.0, 1e6), idle=hst.floats(15.0, 100.0))
+def test_verdict_threads_that_block_as_often_as_sleepers_wait_only_on_under_half_a_core(cores, per_cpu, idle):
+    from headrace._engine.autotune import SLEEPER_CORES
+    from headrace.dataset.profiling._verdict import verdict
+    cpb = 100.0 * cores / 2
+    v = verdict(_threads_run(idle, cpb, (per_cpu * cores / 2, per_cpu), cores=cores))
+    assert v["cause"] == ("waiting" if cores < SLEEPER_CORES else "gil"), v
 
 
 def test_profile_records_the_machine_idle_share():

@@ -9,13 +9,15 @@ The reasoning, on one run's metrics (``_metrics.run_metrics``):
    fused into one stage share its workers, so a stage's utilisation counts, and within the
    busiest stage the op that takes most of its time is named.
 3. Why, from its stage's CPU time and how often its threads blocked: busy threads that compute
-   yet block about every GIL switch interval take turns on the GIL (-> processes); busy but
-   using almost no CPU wait on something (I/O, sleep, a lock: -> more workers, even beyond the
-   cores); otherwise it computes (-> more workers while cores are free, else a cheaper op). A
+   yet block about every GIL switch interval, or that block as often as sleeping threads while
+   using about a core between them (NumPy calls that hand the GIL back and forth), take turns on
+   the GIL (-> processes); busy threads that use almost no CPU (well under a core between them)
+   wait on something (I/O, sleep, a lock: -> more workers, even beyond the cores); otherwise it
+   computes (-> more workers while cores are free, else a cheaper op). A
    stage whose tasks waited for a free worker most of the time has its input queue full, which
    confirms it. Whether cores are free is the machine's idle share over the profile (every
-   process counted): threads that take turns on the GIL (using at most ``GIL_TURNS_CORES``
-   between them) gain from worker processes only when the machine has idle cores for them. On a
+   process counted): threads that take turns on the GIL (using about one core between them)
+   gain from worker processes only when the machine has idle cores for them. On a
    machine busy with other work, threads are given little CPU whatever they run, and worker
    processes cost more per row (the demo's image chain on 2 busy cores, paired epochs: threads
    884-986 us of CPU per image, processes 1147-1196 us, and fewer images/s), so the verdict is
@@ -25,7 +27,7 @@ The reasoning, on one run's metrics (``_metrics.run_metrics``):
 """
 from __future__ import annotations
 
-from headrace._engine.autotune import GIL_TURNS_CORES, IDLE_TO_GAIN
+from headrace._engine.autotune import IDLE_TO_GAIN, gil_cores, sleeps
 
 CONSUMER_WAIT_PCT = 30.0   # below: the consumer is the bottleneck
 SATURATED_PCT = 40.0       # below: no op is saturated
@@ -35,11 +37,14 @@ GIL_MIN_CPU_PCT = 8.0      # without block counts: threads on the GIL still comp
 # ...and block about every switch interval: per second of task time (measured 64-173; native code
 # releasing the GIL: 9-14; a crowded machine lowers it) or per CPU second (232-676; native: 86-228)
 GIL_BLOCKS = (50.0, 300.0)
-SLEEPER_BLOCKS = 3000.0    # per CPU second: threads that sleep or wait for I/O (measured 9,500-17,000)
-# Autotune's thresholds, so that the verdict advises what autotune would do: threads that take
-# turns on the GIL use about one core between them (at most GIL_TURNS_CORES; threads in native
-# code that lets go of the GIL use more: W2's chain 1.6-1.7 of 2 cores, and worker processes ran
-# it 20-27% slower), and cores are free when the machine is idle at least IDLE_TO_GAIN of the time.
+# Autotune's rules, so that the verdict advises what autotune would do: threads that block at least
+# SLEEPER_BLOCKS_PER_CPU_S times per CPU second while using under SLEEPER_CORES between them sleep or
+# wait for I/O (``sleeps``; the speech chain's 2 threads block as often, 11,500-17,900 times per CPU
+# second, but use 0.99-1.53 cores and run slower than 1 thread: they take turns on the GIL); threads
+# that take turns on the GIL use about one core between them (``gil_cores``: at most GIL_TURNS_CORES,
+# or more while they block that often; threads in native code that lets go of the GIL use more and
+# block rarely: W2's chain 1.6-1.7 of 2 cores, and worker processes ran it 20-27% slower), and cores
+# are free when the machine is idle at least IDLE_TO_GAIN of the time.
 
 
 def verdict(run: dict) -> dict:
@@ -112,7 +117,7 @@ def _in_stage(op: dict, st: dict, run: dict) -> dict:
     setting = "the source's num_parallel_workers" if op["type"] == "source" else "its num_parallel_workers"
     cpb = st["cpu_per_busy_pct"]
     blocks, per_cpu = st["blocks_per_second"], st["blocks_per_cpu_second"]
-    sleeper = per_cpu >= SLEEPER_BLOCKS if per_cpu is not None else cpb < WAITING_CPU_PCT
+    sleeper = sleeps(per_cpu, st["cpu_cores_used"]) if per_cpu is not None else cpb < WAITING_CPU_PCT
     if blocks is not None and per_cpu is not None:
         turns = blocks >= GIL_BLOCKS[0] or per_cpu >= GIL_BLOCKS[1]
     else:
@@ -121,7 +126,7 @@ def _in_stage(op: dict, st: dict, run: dict) -> dict:
     # limited by the CPU: by the GIL (or another lock), like threads seen taking turns.
     starved = cpb <= 130.0 / w and not crowded
     if mode == "threads" and w >= 2 and st["worker_utilization_pct"] >= SATURATED_PCT and not sleeper \
-            and (turns or starved) and not crowded and st["cpu_cores_used"] <= GIL_TURNS_CORES:
+            and (turns or starved) and not crowded and gil_cores(per_cpu, st["cpu_cores_used"]):
         seen = "" if blocks is None else f" and blocked {blocks:.0f} times a second"
         return _v(op["label"], op["id"], "gil",
                   f"{head}; its threads computed only {cpb:.0f}% of their busy time{seen}: they take turns on "
