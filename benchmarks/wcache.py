@@ -237,6 +237,42 @@ def pss_figures(one: PssPeak, two: PssPeak, second_pid: int | None, cache_bytes:
     return out
 
 
+def issue_figures(results: list[dict]) -> str:
+    """The report's lines for issue 42's two figures (see the module's docstring), one per cached
+    row that has them (any system); "" when the run has none."""
+    fills = [r for r in results if r["workload"] == "cache" and "fill_over_uncached" in r]
+    twos = [r for r in results if r["workload"] == "cache" and "pss" in r]
+    if not fills and not twos:
+        return ""
+    lines = []
+    if fills:
+        lines += ["Filling epoch over a steady uncached epoch (issue 42 item 3: at most 1.15), median of "
+                  "pairs run in turns; per pair in brackets. \"written by put\": the share of the fill's "
+                  "rows put wrote itself for want of an idle core (headrace).\n",
+                  "| system | variant | pairs | wall | CPU | written by put |", "|---|---|---|---|---|---|"]
+        for r in fills:
+            pairs = r["fill_pairs"]
+            here = [p["fill_written_here_share"] for p in pairs if "fill_written_here_share" in p]
+            each = ", ".join(f"{p['ratio']:.2f}" for p in pairs)
+            each_cpu = ", ".join(f"{p['cpu_ratio']:.2f}" for p in pairs)
+            lines.append(f"| {r['system']} | {r['variant']} | {len(pairs)} | {r['fill_over_uncached']:.3f} ({each}) "
+                         f"| {r['fill_over_uncached_cpu']:.3f} ({each_cpu}) "
+                         f"| {', '.join(f'{h:.2f}' for h in here) if here else '–'} |")
+    if twos:
+        lines += [("\n" if fills else "") + "Two processes reading one cache (issue 42 item 3: the second adds at "
+                  "most its working set + 5% of the cache): peak PSS alone and together, in MiB.\n",
+                  "| system | cache | one | two | two / one | second adds | its working set "
+                  "| excess / cache |", "|---|---|---|---|---|---|---|---|"]
+        for r in twos:
+            q = r["pss"]
+            excess = q.get("second_excess_share")
+            lines.append(f"| {r['system']} | {q['cache_mib']:,.0f} | {q['one_mib']:,.0f} | {q['two_mib']:,.0f} "
+                         f"| {q['two_over_one']:.2f} | {q['second_added_mib']:,.0f} "
+                         f"| {q.get('second_working_mib', float('nan')):,.0f} "
+                         f"| {'–' if excess is None else f'{excess:.3f}'} |")
+    return "\n".join(lines) + "\n"
+
+
 def one_epoch(make_iter) -> tuple[float, float]:
     """(wall seconds, this process's CPU seconds) of one full epoch of ``make_iter()``."""
     t0, c0 = time.perf_counter(), time.process_time()

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from benchmarks import __main__ as cli
-from benchmarks import w2, wcache
+from benchmarks import report, w2, wcache
 
 from .test_data import synthetic_photos
 from .test_runners import TINY, assert_ran
@@ -131,3 +131,29 @@ def test_write_split_counts_the_rows_of_every_store():
     assert wcache.write_split(Cache(Store(3, 1), Store(0, 4))) == {"fill_written_here_share": 5 / 8}
     assert wcache.write_split(Cache(Store(0, 0))) == {}
     assert wcache.write_split(object()) == {}
+
+
+def test_issue_figures_in_the_report():
+    """The report's lines for issue 42's figures, from the rows' own numbers."""
+    fill = {"workload": "cache", "system": "headrace", "variant": "train cached", "fill_over_uncached": 1.0251,
+            "fill_over_uncached_cpu": 1.0384,
+            "fill_pairs": [{"ratio": 0.66, "cpu_ratio": 1.04, "fill_written_here_share": 1.0},
+                           {"ratio": 1.209, "cpu_ratio": 0.98, "fill_written_here_share": 0.25}]}
+    peer = {"workload": "cache", "system": "mindspore", "variant": "eval cached", "fill_over_uncached": 1.2,
+            "fill_over_uncached_cpu": 0.9, "fill_pairs": [{"ratio": 1.2, "cpu_ratio": 0.9}]}
+    two = {"workload": "cache", "system": "headrace", "variant": "train cached x2",
+           "pss": {"cache_mib": 1073.2, "one_mib": 1450.4, "two_mib": 1671.0, "two_over_one": 1.1521,
+                   "second_added_mib": 220.6, "second_working_mib": 223.0, "second_excess_share": -0.0022}}
+    other = {"workload": "w2", "system": "headrace", "variant": "x", "fill_over_uncached": 9.0}
+    text = wcache.issue_figures([fill, peer, two, other])
+    lines = text.splitlines()
+    assert lines[2:6] == ["| system | variant | pairs | wall | CPU | written by put |", "|---|---|---|---|---|---|",
+                          "| headrace | train cached | 2 | 1.025 (0.66, 1.21) | 1.038 (1.04, 0.98) | 1.00, 0.25 |",
+                          "| mindspore | eval cached | 1 | 1.200 (1.20) | 0.900 (0.90) | – |"]
+    assert lines[-1] == "| headrace | 1,073 | 1,450 | 1,671 | 1.15 | 221 | 223 | -0.002 |"
+    assert lines[0].startswith("Filling epoch over a steady uncached epoch") and "Two processes" in text
+    assert wcache.issue_figures([other]) == ""
+    assert wcache.issue_figures([two]).startswith("Two processes")
+    rows = [dict(r, workers=1) for r in (fill, two)]
+    md = report.markdown(rows, "# R\n")
+    assert text.replace(lines[5] + "\n", "") in md and md.index(report.TITLES["cache"]) < md.index("Filling epoch")
