@@ -567,14 +567,18 @@ class CacheStore:
         within WRITE_WAIT seconds is not stored (it streams). A row is stored whole or not at all."""
         if self._full or not self.claim():
             return
-        if not _IDLE.write_behind():
-            self.written_here += 1
+        behind = _IDLE.write_behind()
+        with self._room:  # (counted under a lock: several map threads may put at once)
+            if behind:
+                self.written_behind += 1
+            else:
+                self.written_here += 1
+        if not behind:
             try:
                 self.write(index, row)
             except Exception:  # noqa: BLE001 - as in the writer thread: the row is not stored (it streams)
                 pass
             return
-        self.written_behind += 1
         q = self._queue
         if q is None or self._queue_pid != os.getpid():
             q = self._start_writer()
