@@ -92,6 +92,8 @@ BEHIND_IDLE = (0.1, 0.5)  # idle cores below which put writes its rows itself, a
 _TRAILER = 16            # row count (8 bytes) + MAGIC
 _FREE_MARGIN = 64 << 20  # never fill a file system closer than this to full
 REFRESH_FILLING = 0.5
+USAGE_LOOK = 1.0          # a scan of the session's memory use stands this many seconds ...
+USAGE_SLACK = 256 << 20   # ... while it left more than this below the cap (closer: a scan per chunk)
 _TICK_NS = 50_000_000    # a folder mtime this much older than our last scan was seen by it
 
 
@@ -431,6 +433,8 @@ class CacheStore:
         self._full = False
         self._may_fill: bool | None = None
         self._next_claim = 0.0
+        self._usage = 0           # the session's memory tier in bytes, as of the last scan ...
+        self._usage_next = 0.0    # ... and when the next is due (``_memory_used``)
         self.hits = 0
         self.misses = 0
         self.written_behind = 0  # rows put for the writer thread ...
@@ -668,13 +672,26 @@ class CacheStore:
         if done:
             self._release_if_complete()
 
+    def _memory_used(self) -> int:
+        """Bytes of the session's memory tier, all keys and processes: a scan of its files (which
+        costs a stat per chunk, so scanning at every chunk made a fill quadratic in its chunks) at
+        most every USAGE_LOOK seconds while the last scan left more than USAGE_SLACK bytes below the
+        cap, and at every chunk closer to it; in between, the last scan plus the limits of the
+        chunks this store opened since."""
+        now = time.monotonic()
+        if now >= self._usage_next or self.mem_cap - self._usage < USAGE_SLACK:
+            self._usage = tier_usage(session_dir(memory_root(), self.session))
+            self._usage_next = now + USAGE_LOOK
+        return self._usage
+
     def _new_chunk(self, need: int) -> _Chunk | None:
         _start_flusher()
-        used = tier_usage(session_dir(memory_root(), self.session))
-        room = min(self.mem_cap - used, free_bytes(self.mem_dir) - _FREE_MARGIN)
+        room = min(self.mem_cap - self._memory_used(), free_bytes(self.mem_dir) - _FREE_MARGIN)
         self._seq += 1
         if room >= need:
-            return _Chunk(self.mem_dir, self._seq, min(CHUNK_BYTES, room), "memory")
+            limit = min(CHUNK_BYTES, room)
+            self._usage += limit  # (it may grow to its limit before the next scan)
+            return _Chunk(self.mem_dir, self._seq, limit, "memory")
         if self.spilling:
             os.makedirs(self.spill_path, exist_ok=True)
             room = free_bytes(self.spill_path) - _FREE_MARGIN

@@ -519,3 +519,56 @@ def test_rows_written_both_ways_in_turn_share_the_chunks(cache_roots, rows, chun
     for i in range(rows):
         assert_row(other.get(i), i, 64)
     assert other.cached_rows() == rows and no_tmp(cache_roots[0])
+
+
+# ---- the memory tier's usage: scanned once per USAGE_LOOK far from the cap, per chunk near it --------
+def counting_usage(monkeypatch):
+    scans = []
+    real = cache_store.tier_usage
+
+    def scan(folder):
+        scans.append(real(folder))
+        return scans[-1]
+
+    monkeypatch.setattr(cache_store, "tier_usage", scan)
+    return scans
+
+
+def test_far_from_the_cap_the_tier_is_scanned_once_per_look(cache_roots, monkeypatch):
+    """40 chunks in a second: one scan (a stat per chunk file each), not 40; the estimate between
+    scans counts each chunk opened at its full limit, so it never reads less than the files hold."""
+    pin_here(monkeypatch)
+    monkeypatch.setattr(cache_store, "CHUNK_BYTES", 4096)  # a chunk per ~2 rows of 2 KB
+    monkeypatch.setattr(cache_store, "USAGE_LOOK", 3600.0)
+    scans = counting_usage(monkeypatch)
+    store = new_store(n=80)
+    for i in range(80):
+        store.put(i, row_of(i))
+    store.flush()
+    assert store._seq >= 40 and len(scans) == 1 and scans[0] == 0
+    assert store._usage >= cache_store.tier_usage(os.path.join(str(cache_roots[0]), "s5"))
+    other = reader(store)
+    for i in range(80):
+        assert_row(other.get(i), i)
+
+
+def test_near_the_cap_every_chunk_scans_and_the_cap_holds(cache_roots, monkeypatch):
+    """Within USAGE_SLACK of the cap each new chunk scans the tier, so rows written by another
+    store (another process) meanwhile count at once: the tier ends within the cap but for what two
+    writers' scans cannot see of each other, the other's open chunk (as with a scan per chunk)."""
+    pin_here(monkeypatch)
+    monkeypatch.setattr(cache_store, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(cache_store, "USAGE_LOOK", 3600.0)
+    cap = 60_000
+    monkeypatch.setattr(cache_store, "USAGE_SLACK", cap + 1)
+    scans = counting_usage(monkeypatch)
+    mine = cache_store.CacheStore("a", 80, session=5, mem_cap=cap, spilling=False)
+    theirs = cache_store.CacheStore("b", 80, session=5, mem_cap=cap, spilling=False)
+    for i in range(80):
+        mine.put(i, row_of(i))
+        theirs.put(i, row_of(i))
+    mine.flush()
+    theirs.flush()
+    assert len(scans) == mine._seq + theirs._seq  # one per chunk each
+    assert cap - 4096 < cache_store.tier_usage(os.path.join(str(cache_roots[0]), "s5")) <= cap + 4096
+    assert 0 < mine.cached_rows() < 80 and 0 < theirs.cached_rows() < 80  # both stopped at the cap
