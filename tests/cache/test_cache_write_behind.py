@@ -465,11 +465,16 @@ def test_the_idle_gauge_switches_with_hysteresis(monkeypatch):
 
 
 def test_the_idle_gauge_reads_the_machine(monkeypatch):
-    """The real counters: a first look gives write-behind; the answer is a bool whatever the load."""
+    """The real counters (/proc/stat): a first look gives write-behind and keeps the machine's
+    jiffies; a second look compares with them (the answer depends on the load)."""
     gauge = cache_store._Idle()
     assert gauge.write_behind() is True
+    first = gauge._last
+    assert first is not None and 0 <= first[0] < first[1]
+    time.sleep(0.05)
     gauge._next = 0.0
     assert gauge.write_behind() in (True, False)
+    assert gauge._last[1] >= first[1] and gauge._next > 0
 
 
 def test_a_row_written_by_put_is_written_before_put_returns(cache_roots, monkeypatch):
