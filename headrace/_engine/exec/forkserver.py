@@ -21,13 +21,13 @@ as ``SCM_RIGHTS``):
   ``("taint", module)``, and ``("spare", pid)`` / ``("spare-gone", pid)`` for its idle pre-forked
   workers (see ``forkserver_proc.py``), ``("leaving",)`` before it exits on its own (below).
 
-Preloading. The server imports NumPy, cloudpickle, OpenCV and PIL when the parent has them,
-every headrace module the parent has loaded, and the modules each program's pickle names
-(``launch.referenced_modules``): a worker then unpickles its program without importing anything
-(importing them after every fork cost each worker 40-70 ms in W1). A module that starts a thread
-when imported would make the server unsafe to fork from: before every fork the server checks it
-still has one thread (``/proc/self/task``) and otherwise answers ``TAINTED``; the parent then
-retires it and starts a new one that never preloads that module again (``_refused``: the server
+Preloading. The server imports NumPy, cloudpickle, OpenCV, PIL and scipy.fft (the audio STFT
+ops') when the parent has them, every headrace module the parent has loaded, and the modules each
+program's pickle names (``launch.referenced_modules``): a worker then unpickles its program
+without importing anything (importing them after every fork cost each worker 40-70 ms in W1). A
+module that starts a thread when imported would make the server unsafe to fork from: before every
+fork the server checks it still has one thread (``/proc/self/task``) and otherwise answers
+``TAINTED``; the parent then retires it and starts a new one that never preloads that module again (``_refused``: the server
 checks its threads after each import and names the culprit). The server's ``sys.path`` follows
 the parent's (sent again when it changed), so it finds modules as the parent does now.
 
@@ -70,7 +70,7 @@ from typing import Any
 JOIN_TIMEOUT = 2.0
 MAX_FDS = 8
 MAX_MESSAGE = 1 << 20  # a context message carries the environment
-PRELOAD = ("numpy", "cloudpickle", "cv2", "PIL.Image")  # when the parent has them loaded
+PRELOAD = ("numpy", "cloudpickle", "cv2", "PIL.Image", "scipy.fft")  # when the parent has them loaded
 MINIMUM = ("numpy", "headrace._engine.exec.process_worker")  # what the server needs to fork workers
 TAINTED = "tainted"  # the reply to a start request once the server has threads
 # The adapters import frameworks that start threads when imported (ray and pyarrow, JAX, torch): a

@@ -155,6 +155,7 @@ class _Stft:
         self.op, self.n_fft, self.win_length, self.hop_length, self.pad = op, n_fft, win_length, hop_length, pad
         self.window, self.normalized, self.center = window.value, normalized, center
         self.pad_mode, self.onesided, self.strict_reflect = pad_mode.value, onesided, strict_reflect
+        sk.fft_module()  # imported now, in the process that builds the pipeline (see fft_module)
 
     def __call__(self, x: np.ndarray, freq_last: bool = False) -> np.ndarray:
         n = x.shape[-1] + 2 * self.pad
