@@ -226,13 +226,13 @@ def loadavg() -> float:
     return float(_read("/proc/loadavg").split()[0])
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU seconds used by `pid` and by its children it has already reaped."""
+def cpu_seconds(pid: int, own: bool = False) -> float:
+    """CPU seconds used by `pid` and by its children it has already reaped (``own``: by `pid` only)."""
     stat = _read(f"/proc/{pid}/stat")
     if not stat:
         return 0.0
     fields = stat[stat.rfind(")") + 2:].split()
-    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+    return sum(int(v) for v in fields[11:13 if own else 15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
 
 
 class TreeMonitor(threading.Thread):
@@ -250,6 +250,10 @@ class TreeMonitor(threading.Thread):
         self.peak_rss = self.peak_pss = self.max_procs = 0
         self.stalled: str | None = None
         self._cpu: list[tuple[float, float]] = []   # (time, tree CPU seconds) samples
+        # pid -> its own CPU seconds when last seen: the tree's CPU even where no process of ours
+        # reaps it (a fork server's workers, reparented when the runner exits), which
+        # RUSAGE_CHILDREN never counts; each process's last period is missed
+        self.own_cpu: dict[int, float] = {}
         self._stop_evt = threading.Event()
 
     def run(self) -> None:
@@ -263,6 +267,8 @@ class TreeMonitor(threading.Thread):
             self.peak_rss = max(self.peak_rss, rss)
             self.peak_pss = max(self.peak_pss, pss)
             self.max_procs = max(self.max_procs, len(pids))
+            for p in pids:
+                self.own_cpu[p] = max(self.own_cpu.get(p, 0.0), cpu_seconds(p, own=True))
             if self.stall_s > 0 and self._check_stall(sum(cpu_seconds(p) for p in pids)):
                 return
             self._stop_evt.wait(self.period)
@@ -325,7 +331,7 @@ def launch(spec: Launch) -> dict:
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     busy1, tot1 = cpu_times()
     ncpu = os.cpu_count() or 1
-    ours = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
+    ours = max((ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime), sum(mon.own_cpu.values()))
     res = None
     for line in stdout.splitlines():
         if line.startswith(RESULT_MARK):

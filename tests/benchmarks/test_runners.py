@@ -307,6 +307,29 @@ def test_a_hung_runner_is_killed_as_stalled_and_a_busy_one_is_not():
     assert res["error"] == "runner gave no result (exit code 0)"
 
 
+_UNREAPED = """
+import os, time
+r, w = os.pipe()
+if os.fork() == 0:  # a worker that no process of the tree waits for (as a fork server's are, at the end)
+    end = time.process_time() + 0.6
+    while time.process_time() < end:
+        pass
+    os.write(w, b"x")
+    os._exit(0)
+os.read(r, 1)
+time.sleep(0.8)  # the monitor sees the finished worker (a zombie: its CPU is in its own stat)
+os._exit(0)  # without reaping it: its CPU is not in RUSAGE_CHILDREN
+"""
+
+
+def test_the_cpu_of_a_worker_no_one_reaps_counts_as_the_runners():
+    from benchmarks import harness
+    res = harness.launch(harness.Launch(sys.executable, "timeit", ["-n", "1", "-r", "1", _UNREAPED], timeout=60,
+                                        stall_s=0))
+    m = res["measured"]
+    assert m["our_cores"] * m["wall_s"] >= 0.55  # the worker's 0.6 s of CPU, at most a period missed
+
+
 def test_the_quality_check_scores_the_reduced_dct_decode(data):
     from benchmarks import limits
     rows = limits.quality(w2.w2_dir(data, 16), count=16)
