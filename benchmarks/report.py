@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import statistics
 
-from . import w1, wcache
+from . import w1, w2, wcache
 from .harness import summarize
 from .suite import UNITS
 
@@ -150,6 +150,8 @@ def markdown(results: list[dict], header: str) -> str:
             parts.append(t)
         if wl == "w1" and w1.limit_ratios(results):
             parts.append(w1.limit_ratios(results))
+        if wl == "w2" and w2.goal_ratios(results):
+            parts.append(w2.goal_ratios(results))
         if wl == "cache" and wcache.issue_figures(results):
             parts.append(wcache.issue_figures(results))
     waits = feed_waits(results)

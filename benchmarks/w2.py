@@ -271,3 +271,41 @@ CONFIGS = [
     Config("w2", "tf", "TFRecord", compare="MindDataset"),
     Config("w2", "tf", "decode_and_crop_jpeg", compare="RandomCropDecodeResize", note="fused"),
 ]
+
+
+FUSED_LIMIT = "headrace RandomCropDecodeResize 224"  # the limits row: one core's fused decode
+OTHER_PEERS = ("grain", "dali", "mindspore", "tf")     # issue 42's "best other peer" (besides PyTorch)
+
+
+def goal_ratios(results: list[dict]) -> str:
+    """Issue 42's W2 figures from one run: headrace's main row (MindDataset) at each worker count
+    over PyTorch + OpenCV, over the fastest row of the other peers (their device_put rows feed JAX,
+    another job, and are left out), and over that many cores of the fused decode limit row; ""
+    unless the run has headrace's main row and at least one of the others."""
+    def rows(system: str, workload: str = "w2") -> list[dict]:
+        return [r for r in results if r["workload"] == workload and r["system"] == system and r.get("summary")]
+
+    main = {r["workers"]: r["summary"]["median"] for r in rows("headrace") if r["variant"] == "MindDataset"}
+    torch = {r["workers"]: r["summary"]["median"] for r in rows("torch") if r["variant"] == "OpenCV"}
+    limit = [r["summary"]["median"] for r in rows("python", "limits") if r["variant"] == FUSED_LIMIT]
+    lines = []
+    for w in sorted(main):
+        others = [r for s in OTHER_PEERS for r in rows(s) if r["workers"] == w and "device_put" not in r["variant"]]
+        best = max(others, key=lambda r: r["summary"]["median"], default=None)
+        if w not in torch and best is None and not limit:
+            continue
+        cells = [f"{main[w]:,.0f}",
+                 f"{main[w] / torch[w]:.2f}" if w in torch else "–",
+                 (f"{main[w] / best['summary']['median']:.2f} ({best['system']} {best['variant']}, "
+                  f"{best['summary']['median']:,.0f})") if best is not None else "–",
+                 f"{main[w] / (w * limit[0]):.3f}" if limit else "–"]
+        lines.append(f"| {w} | " + " | ".join(cells) + " |")
+    if not lines:
+        return ""
+    head = ("Issue 42's W2 ratios from this run: headrace's main row (MindDataset) over PyTorch + OpenCV, over "
+            "the fastest other peer's row (Grain, DALI CPU, MindSpore, tf.data; not the device_put rows) and over "
+            f"workers x the one-core fused decode limit ('{FUSED_LIMIT}'"
+            + (f", {limit[0]:,.0f} images/s" if limit else ", not in this run") + ").\n\n"
+            "| workers | headrace images/s | / PyTorch + OpenCV | / best other peer | / (workers x fused decode limit) |\n"
+            "|---|---|---|---|---|")
+    return head + "\n" + "\n".join(lines) + "\n"

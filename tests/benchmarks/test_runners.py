@@ -283,6 +283,33 @@ def test_report_w1_against_twice_the_bare_loop():
     assert w1.limit_ratios(results[1:]) == "" and w1.limit_ratios(results[:2]) == ""
 
 
+def test_report_w2_goal_ratios():
+    ep = lambda rate: [{"seconds": 1.0, "items": rate, "bytes": 0, "first_batch_s": 0.01}] * 3  # noqa
+    row = lambda system, variant, workers, rate, workload="w2": {  # noqa
+        "workload": workload, "system": system, "variant": variant, "workers": workers, "status": "ok",
+        "epochs": ep(rate)}
+    results = [row("headrace", "MindDataset", 1, 1500), row("headrace", "MindDataset", 2, 2700),
+               row("headrace", "RandomCropDecodeResize", 2, 9000),  # not the main row
+               row("torch", "OpenCV", 1, 600), row("torch", "OpenCV", 2, 1000), row("torch", "Pillow", 2, 1),
+               row("grain", "threads", 1, 1000), row("grain", "threads", 2, 1500),
+               row("grain", "threads + device_put", 2, 2000),  # another job: left out
+               row("mindspore", "RandomCropDecodeResize", 2, 1800), row("dali", "image_random_crop", 1, 500),
+               row("python", "headrace RandomCropDecodeResize 224", 0, 1800, "limits"),
+               row("python", "W2 chain, OpenCV", 0, 5000, "limits")]
+    report.add_summaries(results)
+    text = w2.goal_ratios(results)
+    assert text.splitlines()[2:] == [
+        "| workers | headrace images/s | / PyTorch + OpenCV | / best other peer | / (workers x fused decode limit) |",
+        "|---|---|---|---|---|",
+        "| 1 | 1,500 | 2.50 | 1.50 (grain threads, 1,000) | 0.833 |",
+        "| 2 | 2,700 | 2.70 | 1.50 (mindspore RandomCropDecodeResize, 1,800) | 0.750 |"]
+    assert "1,800 images/s" in text.splitlines()[0] and text in report.markdown(results, "# R\n")
+    no_limit = w2.goal_ratios(results[:-2])
+    assert no_limit.splitlines()[-1] == "| 2 | 2,700 | 2.70 | 1.50 (mindspore RandomCropDecodeResize, 1,800) | – |"
+    assert "not in this run" in no_limit
+    assert w2.goal_ratios(results[2:]) == "" and w2.goal_ratios(results[:2]) == ""
+
+
 def test_every_config_names_a_known_system_and_unit():
     for cfg in suite.configs():
         assert cfg.system in suite.SYSTEMS and cfg.workload in suite.UNITS
