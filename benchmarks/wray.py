@@ -9,7 +9,11 @@ CHW, batches of 128 at the consumer), each on ``--workers`` CPUs:
 * ``Ray Data``: Ray Data's own path: ``read_binary_files`` over the JPEG files (Ray's file
   shuffle) + ``map_batches`` running W2's OpenCV chain (``w2.chain_cv2``, the torch runner's);
 * ``headrace``: headrace alone in one process: ``MindDataset`` + ``map`` + ``batch`` with
-  ``num_parallel_workers=workers``.
+  ``num_parallel_workers=workers``;
+* ``Ray free ops``: Ray's floor for the job: headrace.ray's read and data flow with a
+  ``map_batches`` in place of ``map_ops`` that returns the chain's output (zeros of its shape and
+  dtype, made for free) without decoding: what moving the rows and the 602 KB float32 images
+  through Ray costs alone on these CPUs.
 
 ``read``: issue 40's read goals, on W2's MindRecord payload (images and labels), in one row:
 ``read_mindrecord``'s epochs from the second on (one dataset read again: MB/s of row payload, the
@@ -45,11 +49,13 @@ from .config import Config
 ROWS_PER_TASK = 64
 MAP_BATCH = 32
 SEED = 1
-VARIANTS = ("headrace.ray", "Ray Data", "headrace", "read")
+FREE_OPS = "Ray free ops"
+VARIANTS = ("headrace.ray", "Ray Data", "headrace", FREE_OPS, "read")
 CONFIGS = [Config("ray", "ray", v, (2,), note=n) for v, n in (
     ("headrace.ray", "read_mindrecord + map_ops on a local Ray of num_cpus=w"),
     ("Ray Data", "read_binary_files + map_batches(W2's OpenCV chain), num_cpus=w"),
     ("headrace", "MindDataset + map + batch in one process, num_parallel_workers=w"),
+    (FREE_OPS, "headrace.ray's data flow with ops that cost nothing: Ray's own floor for the job"),
     ("read", "read goals: read_mindrecord 2nd epoch vs in-process tasks vs read_parquet; rate = rows/s"))]
 
 
@@ -101,6 +107,12 @@ def cv2_rows(batch: dict) -> dict:
     return {"image": np.stack(images), "label": np.asarray(labels, np.int32)}
 
 
+def free_ops(batch: dict) -> dict:
+    """The chain's output for ``batch`` made for free: zero images of its shape and dtype, the labels."""
+    n = len(batch["label"])
+    return {"image": np.zeros((n, 3, w2.SIZE, w2.SIZE), np.float32), "label": np.asarray(batch["label"], np.int32)}
+
+
 def _count(batch) -> tuple[int, int]:
     return len(batch["label"]), 0
 
@@ -130,6 +142,14 @@ def run_pipeline(a) -> dict:
             def make():
                 data = read_mindrecord(path, ["image", "label"], seed=SEED, rows_per_task=ROWS_PER_TASK)
                 data = map_ops(data, ops(vision), "image", batch_size=MAP_BATCH)
+                return data.iter_batches(batch_size=w2.BATCH, batch_format="numpy")
+        elif a.variant == FREE_OPS:
+            from headrace.ray import read_mindrecord
+            path = mindrecord_path(a)
+
+            def make():
+                data = read_mindrecord(path, ["image", "label"], seed=SEED, rows_per_task=ROWS_PER_TASK)
+                data = data.map_batches(free_ops, batch_size=MAP_BATCH, batch_format="numpy")
                 return data.iter_batches(batch_size=w2.BATCH, batch_format="numpy")
         else:
             folder_of_jpegs = os.path.join(w2.w2_dir(a.data, a.items or w2.COUNT), "jpeg")   # (one path: see _local_files_only)
@@ -311,6 +331,10 @@ def report(results: list[dict]) -> str:
         q = ratios(rates)
         lines.append(f"headrace.ray / Ray Data {q['headrace.ray / Ray Data']:.2f}x (goal >= 1.5); "
                      f"headrace.ray / headrace {q['headrace.ray / headrace']:.2f}x (goal >= 0.8)")
+    if {FREE_OPS, "headrace"} <= set(rates):
+        lines.append(f"Ray's floor for the job ({FREE_OPS}) / headrace {rates[FREE_OPS] / rates['headrace']:.2f}x"
+                     + (f"; headrace.ray / that floor {rates['headrace.ray'] / rates[FREE_OPS]:.2f}x"
+                        if "headrace.ray" in rates else ""))
     return "\n".join(lines)
 
 
