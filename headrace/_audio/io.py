@@ -67,7 +67,7 @@ def _pcm_to_float(raw: memoryview | bytes, width: int, big_endian: bool, unsigne
         # a float32 division is correctly rounded, and so is the float64 one rounded to float32 here:
         # q = v / (2**(b-1) - 1) with b <= 24 lies at least 2**-48 (relative) from every float32
         # midpoint, farther than float64's first rounding moves it, so both give the same float32
-        # (a quarter of the time of going through float64 on a 1 s clip; checked for every 16-bit value)
+        # (3.6 against 8.0 us through float64 on a 1 s clip; the tests check every 8- and 16-bit value)
         return np.divide(vals, np.float32(sample_scale(width * 8)), dtype=np.float32)
     # float64 keeps 32-bit samples exact before the one rounding to float32
     return (vals.astype(np.float64) / sample_scale(width * 8)).astype(np.float32)

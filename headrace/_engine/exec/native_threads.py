@@ -195,34 +195,23 @@ def release_blas_threads() -> None:
             _blas_saved.clear()
 
 
-_setters_found: tuple[int, list] | None = None  # (len(sys.modules) when found, the setters)
-
-
 def _blas_setters() -> list:
-    """``openblas_set_num_threads_local`` of each loaded OpenBLAS that has it (0.3.27 and later);
-    kept while no module has been imported since (reading ``/proc/self/maps`` took 2-10 ms, each
-    time an iterator's pool or prefetch thread started)."""
-    global _setters_found
-    n = len(sys.modules)
-    found = _setters_found
-    if found is not None and found[0] == n:
-        return found[1]
+    """``openblas_set_num_threads_local`` of each loaded OpenBLAS that has it (0.3.27 and later),
+    from the libraries :func:`_native_pool_libs` keeps while no module has been imported since
+    (reading ``/proc/self/maps`` again took 2-10 ms, each time an iterator's pool or prefetch
+    thread started)."""
     out = []
-    for path in _loaded_native_pools():
+    for lib in _native_pool_libs():
+        path = lib._name
         if "openblas" not in os.path.basename(path).lower():
             continue
         if path not in _LOCAL_SETTERS:
-            setter: Any = None
-            try:
-                setter = getattr(ctypes.CDLL(path), "openblas_set_num_threads_local", None)
-            except OSError:
-                pass
+            setter: Any = getattr(lib, "openblas_set_num_threads_local", None)
             if setter is not None:
                 setter.argtypes, setter.restype = [ctypes.c_int], ctypes.c_int
             _LOCAL_SETTERS[path] = setter
         if _LOCAL_SETTERS[path] is not None:
             out.append(_LOCAL_SETTERS[path])
-    _setters_found = (n, out)
     return out
 
 

@@ -135,12 +135,10 @@ class MelSpectrogram(AudioTensorOperation):
     def _run(self, x: np.ndarray) -> np.ndarray:
         x = _signal(x, "MelSpectrogram")
         # in the FFT's (frames, freq) layout: the power spectrum without strided halves and the
-        # product without a transposed operand, 2x faster than (freq, frames) on a 1 s clip
+        # product without a transposed operand: 34 against 39 us on a 1 s clip (one BLAS thread)
         p = sk.power_spectrum(self._stft(x, freq_last=True), self.power)
         fb = self._fb64 if x.dtype == np.float64 else self._fb32
         return np.swapaxes(np.matmul(p.astype(x.dtype, copy=False), fb), -1, -2)
-
-
 
 
 class MFCC(AudioTensorOperation):
