@@ -71,20 +71,26 @@ class SequentialPlan(SamplerPlan):
         return _readonly(np.arange(start, start + count, dtype=np.int64))
 
 
-@dataclasses.dataclass(frozen=True)
-class RandomPlan(SamplerPlan):
-    """A fresh shuffle each pass, or draws with replacement (MindSpore's RandomSampler)."""
+class _RandomDrawPlan(SamplerPlan):
+    """What the random and weighted plans share: ``num_samples_limit`` rows (0: as many as the
+    source has) drawn at random each pass, so the order is shuffled, and shuffled also when the
+    plan is chained over a child (MindSpore answers ``is_shuffled`` from such a parent)."""
 
     own_shuffle_over_child = True
-
-    replacement: bool = False
-    num_samples_limit: int = 0
 
     def is_shuffled(self) -> bool:
         return True
 
     def num_samples(self, num_rows: int, labels: LabelsFn | None = None) -> int:
-        return self._cap(self.num_samples_limit, num_rows)
+        return self._capped(num_rows, num_rows)
+
+
+@dataclasses.dataclass(frozen=True)
+class RandomPlan(_RandomDrawPlan):
+    """A fresh shuffle each pass, or draws with replacement (MindSpore's RandomSampler)."""
+
+    replacement: bool = False
+    num_samples_limit: int = 0
 
     def indices(self, ctx: SampleContext) -> np.ndarray:
         n = ctx.num_rows
@@ -202,20 +208,12 @@ class SubsetPlan(SamplerPlan):
 
 
 @dataclasses.dataclass(frozen=True)
-class WeightedRandomPlan(SamplerPlan):
+class WeightedRandomPlan(_RandomDrawPlan):
     """Rows 0..len(weights)-1 drawn by weight, with or without replacement."""
-
-    own_shuffle_over_child = True
 
     weights: tuple[float, ...]
     num_samples_limit: int = 0
     replacement: bool = True
-
-    def is_shuffled(self) -> bool:
-        return True
-
-    def num_samples(self, num_rows: int, labels: LabelsFn | None = None) -> int:
-        return self._cap(self.num_samples_limit, num_rows)
 
     def indices(self, ctx: SampleContext) -> np.ndarray:
         n = ctx.num_rows
