@@ -145,17 +145,12 @@ class LineFiles(RowsOfFiles):
         return data, k, off
 
 
-# --------------------------------------------------------------------------------------------
-# TextFileDataset
-# --------------------------------------------------------------------------------------------
+class _RecordsSource:
+    """What the text and CSV sources share: one row per record of their ``LineFiles``; the row
+    counts, the length and the file of a row are the records'. Each reads its rows its own way."""
 
-class TextLinesSource:
-    """Rows ``(text,)`` from the non-empty lines of text files (a line keeps a trailing "\\r")."""
-
-    column_names = ("text",)
-
-    def __init__(self, files: Sequence[str], op: str) -> None:
-        self.lines = LineFiles(files, False, op)
+    def __init__(self, lines: LineFiles, op: str) -> None:
+        self.lines = lines
         self.op = op
 
     def counts(self) -> np.ndarray:
@@ -163,6 +158,22 @@ class TextLinesSource:
 
     def __len__(self) -> int:
         return len(self.lines)
+
+    def file_of(self, index: int) -> str | None:
+        return self.lines.file_of(index)
+
+
+# --------------------------------------------------------------------------------------------
+# TextFileDataset
+# --------------------------------------------------------------------------------------------
+
+class TextLinesSource(_RecordsSource):
+    """Rows ``(text,)`` from the non-empty lines of text files (a line keeps a trailing "\\r")."""
+
+    column_names = ("text",)
+
+    def __init__(self, files: Sequence[str], op: str) -> None:
+        super().__init__(LineFiles(files, False, op), op)
 
     def read(self, index: int) -> tuple:
         data, k, off = self.lines.raw(index)
@@ -173,9 +184,6 @@ class TextLinesSource:
             raise PipelineError(self.op, f"Invalid text file, line {_line_number(path, off)} of {path} is not UTF-8 "
                                 f"text ({e.reason} at byte {off + e.start} of the file).", file=path) from e
         return (np.array(text),)
-
-    def file_of(self, index: int) -> str | None:
-        return self.lines.file_of(index)
 
 
 class TextFileDataset(RowFilesDataset):
@@ -320,13 +328,12 @@ def _check_defaults(column_defaults: Any) -> list[Any] | None:
     return list(column_defaults)
 
 
-class CsvSource:
+class CsvSource(_RecordsSource):
     """Rows of CSV files: one column per field, typed by the column defaults."""
 
     def __init__(self, files: Sequence[str], delim: str, kinds: list[int], names: list[str] | None, op: str) -> None:
+        super().__init__(LineFiles(files, True, op, skip_first=names is None, delim=delim), op)
         self.delim = delim
-        self.op = op
-        self.lines = LineFiles(files, True, op, skip_first=names is None, delim=delim)
         self._kinds = kinds
         self._given_names = names
         self.column_names = list(names) if names is not None else []
@@ -358,12 +365,6 @@ class CsvSource:
                 raise PipelineError(self.op, f"Invalid file, the header of {at} ({fields}) differs from the first "
                                     f"file's ({names}); all files must have the same columns.", file=path)
         self.column_names = names or []
-
-    def counts(self) -> np.ndarray:
-        return self.lines.counts()
-
-    def __len__(self) -> int:
-        return len(self.lines)
 
     def read(self, index: int) -> tuple:
         data, k, off = self.lines.raw(index)
@@ -410,9 +411,6 @@ class CsvSource:
         else:
             head = f"Invalid csv, csv file: {path} parse failed at line {number}, type does not match."
         return PipelineError(self.op, f"{head} {detail} (line {line} of the file).", file=path)
-
-    def file_of(self, index: int) -> str | None:
-        return self.lines.file_of(index)
 
 
 def _check_names_when_built(names: Sequence[str] | None, op: str) -> None:
