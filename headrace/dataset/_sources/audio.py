@@ -35,6 +35,7 @@ from headrace._engine import plan as P
 from headrace._image import limits as _limits
 from headrace._util import checks
 from headrace._util.errors import PipelineError
+from headrace.dataset._sources._docs import with_sampling_args
 from headrace.dataset._sources._files import FileSourceDataset, NoDataStream, check_dir, read_bytes
 from headrace.dataset._sources.base import MappableDataset
 
@@ -70,6 +71,14 @@ def _text_lines(path: str, op: str) -> list[str]:
         return data.decode("utf-8").splitlines()
     except UnicodeDecodeError as e:
         raise PipelineError(op, f"Invalid file, {path} is not UTF-8 text: {e}.", file=path) from e
+
+
+def _numbered_lines(path: str, op: str, what: str | None = None) -> list[tuple[int, str]]:
+    """(number from 1, line) of each non-blank line of a UTF-8 text file; with ``what``, a file that
+    does not exist is the error "failed to find <what>" (else the error of opening it)."""
+    if what is not None and not os.path.isfile(path):
+        raise PipelineError(op, f"Invalid file, failed to find {what}: {path}", file=path)
+    return [(n, line) for n, line in enumerate(_text_lines(path, op), 1) if line.strip()]
 
 
 def _listdir(path: str, op: str, what: str = "folder", files_only: bool = False) -> list[str]:
@@ -190,6 +199,7 @@ def _cmu_line(line: str) -> tuple[str, str] | None:
     return parts[0][len("arctic_"):], quoted[1:-1]
 
 
+@with_sampling_args
 class CMUArcticDataset(_AudioDataset):
     """The CMU Arctic speech corpus of one speaker: ``dataset_dir/cmu_us_<name>_arctic/`` with
     ``etc/txt.done.data`` (``( arctic_a0001 "Text." )`` lines) and ``wav/arctic_<id>.wav``.
@@ -202,13 +212,7 @@ class CMUArcticDataset(_AudioDataset):
         dataset_dir (str): The folder holding ``cmu_us_<name>_arctic``.
         name (str, optional): The speaker, one of 'aew', 'ahw', 'aup', 'awb', 'axb', 'bdl', 'clb',
             'eey', 'fem', 'gka', 'jmk', 'ksp', 'ljm', 'lnh', 'rms', 'rxr', 'slp', 'slt'. Default: None, 'aew'.
-        num_samples (int, optional): Rows to read. Default: None, all.
-        num_parallel_workers (int, optional): Worker threads. Default: None, the configured number.
-        shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).
-        sampler (Sampler, optional): Which rows to read. Default: None.
-        num_shards (int, optional): Split the rows into this many shards. Default: None.
-        shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Cache the rows (``headrace.dataset.cache``). Default: None.
+        {sampling_args}
 
     Raises:
         TypeError, ValueError: a bad argument (MindSpore's messages).
@@ -232,12 +236,8 @@ class CMUArcticDataset(_AudioDataset):
         op = self._source_name()
         base = os.path.join(self.dataset_dir, f"cmu_us_{self.name}_arctic")
         label = os.path.join(base, "etc", "txt.done.data")
-        if not os.path.isfile(label):
-            raise PipelineError(op, f"Invalid file, failed to find label file: {label}", file=label)
         rows = []
-        for n, line in enumerate(_text_lines(label, op), 1):
-            if not line.strip():
-                continue
+        for n, line in _numbered_lines(label, op, "label file"):
             parsed = _cmu_line(line)
             if parsed is None:
                 raise PipelineError(op, f"Invalid file, the file may not be a CMUArctic dataset file: {label} "
@@ -300,6 +300,7 @@ def _gtzan_split(usage: str) -> list[tuple[str, int]]:
     return out
 
 
+@with_sampling_args
 class GTZANDataset(_AudioDataset):
     """The GTZAN music genre collection: ``dataset_dir/<genre>/<genre>.000NN.wav`` for the ten genres.
 
@@ -313,13 +314,7 @@ class GTZANDataset(_AudioDataset):
     Args:
         dataset_dir (str): The folder holding the genre folders.
         usage (str, optional): 'train', 'valid', 'test' or 'all'. Default: None, 'all'.
-        num_samples (int, optional): Rows to read. Default: None, all.
-        num_parallel_workers (int, optional): Worker threads. Default: None, the configured number.
-        shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).
-        sampler (Sampler, optional): Which rows to read. Default: None.
-        num_shards (int, optional): Split the rows into this many shards. Default: None.
-        shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Cache the rows (``headrace.dataset.cache``). Default: None.
+        {sampling_args}
 
     Examples:
         >>> import headrace.dataset as ds
@@ -354,6 +349,7 @@ _LIBRI_USAGES = ("dev-clean", "dev-other", "test-clean", "test-other", "train-cl
                  "train-other-500")
 
 
+@with_sampling_args
 class LibriTTSDataset(_AudioDataset):
     """The LibriTTS corpus: ``dataset_dir/<usage>/<speaker>/<chapter>/`` with
     ``<speaker>_<chapter>.trans.tsv`` (utterance id, original text, normalized text per line) and
@@ -369,13 +365,7 @@ class LibriTTSDataset(_AudioDataset):
         dataset_dir (str): The folder holding the usage folders.
         usage (str, optional): 'dev-clean', 'dev-other', 'test-clean', 'test-other',
             'train-clean-100', 'train-clean-360', 'train-other-500' or 'all'. Default: None, 'all'.
-        num_samples (int, optional): Rows to read. Default: None, all.
-        num_parallel_workers (int, optional): Worker threads. Default: None, the configured number.
-        shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).
-        sampler (Sampler, optional): Which rows to read. Default: None.
-        num_shards (int, optional): Split the rows into this many shards. Default: None.
-        shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Cache the rows (``headrace.dataset.cache``). Default: None.
+        {sampling_args}
 
     Examples:
         >>> import headrace.dataset as ds
@@ -407,9 +397,7 @@ class LibriTTSDataset(_AudioDataset):
     @staticmethod
     def _rows_of(tsv: str, folder: str, op: str) -> list[tuple]:
         rows = []
-        for n, line in enumerate(_text_lines(tsv, op), 1):
-            if not line.strip():
-                continue
+        for n, line in _numbered_lines(tsv, op):
             fields = line.split("\t")
             ids = fields[0].split("_")
             if len(fields) != 3 or len(ids) != 4 or not all(p.isdigit() for p in ids[:2]):
@@ -428,7 +416,18 @@ class LibriTTSDataset(_AudioDataset):
                 f"file path: {self.dataset_dir}.")
 
 
-class LJSpeechDataset(_AudioDataset):
+class _FolderDataset(_AudioDataset):
+    """Base of the corpora whose only own argument is their folder (LJSpeech, YesNo)."""
+
+    def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
+                 num_shards=None, shard_id=None, cache=None):
+        self.dataset_dir = check_dir(dataset_dir)
+        FileSourceDataset.__init__(self, num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id,
+                                   cache)
+
+
+@with_sampling_args
+class LJSpeechDataset(_FolderDataset):
     """The LJ Speech corpus: ``dataset_dir/metadata.csv`` (``id|transcription|normalized
     transcription`` lines) and ``dataset_dir/wavs/<id>.wav``.
 
@@ -437,13 +436,7 @@ class LJSpeechDataset(_AudioDataset):
 
     Args:
         dataset_dir (str): The folder holding metadata.csv and wavs/.
-        num_samples (int, optional): Rows to read. Default: None, all.
-        num_parallel_workers (int, optional): Worker threads. Default: None, the configured number.
-        shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).
-        sampler (Sampler, optional): Which rows to read. Default: None.
-        num_shards (int, optional): Split the rows into this many shards. Default: None.
-        shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Cache the rows (``headrace.dataset.cache``). Default: None.
+        {sampling_args}
 
     Examples:
         >>> import headrace.dataset as ds
@@ -452,21 +445,11 @@ class LJSpeechDataset(_AudioDataset):
 
     _columns = ("waveform", "sample_rate", "transcription", "normalized_transcription")
 
-    def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
-                 num_shards=None, shard_id=None, cache=None):
-        self.dataset_dir = check_dir(dataset_dir)
-        FileSourceDataset.__init__(self, num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id,
-                                   cache)
-
     def _make_source(self) -> _AudioSource:
         op = self._source_name()
         meta = os.path.join(self.dataset_dir, "metadata.csv")
-        if not os.path.isfile(meta):
-            raise PipelineError(op, f"Invalid file, failed to find LJSpeech metadata file: {meta}", file=meta)
         rows = []
-        for n, line in enumerate(_text_lines(meta, op), 1):
-            if not line.strip():
-                continue
+        for n, line in _numbered_lines(meta, op, "LJSpeech metadata file"):
             fields = line.split("|")
             if len(fields) != 3 or not fields[0]:
                 raise PipelineError(op, f"Invalid file, {meta} line {n} is not 'id|transcription|normalized "
@@ -475,6 +458,7 @@ class LJSpeechDataset(_AudioDataset):
         return _AudioSource(op, self._columns, rows)
 
 
+@with_sampling_args
 class SpeechCommandsDataset(_AudioDataset):
     """The Speech Commands corpus: ``dataset_dir/<word>/<speaker>_nohash_<n>.wav``, with
     ``testing_list.txt`` and ``validation_list.txt`` naming the test and validation files
@@ -487,13 +471,7 @@ class SpeechCommandsDataset(_AudioDataset):
     Args:
         dataset_dir (str): The corpus folder.
         usage (str, optional): 'train', 'test', 'valid' or 'all'. Default: None, 'all'.
-        num_samples (int, optional): Rows to read. Default: None, all.
-        num_parallel_workers (int, optional): Worker threads. Default: None, the configured number.
-        shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).
-        sampler (Sampler, optional): Which rows to read. Default: None.
-        num_shards (int, optional): Split the rows into this many shards. Default: None.
-        shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Cache the rows (``headrace.dataset.cache``). Default: None.
+        {sampling_args}
 
     Examples:
         >>> import headrace.dataset as ds
@@ -506,9 +484,7 @@ class SpeechCommandsDataset(_AudioDataset):
 
     def _listed(self, name: str, op: str) -> set[str]:
         path = os.path.join(self.dataset_dir, name)
-        if not os.path.isfile(path):
-            raise PipelineError(op, f"Invalid file, failed to find {name}: {path}", file=path)
-        return {os.path.normpath(line.strip()) for line in _text_lines(path, op) if line.strip()}
+        return {os.path.normpath(line.strip()) for _, line in _numbered_lines(path, op, name)}
 
     def _make_source(self) -> _AudioSource:
         op = self._source_name()
@@ -575,6 +551,7 @@ class _TedliumSource:
                 np.array(ident))
 
 
+@with_sampling_args
 class TedliumDataset(_AudioDataset):
     """The TED-LIUM corpus: talks as NIST SPHERE files cut into segments by their STM transcripts.
 
@@ -592,13 +569,7 @@ class TedliumDataset(_AudioDataset):
         release (str): 'release1', 'release2' or 'release3'.
         usage (str, optional): 'train', 'test', 'dev' or 'all' (release 3: 'all'). Default: None, 'all'.
         extensions (str, optional): Extension of the audio files; only '.sph'. Default: None, '.sph'.
-        num_samples (int, optional): Rows to read. Default: None, all.
-        num_parallel_workers (int, optional): Worker threads. Default: None, the configured number.
-        shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).
-        sampler (Sampler, optional): Which rows to read. Default: None.
-        num_shards (int, optional): Split the rows into this many shards. Default: None.
-        shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Cache the rows (``headrace.dataset.cache``). Default: None.
+        {sampling_args}
 
     Raises:
         TypeError, ValueError: a bad argument (MindSpore's messages).
@@ -668,7 +639,8 @@ class TedliumDataset(_AudioDataset):
                 "dataset API.")
 
 
-class YesNoDataset(_AudioDataset):
+@with_sampling_args
+class YesNoDataset(_FolderDataset):
     """The YesNo corpus: ``dataset_dir/<l1>_<l2>_..._<l8>.wav``, each name listing the clip's labels.
 
     Columns: ``waveform`` (float32, (channels, frames)), ``sample_rate`` (int32), ``label`` (int32,
@@ -676,13 +648,7 @@ class YesNoDataset(_AudioDataset):
 
     Args:
         dataset_dir (str): The folder holding the wav files.
-        num_samples (int, optional): Rows to read. Default: None, all.
-        num_parallel_workers (int, optional): Worker threads. Default: None, the configured number.
-        shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).
-        sampler (Sampler, optional): Which rows to read. Default: None.
-        num_shards (int, optional): Split the rows into this many shards. Default: None.
-        shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): Cache the rows (``headrace.dataset.cache``). Default: None.
+        {sampling_args}
 
     Examples:
         >>> import headrace.dataset as ds
@@ -690,12 +656,6 @@ class YesNoDataset(_AudioDataset):
     """
 
     _columns = ("waveform", "sample_rate", "label")
-
-    def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
-                 num_shards=None, shard_id=None, cache=None):
-        self.dataset_dir = check_dir(dataset_dir)
-        FileSourceDataset.__init__(self, num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id,
-                                   cache)
 
     def _make_source(self) -> _AudioSource:
         op = self._source_name()

@@ -12,6 +12,7 @@ from headrace._util import checks
 from headrace._util.arrays import to_array
 from headrace._util.rng import key_rng, new_seed
 from headrace.dataset._schema import ColumnSpec, Schema, load_schema_file
+from headrace.dataset._sources._docs import with_sampling_args
 from headrace.dataset._sources.base import MappableDataset
 from headrace.dataset._sampler_args import check_sampler_shuffle_shard_options
 
@@ -165,6 +166,7 @@ class FakeImageSource:
         return np.array([int(self.read(i)[1]) for i in range(self.count)], dtype=np.int64)
 
 
+@with_sampling_args
 class FakeImageDataset(MappableDataset):
     """Random images with random labels: ``image`` (uint8, ``image_size``, HWC) and ``label``
     (uint32 scalar below ``num_classes``). Image ``i`` depends only on ``base_seed`` and ``i``.
@@ -177,13 +179,7 @@ class FakeImageDataset(MappableDataset):
         image_size (tuple, optional): (height, width, channels). Default: (224, 224, 3).
         num_classes (int, optional): Number of classes. Default: 10.
         base_seed (int, optional): Seed of the images. Default: 0.
-        num_samples (int, optional): Rows to read. Default: None, all.
-        num_parallel_workers (int, optional): Worker threads. Default: None, the configured number.
-        shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).
-        sampler (Sampler, optional): Which rows to read. Default: None.
-        num_shards (int, optional): Split the rows into this many shards. Default: None.
-        shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
+        {sampling_args}
 
     Examples:
         >>> import headrace.dataset as ds
