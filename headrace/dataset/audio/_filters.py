@@ -8,6 +8,8 @@ Filtfilt clip the output to [-1, 1].
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from headrace._audio import filters as kf
@@ -199,7 +201,19 @@ class EqualizerBiquad(_Biquad):
         self._b, self._a = kf.equalizer(self.sample_rate, self.center_freq, self.gain, self.quality_factor)
 
 
-class HighpassBiquad(_Biquad):
+class _CutoffBiquad(_Biquad):
+    """A two-pole filter designed from a cut-off frequency and Q by the kernel ``_design``."""
+
+    _design: Callable[[int, float, float], tuple[np.ndarray, np.ndarray]]
+
+    def __init__(self, sample_rate, cutoff_freq, Q=0.707):  # noqa: N803
+        self.sample_rate = ck.check_nonzero_rate(sample_rate)
+        self.cutoff_freq = ck.check_float(cutoff_freq, "cutoff_freq")
+        self.quality_factor = _check_q(Q)
+        self._b, self._a = self._design(self.sample_rate, self.cutoff_freq, self.quality_factor)
+
+
+class HighpassBiquad(_CutoffBiquad):
     """Two-pole high-pass filter with cut-off `cutoff_freq`.
 
     Args:
@@ -213,14 +227,10 @@ class HighpassBiquad(_Biquad):
         [[0.0904, 0.1627, 0.2187]]
     """
 
-    def __init__(self, sample_rate, cutoff_freq, Q=0.707):  # noqa: N803
-        self.sample_rate = ck.check_nonzero_rate(sample_rate)
-        self.cutoff_freq = ck.check_float(cutoff_freq, "cutoff_freq")
-        self.quality_factor = _check_q(Q)
-        self._b, self._a = kf.highpass(self.sample_rate, self.cutoff_freq, self.quality_factor)
+    _design = staticmethod(kf.highpass)
 
 
-class LowpassBiquad(_Biquad):
+class LowpassBiquad(_CutoffBiquad):
     """Two-pole low-pass filter with cut-off `cutoff_freq`.
 
     Args:
@@ -234,11 +244,7 @@ class LowpassBiquad(_Biquad):
         [[0.0005, 0.0027, 0.0081]]
     """
 
-    def __init__(self, sample_rate, cutoff_freq, Q=0.707):  # noqa: N803
-        self.sample_rate = ck.check_nonzero_rate(sample_rate)
-        self.cutoff_freq = ck.check_float(cutoff_freq, "cutoff_freq")
-        self.quality_factor = _check_q(Q)
-        self._b, self._a = kf.lowpass(self.sample_rate, self.cutoff_freq, self.quality_factor)
+    _design = staticmethod(kf.lowpass)
 
 
 class DeemphBiquad(_Biquad):
@@ -337,10 +343,12 @@ class LFilter(AudioTensorOperation):
         return (np.array(self.b_coeffs, np.float32).astype(np.float64),
                 np.array(self.a_coeffs, np.float32).astype(np.float64))
 
+    _kernel = staticmethod(kf.lfilter)  # (Filtfilt: kf.filtfilt)
+
     def _run(self, x: np.ndarray) -> np.ndarray:
         require_float(x, self.op_name)
         b, a = self._coeffs()
-        return kf.lfilter(x, b, a, self.clamp)
+        return self._kernel(x, b, a, self.clamp)
 
 
 class Filtfilt(LFilter):
@@ -358,7 +366,4 @@ class Filtfilt(LFilter):
         [[0.0396, 0.0843, 0.0893]]
     """
 
-    def _run(self, x: np.ndarray) -> np.ndarray:
-        require_float(x, self.op_name)
-        b, a = self._coeffs()
-        return kf.filtfilt(x, b, a, self.clamp)
+    _kernel = staticmethod(kf.filtfilt)
