@@ -46,61 +46,61 @@ def inputs() -> dict[str, np.ndarray]:
             "db": audio.AmplitudeToDB()(spec), "mulaw": audio.MuLawEncoding()(wave)}
 
 
-# (name, expression after "audio.", input); the goal of each: goal_of
-OPS = [
-    ("AllpassBiquad", "AllpassBiquad(RATE, 200.0)", "wave"),
-    ("BandBiquad", "BandBiquad(RATE, 200.0)", "wave"),
-    ("BandpassBiquad", "BandpassBiquad(RATE, 1000.0)", "wave"),
-    ("BandrejectBiquad", "BandrejectBiquad(RATE, 1000.0)", "wave"),
-    ("BassBiquad", "BassBiquad(RATE, 6.0)", "wave"),
-    ("Biquad", "Biquad(0.01, 0.02, 0.13, 1.0, 0.12, 0.3)", "wave"),
-    ("DeemphBiquad", "DeemphBiquad(44100)", "wave"),
-    ("EqualizerBiquad", "EqualizerBiquad(RATE, 1500.0, 5.0)", "wave"),
-    ("HighpassBiquad", "HighpassBiquad(RATE, 1000.0)", "wave"),
-    ("LowpassBiquad", "LowpassBiquad(RATE, 1000.0)", "wave"),
-    ("RiaaBiquad", "RiaaBiquad(44100)", "wave"),
-    ("TrebleBiquad", "TrebleBiquad(RATE, 6.0)", "wave"),
-    ("LFilter", "LFilter([1.0, -0.5, 0.2], [0.3, 0.2, 0.1])", "wave"),
-    ("Filtfilt", "Filtfilt([1.0, -0.5, 0.2], [0.3, 0.2, 0.1])", "wave"),
-    ("Contrast", "Contrast()", "wave"),
-    ("DCShift", "DCShift(0.1)", "wave"),
-    ("Dither", "Dither()", "wave"),
-    ("Fade", "Fade(16000, 16000)", "wave"),
-    ("Gain", "Gain(3.0)", "wave"),
-    ("Vol", "Vol(0.5)", "wave"),
-    ("MuLawEncoding", "MuLawEncoding()", "wave"),
-    ("MuLawDecoding", "MuLawDecoding()", "mulaw"),
-    ("Overdrive", "Overdrive()", "wave"),
-    ("Phaser", "Phaser(RATE)", "wave"),
-    ("Flanger", "Flanger(RATE)", "wave"),
-    ("Vad", "Vad(RATE)", "wave"),
-    ("Vad-quiet", "Vad(RATE)", "quiet"),
-    ("DetectPitchFrequency", "DetectPitchFrequency(RATE)", "wave"),
-    ("Spectrogram", "Spectrogram(n_fft=400)", "wave"),
-    ("MelSpectrogram", "MelSpectrogram(RATE, n_fft=400)", "wave"),
-    ("MFCC", "MFCC(RATE)", "wave"),
-    ("LFCC", "LFCC(RATE)", "wave"),
-    ("SpectralCentroid", "SpectralCentroid(RATE)", "wave"),
-    ("InverseSpectrogram", "InverseSpectrogram(n_fft=400)", "cplx"),
-    ("GriffinLim", "GriffinLim(n_fft=400, n_iter=8, rand_init=False)", "spec"),
-    ("MelScale", "MelScale(128, RATE, n_stft=201)", "spec"),
-    ("InverseMelScale", "InverseMelScale(201, 128, RATE, max_iter=20)", "mel"),
-    ("AmplitudeToDB", "AmplitudeToDB()", "spec"),
-    ("DBToAmplitude", "DBToAmplitude(1.0, 1.0)", "db"),
-    ("Angle", "Angle()", "cplx"),
-    ("ComplexNorm", "ComplexNorm()", "cplx"),
-    ("Magphase", "Magphase()", "cplx"),
-    ("ComputeDeltas", "ComputeDeltas()", "spec"),
-    ("SlidingWindowCmn", "SlidingWindowCmn()", "spec"),
-    ("TimeMasking", "TimeMasking(time_mask_param=80)", "spec"),
-    ("FrequencyMasking", "FrequencyMasking(freq_mask_param=27)", "spec"),
-    ("MaskAlongAxis", "MaskAlongAxis(5, 20, 0.0, 2)", "spec"),
-    ("MaskAlongAxisIID", "MaskAlongAxisIID(20, 0.0, 2)", "spec"),
-    ("PhaseVocoder", "PhaseVocoder(1.3, np.linspace(0, np.pi * 200, 201, dtype=np.float32)[:, None])", "cplx"),
-    ("TimeStretch", "TimeStretch(fixed_rate=1.3)", "cplx"),
-    ("PitchShift", "PitchShift(RATE, 3)", "wave"),
-    ("Resample", "Resample(44100.0, 16000.0)", "wave44"),
-]
+# name: (expression after "audio.", input); the goal of each: goal_of
+OPS = {
+    "AllpassBiquad": ("AllpassBiquad(RATE, 200.0)", "wave"),
+    "BandBiquad": ("BandBiquad(RATE, 200.0)", "wave"),
+    "BandpassBiquad": ("BandpassBiquad(RATE, 1000.0)", "wave"),
+    "BandrejectBiquad": ("BandrejectBiquad(RATE, 1000.0)", "wave"),
+    "BassBiquad": ("BassBiquad(RATE, 6.0)", "wave"),
+    "Biquad": ("Biquad(0.01, 0.02, 0.13, 1.0, 0.12, 0.3)", "wave"),
+    "DeemphBiquad": ("DeemphBiquad(44100)", "wave"),
+    "EqualizerBiquad": ("EqualizerBiquad(RATE, 1500.0, 5.0)", "wave"),
+    "HighpassBiquad": ("HighpassBiquad(RATE, 1000.0)", "wave"),
+    "LowpassBiquad": ("LowpassBiquad(RATE, 1000.0)", "wave"),
+    "RiaaBiquad": ("RiaaBiquad(44100)", "wave"),
+    "TrebleBiquad": ("TrebleBiquad(RATE, 6.0)", "wave"),
+    "LFilter": ("LFilter([1.0, -0.5, 0.2], [0.3, 0.2, 0.1])", "wave"),
+    "Filtfilt": ("Filtfilt([1.0, -0.5, 0.2], [0.3, 0.2, 0.1])", "wave"),
+    "Contrast": ("Contrast()", "wave"),
+    "DCShift": ("DCShift(0.1)", "wave"),
+    "Dither": ("Dither()", "wave"),
+    "Fade": ("Fade(16000, 16000)", "wave"),
+    "Gain": ("Gain(3.0)", "wave"),
+    "Vol": ("Vol(0.5)", "wave"),
+    "MuLawEncoding": ("MuLawEncoding()", "wave"),
+    "MuLawDecoding": ("MuLawDecoding()", "mulaw"),
+    "Overdrive": ("Overdrive()", "wave"),
+    "Phaser": ("Phaser(RATE)", "wave"),
+    "Flanger": ("Flanger(RATE)", "wave"),
+    "Vad": ("Vad(RATE)", "wave"),
+    "Vad-quiet": ("Vad(RATE)", "quiet"),
+    "DetectPitchFrequency": ("DetectPitchFrequency(RATE)", "wave"),
+    "Spectrogram": ("Spectrogram(n_fft=400)", "wave"),
+    "MelSpectrogram": ("MelSpectrogram(RATE, n_fft=400)", "wave"),
+    "MFCC": ("MFCC(RATE)", "wave"),
+    "LFCC": ("LFCC(RATE)", "wave"),
+    "SpectralCentroid": ("SpectralCentroid(RATE)", "wave"),
+    "InverseSpectrogram": ("InverseSpectrogram(n_fft=400)", "cplx"),
+    "GriffinLim": ("GriffinLim(n_fft=400, n_iter=8, rand_init=False)", "spec"),
+    "MelScale": ("MelScale(128, RATE, n_stft=201)", "spec"),
+    "InverseMelScale": ("InverseMelScale(201, 128, RATE, max_iter=20)", "mel"),
+    "AmplitudeToDB": ("AmplitudeToDB()", "spec"),
+    "DBToAmplitude": ("DBToAmplitude(1.0, 1.0)", "db"),
+    "Angle": ("Angle()", "cplx"),
+    "ComplexNorm": ("ComplexNorm()", "cplx"),
+    "Magphase": ("Magphase()", "cplx"),
+    "ComputeDeltas": ("ComputeDeltas()", "spec"),
+    "SlidingWindowCmn": ("SlidingWindowCmn()", "spec"),
+    "TimeMasking": ("TimeMasking(time_mask_param=80)", "spec"),
+    "FrequencyMasking": ("FrequencyMasking(freq_mask_param=27)", "spec"),
+    "MaskAlongAxis": ("MaskAlongAxis(5, 20, 0.0, 2)", "spec"),
+    "MaskAlongAxisIID": ("MaskAlongAxisIID(20, 0.0, 2)", "spec"),
+    "PhaseVocoder": ("PhaseVocoder(1.3, np.linspace(0, np.pi * 200, 201, dtype=np.float32)[:, None])", "cplx"),
+    "TimeStretch": ("TimeStretch(fixed_rate=1.3)", "cplx"),
+    "PitchShift": ("PitchShift(RATE, 3)", "wave"),
+    "Resample": ("Resample(44100.0, 16000.0)", "wave44"),
+}
 
 
 LOOP_OPS = ("Overdrive", "Phaser", "Flanger", "Vad", "Vad-quiet", "DetectPitchFrequency")
@@ -136,13 +136,13 @@ def main(argv=None) -> None:
     if a.calls < 1:
         p.error(f"--calls must be at least 1, got {a.calls}")
     only = {n for n in a.only.split(",") if n}
-    unknown = only - {name for name, *_ in OPS}
+    unknown = only - set(OPS)
     if unknown:
-        p.error(f"--only: unknown op(s) {sorted(unknown)}; choose from {[name for name, *_ in OPS]}")
+        p.error(f"--only: unknown op(s) {sorted(unknown)}; choose from {list(OPS)}")
     import headrace.dataset.audio as audio
     data = inputs()
     print(f"{'op':22s} {'ms':>9s} {'x real time':>12s}  goal")
-    for name, expr, inp in OPS:
+    for name, (expr, inp) in OPS.items():
         if only and name not in only:
             continue
         goal = goal_of(name)

@@ -9,14 +9,14 @@ from benchmarks import audio_ops
 
 
 def test_every_transform_has_a_row():
-    timed = {expr.split("(")[0] for _, expr, _ in audio_ops.OPS}
+    timed = {expr.split("(")[0] for expr, _ in audio_ops.OPS.values()}
     assert timed == set(audio.transforms.__all__)
     assert len(audio.transforms.__all__) == 51
 
 
 def test_goals_are_issue_41s():
     # the goals the table gave each row before goal_of: a biquad 1 ms, three spectral ops, the loops
-    goals = {name: audio_ops.goal_of(name) for name, *_ in audio_ops.OPS}
+    goals = {name: audio_ops.goal_of(name) for name in audio_ops.OPS}
     biquads = ["AllpassBiquad", "BandBiquad", "BandpassBiquad", "BandrejectBiquad", "BassBiquad", "Biquad",
                "DeemphBiquad", "EqualizerBiquad", "HighpassBiquad", "LowpassBiquad", "RiaaBiquad", "TrebleBiquad"]
     assert {n: g for n, g in goals.items() if isinstance(g, float)} == {
