@@ -5,10 +5,21 @@ import inspect
 import pytest
 
 import headrace.dataset as ds
-from headrace.dataset._sources._docs import SAMPLING_ARGS, with_sampling_args
+from headrace.dataset._sources._docs import SAMPLING_ARGS, with_args, with_sampling_args
 
 DECORATED = ["CMUArcticDataset", "FakeImageDataset", "GTZANDataset", "LJSpeechDataset", "LibriTTSDataset",
              "SpeechCommandsDataset", "TedliumDataset", "YesNoDataset"]
+# the sources whose module shares lines of its own (``{read_args}``)
+READ_ARGS = {"VOCDataset": "num_samples", "CocoDataset": "num_samples", "MnistDataset": "usage",
+             "Cifar10Dataset": "usage", "TextFileDataset": "num_samples", "CSVDataset": "num_samples"}
+
+
+def documented(doc: str) -> list[str]:
+    """The argument names of a docstring's Args section, in order."""
+    lines = doc.split("\n")
+    args = lines[lines.index("    Args:") + 1:]
+    return [line.split()[0] for line in args[:args.index("")] if line.startswith("        ") and
+            not line.startswith("         ")]
 
 
 @pytest.mark.parametrize("name", DECORATED)
@@ -19,10 +30,17 @@ def test_help_shows_every_argument_of_the_signature(name):
     lines = doc.split("\n")
     at = lines.index("        " + SAMPLING_ARGS[0])
     assert lines[at:at + len(SAMPLING_ARGS)] == ["        " + a for a in SAMPLING_ARGS]
-    args = lines[lines.index("    Args:") + 1:]
-    documented = [line.split()[0] for line in args[:args.index("")] if line.startswith("        ") and
-                  not line.startswith("         ")]
-    assert documented == list(inspect.signature(cls).parameters)
+    assert documented(doc) == list(inspect.signature(cls).parameters)
+
+
+@pytest.mark.parametrize("name", sorted(READ_ARGS))
+def test_help_shows_every_argument_of_the_signature_with_a_modules_own_lines(name):
+    cls = getattr(ds, name)
+    doc = cls.__doc__
+    assert "{read_args}" not in doc
+    assert documented(doc) == list(inspect.signature(cls).parameters)
+    first = READ_ARGS[name]
+    assert f"\n        {first} (" in doc and "\n        cache (DatasetCache, optional): cache the rows" in doc
 
 
 def test_the_lines_take_the_markers_indent():
@@ -62,3 +80,37 @@ def test_a_class_without_a_docstring_stays_without_one():
         pass
 
     assert with_sampling_args(Bare) is Bare and Bare.__doc__ is None
+
+
+def test_with_args_puts_its_own_lines_at_its_own_marker():
+    put = with_args("extra", ("a (int): one.", "    continued.", "b (str): two."))
+
+    @put
+    class Source:
+        """Rows.
+
+        Args:
+            {extra}
+            c (bool): three.
+        """
+
+    assert Source.__doc__.split("\n") == ["Rows.", "", "        Args:", "            a (int): one.",
+                                            "                continued.", "            b (str): two.",
+                                            "            c (bool): three.", "        "]
+
+    class Twice:
+        """{extra}
+
+        {extra}
+        """
+
+    with pytest.raises(ValueError, match=r"the docstring of Twice needs one line \{extra\}, it has 2"):
+        put(Twice)
+
+    class OtherMarker:
+        """Args:
+            {sampling_args}
+        """
+
+    with pytest.raises(ValueError, match=r"the docstring of OtherMarker needs one line \{extra\}, it has 0"):
+        put(OtherMarker)

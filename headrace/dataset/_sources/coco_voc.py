@@ -14,6 +14,7 @@ import numpy as np
 
 from headrace._util import checks
 from headrace._util.errors import PipelineError
+from headrace.dataset._sources._docs import with_args
 from headrace.dataset._sources._files import (
     FileSourceDataset, NO_DATA, check_class_indexing, check_decode, check_decrypt, check_dir, check_file, open_data,
     open_text,
@@ -23,6 +24,21 @@ from headrace.dataset._sources.vision_folders import load_image
 __all__ = ["CocoDataset", "VOCDataset"]
 
 META = "_meta-filename"
+
+# The Args lines of the arguments both datasets take after their own, in place of the line
+# ``{read_args}`` of their docstrings.
+_with_read_args = with_args("read_args", (
+    "num_samples (int, optional): Rows to read. Default: None, all.",
+    "num_parallel_workers (int, optional): Reader threads. Default: None, the configured number.",
+    "shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).",
+    "decode (bool, optional): Decode the images. Default: False.",
+    "sampler (Sampler, optional): Which rows to read. Default: None.",
+    "num_shards (int, optional): Split the rows into this many shards. Default: None.",
+    "shard_id (int, optional): The shard to read. Default: None.",
+    "cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.",
+    "extra_metadata (bool, optional): Add the ``_meta-filename`` column. Default: False.",
+    "decrypt (callable, optional): ``decrypt(path) -> bytes`` reads an encrypted image. Default: None.",
+))
 
 
 class AnnotatedImages:
@@ -119,6 +135,7 @@ def _parse_voc_xml(path: str, op: str) -> list[_VocObject]:
     return out
 
 
+@_with_read_args
 class VOCDataset(FileSourceDataset):
     """PASCAL VOC: images with segmentation masks or detection boxes.
 
@@ -139,16 +156,7 @@ class VOCDataset(FileSourceDataset):
         task (str, optional): "Segmentation" or "Detection". Default: "Segmentation".
         usage (str, optional): The ImageSets list to read ("train", "val", "trainval", ...). Default: "train".
         class_indexing (dict, optional): Object name to label (Detection only). Default: None.
-        num_samples (int, optional): Rows to read. Default: None, all.
-        num_parallel_workers (int, optional): Reader threads. Default: None, the configured number.
-        shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).
-        decode (bool, optional): Decode the images. Default: False.
-        sampler (Sampler, optional): Which rows to read. Default: None.
-        num_shards (int, optional): Split the rows into this many shards. Default: None.
-        shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
-        extra_metadata (bool, optional): Add the ``_meta-filename`` column. Default: False.
-        decrypt (callable, optional): ``decrypt(path) -> bytes`` reads an encrypted image. Default: None.
+        {read_args}
 
     Raises:
         ValueError: If the folder or the ImageSets list does not exist, or an argument is invalid.
@@ -389,6 +397,7 @@ class _CocoParser:
         return (np.array([str(self.get(a, "caption")) for a in group]).reshape(-1, 1),)
 
 
+@_with_read_args
 class CocoDataset(FileSourceDataset):
     """COCO: images listed in an annotation file, with one task's annotations.
 
@@ -410,16 +419,7 @@ class CocoDataset(FileSourceDataset):
         annotation_file (str): The annotation JSON file.
         task (str, optional): "Detection", "Stuff", "Keypoint", "Panoptic" or "Captioning".
             Default: "Detection".
-        num_samples (int, optional): Rows to read. Default: None, all.
-        num_parallel_workers (int, optional): Reader threads. Default: None, the configured number.
-        shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).
-        decode (bool, optional): Decode the images. Default: False.
-        sampler (Sampler, optional): Which rows to read. Default: None.
-        num_shards (int, optional): Split the rows into this many shards. Default: None.
-        shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
-        extra_metadata (bool, optional): Add the ``_meta-filename`` column. Default: False.
-        decrypt (callable, optional): ``decrypt(path) -> bytes`` reads an encrypted image. Default: None.
+        {read_args}
 
     Raises:
         ValueError: If a path does not exist or an argument is invalid.

@@ -9,6 +9,7 @@ import numpy as np
 
 from headrace._util.errors import PipelineError
 from headrace._util.files import file_kind, open_regular
+from headrace.dataset._sources._docs import with_args
 from headrace.dataset._sources._files import (
     FileSourceDataset, NO_DATA, check_dir, check_usage, open_data, read_exact,
 )
@@ -18,6 +19,19 @@ __all__ = ["Cifar100Dataset", "Cifar10Dataset", "FashionMnistDataset", "MnistDat
 
 _USAGES = ("train", "test", "all")
 _IMAGES_MAGIC, _LABELS_MAGIC = 2051, 2049
+
+# The Args lines of the arguments MnistDataset and Cifar10Dataset take after ``dataset_dir``, in
+# place of the line ``{read_args}`` of their docstrings.
+_with_read_args = with_args("read_args", (
+    'usage (str, optional): "train", "test" or "all". Default: None, "all".',
+    "num_samples (int, optional): Rows to read. Default: None, all.",
+    "num_parallel_workers (int, optional): Reader threads. Default: None, the configured number.",
+    "shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).",
+    "sampler (Sampler, optional): Which rows to read. Default: None.",
+    "num_shards (int, optional): Split the rows into this many shards. Default: None.",
+    "shard_id (int, optional): The shard to read. Default: None.",
+    "cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.",
+))
 
 
 # --------------------------------------------------------------------------------------------
@@ -139,6 +153,7 @@ def _mnist_pairs(root: str, usage: str, op: str) -> list[tuple[str, str]]:
     return pairs
 
 
+@_with_read_args
 class MnistDataset(FileSourceDataset):
     """The MNIST handwritten digits, read from the four IDX files in ``dataset_dir``.
 
@@ -148,14 +163,7 @@ class MnistDataset(FileSourceDataset):
 
     Args:
         dataset_dir (str): Folder holding the IDX files (not gzipped).
-        usage (str, optional): "train", "test" or "all". Default: None, "all".
-        num_samples (int, optional): Rows to read. Default: None, all.
-        num_parallel_workers (int, optional): Reader threads. Default: None, the configured number.
-        shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).
-        sampler (Sampler, optional): Which rows to read. Default: None.
-        num_shards (int, optional): Split the rows into this many shards. Default: None.
-        shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
+        {read_args}
 
     Raises:
         ValueError: If ``dataset_dir`` is not a folder or ``usage`` is not valid.
@@ -289,6 +297,7 @@ class CifarSource:
         return None
 
 
+@_with_read_args
 class Cifar10Dataset(FileSourceDataset):
     """CIFAR-10, binary version: ``data_batch_*.bin`` (train) and ``test_batch.bin`` (test).
 
@@ -300,14 +309,7 @@ class Cifar10Dataset(FileSourceDataset):
 
     Args:
         dataset_dir (str): Folder holding the ``.bin`` files.
-        usage (str, optional): "train", "test" or "all". Default: None, "all".
-        num_samples (int, optional): Rows to read. Default: None, all.
-        num_parallel_workers (int, optional): Reader threads. Default: None, the configured number.
-        shuffle (bool, optional): Shuffle the rows. Default: None (shuffled unless a sampler is given).
-        sampler (Sampler, optional): Which rows to read. Default: None.
-        num_shards (int, optional): Split the rows into this many shards. Default: None.
-        shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
+        {read_args}
 
     Raises:
         ValueError: If ``dataset_dir`` is not a folder or ``usage`` is not valid.

@@ -14,6 +14,7 @@ import numpy as np
 from headrace._util import checks
 from headrace._util.errors import PipelineError, syntax_error
 from headrace._util.files import open_regular
+from headrace.dataset._sources._docs import with_args
 from headrace.dataset._sources._files import NO_DATA, RowFilesDataset, RowsOfFiles, read_bytes
 from headrace.dataset.samplers import Shuffle
 from headrace._engine import plan as P
@@ -23,6 +24,18 @@ __all__ = ["CSVDataset", "TextFileDataset", "index_lines"]
 
 _CHUNK = 1 << 24
 _NL, _QUOTE, _CR = 10, 34, 13
+
+# The Args lines of the arguments TextFileDataset and CSVDataset take after their own, in place of
+# the line ``{read_args}`` of their docstrings.
+_with_read_args = with_args("read_args", (
+    "num_samples (int, optional): Rows to read. Default: None, all.",
+    "num_parallel_workers (int, optional): Reader threads. Default: None, the configured number.",
+    "shuffle (Union[bool, Shuffle], optional): ``Shuffle.GLOBAL`` (or True) shuffles files and",
+    "    rows, ``Shuffle.FILES`` the file order only, False none. Default: ``Shuffle.GLOBAL``.",
+    "num_shards (int, optional): Split the rows into this many shards. Default: None.",
+    "shard_id (int, optional): The shard to read. Default: None.",
+    "cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.",
+))
 
 
 def index_lines(path: str, quote_aware: bool, op: str, delim: str = ",") -> tuple[np.ndarray, np.ndarray]:
@@ -186,6 +199,7 @@ class TextLinesSource(_RecordsSource):
         return (np.array(text),)
 
 
+@_with_read_args
 class TextFileDataset(RowFilesDataset):
     """One row per non-empty line of text files; the column ``text`` holds the line as a string.
 
@@ -193,13 +207,7 @@ class TextFileDataset(RowFilesDataset):
 
     Args:
         dataset_files (Union[str, list[str]]): Files or glob patterns; read in sorted order.
-        num_samples (int, optional): Rows to read. Default: None, all.
-        num_parallel_workers (int, optional): Reader threads. Default: None, the configured number.
-        shuffle (Union[bool, Shuffle], optional): ``Shuffle.GLOBAL`` (or True) shuffles files and
-            rows, ``Shuffle.FILES`` the file order only, False none. Default: ``Shuffle.GLOBAL``.
-        num_shards (int, optional): Split the rows into this many shards. Default: None.
-        shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
+        {read_args}
 
     Raises:
         ValueError: If a pattern matches no file.
@@ -426,6 +434,7 @@ def _check_names_when_built(names: Sequence[str] | None, op: str) -> None:
         seen.add(name)
 
 
+@_with_read_args
 class CSVDataset(RowFilesDataset):
     """Rows from CSV files: one column per field.
 
@@ -442,13 +451,7 @@ class CSVDataset(RowFilesDataset):
         column_defaults (list, optional): Per column, an int, float or str giving its type.
             Default: None, all strings.
         column_names (list[str], optional): Column names. Default: None, read from the header.
-        num_samples (int, optional): Rows to read. Default: None, all.
-        num_parallel_workers (int, optional): Reader threads. Default: None, the configured number.
-        shuffle (Union[bool, Shuffle], optional): ``Shuffle.GLOBAL`` (or True) shuffles files and
-            rows, ``Shuffle.FILES`` the file order only, False none. Default: ``Shuffle.GLOBAL``.
-        num_shards (int, optional): Split the rows into this many shards. Default: None.
-        shard_id (int, optional): The shard to read. Default: None.
-        cache (DatasetCache, optional): cache the rows (``headrace.dataset.cache``). Default: None.
+        {read_args}
 
     Raises:
         TypeError, ValueError: For bad arguments; ValueError if a pattern matches no file.
