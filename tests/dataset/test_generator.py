@@ -1,9 +1,13 @@
+import pickle
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import headrace.dataset as ds
+from headrace._util.errors import PipelineError
+from headrace.dataset._sources.generator import RowConverter, UserRandomAccess
 from tests.helpers import rows
 
 
@@ -51,6 +55,51 @@ def test_random_access_source_sequential_and_column_names():
     assert d.get_dataset_size() == 5
     assert rows(d) == [[i, [i, 2 * i]] for i in range(5)]
     assert rows(d)[0][1] == [0, 0]
+
+
+def _not_the_subscript(i):
+    return (np.array(-1),)
+
+
+class _Rows:
+    """Row i: the row as given in ``rows``; an instance attribute named __getitem__ is not used by
+    ``obj[i]`` and must not be by the source either."""
+
+    def __init__(self, rows):
+        self.rows = rows
+        self.__getitem__ = _not_the_subscript
+
+    def __getitem__(self, i):
+        return self.rows[i]
+
+    def __len__(self):
+        return len(self.rows)
+
+
+def test_random_access_rows_of_arrays_pass_untouched_and_others_are_converted():
+    a, b = np.arange(3, dtype=np.int16), np.array(2.5)
+    src = _Rows([(a, b), [1, 2], (a, [3, 4]), 7])
+    ura = UserRandomAccess(src, ["x", "y"], RowConverter(["x", "y"], None, "GeneratorDataset"))
+    first = ura.read(0)
+    assert first is src.rows[0]  # a tuple of arrays is the row itself
+    for r in (ura, pickle.loads(pickle.dumps(ura))):
+        assert [(v.dtype, v.tolist()) for v in r.read(0)] == [(np.int16, [0, 1, 2]), (np.float64, 2.5)]
+        assert [v.tolist() for v in r.read(1)] == [1, 2]
+        third = r.read(2)
+        assert (third[0].dtype, third[0].tolist(), third[1].dtype, third[1].tolist()) == (np.int16, [0, 1, 2], np.int64, [3, 4])
+        with pytest.raises(PipelineError, match="size of column_names is:2 and number of returned NumPy array is:1"):
+            r.read(3)
+
+
+def test_random_access_rows_are_cast_to_column_types_and_object_arrays_refused():
+    src = _Rows([(np.arange(2), np.array(1)), (np.array([None, 1], dtype=object), np.array(0))])
+    d = ds.GeneratorDataset(src, ["x", "y"], column_types=[np.float32, np.uint8], shuffle=False)
+    it = d.create_tuple_iterator(output_numpy=True)
+    x, y = next(it)
+    assert (x.dtype, y.dtype, x.tolist(), int(y)) == (np.float32, np.uint8, [0.0, 1.0], 1)
+    with pytest.raises(RuntimeError, match="Data type of 1th item of the input or its converted Numpy array "
+                                           "is expected to be int or float or str, but got object"):
+        next(it)
 
 
 def test_random_access_default_shuffles_and_is_a_permutation():
