@@ -336,3 +336,16 @@ def run_together(argvs, env, timeout=300):
                 p.wait()
     assert [p.returncode for p in procs] == [0] * len(procs), [o[1][-2000:] for o in outs]
     return [o[0] for o in outs]
+
+
+class Indexed:
+    """A random-access object over a list: item i is ``items[i]`` (for sources and samplers)."""
+
+    def __init__(self, items):
+        self.items = items
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __len__(self):
+        return len(self.items)

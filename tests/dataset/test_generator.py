@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 import headrace.dataset as ds
 from headrace._util.errors import PipelineError
 from headrace.dataset._sources.generator import RowConverter, UserRandomAccess
-from tests.helpers import rows
+from tests.helpers import Indexed, rows
 
 
 class RandomAccess:
@@ -61,19 +61,13 @@ def _not_the_subscript(i):
     return (np.array(-1),)
 
 
-class _Rows:
-    """Row i: the row as given in ``rows``; an instance attribute named __getitem__ is not used by
-    ``obj[i]`` and must not be by the source either."""
+class _Rows(Indexed):
+    """Row i: ``items[i]``; an instance attribute named __getitem__ is not used by ``obj[i]`` and
+    must not be by the source either."""
 
-    def __init__(self, rows):
-        self.rows = rows
+    def __init__(self, items):
+        super().__init__(items)
         self.__getitem__ = _not_the_subscript
-
-    def __getitem__(self, i):
-        return self.rows[i]
-
-    def __len__(self):
-        return len(self.rows)
 
 
 def test_random_access_rows_of_arrays_pass_untouched_and_others_are_converted():
@@ -81,7 +75,7 @@ def test_random_access_rows_of_arrays_pass_untouched_and_others_are_converted():
     src = _Rows([(a, b), [1, 2], (a, [3, 4]), 7])
     ura = UserRandomAccess(src, ["x", "y"], RowConverter(["x", "y"], None, "GeneratorDataset"))
     first = ura.read(0)
-    assert first is src.rows[0]  # a tuple of arrays is the row itself
+    assert first is src.items[0]  # a tuple of arrays is the row itself
     for r in (ura, pickle.loads(pickle.dumps(ura))):
         assert [(v.dtype, v.tolist()) for v in r.read(0)] == [(np.int16, [0, 1, 2]), (np.float64, 2.5)]
         assert [v.tolist() for v in r.read(1)] == [1, 2]

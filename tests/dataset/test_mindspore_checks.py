@@ -13,6 +13,7 @@ import headrace.dataset as ds
 import headrace.dataset.transforms as T
 from headrace._engine.samplers import ChainedPlan, RandomPlan, SequentialPlan
 from headrace._util.errors import EarlyTypeError, EarlyValueError
+from tests.helpers import Indexed
 
 
 class RA:
@@ -243,17 +244,6 @@ def test_a_parsed_sampler_takes_a_child_and_stays_unchanged():
 
 
 # ------------------------------------------------------------------------------ samplers on generator sources
-
-class Indexed:
-    def __init__(self, ids):
-        self.ids = ids
-
-    def __getitem__(self, i):
-        return self.ids[i]
-
-    def __len__(self):
-        return len(self.ids)
-
 
 def test_an_object_with_getitem_and_len_is_a_sampler():
     data = list("abcdefghijkl")
