@@ -78,15 +78,29 @@ def test_a_freed_array_gives_its_buffer_to_the_next_one_and_a_held_one_never_doe
     assert not any(np.shares_memory(other, x) for x in (view, d, e))
 
 
-def test_at_most_keep_free_buffers_stay_with_the_process():
+def _kept() -> list[int]:
+    return [b.ctypes.data + (-b.ctypes.data % ALIGN) for b in BUFFERS._free]
+
+
+@pytest.mark.parametrize("at_once,kept", [(1, 1), (Buffers.KEEP + 1, Buffers.KEEP + 1),
+                                          (Buffers.KEEP_MAX + 2, Buffers.KEEP_MAX)])
+def test_the_free_buffers_kept_are_as_many_as_were_lent_at_once_within_bounds(at_once, kept):
     BUFFERS.clear()
-    held = [empty_aligned(BIG, np.float32) for _ in range(Buffers.KEEP + 3)]
-    kept = [h.ctypes.data for h in held[-Buffers.KEEP:]]
+    held = [empty_aligned(BIG, np.float32) for _ in range(at_once)]
+    last = [h.ctypes.data for h in held[-kept:]]
     while held:
         held.pop(0)  # freed first to last
-    assert [b.ctypes.data + (-b.ctypes.data % ALIGN) for b in BUFFERS._free] == kept
+    assert _kept() == last
+    # one at a time from now on: the peak stays, so all of them are reused, the last freed first
+    again = [empty_aligned(BIG, np.float32) for _ in range(kept)]
+    assert [a.ctypes.data for a in again] == last[::-1] and BUFFERS._free == []
+    del again
     BUFFERS.clear()
     assert BUFFERS._free == []
+    for k in range(Buffers.KEEP + 1):  # one lent at a time (clear() forgot the peak), sizes differing
+        empty_aligned((BIG[0] + k,), np.float32)
+    assert [b.nbytes for b in BUFFERS._free] == [(BIG[0] + k) * 4 + ALIGN for k in range(1, Buffers.KEEP + 1)]
+    BUFFERS.clear()
 
 
 def test_a_batch_the_loop_still_holds_through_a_framework_keeps_its_memory():
