@@ -316,6 +316,21 @@ def test_bad_wav_and_missing_files_name_the_file(tmp_path, corpora):
         _rows(ds.CMUArcticDataset(str(tmp_path / "cmu")))
 
 
+@pytest.mark.parametrize("name, wav, rate", [
+    ("GTZANDataset", "blues/blues.00000.wav", 22050),
+    ("LibriTTSDataset", "dev-clean/9/4/9_4_000001_000000.wav", 24000),
+])
+def test_a_corpus_with_a_fixed_rate_refuses_another(tmp_path, name, wav, rate):
+    _write(str(tmp_path / "dev-clean" / "9" / "4" / "9_4.trans.tsv"), "9_4_000001_000000\tA.\ta\n")
+    write_wav(str(tmp_path / wav), _samples(10, 5), rate)
+    (row,) = _rows(getattr(ds, name)(str(tmp_path)))
+    assert row["sample_rate"] == rate and row["sample_rate"].dtype == np.uint32
+    write_wav(str(tmp_path / wav), _samples(10, 5), 16000)
+    corpus = name[:-len("Dataset")]
+    with pytest.raises(RuntimeError, match=rf"sampling rate of {corpus} wav file must be {rate}, file path: .*{wav}"):
+        _rows(getattr(ds, name)(str(tmp_path)))
+
+
 def test_malformed_transcripts_are_errors(tmp_path):
     _write(str(tmp_path / "metadata.csv"), "a|b\n")
     with pytest.raises(RuntimeError, match=r"metadata\.csv line 1 is not 'id\|transcription\|normalized"):

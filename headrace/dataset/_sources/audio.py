@@ -161,6 +161,9 @@ class _AudioDataset(FileSourceDataset):
     _columns: tuple[str, ...] = ()
     _empty_is_data = False  # zero rows is an empty dataset (not MindSpore's no-data error)
     _usages: tuple[str, ...] = ()  # the usages of a dataset with MindSpore's usage signature, 'all' last
+    _rate: int | None = None  # the sample rate of a corpus that fixes it (another is an error)
+    _rate_dtype: type = np.int32  # of the sample_rate column
+    _corpus = ""  # the corpus's name in the error of another rate
 
     def __init__(self, dataset_dir, usage=None, num_samples=None, num_parallel_workers=None, shuffle=None,
                  sampler=None, num_shards=None, shard_id=None, cache=None):
@@ -168,6 +171,14 @@ class _AudioDataset(FileSourceDataset):
         self.dataset_dir = check_dir(dataset_dir)
         self.usage = _check_choice(usage, self._usages, "usage", "all")
         super().__init__(num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
+
+    def _make_source(self) -> Any:
+        op = self._source_name()
+        return _AudioSource(op, self._columns, self._rows(op), self._rate, self._rate_dtype, self._corpus)
+
+    def _rows(self, op: str) -> list[tuple]:
+        """(wav path, the values of the columns after waveform and sample_rate ...) of each row."""
+        raise NotImplementedError(f"{type(self).__name__} must implement _rows()")
 
     def _make_plan(self) -> P.Node:
         try:
@@ -225,6 +236,7 @@ class CMUArcticDataset(_AudioDataset):
     """
 
     _columns = ("waveform", "sample_rate", "transcript", "utterance_id")
+    _rate, _rate_dtype, _corpus = 16000, np.uint32, "CMUArctic"
 
     def __init__(self, dataset_dir, name=None, num_samples=None, num_parallel_workers=None, shuffle=None,
                  sampler=None, num_shards=None, shard_id=None, cache=None):
@@ -232,8 +244,7 @@ class CMUArcticDataset(_AudioDataset):
         self.name = _check_choice(name, _CMU_NAMES, "name", "aew")
         FileSourceDataset.__init__(self, num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id, cache)
 
-    def _make_source(self) -> _AudioSource:
-        op = self._source_name()
+    def _rows(self, op: str) -> list[tuple]:
         base = os.path.join(self.dataset_dir, f"cmu_us_{self.name}_arctic")
         label = os.path.join(base, "etc", "txt.done.data")
         rows = []
@@ -244,7 +255,7 @@ class CMUArcticDataset(_AudioDataset):
                                         f"(line {n}: {line.strip()[:80]!r}).", file=label)
             uid, text = parsed
             rows.append((os.path.join(base, "wav", f"arctic_{uid}.wav"), text, uid))
-        return _AudioSource(op, self._columns, rows, 16000, np.uint32, "CMUArctic")
+        return rows
 
 
 _GENRES = ("blues", "classical", "country", "disco", "hiphop", "jazz", "metal", "pop", "reggae", "rock")
@@ -323,9 +334,9 @@ class GTZANDataset(_AudioDataset):
 
     _columns = ("waveform", "sample_rate", "label")
     _usages = ("train", "valid", "test", "all")
+    _rate, _rate_dtype, _corpus = 22050, np.uint32, "GTZAN"
 
-    def _make_source(self) -> _AudioSource:
-        op = self._source_name()
+    def _rows(self, op: str) -> list[tuple]:
         rows = []
         if self.usage == "all":
             for genre in _GENRES:
@@ -339,7 +350,7 @@ class GTZANDataset(_AudioDataset):
                 path = os.path.join(self.dataset_dir, genre, f"{genre}.{i:05d}.wav")
                 if os.path.isfile(path):
                     rows.append((path, genre))
-        return _AudioSource(op, self._columns, rows, 22050, np.uint32, "GTZAN")
+        return rows
 
     def _no_data_detail(self) -> str:
         return f"Invalid data, no valid data found in path:{self.dataset_dir}"
@@ -375,9 +386,9 @@ class LibriTTSDataset(_AudioDataset):
     _columns = ("waveform", "sample_rate", "original_text", "normalized_text", "speaker_id", "chapter_id",
                 "utterance_id")
     _usages = _LIBRI_USAGES + ("all",)
+    _rate, _rate_dtype, _corpus = 24000, np.uint32, "LibriTTS"
 
-    def _make_source(self) -> _AudioSource:
-        op = self._source_name()
+    def _rows(self, op: str) -> list[tuple]:
         rows: list[tuple] = []
         for usage in _LIBRI_USAGES if self.usage == "all" else (self.usage,):
             top = os.path.join(self.dataset_dir, usage)
@@ -392,7 +403,7 @@ class LibriTTSDataset(_AudioDataset):
                     tsv = os.path.join(cdir, f"{speaker}_{chapter}.trans.tsv")
                     if os.path.isfile(tsv):
                         rows.extend(self._rows_of(tsv, cdir, op))
-        return _AudioSource(op, self._columns, rows, 24000, np.uint32, "LibriTTS")
+        return rows
 
     @staticmethod
     def _rows_of(tsv: str, folder: str, op: str) -> list[tuple]:
@@ -416,18 +427,8 @@ class LibriTTSDataset(_AudioDataset):
                 f"file path: {self.dataset_dir}.")
 
 
-class _FolderDataset(_AudioDataset):
-    """Base of the corpora whose only own argument is their folder (LJSpeech, YesNo)."""
-
-    def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
-                 num_shards=None, shard_id=None, cache=None):
-        self.dataset_dir = check_dir(dataset_dir)
-        FileSourceDataset.__init__(self, num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id,
-                                   cache)
-
-
 @with_sampling_args
-class LJSpeechDataset(_FolderDataset):
+class LJSpeechDataset(_AudioDataset):
     """The LJ Speech corpus: ``dataset_dir/metadata.csv`` (``id|transcription|normalized
     transcription`` lines) and ``dataset_dir/wavs/<id>.wav``.
 
@@ -445,8 +446,13 @@ class LJSpeechDataset(_FolderDataset):
 
     _columns = ("waveform", "sample_rate", "transcription", "normalized_transcription")
 
-    def _make_source(self) -> _AudioSource:
-        op = self._source_name()
+    def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
+                 num_shards=None, shard_id=None, cache=None):
+        self.dataset_dir = check_dir(dataset_dir)
+        FileSourceDataset.__init__(self, num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id,
+                                   cache)
+
+    def _rows(self, op: str) -> list[tuple]:
         meta = os.path.join(self.dataset_dir, "metadata.csv")
         rows = []
         for n, line in _numbered_lines(meta, op, "LJSpeech metadata file"):
@@ -455,7 +461,7 @@ class LJSpeechDataset(_FolderDataset):
                 raise PipelineError(op, f"Invalid file, {meta} line {n} is not 'id|transcription|normalized "
                                         f"transcription': {line[:80]!r}.", file=meta)
             rows.append((os.path.join(self.dataset_dir, "wavs", f"{fields[0]}.wav"), fields[1], fields[2]))
-        return _AudioSource(op, self._columns, rows)
+        return rows
 
 
 @with_sampling_args
@@ -486,8 +492,7 @@ class SpeechCommandsDataset(_AudioDataset):
         path = os.path.join(self.dataset_dir, name)
         return {os.path.normpath(line.strip()) for _, line in _numbered_lines(path, op, name)}
 
-    def _make_source(self) -> _AudioSource:
-        op = self._source_name()
+    def _rows(self, op: str) -> list[tuple]:
         found = []
         for word in sorted(_listdir(self.dataset_dir, op, "directory")):
             folder = os.path.join(self.dataset_dir, word)
@@ -511,7 +516,7 @@ class SpeechCommandsDataset(_AudioDataset):
                 raise PipelineError(op, f"Invalid file name, failed to get file info: {name} (expected "
                                         "'<speaker>_nohash_<n>.wav').", file=os.path.join(self.dataset_dir, rel))
             rows.append((os.path.join(self.dataset_dir, rel), word, speaker, (np.int32, int(number))))
-        return _AudioSource(op, self._columns, rows)
+        return rows
 
 
 class _TedliumSource:
@@ -640,7 +645,7 @@ class TedliumDataset(_AudioDataset):
 
 
 @with_sampling_args
-class YesNoDataset(_FolderDataset):
+class YesNoDataset(_AudioDataset):
     """The YesNo corpus: ``dataset_dir/<l1>_<l2>_..._<l8>.wav``, each name listing the clip's labels.
 
     Columns: ``waveform`` (float32, (channels, frames)), ``sample_rate`` (int32), ``label`` (int32,
@@ -657,8 +662,13 @@ class YesNoDataset(_FolderDataset):
 
     _columns = ("waveform", "sample_rate", "label")
 
-    def _make_source(self) -> _AudioSource:
-        op = self._source_name()
+    def __init__(self, dataset_dir, num_samples=None, num_parallel_workers=None, shuffle=None, sampler=None,
+                 num_shards=None, shard_id=None, cache=None):
+        self.dataset_dir = check_dir(dataset_dir)
+        FileSourceDataset.__init__(self, num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id,
+                                   cache)
+
+    def _rows(self, op: str) -> list[tuple]:
         rows = []
         for name in _listdir(self.dataset_dir, op, files_only=True):
             path = os.path.join(self.dataset_dir, name)
@@ -669,7 +679,7 @@ class YesNoDataset(_FolderDataset):
                 raise PipelineError(op, f"Invalid file name, {name} is not labels joined by '_' (e.g. "
                                         "'0_1_0_0_1_0_1_1.wav').", file=path)
             rows.append((path, np.array([int(p) for p in labels], dtype=np.int32)))
-        return _AudioSource(op, self._columns, rows)
+        return rows
 
     def _no_data_detail(self) -> str:
         return f"Invalid file, no .wav files found under {self.dataset_dir}"
