@@ -85,6 +85,27 @@ def test_random_access_rows_of_arrays_pass_untouched_and_others_are_converted():
             r.read(3)
 
 
+class _Forwarding:
+    """``__getitem__`` only through ``__getattr__``: the object is not subscriptable."""
+
+    def __init__(self):
+        self.items = [np.array(i) for i in range(3)]
+
+    def __getattr__(self, name):
+        return getattr(self.items, name)
+
+    def __len__(self):
+        return 3
+
+
+def test_a_source_whose_type_has_no_getitem_fails_its_first_read_naming_the_sample():
+    d = ds.GeneratorDataset(_Forwarding(), ["a"], shuffle=False)
+    with pytest.raises(RuntimeError) as e:
+        list(d.create_tuple_iterator(output_numpy=True))
+    assert "GeneratorDataset failed at sample index: 0" in str(e.value)
+    assert "TypeError: '_Forwarding' object is not subscriptable" in str(e.value)
+
+
 def test_random_access_rows_are_cast_to_column_types_and_object_arrays_refused():
     src = _Rows([(np.arange(2), np.array(1)), (np.array([None, 1], dtype=object), np.array(0))])
     d = ds.GeneratorDataset(src, ["x", "y"], column_types=[np.float32, np.uint8], shuffle=False)

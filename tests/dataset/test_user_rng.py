@@ -211,9 +211,10 @@ def test_a_user_source_drawing_from_the_globals_gives_the_same_rows_everywhere_a
 
 
 def test_a_source_marked_not_random_is_not_seeded():
-    from headrace.dataset._sources.generator import UserRandomAccess
-    assert UserRandomAccess(DrawingSource(), ["a"], None).runs_user_code is True
-    assert UserRandomAccess(T.not_random(DrawingSource()), ["a"], None).runs_user_code is False
+    from headrace.dataset._sources.generator import RowConverter, UserRandomAccess
+    convert = RowConverter(["a"], None, "GeneratorDataset")
+    assert UserRandomAccess(DrawingSource(), ["a"], convert).runs_user_code is True
+    assert UserRandomAccess(T.not_random(DrawingSource()), ["a"], convert).runs_user_code is False
     ds.config.set_seed(77)
     np.random.seed(3)
     random.seed(3)

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import numbers
+import operator
 import threading
 import types
 from typing import Any, Iterator, Sequence
@@ -111,8 +113,10 @@ class UserRandomAccess:
         self.obj = obj
         self.column_names = list(names)
         self._convert = convert
-        # obj[index] as a bound method: looked up on the type, as the subscript does
-        self.read = convert.reading(type(obj).__getitem__.__get__(obj))
+        # obj[index]: the type's __getitem__ bound to obj (the subscript looks it up on the type),
+        # or the subscript itself where the type has none (its TypeError is then the read's error)
+        get = getattr(type(obj), "__getitem__", None)
+        self.read = convert.reading(get.__get__(obj) if get is not None else functools.partial(operator.getitem, obj))
 
     def __getstate__(self) -> tuple:
         return self.obj, self.column_names, self._convert
