@@ -1,3 +1,4 @@
+import functools
 import pickle
 
 import numpy as np
@@ -104,6 +105,20 @@ def test_a_source_whose_type_has_no_getitem_fails_its_first_read_naming_the_samp
         list(d.create_tuple_iterator(output_numpy=True))
     assert "GeneratorDataset failed at sample index: 0" in str(e.value)
     assert "TypeError: '_Forwarding' object is not subscriptable" in str(e.value)
+
+
+class _PartialItem:
+    """``__getitem__`` a class attribute that is no descriptor: ``obj[i]`` calls it with ``i`` alone."""
+
+    __getitem__ = functools.partial(lambda i: (np.array(10 * i),))
+
+    def __len__(self):
+        return 3
+
+
+def test_a_getitem_that_is_no_descriptor_is_called_as_the_subscript_calls_it():
+    d = ds.GeneratorDataset(_PartialItem(), ["a"], shuffle=False)
+    assert [int(r[0]) for r in d.create_tuple_iterator(output_numpy=True)] == [0, 10, 20]
 
 
 def test_random_access_rows_are_cast_to_column_types_and_object_arrays_refused():

@@ -114,9 +114,12 @@ class UserRandomAccess:
         self.column_names = list(names)
         self._convert = convert
         # obj[index]: the type's __getitem__ bound to obj (the subscript looks it up on the type),
-        # or the subscript itself where the type has none (its TypeError is then the read's error)
-        get = getattr(type(obj), "__getitem__", None)
-        self.read = convert.reading(get.__get__(obj) if get is not None else functools.partial(operator.getitem, obj))
+        # else the subscript itself (no __getitem__ on the type: its TypeError is the read's error)
+        try:
+            get = type(obj).__getitem__.__get__(obj, type(obj))
+        except AttributeError:
+            get = functools.partial(operator.getitem, obj)
+        self.read = convert.reading(get)
 
     def __getstate__(self) -> tuple:
         return self.obj, self.column_names, self._convert
