@@ -67,7 +67,7 @@ class Buffers:
     as many as were lent at once at the most (``KEEP`` at least, ``KEEP_MAX`` at the most); that
     is the memory that stays with the process after a pipeline ends. Fewer lost the buffers of
     each epoch's end: a pipeline drains then, and the next epoch refills as many batches as were in
-    flight (W2 over 2 workers: 5-6 in flight, 3-4 of its 16 batches an epoch new with 2 kept).
+    flight (W2 over 2 workers: 5 at the most, so 3-4 of its 16 batches an epoch were new with 2 kept).
     """
 
     KEEP = 2
