@@ -2,6 +2,8 @@
 op that flips on the way, and the uint8 path goes through a table of normalized values. The fused
 ops must give the unfused chain's output bit for bit, draw the same random numbers, and fail as the
 unfused ops fail."""
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -152,3 +154,65 @@ def test_normalize_hwc_to_chw_checks_out():
     out = np.full((3, 2, 3), 5, np.float32)
     assert cv.normalize_hwc_to_chw(img, mean, std, 1, out) is out
     assert out.tobytes() == cv.normalize_hwc_to_chw(img, mean, std, 1).tobytes()
+
+
+needs_pixels = pytest.mark.skipif(cv._pixels is None, reason="headrace._native._pixels is not built")
+
+
+def test_the_kernel_is_built_where_the_test_command_requires_it():
+    # scripts/test.sh sets HEADRACE_REQUIRE_NATIVE=1 where a compiler built the region decoder: the
+    # one-pass kernel (no library of its own) is then built too, so the tests below do not skip
+    if os.environ.get("HEADRACE_REQUIRE_NATIVE") != "1":
+        pytest.skip("HEADRACE_REQUIRE_NATIVE is not set")
+    assert cv._pixels is not None
+
+
+@needs_pixels
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 9), st.integers(1, 9), st.integers(1, 4), st.sampled_from([None, 0, 1]), st.integers(0, 2**32 - 1),
+       st.booleans())
+def test_one_pass_kernel_equals_opencvs_passes(h, w, c, flip, seed, strided):
+    # the _pixels kernel and the split / flip / LUT path write the same bytes, for every channel
+    # count the table takes and every flip; an input that is not C-contiguous takes OpenCV's path
+    gen = np.random.default_rng(seed)
+    img = gen.integers(0, 256, (h, w * (2 if strided else 1), c)).astype(np.uint8)[:, ::2 if strided else 1]
+    mean, std = gen.uniform(0, 255, c).astype(np.float32), gen.uniform(1, 80, c).astype(np.float32)
+    got = cv.normalize_hwc_to_chw(img, mean, std, flip)
+    kernel, cv._pixels = cv._pixels, None
+    try:
+        want = cv.normalize_hwc_to_chw(img, mean, std, flip)
+    finally:
+        cv._pixels = kernel
+    assert got.shape == (c, h, img.shape[1]) and got.dtype == np.float32
+    assert got.tobytes() == want.tobytes()
+    flipped = img if flip is None else (img[:, ::-1] if flip == 1 else img[::-1])
+    lut = cv.normalize_lut(mean, std, c)
+    assert got.tobytes() == np.stack([lut[k][flipped[:, :, k]] for k in range(c)]).tobytes()
+
+
+@needs_pixels
+def test_one_pass_kernel_checks_its_arguments():
+    img, lut, out = np.zeros((2, 3, 3), np.uint8), np.zeros((3, 256), np.float32), np.zeros((3, 2, 3), np.float32)
+    k = cv._pixels.normalize_chw
+    k(img, lut, out, 1)
+    assert not out.any()
+    for args, msg in [((img, lut, out, 2), "flip must be -1 (none), 0 (vertical) or 1 (horizontal)"),
+                      ((img.astype(np.int16), lut, out, -1), "src must be a C-contiguous uint8 array of shape (h, w, c)"),
+                      ((img[0], lut, out, -1), "src must be a C-contiguous uint8 array of shape (h, w, c)"),
+                      ((img, lut[:2], out, -1), "lut must be a C-contiguous float32 array of c * 256 values"),
+                      ((img, lut.astype(np.float64), out, -1), "lut must be a C-contiguous float32 array of c * 256 values"),
+                      ((img, lut, out[:2], -1), "out must be a C-contiguous float32 array of c * h * w values"),
+                      ((img, lut, out.astype(np.float64), -1), "out must be a C-contiguous float32 array of c * h * w values")]:
+        with pytest.raises(ValueError) as e:
+            k(*args)
+        assert str(e.value) == msg
+    shared = np.zeros(72, np.uint8)  # out's first 18 bytes are src
+    with pytest.raises(ValueError, match="^out must not overlap src$"):
+        k(shared[:18].reshape(2, 3, 3), lut, shared.view(np.float32).reshape(3, 2, 3), -1)
+    with pytest.raises(ValueError, match="^ndarray is not C-contiguous$"):
+        k(img[:, ::2], lut, np.zeros((3, 2, 2), np.float32), -1)
+    with pytest.raises(TypeError):
+        k(img, lut, out, "1")
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="^buffer source array is read-only$"):
+        k(img, lut, out, -1)
