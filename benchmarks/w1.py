@@ -65,6 +65,7 @@ def check_batch(data, label, first_index: int = 0) -> None:
 
 
 LIMIT_WORKERS = 2  # issue 42 item 4: headrace at 2 workers against twice the bare loop
+FORKED_LOOP = "bare loop, forked"  # the same loop in LIMIT_WORKERS forked processes (peers/plain.py)
 
 
 def limit_ratios(results: list[dict]) -> str:
@@ -76,22 +77,33 @@ def limit_ratios(results: list[dict]) -> str:
         return r["workload"] == "w1" and r["system"] == system and bool(r.get("summary"))
 
     bare = [r for r in results if ok(r, "python") and r["variant"] == "bare loop"]
+    forked = [r for r in results if ok(r, "python") and r["variant"] == FORKED_LOOP and r["workers"] == LIMIT_WORKERS]
     rows = [r for r in results if ok(r, "headrace") and r["workers"] == LIMIT_WORKERS
             and r["variant"] in ("threads", "processes")]
     if not bare or not rows:
         return ""
     loop = bare[0]["summary"]["median"]
+    floor = forked[0]["summary"]["median"] if forked else None
     lines = [f"W1 against the machine's limit: headrace at {LIMIT_WORKERS} workers over {LIMIT_WORKERS} x the "
-             f"bare Python loop ({loop:,.0f} rows/s in one process), from this run.\n",
-             f"| variant | workers | median rows/s | headrace / ({LIMIT_WORKERS} x bare loop) |", "|---|---|---|---|"]
+             f"bare Python loop ({loop:,.0f} rows/s in one process), from this run"
+             + ("" if floor is None else
+                f"; and over the same loop split over {LIMIT_WORKERS} forked processes without a framework "
+                f"('{FORKED_LOOP}', {floor:,.0f} rows/s: {floor / (LIMIT_WORKERS * loop):.3f} of "
+                f"{LIMIT_WORKERS} x the loop)") + ".\n",
+             f"| variant | workers | median rows/s | headrace / ({LIMIT_WORKERS} x bare loop) | headrace / forked loop |",
+             "|---|---|---|---|---|"]
     for r in rows:
         median = r["summary"]["median"]
-        lines.append(f"| {r['variant']} | {r['workers']} | {median:,.0f} | {median / (LIMIT_WORKERS * loop):.3f} |")
+        lines.append(f"| {r['variant']} | {r['workers']} | {median:,.0f} | {median / (LIMIT_WORKERS * loop):.3f} "
+                     f"| {'–' if floor is None else f'{median / floor:.3f}'} |")
     return "\n".join(lines) + "\n"
 
 
 CONFIGS = [
     Config("w1", "python", "bare loop", (0,), note="in-process loop, no framework"),
+    Config("w1", "python", FORKED_LOOP, (LIMIT_WORKERS,),
+           note="the bare loop's batches made in w processes forked each epoch, pickled back through pipes: "
+                "a process loader's floor, no framework"),
     Config("w1", "headrace", "threads", compare="threads"),
     # headrace's processes variant is not a slow one: the spec's 200,000-row epoch, like threads,
     # so the two are compared on the same epoch (worker start-up spread over the same rows).

@@ -1,10 +1,13 @@
-"""Runner for the no-framework references: the bare W1 loop, plain file I/O for W3, and the limits.
+"""Runner for the no-framework references: the bare W1 loop (in this process, or split over
+forked processes), plain file I/O for W3, and the limits.
 
     python -m benchmarks.peers.plain --workload w1 --variant "bare loop" --data benchmarks/_data
 """
 from __future__ import annotations
 
 import os
+import pickle
+import traceback
 
 import cv2
 import numpy as np
@@ -15,17 +18,60 @@ from .. import limits, w1, w2, w3
 from ..harness import runner_main, time_calls, time_epochs
 
 
+def forked_batches(make, starts, workers: int):
+    """``make(s)`` for each of ``starts``, in order, made in ``workers`` processes forked now: the
+    floor of a loader in worker processes, without a framework. Process ``k`` makes the batches
+    ``k, k + workers, ...`` and pickles each into its own pipe (whose 64 KiB hold it a few W1
+    batches ahead); this process reads them back in turn. A child that fails exits non-zero,
+    which raises here once every child has been waited for."""
+    starts = list(starts)
+    pipes, pids = [], []
+    try:
+        for k in range(workers):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child
+                code = 1
+                try:
+                    os.close(r)
+                    with os.fdopen(w, "wb") as out:
+                        for s in starts[k::workers]:
+                            pickle.dump(make(s), out, protocol=5)
+                    code = 0
+                except BaseException:  # noqa: BLE001 - said on stderr; the exit status tells the parent
+                    traceback.print_exc()
+                finally:
+                    os._exit(code)
+            os.close(w)
+            pids.append(pid)
+            pipes.append(os.fdopen(r, "rb"))
+        for j in range(len(starts)):
+            yield pickle.load(pipes[j % workers])
+    finally:
+        for f in pipes:
+            f.close()
+        failed = [status for pid in pids if (status := os.waitpid(pid, 0)[1])]
+        if failed:
+            raise RuntimeError(f"{len(failed)} forked worker(s) failed (wait status {failed[0]})")
+
+
 def run_w1(a) -> dict:
     src = w1.load_source(a.data, a.items)
+    n = len(src)
+
+    def batch(s: int) -> tuple:
+        rows = [src[i] for i in range(s, min(s + w1.BATCH, n))]
+        return np.stack([w1.plus1(x) for x, _ in rows]), np.stack([y for _, y in rows])
 
     def batches():
-        n = len(src)
         for s in range(0, n, w1.BATCH):
-            rows = [src[i] for i in range(s, min(s + w1.BATCH, n))]
-            yield np.stack([w1.plus1(x) for x, _ in rows]), np.stack([y for _, y in rows])
+            yield batch(s)
 
-    return time_epochs(batches, lambda b: (len(b[0]), 0), a.epochs, a.warmup,
-                       lambda b: w1.check_batch(*b))
+    def forked():
+        return forked_batches(batch, range(0, n, w1.BATCH), a.workers)
+
+    make = forked if a.variant == w1.FORKED_LOOP else batches
+    return time_epochs(make, lambda b: (len(b[0]), 0), a.epochs, a.warmup, lambda b: w1.check_batch(*b))
 
 
 def run_w3(a) -> dict:

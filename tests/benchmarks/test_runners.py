@@ -7,6 +7,7 @@ import os
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from benchmarks import __main__ as cli
@@ -265,6 +266,22 @@ def test_report_ratios_and_unavailable_rows():
     assert "**unavailable**" in md and "not available yet: x" in md
 
 
+def test_forked_batches_come_back_in_order_and_a_failed_worker_raises():
+    from benchmarks.peers import plain
+
+    got = list(plain.forked_batches(lambda s: (s, np.arange(s, s + 3)), range(0, 30, 3), 3))
+    assert [g[0] for g in got] == list(range(0, 30, 3))
+    assert all(np.array_equal(a, np.arange(s, s + 3)) for s, a in got)
+
+    def boom(s):
+        if s == 4:
+            raise ValueError("x")
+        return s
+
+    with pytest.raises(RuntimeError, match=r"^1 forked worker\(s\) failed \(wait status 256\)$"):
+        list(plain.forked_batches(boom, range(6), 2))  # worker 0 fails at its third batch
+
+
 def test_report_w1_against_twice_the_bare_loop():
     ep = lambda s: [{"seconds": s, "items": 200_000, "bytes": 0, "first_batch_s": 0.01}] * 3  # noqa
     row = lambda system, variant, workers, s: {"workload": "w1", "system": system, "variant": variant,  # noqa
@@ -277,10 +294,18 @@ def test_report_w1_against_twice_the_bare_loop():
     assert text.splitlines() == [
         "W1 against the machine's limit: headrace at 2 workers over 2 x the bare Python loop (250,000 rows/s in "
         "one process), from this run.", "",
-        "| variant | workers | median rows/s | headrace / (2 x bare loop) |", "|---|---|---|---|",
-        "| threads | 2 | 400,000 | 0.800 |", "| processes | 2 | 320,000 | 0.640 |"]
+        "| variant | workers | median rows/s | headrace / (2 x bare loop) | headrace / forked loop |",
+        "|---|---|---|---|---|", "| threads | 2 | 400,000 | 0.800 | – |", "| processes | 2 | 320,000 | 0.640 | – |"]
     assert text in report.markdown(results, "# R\n")
     assert w1.limit_ratios(results[1:]) == "" and w1.limit_ratios(results[:2]) == ""
+    forked = [row("python", "bare loop, forked", 2, 0.4)]
+    report.add_summaries(forked)
+    lines = w1.limit_ratios(results + forked).splitlines()
+    assert lines[0] == ("W1 against the machine's limit: headrace at 2 workers over 2 x the bare Python loop "
+                        "(250,000 rows/s in one process), from this run; and over the same loop split over 2 "
+                        "forked processes without a framework ('bare loop, forked', 500,000 rows/s: 1.000 of 2 x "
+                        "the loop).")
+    assert lines[4:] == ["| threads | 2 | 400,000 | 0.800 | 0.800 |", "| processes | 2 | 320,000 | 0.640 | 0.640 |"]
 
 
 def test_report_w2_goal_ratios():
