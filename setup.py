@@ -6,7 +6,8 @@ optional: without a compiler or the headers the build skips it and headrace deco
 ``headrace._native._audiofilter`` runs the audio filters' recurrence in the signal's precision; without
 it they run in float64 (within ~1e-4 of MindSpore's float32 output instead of equal to it).
 ``headrace._native._pixels`` writes Normalize + HWC2CHW (after a flip) of a uint8 image in one pass;
-without it OpenCV's split, flip and LUT do the same in three.
+without it OpenCV's split, flip and LUT do the same in three. ``headrace._native._rows`` is the per-row
+loop of a stage that reads a source and maps a column; without it the same loop runs in Python.
 """
 import os
 
@@ -21,4 +22,5 @@ setup(ext_modules=[
     Extension("headrace._native._audiofilter", ["headrace/_native/_audiofilter.c"],
               extra_compile_args=["-ffp-contract=off"], optional=True),
     Extension("headrace._native._pixels", ["headrace/_native/_pixels.c"], optional=True),
+    Extension("headrace._native._rows", ["headrace/_native/_rows.c"], optional=True),
 ] if native else [])

@@ -39,7 +39,7 @@ def test_the_sdist_holds_what_a_build_needs(built):
     with tarfile.open(sdist) as t:
         names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
     assert {"LICENSE", "pyproject.toml", "setup.py", "headrace/_native/_jpegregion.c", "headrace/_native/_pixels.c",
-            "headrace/py.typed", "constraints/py3.11.txt"} <= names
+            "headrace/_native/_rows.c", "headrace/py.typed", "constraints/py3.11.txt"} <= names
 
 
 def test_the_wheel_is_pure_python_with_license_metadata_types_and_extras(built):

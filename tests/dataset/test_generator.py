@@ -386,3 +386,35 @@ def test_the_size_of_a_pipeline_over_a_generator_is_the_rows_it_gives(rows, step
         batched = batched or step[0] == "batch"
         data = _apply(data, step)
     assert data.get_dataset_size() == sum(1 for _ in data.create_tuple_iterator(num_epochs=1, output_numpy=True))
+
+
+_KINDS = {"int16 array": lambda: np.arange(3, dtype=np.int16), "0-d array": lambda: np.array(2.5),
+          "object array": lambda: np.array([None, 1], dtype=object), "list": lambda: [1, 2], "int": lambda: 7,
+          "str": lambda: "s"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 3), st.lists(st.sampled_from(sorted(_KINDS)), min_size=1, max_size=4), st.booleans())
+def test_a_random_access_read_is_the_converter_of_the_item(n, kinds, as_tuple):
+    # RowConverter.reading (one function per row, spelled out for two columns) gives what the
+    # converter makes of the item: the item itself when it is a tuple of n non-object arrays, else
+    # the converted row or the converter's error
+    values = [_KINDS[k]() for k in kinds]
+    item = tuple(values) if as_tuple else values
+    if len(values) == 1 and not as_tuple:
+        item = values[0]
+    conv = RowConverter([f"c{i}" for i in range(n)], None, "GeneratorDataset")
+    read = conv.reading(lambda i: item)
+    try:
+        want = conv(item)
+    except Exception as e:  # noqa: BLE001 - the read must fail the same way
+        with pytest.raises(type(e)) as got:
+            read(0)
+        assert str(got.value) == str(e)
+        return
+    row = read(0)
+    passes = (as_tuple and len(values) == n and all(k in ("int16 array", "0-d array") for k in kinds))
+    assert (row is item) == passes and (want is item) == passes
+    assert type(row) is tuple and len(row) == n
+    assert [(type(v), getattr(v, "dtype", None), np.asarray(v).tolist()) for v in row] == \
+        [(type(v), getattr(v, "dtype", None), np.asarray(v).tolist()) for v in want]

@@ -54,3 +54,30 @@ out(rows)
                                                                        5, 2)
     assert "time.sleep(600)  # never returns in time" in err["text"]
     assert got["rows"] == list(range(len(got["rows"]))) and len(got["rows"]) <= 5
+
+
+def test_a_stuck_read_in_a_read_and_map_stage_names_the_source_index(tmp_path):
+    # a random-access source read in its map's stage (the engine's C row loop when built): a read
+    # stuck at source index 6 is the source's (a seeded run would read in Python: not set here)
+    body = '''
+class Src:
+    def __len__(self):
+        return 8
+    def __getitem__(self, i):
+        if i == 6:
+            with open(pidfile, "w") as f:
+                f.write(str(os.getpid()))
+            while not os.path.exists(flag):
+                time.sleep(0.02)  # the read is stuck
+        return np.array(i), np.array(-i)
+ds.config.set_multiprocessing_timeout_interval(1)
+d = ds.GeneratorDataset(Src(), ["data", "label"], shuffle=False, num_parallel_workers=1).map(
+    lambda x: x + 100, ["data"], num_parallel_workers=1).batch(2)
+out([r[0].tolist() for r in d.create_tuple_iterator(output_numpy=True)])
+'''
+    got, pid = run_script(body, tmp_path, False, env={"WANT": "1"})
+    assert got["rows"] == [[100, 101], [102, 103], [104, 105], [106, 107]]
+    text = got["reports"][0]
+    assert text.startswith("GeneratorDataset has been running for "), text
+    assert f"without returning at sample index: 6 (pid {pid}, thread 'MainThread')" in text, text
+    assert "time.sleep(0.02)  # the read is stuck" in text or "while not os.path.exists(flag)" in text, text

@@ -23,7 +23,13 @@ from headrace._util import rng
 from headrace._util.arrays import empty_aligned
 from headrace._util.errors import PipelineError, format_traceback
 
+try:
+    from headrace._native import _rows
+except ImportError:  # built without the extension: _one_map's Python loop
+    _rows = None
+
 _ndarray = np.ndarray
+_OBJECT = np.dtype(object)
 
 
 class StageProgram:
@@ -162,6 +168,14 @@ def _one_map(read: Any, m: Any, into: Any, items: list, pos: int, out: list, cur
     fast = m.fast_path()  # (not None where ``into`` is: see _batch_writer)
     fn, one, at = fast if fast is not None else (None, 0, 0)
     finish = m.finish
+    if fn is not None and into is None and read is not None and _rows is not None:
+        # The loop below, for this shape, in C (headrace/_native/_rows.c): the same calls in the
+        # same order, the row check of a user's random-access source included (``row_parts``).
+        get, convert, n = getattr(read.source, "row_parts", None) or (read.read, None, -1)
+        phase = [False]  # reading (False) or mapping (True) row len(out): for the watchdog
+        args = (items, get, convert, n, _ndarray, _OBJECT, fn, one, at, cursor, prog, out, read.fail, m.fail,
+                finish, pos, phase)
+        return _rows.read_map(*args), None  # (one line: the watchdog knows the call by it)
     rd = read.read if read is not None else _same
     first, n = pos, len(items)
     buf: np.ndarray | None = None

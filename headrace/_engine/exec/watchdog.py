@@ -72,15 +72,20 @@ NOT_ENTERED = ("(no Python frame of the op's function under the op's own: the fu
 
 _table: dict | None = None
 _read_lines: frozenset = frozenset()
+_c_lines: frozenset = frozenset()
 
 
 def _locators() -> dict:
-    global _table, _read_lines
+    global _table, _read_lines, _c_lines
     if _table is None:
         one_map = _program._one_map.__code__
         # _one_map calls the source's read directly: the lines that do tell a read from a map call.
         _read_lines = frozenset(ins.positions.lineno for ins in dis.get_instructions(one_map)  # type: ignore[union-attr]
                                 if ins.opname.startswith("LOAD") and ins.argval == "rd")
+        # ... and the lines that call its C loop (headrace/_native/_rows.c), which says in ``phase``
+        # whether it reads or maps row len(out)
+        _c_lines = frozenset(ins.positions.lineno for ins in dis.get_instructions(one_map)  # type: ignore[union-attr]
+                             if ins.opname.startswith("LOAD") and ins.argval == "read_map")
         t: dict = {one_map: _at_one_map}
         for fn in (_map.MapFn.__call__, _map.MapFn.apply, _map.MapFn.finish, _map.FilterFn.apply):
             t[fn.__code__] = _at_map
@@ -115,6 +120,13 @@ def _at_read(loc: dict) -> tuple:
 
 
 def _at_one_map(loc: dict, lineno: int | None = None) -> tuple:
+    if lineno in _c_lines:  # in the C loop: row len(out) of the task, being read or mapped
+        k = len(loc["out"])
+        if not loc["phase"][0]:
+            read, item = loc["read"], loc["items"][k]
+            return read.name, None, item, _file_of(read.source, item)
+        m = loc["m"]
+        return m.name, m.in_names, loc["pos"] + k, None
     if lineno in _read_lines:
         read, item = loc["read"], loc.get("item")
         return read.name, None, item, _file_of(read.source, item)

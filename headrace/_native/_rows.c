@@ -1,0 +1,167 @@
+/* The per-row loop of a stage that reads a random-access source and maps one column, in C.
+ *
+ * read_map(items, get, convert, n, nd, obj, fn, one, at, cursor, prog, out, read_fail, map_fail,
+ *          finish, pos, phase) -> bool
+ *   For each item of `items` (an iterable of source indices), with p = pos, pos + 1, ...:
+ *     stop and return True when `prog.stopped` is true;
+ *     phase[0] = False (reading); row = get(item); with n >= 0, unless row is a tuple of n objects of type `nd` none of whose
+ *       `dtype` is `obj`, row = convert(row) (n < 0: row as get returns it); when get or convert
+ *       raises an Exception e, read_fail(e, item) is called, which raises;
+ *     cursor.index = p; phase[0] = True (mapping);
+ *     v = fn(row[one]) (an Exception e: map_fail(e, p), which raises);
+ *     appends (v, row[1]) (at == 0) or (row[0], v) (at == 1) to the list `out` when v is of type `nd`
+ *     and row holds two values, else finish(row, v, p).
+ *   Returns False once every item is done.
+ *
+ * It does what headrace/_engine/exec/stage_program.py's _one_map does for this shape, with
+ * headrace/dataset/_sources/generator.py's RowConverter.reading as the read, in the same order and
+ * with the same calls on failure; it exists because the Python loop and row check cost ~0.3 us a
+ * row, as much as W1's whole read. The GIL is held throughout (every step calls Python). Each row
+ * done appends one entry to `out`: the row being read or mapped is number len(out) of `items`
+ * (the watchdog finds a stuck sample that way).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+static PyObject *str_stopped, *str_index, *str_dtype;
+
+/* 1 when row is a tuple of n arrays of type nd, none of dtype obj; 0 when not; -1 on error. */
+static int passes(PyObject *row, Py_ssize_t n, PyObject *nd, PyObject *obj) {
+    if (!PyTuple_CheckExact(row) || PyTuple_GET_SIZE(row) != n) return 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *v = PyTuple_GET_ITEM(row, k);
+        if ((PyObject *)Py_TYPE(v) != nd) return 0;
+        PyObject *dt = PyObject_GetAttr(v, str_dtype);
+        if (dt == NULL) return -1;
+        int is_obj = dt == obj;
+        Py_DECREF(dt);
+        if (is_obj) return 0;
+    }
+    return 1;
+}
+
+/* With an exception set: calls fail(exception, at) when it is an Exception (which is expected to
+ * raise), as the Python loop's "except Exception" does; any other (KeyboardInterrupt, ...) stays. */
+static void call_fail(PyObject *fail, PyObject *at) {
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) return;
+    PyObject *type, *exc, *tb;
+    PyErr_Fetch(&type, &exc, &tb);
+    PyErr_NormalizeException(&type, &exc, &tb);
+    if (tb != NULL) PyException_SetTraceback(exc, tb);
+    PyObject *res = PyObject_CallFunctionObjArgs(fail, exc, at, NULL);
+    Py_XDECREF(type);
+    Py_XDECREF(exc);
+    Py_XDECREF(tb);
+    if (res != NULL) {  /* it returned: say so rather than carry on with no row */
+        Py_DECREF(res);
+        PyErr_SetString(PyExc_RuntimeError, "a failure handler of the row loop returned instead of raising");
+    }
+}
+
+static void set_phase(PyObject *phase, PyObject *value) {
+    PyObject *old = PyList_GET_ITEM(phase, 0);
+    Py_INCREF(value);
+    PyList_SET_ITEM(phase, 0, value);
+    Py_XDECREF(old);
+}
+
+static PyObject *read_map(PyObject *self, PyObject *args) {
+    PyObject *items, *get, *convert, *nd, *obj, *fn, *cursor, *prog, *out, *read_fail, *map_fail, *finish, *phase;
+    Py_ssize_t n, one, at, pos;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOnOOOnnOOO!OOOnO!", &items, &get, &convert, &n, &nd, &obj, &fn, &one, &at,
+                          &cursor, &prog, &PyList_Type, &out, &read_fail, &map_fail, &finish, &pos,
+                          &PyList_Type, &phase))
+        return NULL;
+    if (one < 0 || one > 1 || at < 0 || at > 1 || PyList_GET_SIZE(phase) < 1) {
+        PyErr_SetString(PyExc_ValueError, "one and at must be 0 or 1, phase a list of one item at least");
+        return NULL;
+    }
+    PyObject *it = PyObject_GetIter(items);
+    if (it == NULL) return NULL;
+    PyObject *item, *result = NULL;
+    while ((item = PyIter_Next(it)) != NULL) {
+        PyObject *row = NULL, *v = NULL, *cell = NULL, *p = NULL;
+        int ok = 0;
+        PyObject *stopped = PyObject_GetAttr(prog, str_stopped);
+        if (stopped == NULL) goto row_done;
+        int stop = PyObject_IsTrue(stopped);
+        Py_DECREF(stopped);
+        if (stop < 0) goto row_done;
+        if (stop) {
+            Py_DECREF(item);
+            Py_DECREF(it);
+            Py_RETURN_TRUE;
+        }
+        set_phase(phase, Py_False);
+        row = PyObject_CallOneArg(get, item);
+        if (row != NULL && n >= 0) {
+            int pass = passes(row, n, nd, obj);
+            if (pass <= 0) {
+                PyObject *raw = row;
+                row = pass < 0 ? NULL : PyObject_CallOneArg(convert, raw);
+                Py_DECREF(raw);
+            }
+        }
+        if (row == NULL) {
+            call_fail(read_fail, item);
+            goto row_done;
+        }
+        p = PyLong_FromSsize_t(pos);
+        if (p == NULL || PyObject_SetAttr(cursor, str_index, p) < 0) goto row_done;
+        set_phase(phase, Py_True);
+        cell = PySequence_GetItem(row, one);
+        v = cell != NULL ? PyObject_CallOneArg(fn, cell) : NULL;
+        if (v == NULL) {
+            call_fail(map_fail, p);
+            goto row_done;
+        }
+        PyObject *rec;
+        if ((PyObject *)Py_TYPE(v) == nd && PySequence_Size(row) == 2) {
+            PyObject *other = PySequence_GetItem(row, 1 - at);
+            if (other == NULL) goto row_done;
+            rec = at == 0 ? PyTuple_Pack(2, v, other) : PyTuple_Pack(2, other, v);
+            Py_DECREF(other);
+        } else {
+            if (PyErr_Occurred()) goto row_done;  /* PySequence_Size failed */
+            rec = PyObject_CallFunctionObjArgs(finish, row, v, p, NULL);
+        }
+        if (rec == NULL) goto row_done;
+        ok = PyList_Append(out, rec) == 0;
+        Py_DECREF(rec);
+        pos++;
+    row_done:
+        Py_XDECREF(p);
+        Py_XDECREF(cell);
+        Py_XDECREF(v);
+        Py_XDECREF(row);
+        Py_DECREF(item);
+        if (!ok) {
+            Py_DECREF(it);
+            return NULL;
+        }
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) return NULL;
+    result = Py_False;
+    Py_INCREF(result);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"read_map", read_map, METH_VARARGS,
+     "read_map(items, get, convert, n, nd, obj, fn, one, at, cursor, prog, out, read_fail, map_fail, finish, pos, "
+     "phase)"
+     " -> stopped: reads, checks and maps the rows of items into out (see the module's source)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rows", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__rows(void) {
+    str_stopped = PyUnicode_InternFromString("stopped");
+    str_index = PyUnicode_InternFromString("index");
+    str_dtype = PyUnicode_InternFromString("dtype");
+    if (str_stopped == NULL || str_index == NULL || str_dtype == NULL) return NULL;
+    return PyModule_Create(&module);
+}
