@@ -4,9 +4,10 @@
  *          finish, pos, phase) -> bool
  *   For each item of `items` (an iterable of source indices), with p = pos, pos + 1, ...:
  *     stop and return True when `prog.stopped` is true;
- *     phase[0] = False (reading); row = get(item); with n >= 0, unless row is a tuple of n objects of type `nd` none of whose
- *       `dtype` is `obj`, row = convert(row) (n < 0: row as get returns it); when get or convert
- *       raises an Exception e, read_fail(e, item) is called, which raises;
+ *     phase[0] = False (reading); row = get(item); with n >= 0, unless row is a tuple of n
+ *       objects of type `nd` none of whose `dtype` is `obj`, row = convert(row) (n < 0: row as get
+ *       returns it); when get or convert raises an Exception e, read_fail(e, item) is called,
+ *       which raises;
  *     cursor.index = p; phase[0] = True (mapping);
  *     v = fn(row[one]) (an Exception e: map_fail(e, p), which raises);
  *     appends (v, row[1]) (at == 0) or (row[0], v) (at == 1) to the list `out` when v is of type `nd`
@@ -23,7 +24,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-static PyObject *str_stopped, *str_index, *str_dtype;
+static PyObject *str_stopped, *str_index, *str_dtype, *zero_obj, *one_obj;
 
 /* 1 when row is a tuple of n arrays of type nd, none of dtype obj; 0 when not; -1 on error. */
 static int passes(PyObject *row, Py_ssize_t n, PyObject *nd, PyObject *obj) {
@@ -110,20 +111,20 @@ static PyObject *read_map(PyObject *self, PyObject *args) {
         p = PyLong_FromSsize_t(pos);
         if (p == NULL || PyObject_SetAttr(cursor, str_index, p) < 0) goto row_done;
         set_phase(phase, Py_True);
-        cell = PySequence_GetItem(row, one);
+        cell = PyObject_GetItem(row, one ? one_obj : zero_obj);  /* row[one], as Python indexes it */
         v = cell != NULL ? PyObject_CallOneArg(fn, cell) : NULL;
         if (v == NULL) {
             call_fail(map_fail, p);
             goto row_done;
         }
         PyObject *rec;
-        if ((PyObject *)Py_TYPE(v) == nd && PySequence_Size(row) == 2) {
-            PyObject *other = PySequence_GetItem(row, 1 - at);
+        if ((PyObject *)Py_TYPE(v) == nd && PyObject_Size(row) == 2) {  /* len(row) == 2 */
+            PyObject *other = PyObject_GetItem(row, at ? zero_obj : one_obj);
             if (other == NULL) goto row_done;
             rec = at == 0 ? PyTuple_Pack(2, v, other) : PyTuple_Pack(2, other, v);
             Py_DECREF(other);
         } else {
-            if (PyErr_Occurred()) goto row_done;  /* PySequence_Size failed */
+            if (PyErr_Occurred()) goto row_done;  /* len(row) failed */
             rec = PyObject_CallFunctionObjArgs(finish, row, v, p, NULL);
         }
         if (rec == NULL) goto row_done;
@@ -162,6 +163,9 @@ PyMODINIT_FUNC PyInit__rows(void) {
     str_stopped = PyUnicode_InternFromString("stopped");
     str_index = PyUnicode_InternFromString("index");
     str_dtype = PyUnicode_InternFromString("dtype");
-    if (str_stopped == NULL || str_index == NULL || str_dtype == NULL) return NULL;
+    zero_obj = PyLong_FromLong(0);
+    one_obj = PyLong_FromLong(1);
+    if (str_stopped == NULL || str_index == NULL || str_dtype == NULL || zero_obj == NULL || one_obj == NULL)
+        return NULL;
     return PyModule_Create(&module);
 }
