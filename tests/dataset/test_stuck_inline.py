@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.dataset.test_stuck_workers import FOREVER, SLEEPS, run_script
+from tests.dataset.test_stuck_workers import FOREVER, SLEEPS, run_script, stuck_source
 
 RUN_INLINE = '''
 ds.config.set_multiprocessing_timeout_interval(1)
@@ -59,17 +59,7 @@ out(rows)
 def test_a_stuck_read_in_a_read_and_map_stage_names_the_source_index(tmp_path):
     # a random-access source read in its map's stage (the engine's C row loop when built): a read
     # stuck at source index 6 is the source's (a seeded run would read in Python: not set here)
-    body = '''
-class Src:
-    def __len__(self):
-        return 8
-    def __getitem__(self, i):
-        if i == 6:
-            with open(pidfile, "w") as f:
-                f.write(str(os.getpid()))
-            while not os.path.exists(flag):
-                time.sleep(0.02)  # the read is stuck
-        return np.array(i), np.array(-i)
+    body = stuck_source("(np.array(i), np.array(-i))") + '''
 ds.config.set_multiprocessing_timeout_interval(1)
 d = ds.GeneratorDataset(Src(), ["data", "label"], shuffle=False, num_parallel_workers=1).map(
     lambda x: x + 100, ["data"], num_parallel_workers=1).batch(2)

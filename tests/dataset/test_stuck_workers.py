@@ -182,8 +182,10 @@ out(rows)
     assert "Set the timeout with ds.config.set_worker_timeout(seconds) (0 turns it off)." in text
 
 
-def test_a_stuck_source_read_in_a_worker_process_names_the_source_index(tmp_path):
-    body = '''
+def stuck_source(row: str) -> str:
+    """The text of a random-access source ``Src`` of 8 rows, ``row`` each (an expression of ``i``),
+    whose read of index 6 writes its pid to ``pidfile`` and then waits for the flag."""
+    return f'''
 class Src:
     def __len__(self):
         return 8
@@ -193,7 +195,12 @@ class Src:
                 f.write(str(os.getpid()))
             while not os.path.exists(flag):
                 time.sleep(0.02)  # the read is stuck
-        return np.array(i)
+        return {row}
+'''
+
+
+def test_a_stuck_source_read_in_a_worker_process_names_the_source_index(tmp_path):
+    body = stuck_source("np.array(i)") + '''
 ds.config.set_multiprocessing_timeout_interval(1)
 d = ds.GeneratorDataset(Src(), ["data"], shuffle=False, num_parallel_workers=2)
 out([int(r[0]) for r in d.create_tuple_iterator(output_numpy=True)])
