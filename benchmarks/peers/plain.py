@@ -26,6 +26,7 @@ def forked_batches(make, starts, workers: int):
     which raises here once every child has been waited for."""
     starts = list(starts)
     pipes, pids = [], []
+    read_all = False  # the failures of children are raised when the reader did not stop early
     try:
         for k in range(workers):
             r, w = os.pipe()
@@ -47,12 +48,15 @@ def forked_batches(make, starts, workers: int):
             pipes.append(os.fdopen(r, "rb"))
         for j in range(len(starts)):
             yield pickle.load(pipes[j % workers])
+        read_all = True
+    except EOFError:  # a child ended early: its exit status says why (below)
+        read_all = True
     finally:
         for f in pipes:
-            f.close()
+            f.close()  # a child still writing (the reader stopped early) then fails on its pipe
         failed = [status for pid in pids if (status := os.waitpid(pid, 0)[1])]
-        if failed:
-            raise RuntimeError(f"{len(failed)} forked worker(s) failed (wait status {failed[0]})")
+    if failed and read_all:
+        raise RuntimeError(f"{len(failed)} forked worker(s) failed (wait status {failed[0]})")
 
 
 def run_w1(a) -> dict:
