@@ -80,7 +80,7 @@ static PyObject *read_map(PyObject *self, PyObject *args) {
     }
     PyObject *it = PyObject_GetIter(items);
     if (it == NULL) return NULL;
-    PyObject *item, *result = NULL;
+    PyObject *item;
     while ((item = PyIter_Next(it)) != NULL) {
         PyObject *row = NULL, *v = NULL, *cell = NULL, *p = NULL;
         int ok = 0;
@@ -144,9 +144,7 @@ static PyObject *read_map(PyObject *self, PyObject *args) {
     }
     Py_DECREF(it);
     if (PyErr_Occurred()) return NULL;
-    result = Py_False;
-    Py_INCREF(result);
-    return result;
+    Py_RETURN_FALSE;
 }
 
 static PyMethodDef methods[] = {

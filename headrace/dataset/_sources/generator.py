@@ -92,7 +92,10 @@ class RowConverter:
         n, convert, nd, obj = self.n, self, np.ndarray, _OBJECT
         if self.dtypes is not None:
             return lambda index: convert(get(index))
-        if n == 2:  # the check spelled out, on local names (W1: 1.36 -> 1.26 us a row with its loop)
+        # Two columns: the check spelled out on local names. Where the engine's C row loop is not
+        # built (a pure-Python wheel) this is W1's per-row read: its chain took 1.36-1.37 against
+        # 1.42 us a row with the loop below (one thread, 2026-11-29).
+        if n == 2:
             def read2(index: int) -> tuple:
                 value = get(index)
                 if type(value) is tuple and len(value) == 2:
