@@ -12,8 +12,9 @@ Queues, for one iterator (arrows are the direction data moves)::
                                                                |  submit(task)   ^ get() in order
                                                                v                 |
     main process, per worker w:   task pipe  (seq, pickle head, segment ref, spans) -----> worker w
-                                  result pipe <----- ("ready", pid) | (seq, head, ref, spans)
-    shared memory:  task slots (written by main, read by w), result slots (written by w, read by main)
+                                  result pipe <----- ("ready", pid, page) | (seq, head, ref, spans)
+    shared memory:  task slots (written by main, read by w), result slots and progress page (written
+                    by w, read by main)
 
     worker w:  main thread:    task pipe -> program.run(task) -> result pipe
                watcher thread: waits for the task pipe's hang-up only (EOF or a new parent pid:
@@ -54,10 +55,12 @@ Invariants:
    ``depth`` adapts to the result size: 2 for big batches, up to 16 for small ones, about
    ``DEPTH_BYTES`` per worker). Each task carries the index of a slot that is free in both
    directions (the main process picks the lowest free one and frees it when the result has been
-   copied out), so a worker never uses more slots than tasks it has in flight. A worker writes
-   the result of a task that took under ``HOLD_SECONDS`` together with the next task's when that
-   task is already queued (one wake-up of the main process per two cheap tasks): a result can
-   so wait for one more task to run, never longer; errors and large messages are never held.
+   copied out), so a worker never uses more slots than tasks it has in flight. A worker holds
+   the results of quick tasks back while its next task is already queued, and writes them with a
+   later one's (one wake-up of the main process per few cheap tasks): at most ``MAX_HELD``
+   results, from tasks that took under ``HOLD_SECONDS`` in all; errors and large messages are
+   never held. Each worker writes the task it runs into its progress page (a shared page the main
+   process maps when the worker is ready), so a death or a stall names that task exactly.
 3. Payloads. Rows of plain arrays (results, and rows sent to map workers) go to the sender's
    slot as raw frames described by (dtype, shape, offset); any other payload is pickled with
    buffers of at least ``shm.THRESHOLD`` bytes out of band in the slot. Only the header and the
@@ -116,7 +119,7 @@ from headrace._engine import options as _options
 from headrace._engine.exec import process_start, shm, watchdog, worker_warnings
 from headrace._engine.exec.ordered import POLL, PoolClosed
 from headrace._engine.exec.process_start import WorkerStarts, _Worker, _warn_once
-from headrace._engine.exec.process_wire import _LIVE, _PARENT_FDS, DEPTH_BYTES, MAX_DEPTH
+from headrace._engine.exec.process_wire import _LIVE, _PARENT_FDS, DEPTH_BYTES, MAX_DEPTH, running_task
 from headrace._util.errors import PipelineError, add_note, detached
 from headrace._util.wording import setting
 
@@ -328,6 +331,11 @@ class ProcessPool(WorkerStarts):
                 if msg[0] == "ready":
                     worker.pid = msg[1]
                     worker.ready = True
+                    if len(msg) > 2 and msg[2] is not None:
+                        try:
+                            worker.progress = shm.attach(msg[2])
+                        except OSError:  # (gone already: its death is read next)
+                            pass
                     continue
                 if msg[0] == "stall":  # the worker's answer to a report request (watchdog.py)
                     if wait is not None:
@@ -345,7 +353,7 @@ class ProcessPool(WorkerStarts):
                     raise self._died(worker, seq)
             if wait is None:
                 wait = watchdog.ProcessWait(self.name, worker, self._timeout, self._worker_timeout, POLL,
-                                            task=self._task_of(seq), columns=self.columns)
+                                            task=lambda: self._task_of(seq), columns=self.columns)
             self._stalled(wait.poll())
 
     def _stalled(self, err: PipelineError | None) -> None:
@@ -393,13 +401,20 @@ class ProcessPool(WorkerStarts):
         return seq
 
     def _task_of(self, seq: int | None) -> tuple[int | None, str]:
-        """``(sample index, text)`` naming what a dead worker was running: task ``seq``, the first
-        whose result it never sent, or its next one, since a worker holds the result of a quick task
-        back to send it with the next (process_wire.HOLD_SECONDS). The index is given when that
-        leaves one sample."""
+        """``(sample index, text)`` naming what a worker that is dead or stuck was running, where
+        ``seq`` is the first task whose result it has not sent. Its progress page names the task it
+        is in (a later one when it held results back: process_wire.MAX_HELD); without one (no shared
+        memory), task ``seq`` or the next, since such a worker holds one result back. The index is
+        given when that leaves one sample."""
         if seq is None or seq in self._dropped:
             return None, ""
-        spans = [sp for sp in (self._span_of.get(s) for s in (seq, seq + self.num_workers)) if sp is not None]
+        worker = self._workers[seq % self.num_workers]
+        running = None if worker.progress is None else running_task(worker.progress)
+        if running is not None and running >= seq and running in self._span_of:
+            tasks: tuple[int, ...] = (running,)
+        else:
+            tasks = (seq, seq + self.num_workers)
+        spans = [sp for sp in (self._span_of.get(s) for s in tasks) if sp is not None]
         if not spans:
             return None, ""
         p = spans[0][0]

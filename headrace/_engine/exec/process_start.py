@@ -194,6 +194,7 @@ class _Worker:
         self.proc = proc
         self.pid = proc.pid
         self.ready = False  # its "ready" message came (it then answers stall report requests)
+        self.progress: Any = None  # its progress page, mapped (process_wire.running_task), or None
         self.task_fd = task_fd
         self.result_fd = result_fd
         self.task = mpc.Connection(task_fd, readable=False)
@@ -212,6 +213,9 @@ class _Worker:
 
     def release(self) -> None:
         self.proc.release()
+        if self.progress is not None:
+            shm._close_map(self.progress)
+            self.progress = None
 
     def signal(self, sig: int) -> None:
         self.proc.signal(sig)

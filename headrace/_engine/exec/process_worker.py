@@ -7,6 +7,7 @@ import collections
 import _thread
 import gc
 import json
+import mmap
 import multiprocessing.connection as mpc
 import os
 import pickle
@@ -24,7 +25,8 @@ from headrace._engine.exec.native_threads import (_set_pdeathsig,
                                                      limit_native_threads)
 from headrace._util.errors import PipelineError, format_traceback
 from headrace._engine.exec.process_wire import (
-    HOLD_BYTES, HOLD_SECONDS, MAX_DEPTH, _FRAME_HEADER, _pipe_size, _poller, fcntl, termios,
+    HOLD_BYTES, HOLD_SECONDS, MAX_DEPTH, MAX_HELD, _FRAME_HEADER, _pipe_size, _poller, fcntl, set_progress,
+    termios,
 )
 
 
@@ -65,6 +67,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
     index = cfg["index"]
     slots = [shm.Slot(f"{cfg['prefix']}w{index}r{k}") for k in range(MAX_DEPTH)] if cfg["use_shm"] else None
     reader = shm.Reader()
+    page, page_ref = _progress_page(cfg) if slots else (None, None)
 
     def leave(*_signal: Any) -> None:
         # Every way here means the pool is closing or its main process died (then possibly before
@@ -179,7 +182,7 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
 
     if cfg.get("options", {}).get("watchdog", True):  # no doctor when no one will ask it (set_enable_watchdog)
         watchdog.start_doctor(report, cfg["name"])  # before any other thread: see start_doctor
-    results.send_bytes(pickle.dumps(("ready", os.getpid())))
+    results.send_bytes(pickle.dumps(("ready", os.getpid(), page_ref)))
     # Bare threads: Thread.start() would wait for one to run first (a GIL round trip before the
     # first task). They need no joining: a worker leaves through os._exit.
     if hasattr(select, "poll") and fcntl is not None:
@@ -194,9 +197,13 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
         full.append(1)
 
     loads, dumps, perf_counter = pickle.loads, pickle.dumps, time.perf_counter
-    held: list[bytes] = []  # a result message waiting to be written with the next one
+    held: list[bytes] = []  # result messages waiting to be written with the next one
+    held_s = 0.0  # what their tasks took
+    max_held = MAX_HELD if page is not None else 1  # (see process_wire.MAX_HELD)
     while True:
         seq, k, head, seg, spans = loads(next_task())
+        if page is not None:
+            set_progress(page, seq, True)
         t = perf_counter()
         try:
             if spans is None:  # source indices, in band
@@ -215,6 +222,8 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
                                           python_stack=format_traceback(e))
             stats = None
         took = perf_counter() - t
+        if page is not None:
+            set_progress(page, seq, False)
         if not cv2_limited and "cv2" in sys.modules:
             cv2_limited = True
             limit_native_threads()
@@ -233,21 +242,34 @@ def _worker_main(program: Any, cfg: dict, tasks: mpc.Connection, results: mpc.Co
             msg = dumps((seq, head, seg, spans, False), protocol=5)
         try:
             # Cheap tasks: a result waits for the next one when a task is already queued, and
-            # the two go in one write (one wake-up of the main process per two tasks, which on a
-            # VM costs the writer several microseconds). Never more than one result waits, and
-            # only behind a task queued already, for results of tasks under HOLD_SECONDS.
-            if (not held and err is None and took < HOLD_SECONDS and not reading
+            # they go in one write (one wake-up of the main process per few tasks, which on a
+            # VM costs the writer several microseconds). At most max_held results wait, only
+            # behind a task queued already, and only while their tasks took under HOLD_SECONDS.
+            if (len(held) < max_held and err is None and held_s + took < HOLD_SECONDS and not reading
                     and len(msg) <= HOLD_BYTES and readable(0)):
                 held.append(msg)
+                held_s += took
                 continue
             if held:
                 held.append(msg)
                 send(held)
                 held.clear()
+                held_s = 0.0
             else:
                 send([msg])
         except OSError:
             leave()
+
+
+def _progress_page(cfg: dict) -> tuple[Any, str | None]:
+    """This worker's progress page (``process_wire.set_progress``) and the reference the main
+    process maps it by (from the "ready" message, so that it still reads the page after this
+    process is gone); (None, None) where no segment can be made."""
+    try:
+        mm, ref, _fd = shm.create(f"{cfg['prefix']}w{cfg['index']}p", mmap.PAGESIZE)
+    except OSError:  # ShmFull, or no shared memory: held results then stay at one
+        return None, None
+    return mm, ref  # (the fd stays open for the life of this process: the main process opens it)
 
 
 def _picklable_cause(err: PipelineError | None) -> BaseException | None:
