@@ -1,8 +1,7 @@
 """The wire between a process pool and its workers: pipe sizes and framing, how many tasks and result
 bytes are in flight per worker, when a worker holds quick results back to send them with the next
 one, the progress page that says which task a worker runs, and the pool-side pipe ends and pools a
-forked child must drop (see NOTE [ worker shutdown ] in
-process_pool.py)."""
+forked child must drop (see NOTE [ worker shutdown ] in process_pool.py)."""
 from __future__ import annotations
 import math
 import multiprocessing.connection as mpc
