@@ -92,7 +92,8 @@ def memory(results: list[dict]) -> str:
         return ""
     lines = ["### Memory\n",
              "Peak RSS and PSS (proportional set size: shared pages split between the processes "
-             "that map them) of the runner's whole process tree, sampled while it ran, and the bytes "
+             "that map them) of the runner's whole process tree, sampled while it ran (RSS every 0.2 s, "
+             "PSS as often as keeps the sampling under 1% of a core), and the bytes "
              "of one output batch. PSS / batch is how many batches' worth of memory the run held, "
              "interpreter and libraries included.\n",
              "| workload | system | variant | workers | batch MiB | peak RSS MiB | peak PSS MiB "
