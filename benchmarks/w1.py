@@ -55,6 +55,13 @@ def plus1(x):
     return x + 1
 
 
+def bare_batch(src: Source, s: int) -> tuple:
+    """The bare loop's batch from row ``s``: up to BATCH rows read, ``plus1`` on each data column,
+    both columns stacked (what every runner's pipeline makes, without a framework)."""
+    rows = [src[i] for i in range(s, min(s + BATCH, len(src)))]
+    return np.stack([plus1(x) for x, _ in rows]), np.stack([y for _, y in rows])
+
+
 def check_batch(data, label, first_index: int = 0) -> None:
     """The first batch must be rows 0..255 plus one, as float32 (256, 16), labels int."""
     data, label = np.asarray(data), np.asarray(label)
