@@ -23,11 +23,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import time
 from typing import Any, Callable, Iterable
 
 from . import w1
 from .adapter_cost import median_interval
+from .harness import time_epochs
 from .peers.plain import forked_batches
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_data")
@@ -56,17 +56,12 @@ def makers(src: w1.Source, workers: int) -> dict[str, Callable[[], Iterable]]:
 
 
 def epoch_rate(make: Callable[[], Iterable], rows: int) -> float:
-    """Rows/s of one epoch of ``make()`` (making included); every row must arrive."""
-    t0 = time.perf_counter()
-    it = make()
-    got = 0
-    for batch in it:
-        got += len(batch[0])
-    seconds = time.perf_counter() - t0
-    del it
-    if got != rows:
-        raise RuntimeError(f"an epoch gave {got} rows, not {rows}")
-    return got / seconds
+    """Rows/s of one epoch of ``make()``, timed as the suite times one (``harness.time_epochs``:
+    making included); every row must arrive."""
+    epoch = time_epochs(make, lambda batch: (len(batch[0]), 0), 1, 0)["epochs"][0]
+    if epoch["items"] != rows:
+        raise RuntimeError(f"an epoch gave {epoch['items']} rows, not {rows}")
+    return epoch["items"] / epoch["seconds"]
 
 
 def measure(src: w1.Source, workers: int, rounds: int, warmup: int = 1) -> dict[str, list[float]]:

@@ -58,7 +58,7 @@ def clock(monkeypatch):
 
 def _wait(worker, timeout=3.0, interval=100.0):
     return watchdog.ProcessWait("map operation: [PyFunc]", worker, interval, timeout,
-                                task=(5, ", running sample 5 of pass 0"), columns=("data",))
+                                task=lambda: (5, ", running sample 5 of pass 0"), columns=("data",))
 
 
 IN_OP = {"op": "map operation: [PyFunc]", "columns": ["data"], "index": 5, "file": None, "in_op": True,

@@ -390,18 +390,17 @@ class ProcessWait:
 
     ``poll()`` after each empty poll of the result pipe and ``answer(info)`` for a ``"stall"``
     message; both return a :class:`WorkerTimeoutError` when the timeout ran out (the caller raises
-    it), else None. ``task``: ``(sample index or None, text)`` naming what the worker runs by what
-    the main process knows (``ProcessPool._task_of``), or a function giving it when a report is due,
-    and ``columns`` those of its op, for reports the worker cannot give itself (stopped, or holding
-    the GIL in native code).
+    it), else None. ``task``: a function giving ``(sample index or None, text)``, what the worker runs
+    by what the main process knows when a report is due (``ProcessPool._task_of``), and ``columns``
+    those of its op, for reports the worker cannot give itself (stopped, or holding the GIL in native
+    code).
     """
 
     __slots__ = ("name", "worker", "interval", "timeout", "start", "reports", "asked", "asked_at", "task",
                  "columns", "ready", "idle_answers")
 
     def __init__(self, name: str, worker: Any, interval: float, timeout: float, waited: float = 0.0,
-                 task: tuple[int | None, str] | Callable[[], tuple[int | None, str]] | None = None,
-                 columns: Any = None) -> None:
+                 task: Callable[[], tuple[int | None, str]] | None = None, columns: Any = None) -> None:
         self.name, self.worker, self.interval, self.timeout = name, worker, interval, timeout
         self.task, self.columns = task, list(columns) if columns else None
         self.start = time.monotonic() - waited  # ``waited``: seconds the caller has waited already
@@ -465,8 +464,7 @@ class ProcessWait:
         what, waited = self.asked, self.asked_at
         self.asked = None
         if info is None:
-            task = self.task() if callable(self.task) else self.task
-            index, sent = task if task is not None else (None, "")
+            index, sent = self.task() if self.task is not None else (None, "")
             stack = why or (_STOPPED if _stopped(self.worker.pid) else NO_STACK)
             if sent:  # what the main process sent it, e.g. ", running samples 4 to 7 of pass 0"
                 stack = f"{stack}; the worker was{sent[1:]}"
