@@ -33,6 +33,13 @@ def files(tmp_path_factory):
     make_mnist(mn, "train", 5, 0)
     make_mnist(mn, "t10k", 3, 1)
     p["mnist"] = str(mn)
+    for name, kinds in MNIST_PARTS.items():  # folders where a file lacks its partner
+        part = root / name
+        part.mkdir()
+        make_mnist(part, "t10k", 2, 1)
+        make_mnist(part, "train", 3, 2)
+        for kind in {"t10k-images", "t10k-labels", "train-images", "train-labels"} - set(kinds):
+            os.remove(part / f"{kind}-idx{3 if 'images' in kind else 1}-ubyte")
     c10 = root / "cifar10"
     c10.mkdir()
     make_cifar(c10 / "data_batch_1.bin", 10000, 1, 1, sparse=True)
@@ -99,6 +106,10 @@ def cases(p):
         (f"d = ds.FashionMnistDataset({mn}, usage='test', shuffle=False)", None),
         (f"d = ds.MnistDataset({mn}, num_shards=2, shard_id=1)\nEPOCHS = 2", 5),
         (f"d = ds.MnistDataset({mn}, sampler=ds.PKSampler(1))", 6),
+    ]
+    out += [(f"d = ds.MnistDataset({repr(os.path.join(os.path.dirname(p['mnist']), name))}, usage='{usage}')", None)
+            for name in MNIST_PARTS for usage in ("all", "test", "train")]
+    out += [
         # ---- CIFAR
         (f"d = ds.Cifar10Dataset({c10}, sampler=ds.SubsetSampler([0, 1, 9999, 10000, 19999]))", None),
         (f"d = ds.Cifar10Dataset({c10}, usage='test', sampler=ds.SubsetSampler([5, 0]))", None),
@@ -168,8 +179,20 @@ def cases(p):
     return out
 
 
+# MNIST folders (name -> the files kept) where an images or labels file lacks its partner
+MNIST_PARTS = {"mn_lab_only": ["t10k-labels"], "mn_img_only": ["t10k-images"],
+               "mn_mixed": ["t10k-images", "t10k-labels", "train-labels"]}
+
 # error cases: a piece of the snippet -> text both messages hold
 ERROR_FRAGMENTS = {
+    "mn_lab_only', usage='all'": "num of images should be equal to num of labels, but got num of images: 0, num "
+                                 "of labels: 1",
+    "mn_lab_only', usage='test'": "num of images: 0, num of labels: 1",
+    "mn_img_only', usage='all'": "num of images: 1, num of labels: 0",
+    "mn_img_only', usage='test'": "num of images: 1, num of labels: 0",
+    "mn_mixed', usage='all'": "num of images: 1, num of labels: 2",
+    "mn_mixed', usage='train'": "num of images: 0, num of labels: 1",
+    "_only', usage='train'": "MnistDataset API can't read the data file (interface mismatch or no data found)",
     "extensions=['.bmp']": "ImageFolderDataset API can't read the data file (interface mismatch or no data found)",
     "('a', 'int64', [3])": "Column shape of a defined in schema does not match the shape actually load",
     "('s1', 'int8')": "The data type loaded from the example for feature name: s1 does not match the predefined type "

@@ -55,8 +55,30 @@ def test_mnist_damaged_files(tmp_path):
     with pytest.raises(RuntimeError, match=f"the data length of images in {img}"):
         rows(ds.MnistDataset(str(tmp_path), usage="test"))
     os.remove(lab)
-    with pytest.raises(RuntimeError, match=f"the label file {lab} of the image file {img} does not exist"):
+    with pytest.raises(RuntimeError, match=f"num of images: 1, num of labels: 0: the label file {lab} of the image "
+                                           f"file {img} does not exist"):
         ds.MnistDataset(str(tmp_path), usage="test").get_dataset_size()
+
+
+@pytest.mark.parametrize("files, usage, counts", [
+    (["t10k-labels"], "all", (0, 1)), (["t10k-labels"], "test", (0, 1)), (["train-images"], "all", (1, 0)),
+    (["t10k-images", "t10k-labels", "train-labels"], "all", (1, 2)),
+    (["t10k-images", "t10k-labels", "train-labels"], "train", (0, 1))])
+def test_mnist_file_without_its_partner_is_an_error(tmp_path, files, usage, counts):
+    # a labels file without its images file (or the reverse) is refused when the dataset is
+    # sized, naming the missing file, as MindSpore refuses it; never a dataset without those rows
+    make_mnist(tmp_path, "t10k", 2, 1)
+    make_mnist(tmp_path, "train", 3, 2)
+    for kind in ["t10k-images", "t10k-labels", "train-images", "train-labels"]:
+        if kind not in files:
+            os.remove(tmp_path / f"{kind}-idx{3 if 'images' in kind else 1}-ubyte")
+    d = ds.MnistDataset(str(tmp_path), usage=usage)
+    absent = "image" if counts[0] < counts[1] else "label"
+    with pytest.raises(RuntimeError, match=f"num of images: {counts[0]}, num of labels: {counts[1]}: the {absent} "
+                                           f"file {tmp_path}/"):
+        d.get_dataset_size()
+    with pytest.raises(RuntimeError, match=f"num of images: {counts[0]}, num of labels: {counts[1]}"):
+        rows(d)
 
 
 def test_mnist_no_files_and_bad_args(tmp_path):

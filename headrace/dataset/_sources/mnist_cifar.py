@@ -139,17 +139,29 @@ class IdxSource(FreshLock):
 
 
 def _mnist_pairs(root: str, usage: str, op: str) -> list[tuple[str, str]]:
-    """(images file, labels file) pairs for ``usage``, test before train as MindSpore reads them."""
+    """(images file, labels file) pairs for ``usage``, test before train as MindSpore reads them.
+
+    Every images file of ``usage`` needs its labels file and the reverse: a folder holding one
+    without the other is an error (MindSpore's: it counts both kinds of file), not a part with
+    no rows."""
     prefixes = {"train": ["train"], "test": ["t10k"], "all": ["t10k", "train"]}[usage]
-    pairs = []
+    pairs, missing, images, labels = [], [], 0, 0
     for prefix in prefixes:
         img = os.path.join(root, f"{prefix}-images-idx3-ubyte")
         lab = os.path.join(root, f"{prefix}-labels-idx1-ubyte")
-        if os.path.exists(img):  # not a regular file (a FIFO, a device): refused when opened
-            if not os.path.exists(lab):
-                raise PipelineError(op, f"Invalid mnist file, the label file {lab} of the image file {img} "
-                                    "does not exist.", file=lab)
+        # (exists, not isfile: a FIFO or a device is refused when opened)
+        has_img, has_lab = os.path.exists(img), os.path.exists(lab)
+        images, labels = images + has_img, labels + has_lab
+        if has_img and has_lab:
             pairs.append((img, lab))
+        elif has_img:
+            missing.append((lab, f"the label file {lab} of the image file {img} does not exist"))
+        elif has_lab:
+            missing.append((img, f"the image file {img} of the label file {lab} does not exist"))
+    if missing:
+        raise PipelineError(op, f"Invalid mnist file, num of images should be equal to num of labels, but got num "
+                            f"of images: {images}, num of labels: {labels}: "
+                            + "; ".join(why for _, why in missing) + ".", file=missing[0][0])
     return pairs
 
 
