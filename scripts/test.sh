@@ -23,6 +23,17 @@ elif [ -f "constraints/py$pyver.txt" ]; then
 else
   echo "test.sh: no constraints/py$pyver.txt for Python $pyver: installing the newest releases" >&2
 fi
+# A fresh install writes ~3.5 GB (this venv: torch, JAX, Ray) and ~3 GB (the oracle), plus pip's
+# temporary files: on a fuller disk pip stops midway with "No space left on device" (seen in CI).
+need_mb=500
+[ -x "$venv/bin/python" ] || need_mb=$((need_mb + 3500))
+[ -x .cache/oracle/bin/python ] || need_mb=$((need_mb + 3000))
+free_mb=$(df -Pm . | awk 'NR == 2 {print $4}')
+if [ "$free_mb" -lt "$need_mb" ]; then
+  echo "test.sh: $free_mb MB free on the disk of $PWD; installing the test environment needs about" \
+       "$need_mb MB. Free some space (old clones, .cache folders) and run it again." >&2
+  exit 1
+fi
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 py="$venv/bin/python"
 pip=("$py" -m pip install -q --disable-pip-version-check "${pin[@]}")
