@@ -8,6 +8,9 @@ the machine's drift between them moves the ratio by several percent. Here one pr
 each round, one epoch of each of:
 
 - **bare**: the bare Python loop in this process (``w1.bare_batch``, the suite's 'bare loop' row);
+- **parallel**: the same loop split over ``--workers`` processes forked for the epoch, each
+  batch made and dropped there (only its row count comes back): how far this machine's cores
+  scale the loop itself, before any loader hands a batch over;
 - **forked**: the same loop split over ``--workers`` processes forked for the epoch, no framework
   (``peers.plain.forked_batches``, the 'bare loop, forked' row);
 - **headrace**: W1's pipeline over ``--workers`` worker processes, made anew for the epoch (the
@@ -15,7 +18,7 @@ each round, one epoch of each of:
 
 The order alternates between rounds, and each epoch is timed as the suite times a row (making
 the iterator, then reading every batch). Printed: the median rate of each, and per-round ratios
-headrace / (workers x bare), forked / (workers x bare) and headrace / forked, each as its median
+headrace, parallel and forked over (workers x bare), and headrace / forked, each as its median
 with a 95% bootstrap interval of that median (resampling the rounds).
 """
 from __future__ import annotations
@@ -31,7 +34,7 @@ from .harness import time_epochs
 from .peers.plain import forked_batches
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_data")
-KINDS = ("bare", "forked", "headrace")
+KINDS = ("bare", "parallel", "forked", "headrace")
 
 
 def makers(src: w1.Source, workers: int) -> dict[str, Callable[[], Iterable]]:
@@ -43,6 +46,10 @@ def makers(src: w1.Source, workers: int) -> dict[str, Callable[[], Iterable]]:
     def bare() -> Iterable:
         return (w1.bare_batch(src, s) for s in starts)
 
+    def parallel() -> Iterable:
+        # (a range as long as the batch: its rows counted by epoch_rate, none of them sent)
+        return forked_batches(lambda s: (range(len(w1.bare_batch(src, s)[0])),), starts, workers)
+
     def forked() -> Iterable:
         return forked_batches(lambda s: w1.bare_batch(src, s), starts, workers)
 
@@ -52,7 +59,7 @@ def makers(src: w1.Source, workers: int) -> dict[str, Callable[[], Iterable]]:
         data = data.map(w1.plus1, input_columns=["data"], num_parallel_workers=workers, python_multiprocessing=True)
         return data.batch(w1.BATCH).create_tuple_iterator(output_numpy=True, num_epochs=1)
 
-    return {"bare": bare, "forked": forked, "headrace": headrace}
+    return {"bare": bare, "parallel": parallel, "forked": forked, "headrace": headrace}
 
 
 def epoch_rate(make: Callable[[], Iterable], rows: int) -> float:
@@ -78,9 +85,10 @@ def measure(src: w1.Source, workers: int, rounds: int, warmup: int = 1) -> dict[
 
 
 def ratios(rates: dict[str, list[float]], workers: int) -> dict[str, list[float]]:
-    """Per round: headrace and forked over ``workers`` x bare, and headrace over forked."""
+    """Per round: headrace, forked and parallel over ``workers`` x bare, and headrace over forked."""
     bare, forked, hr = rates["bare"], rates["forked"], rates["headrace"]
     return {"headrace / (w x bare)": [h / (workers * b) for h, b in zip(hr, bare)],
+            "parallel / (w x bare)": [p / (workers * b) for p, b in zip(rates["parallel"], bare)],
             "forked / (w x bare)": [f / (workers * b) for f, b in zip(forked, bare)],
             "headrace / forked": [h / f for h, f in zip(hr, forked)]}
 

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -322,20 +324,55 @@ def parametrize_execution(fn):
 
 def run_together(argvs, env, timeout=300):
     """Runs one process per argv at the same time (ranks of a job); returns their stdouts once all
-    exited 0, killing every one still running when the wait ends (a hang fails, it never blocks)."""
+    exited 0. A hang fails, it never blocks: when the wait ends, each process still running and
+    the processes it started (a DataLoader's workers: each rank runs in a session of its own) get
+    SIGABRT, on which Python's faulthandler (enabled for them) writes every thread's stack, and the
+    failure shows those stacks. Output goes to files, not pipes, which a process left running
+    would hold open. Whatever is left of each session at the end is killed."""
+    import signal
     import subprocess
+    import tempfile
 
-    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for argv in argvs]
-    try:
-        outs = [p.communicate(timeout=timeout) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
+    env = {**env, "PYTHONFAULTHANDLER": "1"}
+    with contextlib.ExitStack() as files:
+        streams = [(files.enter_context(tempfile.TemporaryFile("w+")), files.enter_context(tempfile.TemporaryFile("w+")))
+                   for _ in argvs]
+        procs = [subprocess.Popen(argv, stdout=out, stderr=err, text=True, env=env, start_new_session=True)
+                 for argv, (out, err) in zip(argvs, streams)]
+        deadline = time.monotonic() + timeout
+        try:
+            for p in procs:
+                try:
+                    p.wait(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
+            hung = [k for k, p in enumerate(procs) if p.poll() is None]
+            for k in hung:
+                _signal_session(procs[k].pid, signal.SIGABRT)
+            for k in hung:
+                try:
+                    procs[k].wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    pass
+        finally:
+            for p in procs:
+                _signal_session(p.pid, signal.SIGKILL)
                 p.wait()
+        outs = []
+        for out, err in streams:
+            out.seek(0)
+            err.seek(0)
+            outs.append((out.read(), err.read()))
+    assert not hung, [f"process {k} ({' '.join(argvs[k])}) still ran after {timeout} s; its stacks:\n"
+                      f"{outs[k][1][-6000:]}" for k in hung]
     assert [p.returncode for p in procs] == [0] * len(procs), [o[1][-2000:] for o in outs]
     return [o[0] for o in outs]
+
+
+def _signal_session(sid, sig):
+    """Sends ``sig`` to every process of session ``sid`` still there (its leader's process group)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(sid, sig)
 
 
 class Indexed:

@@ -12,6 +12,7 @@ import os
 import threading
 
 from headrace._image import limits as _image_limits
+from headrace._util.forksafe import fork_safe
 
 
 def _default_workers() -> int:
@@ -52,7 +53,7 @@ class Options:
     autotune_ram: int | None = None
 
 
-_lock = threading.Lock()
+_lock = fork_safe(threading.Lock())
 _current = Options()
 
 

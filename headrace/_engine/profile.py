@@ -23,11 +23,13 @@ import threading
 import time
 from typing import Any
 
+from headrace._util.forksafe import fork_safe
+
 _clock = time.perf_counter
 MAX_EVENTS = 200_000  # spans kept per series (totals are always complete)
 
 _active: "Recorder | None" = None
-_lock = threading.Lock()
+_lock = fork_safe(threading.Lock())
 
 
 def active() -> "Recorder | None":

@@ -30,8 +30,10 @@ import _random
 import numpy as np
 from numpy.random.bit_generator import ISpawnableSeedSequence
 
+from headrace._util.forksafe import fork_safe
+
 _local = threading.local()
-_eager_lock = threading.Lock()
+_eager_lock = fork_safe(threading.Lock())
 _eager = np.random.default_rng()
 
 
@@ -281,17 +283,8 @@ _np_seed = np.random.seed            # the global RandomState's seed(): also dro
 _py_inst = random.seed.__self__  # type: ignore[attr-defined]     # the Random instance behind random.random() & co.
 _py_seed = _random.Random.seed       # its C seeding, without Random.seed's Python wrapper
 LOCK_WAIT_S = 10.0
-_globals_lock = threading.RLock()
+_globals_lock = fork_safe(threading.RLock())
 _unlocked_warned: set[int] = set()
-
-
-def _new_lock() -> None:
-    global _globals_lock
-    _globals_lock = threading.RLock()  # a forked child must not inherit a lock held by a parent's thread
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_lock)
 
 
 class GlobalSeeds:

@@ -22,6 +22,8 @@ import pyarrow as pa
 import ray
 from ray.data.extensions import ArrowTensorArray, ArrowVariableShapedTensorArray
 
+from headrace._util.forksafe import fork_safe
+
 #: the column carrying each row's position in its pass (the index headrace keys random draws with)
 SAMPLE_COLUMN = "__sample__"
 #: the column carrying the pass (epoch) the row was read in
@@ -29,7 +31,7 @@ EPOCH_COLUMN = "__epoch__"
 KEY_COLUMNS = (SAMPLE_COLUMN, EPOCH_COLUMN)
 
 _SOURCES: OrderedDict[str, Any] = OrderedDict()   # the sources this worker process has read from
-_SOURCES_LOCK = threading.Lock()
+_SOURCES_LOCK = fork_safe(threading.Lock())
 
 
 def shared_source(ref: Any) -> Any:

@@ -14,6 +14,8 @@ import sys
 import threading
 from typing import Any
 
+from headrace._util.forksafe import fork_safe
+
 THREAD_ENV = {
     "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
     "BLIS_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1",
@@ -167,7 +169,7 @@ def _loaded_native_pools() -> list[str]:
 # core too, which the pipeline's threads keep busy anyway. Worker processes are limited as a whole
 # by ``limit_native_threads``.
 
-_blas_lock = threading.Lock()
+_blas_lock = fork_safe(threading.Lock())
 _blas_holders = 0
 _blas_saved: list[tuple[Any, int]] = []  # (setter, count before the first holder)
 
@@ -179,7 +181,20 @@ def hold_one_blas_thread() -> None:
     with _blas_lock:
         _blas_holders += 1
         if _blas_holders == 1:
-            _blas_saved[:] = [(setter, int(setter(1))) for setter in _blas_setters()]
+            counts = [(setter, int(setter(1))) for setter in _blas_setters()]
+            if not _blas_saved:  # (a child forked during a hold keeps its parent's counts: see below)
+                _blas_saved[:] = counts
+
+
+def _after_fork_in_child() -> None:
+    """A child forked while the parent's threads held one BLAS thread runs with that one thread
+    and none of those holders: the first hold there finds the parent's saved counts and its last
+    release puts them back (its lock is unlocked by forksafe)."""
+    global _blas_holders
+    _blas_holders = 0
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def release_blas_threads() -> None:

@@ -24,11 +24,12 @@ from headrace._engine.exec.native_threads import (THREAD_ENV, _cv2_threads, _loa
                                                   _native_pool_libs)
 from headrace._engine.exec.process_wire import _LIVE, _PARENT_FDS, _grow_pipe, _poller
 from headrace._engine.exec.process_worker import _worker_main
+from headrace._util.forksafe import fork_safe
 from headrace._util.wording import setting
 
 MIN_FREE_SHM = 64 << 20  # below this, start with the pipe transport and say so
 
-_FORK_LOCK = threading.RLock()
+_FORK_LOCK = fork_safe(threading.RLock())
 _warned: set[str] = set()
 
 
@@ -224,14 +225,13 @@ class _Worker:
 # ---- the start of a directly forked worker (the pool's state is reset in the child) ----------
 
 def _fork_main(program: Any, cfg: dict, task_fd: int, res_fd: int, parent_fds: frozenset) -> None:
-    global _FORK_LOCK
     for fd in parent_fds:  # other workers' pipes: holding them would hide their EOF
         try:
             os.close(fd)
         except OSError:
             pass
-    # This process starts with no pools of its own (the lock was copied while held by the parent).
-    _FORK_LOCK = threading.RLock()
+    # This process starts with no pools of its own (_FORK_LOCK, held by the parent's forking
+    # thread, was unlocked by forksafe's hook).
     _PARENT_FDS.clear()
     _LIVE.clear()
     # The parent's objects stay out of this process's garbage collections: a collection that

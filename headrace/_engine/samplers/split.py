@@ -26,6 +26,7 @@ import numpy as np
 
 from headrace._engine.samplers.base import LabelsFn, SamplerPlan, _chains, _readonly
 from headrace._util import mtshuffle
+from headrace._util.forksafe import fork_safe
 from headrace._util.types import SampleContext
 
 __all__ = ["SPLIT_ORDERS", "SplitPlan"]
@@ -33,7 +34,7 @@ __all__ = ["SPLIT_ORDERS", "SplitPlan"]
 SPLIT_ORDERS = ("none", "random", "buffer")
 
 _DEALT: dict[tuple, np.ndarray] = {}
-_DEALT_LOCK = threading.Lock()
+_DEALT_LOCK = fork_safe(threading.Lock())
 _DEALT_KEEP = 4
 
 

@@ -24,6 +24,8 @@ import threading
 import weakref
 from typing import Any, Callable, Sequence, Union
 
+from headrace._util.forksafe import fork_safe
+
 __all__ = ["DecryptedCopies", "check_on_open", "decrypt_to", "encrypt_in_place", "get_dec_mode", "get_enc_key", "get_enc_mode",
            "needs_decrypt", "set_dec_mode", "set_enc_key", "set_enc_mode"]
 
@@ -252,7 +254,7 @@ def decrypt_to(path: str, out_path: str) -> None:
 
 
 _live: set[str] = set()
-_live_lock = threading.Lock()
+_live_lock = fork_safe(threading.Lock())
 
 
 def _private_dir(parent: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from headrace._util.forksafe import fork_safe
 from headrace._util.pickling import FreshLock
 
 from .crypto import DecryptedCopies
@@ -39,7 +40,7 @@ _INT_BOUNDS = {"int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 <<
 # first reader installs bumps the generation in every forked child.
 _fork_generation = 0
 _hook_installed = False
-_hook_lock = threading.Lock()
+_hook_lock = fork_safe(threading.Lock())
 
 
 def _forked() -> None:
@@ -307,7 +308,7 @@ def _open(path: str) -> int:
 # those two (and of the file's name), so a hit returns what loading would. Bounded in bytes.
 _TABLE_CACHE: dict[str, tuple[bytes, Header, np.ndarray]] = {}
 _TABLE_CACHE_LIMIT = 64 << 20
-_table_lock = threading.Lock()
+_table_lock = fork_safe(threading.Lock())
 
 
 def _load_table(path: str, header: Header) -> np.ndarray:

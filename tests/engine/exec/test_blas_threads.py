@@ -3,6 +3,8 @@ OpenBLAS uses one thread per call, and the count the user had comes back when th
 from __future__ import annotations
 
 import ctypes
+import os
+import sys
 import threading
 import time
 
@@ -76,3 +78,58 @@ def test_holds_nest_and_only_the_last_release_restores():
         assert get() == 2
     finally:
         setter(before)
+
+
+FORK_WHILE_HELD = """
+import os, sys, threading
+import numpy as np
+import headrace.dataset as ds
+from headrace._util import forksafe
+from headrace._engine.exec import native_threads
+
+native_threads.hold_one_blas_thread()        # a pass of the parent's runs: counts saved
+saved = list(native_threads._blas_saved)
+locks = list(forksafe._locks)
+held, leave = threading.Event(), threading.Event()
+
+def holder():                                 # another thread holds every module lock at the fork
+    for lock in locks:
+        lock.acquire()
+    held.set()
+    leave.wait()
+    for lock in reversed(locks):
+        lock.release()
+
+t = threading.Thread(target=holder)
+t.start()
+held.wait()
+pid = os.fork()
+if pid == 0:
+    code = 1
+    try:
+        assert native_threads._blas_holders == 0 and native_threads._blas_saved == saved
+        # a pipeline of the child's own: a prefetch thread (the BLAS hold) and 2 map threads
+        d = ds.NumpySlicesDataset({"x": np.arange(50)}, shuffle=False).map(lambda x: x * 2, ["x"],
+                                                                          num_parallel_workers=2)
+        assert [int(r[0]) for r in d.create_tuple_iterator(output_numpy=True)] == list(range(0, 100, 2))
+        assert native_threads._blas_holders == 0 and native_threads._blas_saved == []
+        code = 0
+    finally:
+        os._exit(code)
+leave.set()
+t.join()
+_, status = os.waitpid(pid, 0)
+native_threads.release_blas_threads()
+print(len(locks), os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_a_child_forked_while_other_threads_hold_headrace_locks_runs_a_pipeline():
+    # A fork copies a lock another thread holds as locked: a torch DataLoader worker forked that
+    # way waited forever in the BLAS lock (1 run in 50-60). forksafe unlocks them in the child.
+    from tests.helpers import run_together
+
+    out = run_together([[sys.executable, "-c", FORK_WHILE_HELD]], {**os.environ, "PYTHONPATH": os.getcwd()},
+                       timeout=120)
+    count, code = out[0].split()
+    assert int(count) >= 10 and code == "0"  # the module locks of what the script imported, all held
