@@ -20,6 +20,8 @@ import threading
 
 import numpy as np
 
+from headrace._util.forksafe import fork_safe
+
 __all__ = ["crc32c", "crc32c_many", "masked_crc32c"]
 
 _POLY = 0x82F63B78
@@ -46,7 +48,7 @@ class _ShiftTables:
     """``shift_n`` maps as (4, 256) tables, built by squaring the one-byte map."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = fork_safe(threading.Lock())
         self._by_n: dict[int, np.ndarray] = {}
         self._cols1 = [self._apply_cols_fn(1 << b) for b in range(32)]
 

@@ -14,6 +14,8 @@ import threading
 import types
 from typing import Any
 
+from headrace._util.forksafe import fork_safe
+
 
 def set_attributes(obj: Any, state: dict) -> None:
     """``obj.__dict__.update(state)`` without materialising ``obj.__dict__``."""
@@ -38,7 +40,7 @@ class FreshLock:
 
     def __setstate__(self, state: dict) -> None:
         set_attributes(self, state)
-        self._lock = threading.Lock()
+        self._lock = fork_safe(threading.Lock())
 
 
 # NOTE [ code objects keep their file and lines ]

@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from headrace._util import mtshuffle
+from headrace._util.forksafe import fork_safe
 from headrace._util.rng import key_rng
 from headrace._util.types import SampleContext
 from headrace._util.errors import add_note
@@ -46,7 +47,7 @@ class SmallCache:
     the caches of computed passes share (here and in ``mindchain.py``)."""
 
     def __init__(self, max_keys: int) -> None:
-        self._lock = threading.Lock()
+        self._lock = fork_safe(threading.Lock())
         self._max = max_keys
         self._entries: OrderedDict[Any, Any] = OrderedDict()
 

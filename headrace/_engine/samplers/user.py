@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from headrace._engine.samplers.base import LabelsFn, SamplerPlan, _readonly
+from headrace._util.forksafe import fork_safe
 from headrace._util.types import SampleContext
 
 __all__ = ["UserPlan", "user_items"]
@@ -30,7 +31,7 @@ class UserPlan(SamplerPlan):
 
     def __init__(self, sampler: Any) -> None:
         self._pristine = self._copy(sampler)
-        self._lock = threading.Lock()
+        self._lock = fork_safe(threading.Lock())
         self._live: Any = None
         self._live_pass = -1
         self._live_rows = -1

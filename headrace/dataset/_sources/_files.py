@@ -14,6 +14,7 @@ from headrace._engine import plan as P
 from headrace._util import checks
 from headrace._util.errors import PipelineError
 from headrace._util.files import file_kind, open_regular, open_regular_text, read_regular
+from headrace._util.forksafe import fork_safe
 from headrace._util.pickling import FreshLock
 from headrace._engine.samplers.files import FileRowsPlan
 from headrace.dataset._sources.base import MappableDataset
@@ -181,7 +182,7 @@ class RowsOfFiles(FreshLock):
 
     def __init__(self, files: Sequence[str]) -> None:
         self.files = list(files)
-        self._lock = threading.Lock()
+        self._lock = fork_safe(threading.Lock())
         self._index: list | None = None
         self._starts: np.ndarray | None = None
 

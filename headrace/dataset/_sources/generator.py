@@ -17,6 +17,7 @@ from headrace._engine.samplers import UserPlan
 from headrace._util import checks
 from headrace._util.arrays import to_array
 from headrace._util.errors import PipelineError
+from headrace._util.forksafe import fork_safe
 from headrace.dataset import _provided
 from headrace.dataset._datasets import warm_up_process_workers
 from headrace.dataset._sources.base import MappableDataset
@@ -250,7 +251,7 @@ class ReplayedGenerator:
 
     def __init__(self, gen: Any) -> None:
         self._master = gen
-        self._lock = threading.Lock()
+        self._lock = fork_safe(threading.Lock())
 
     def __iter__(self) -> Iterator[Any]:
         with self._lock:

@@ -9,6 +9,7 @@ import numpy as np
 
 from headrace._util.errors import PipelineError
 from headrace._util.files import file_kind, open_regular
+from headrace._util.forksafe import fork_safe
 from headrace.dataset._sources._docs import with_args
 from headrace.dataset._sources._files import (
     FileSourceDataset, NO_DATA, check_dir, check_usage, open_data, read_exact,
@@ -52,7 +53,7 @@ class IdxSource(FreshLock):
     def __init__(self, pairs: list[tuple[str, str]], op: str) -> None:
         self.pairs = pairs
         self.op = op
-        self._lock = threading.Lock()
+        self._lock = fork_safe(threading.Lock())
         self._data: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def __getstate__(self) -> dict:

@@ -116,7 +116,7 @@ class ShardSetReader(FreshLock):
         self.compressed = headers[0].compressed
         self._rebuild = rebuild_missing_index
         self.verify = verify
-        self._lock = threading.Lock()
+        self._lock = fork_safe(threading.Lock())
         self._pid = -1
         self._gen = -1
         self._fds: list[int] = []
