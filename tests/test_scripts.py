@@ -101,3 +101,24 @@ def test_the_version_smoke_passes_on_this_python():
                           capture_output=True, text=True, timeout=240, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "error paths, process pipeline, MindRecord" in proc.stdout and proc.stdout.rstrip().endswith(": ok")
+
+
+def test_the_test_command_stops_before_installing_on_a_full_disk(tmp_path):
+    # The disk check runs before any venv is made: a copy of test.sh beside a system step that does
+    # nothing, with a df that reports 100 MB free.
+    (tmp_path / "scripts").mkdir()
+    with open(os.path.join(ROOT, "scripts", "test.sh")) as f:
+        (tmp_path / "scripts" / "test.sh").write_text(f.read())
+    (tmp_path / "scripts" / "system_deps.sh").write_text("exit 0\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    df = bin_dir / "df"
+    df.write_text("#!/bin/sh\necho 'Filesystem 1M-blocks Used Available Capacity Mounted'\necho '/dev/x 1000 900 100 90% /'\n")
+    df.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.run(["bash", str(tmp_path / "scripts" / "test.sh")], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert proc.returncode == 1
+    assert f"test.sh: 100 MB free on the disk of {tmp_path}; installing the test environment needs about 7000 MB." \
+        in proc.stderr
+    assert not (tmp_path / ".cache").exists()
