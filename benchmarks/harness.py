@@ -346,6 +346,9 @@ class TreeMonitor(threading.Thread):
         self.join(5)
 
 
+ORPHAN_GRACE_S = 3.0  # how long launch() waits for a runner's processes that outlive it
+
+
 @dataclass
 class Launch:
     python: str
@@ -356,8 +359,59 @@ class Launch:
     env: dict = field(default_factory=dict)
 
 
+_subreaper: list[bool] = []  # [whether this process is its descendants' subreaper], once asked
+
+
+def _adopt_orphans() -> bool:
+    """Makes this process the reaper of its orphaned descendants (Linux's
+    ``PR_SET_CHILD_SUBREAPER``): a runner's fork server, left running when the runner exits, is
+    then reaped here, and its CPU (with that of the workers it reaped) counts in this process's
+    ``RUSAGE_CHILDREN`` instead of init's."""
+    if not _subreaper:
+        ok = False
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes  # noqa: PLC0415
+
+                ok = ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+            except (OSError, AttributeError):
+                pass
+        _subreaper.append(ok)
+    return _subreaper[0]
+
+
+def _my_children() -> set[int]:
+    kids = _children_of(os.getpid())
+    if kids is None:  # a kernel without the children files: every process's stat file
+        kids = _children_map().get(os.getpid(), [])
+    return set(kids)
+
+
+def _reap_adopted(before: set[int], grace: float) -> int:
+    """Reaps the children this process gained in a run (orphans of the runner's tree, adopted as
+    its subreaper, also those adopted while waiting), waiting up to ``grace`` seconds for them
+    to exit; ``before``: the children it had already. Returns how many are still running."""
+    deadline = time.monotonic() + grace
+    while True:
+        for pid in _my_children() - before:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # reaped meanwhile
+                pass
+        left = _my_children() - before
+        if not left or time.monotonic() >= deadline:
+            return len(left)
+        time.sleep(0.01)
+
+
 def launch(spec: Launch) -> dict:
-    """Runs one runner to completion and returns its JSON result plus what we measured around it."""
+    """Runs one runner to completion and returns its JSON result plus what we measured around it.
+
+    The CPU of the runner's tree (``our_cores``) comes from ``RUSAGE_CHILDREN``: every process of
+    the tree is reaped by its parent or, orphaned, by this process (see :func:`_adopt_orphans`),
+    so it holds the CPU of workers that lived less than one of the monitor's samples too."""
+    adopting = _adopt_orphans()
+    before = _my_children() if adopting else set()
     env = dict(os.environ, **RUNNER_ENV, **spec.env)
     env.pop("PYTHONPATH", None)
     cmd = [spec.python, "-m", spec.module, *spec.args]
@@ -380,6 +434,8 @@ def launch(spec: Launch) -> dict:
         stdout, stderr = proc.communicate()
     wall = time.perf_counter() - t0
     mon.stop()
+    if adopting:  # the tree's processes left running (a fork server on its way out)
+        _reap_adopted(before, ORPHAN_GRACE_S)
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     busy1, tot1 = cpu_times()
     ncpu = os.cpu_count() or 1

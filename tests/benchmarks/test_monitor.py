@@ -51,3 +51,14 @@ def test_monitor_reports_the_trees_memory():
     assert mon.peak_rss >= 128 << 20
     assert 64 << 20 <= mon.peak_pss <= mon.peak_rss
     assert mon.max_procs == 2
+
+
+def test_launch_counts_the_cpu_of_processes_that_outlive_the_runner():
+    # The runner's server forks its short-lived workers only after the runner has exited; all of
+    # their CPU (8 x 0.12 s) must count as the run's own, not as other load on the machine.
+    from tests.benchmarks import busy_tree
+
+    res = harness.launch(harness.Launch(sys.executable, "tests.benchmarks.busy_tree", [], timeout=60, stall_s=0))
+    assert res["status"] == "ok"
+    ours = res["measured"]["our_cores"] * res["measured"]["wall_s"]
+    assert ours >= 0.9 * busy_tree.WORKERS * busy_tree.BURN_S, res["measured"]
