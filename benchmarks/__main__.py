@@ -282,6 +282,7 @@ def main(argv=None) -> int:
         for cfg, w in runs:
             print(f"{cfg.workload}\t{cfg.system}\t{cfg.variant}\tworkers={w}\titems={items_for(a, cfg)}")
         return 0
+    harness.adopt_orphans()  # the runners' CPU includes what outlives them (see harness.launch)
     started = dt.datetime.now().astimezone()
     meta = {"command": "python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),
             "started": started.isoformat(timespec="seconds"), "commit": git_commit(),

@@ -362,11 +362,13 @@ class Launch:
 _subreaper: list[bool] = []  # [whether this process is its descendants' subreaper], once asked
 
 
-def _adopt_orphans() -> bool:
+def adopt_orphans() -> bool:
     """Makes this process the reaper of its orphaned descendants (Linux's
-    ``PR_SET_CHILD_SUBREAPER``): a runner's fork server, left running when the runner exits, is
-    then reaped here, and its CPU (with that of the workers it reaped) counts in this process's
-    ``RUSAGE_CHILDREN`` instead of init's."""
+    ``PR_SET_CHILD_SUBREAPER``); True where it is. A runner's fork server, left running when the
+    runner exits, is then reaped by :func:`launch`, and its CPU (with that of the workers it
+    reaped) counts in this process's ``RUSAGE_CHILDREN`` instead of init's. The suite's own
+    process calls it once; a process that runs other work must not (its other children's orphans
+    would wait on it)."""
     if not _subreaper:
         ok = False
         if sys.platform.startswith("linux"):
@@ -408,9 +410,11 @@ def launch(spec: Launch) -> dict:
     """Runs one runner to completion and returns its JSON result plus what we measured around it.
 
     The CPU of the runner's tree (``our_cores``) comes from ``RUSAGE_CHILDREN``: every process of
-    the tree is reaped by its parent or, orphaned, by this process (see :func:`_adopt_orphans`),
-    so it holds the CPU of workers that lived less than one of the monitor's samples too."""
-    adopting = _adopt_orphans()
+    the tree is reaped by its parent or, orphaned, by this process (see :func:`adopt_orphans`),
+    so it holds the CPU of workers that lived less than one of the monitor's samples too (where
+    this process called :func:`adopt_orphans`; otherwise orphans are init's, and only the
+    monitor's samples of them count)."""
+    adopting = bool(_subreaper) and _subreaper[0]
     before = _my_children() if adopting else set()
     env = dict(os.environ, **RUNNER_ENV, **spec.env)
     env.pop("PYTHONPATH", None)

@@ -353,6 +353,7 @@ def main(argv=None) -> int:
     if not w2.is_generated(a.data, a.items) and not w2.is_generated(a.data, a.items, skimage=False):
         p.error(f"no W2 of {a.items} images under {a.data} (python -m benchmarks -w w2 --w2-images {a.items} makes it)")
     results = []
+    harness.adopt_orphans()  # the runners' CPU includes what outlives them (see harness.launch)
     for v in a.variants.split(","):
         if v not in VARIANTS:
             p.error(f"unknown variant {v!r}; pick from {VARIANTS}")
