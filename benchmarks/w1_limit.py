@@ -86,11 +86,11 @@ def measure(src: w1.Source, workers: int, rounds: int, warmup: int = 1) -> dict[
 
 def ratios(rates: dict[str, list[float]], workers: int) -> dict[str, list[float]]:
     """Per round: headrace, forked and parallel over ``workers`` x bare, and headrace over forked."""
-    bare, forked, hr = rates["bare"], rates["forked"], rates["headrace"]
-    return {"headrace / (w x bare)": [h / (workers * b) for h, b in zip(hr, bare)],
-            "parallel / (w x bare)": [p / (workers * b) for p, b in zip(rates["parallel"], bare)],
-            "forked / (w x bare)": [f / (workers * b) for f, b in zip(forked, bare)],
-            "headrace / forked": [h / f for h, f in zip(hr, forked)]}
+    bare = rates["bare"]
+    out = {f"{k} / (w x bare)": [r / (workers * b) for r, b in zip(rates[k], bare)]
+           for k in ("headrace", "parallel", "forked")}
+    out["headrace / forked"] = [h / f for h, f in zip(rates["headrace"], rates["forked"])]
+    return out
 
 
 def report(rates: dict[str, list[float]], workers: int) -> str:

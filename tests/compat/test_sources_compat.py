@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from tests.sources.makers import (
-    make_celeba, make_cifar, make_coco, make_image_folder, make_manifest, make_mnist, make_voc, write_tfrecord,
+    make_celeba, make_cifar, make_coco, make_image_folder, make_manifest, make_mnist, make_mnist_part, make_voc,
+    write_tfrecord,
 )
 
 from tests.oracles.oracle import run_ms
@@ -34,12 +35,8 @@ def files(tmp_path_factory):
     make_mnist(mn, "t10k", 3, 1)
     p["mnist"] = str(mn)
     for name, kinds in MNIST_PARTS.items():  # folders where a file lacks its partner
-        part = root / name
-        part.mkdir()
-        make_mnist(part, "t10k", 2, 1)
-        make_mnist(part, "train", 3, 2)
-        for kind in {"t10k-images", "t10k-labels", "train-images", "train-labels"} - set(kinds):
-            os.remove(part / f"{kind}-idx{3 if 'images' in kind else 1}-ubyte")
+        (root / name).mkdir()
+        make_mnist_part(root / name, kinds)
     c10 = root / "cifar10"
     c10.mkdir()
     make_cifar(c10 / "data_batch_1.bin", 10000, 1, 1, sparse=True)

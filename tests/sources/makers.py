@@ -10,7 +10,7 @@ from PIL import Image
 
 from headrace.dataset._sources.tfrecord import write_tfrecord
 
-__all__ = ["make_cifar", "make_image_folder", "make_mnist", "png_bytes", "write_tfrecord"]
+__all__ = ["make_cifar", "make_image_folder", "make_mnist", "make_mnist_part", "png_bytes", "write_tfrecord"]
 
 
 def png_bytes(seed: int, size=(5, 4)) -> bytes:
@@ -46,6 +46,20 @@ def make_mnist(root, prefix: str, n: int, seed: int, rows: int = 28, cols: int =
     with open(os.path.join(root, f"{prefix}-labels-idx1-ubyte"), "wb") as f:
         f.write(struct.pack(">II", 2049, n) + labels.tobytes())
     return images, labels
+
+
+MNIST_FILES = {"t10k-images": "t10k-images-idx3-ubyte", "t10k-labels": "t10k-labels-idx1-ubyte",
+               "train-images": "train-images-idx3-ubyte", "train-labels": "train-labels-idx1-ubyte"}
+
+
+def make_mnist_part(root, kept) -> None:
+    """An MNIST folder holding only the files named in ``kept`` (keys of ``MNIST_FILES``): t10k of
+    2 rows and train of 3, the others removed."""
+    make_mnist(root, "t10k", 2, 1)
+    make_mnist(root, "train", 3, 2)
+    for kind, name in MNIST_FILES.items():
+        if kind not in kept:
+            os.remove(os.path.join(root, name))
 
 
 def make_cifar(path, n: int, label_bytes: int, seed: int, sparse: bool = False):

@@ -8,7 +8,7 @@ import pytest
 import headrace.dataset as ds
 from tests.helpers import assert_resume_equivalence, rows
 
-from .makers import make_cifar, make_mnist
+from .makers import make_cifar, make_mnist, make_mnist_part
 
 
 @pytest.fixture
@@ -67,11 +67,7 @@ def test_mnist_damaged_files(tmp_path):
 def test_mnist_file_without_its_partner_is_an_error(tmp_path, files, usage, counts):
     # a labels file without its images file (or the reverse) is refused when the dataset is
     # sized, naming the missing file, as MindSpore refuses it; never a dataset without those rows
-    make_mnist(tmp_path, "t10k", 2, 1)
-    make_mnist(tmp_path, "train", 3, 2)
-    for kind in ["t10k-images", "t10k-labels", "train-images", "train-labels"]:
-        if kind not in files:
-            os.remove(tmp_path / f"{kind}-idx{3 if 'images' in kind else 1}-ubyte")
+    make_mnist_part(tmp_path, files)
     d = ds.MnistDataset(str(tmp_path), usage=usage)
     absent = "image" if counts[0] < counts[1] else "label"
     with pytest.raises(RuntimeError, match=f"num of images: {counts[0]}, num of labels: {counts[1]}: the {absent} "
