@@ -107,6 +107,8 @@ def _valid_header():
     (lambda h: h.update(schema=[]), "schema in the header is damaged"),
     (lambda h: h["schema"][0]["schema"].update(b={"type": "int9"}), "contain illegal attribute 'int9'"),
     (lambda h: h.update(index_fields=[{"index_field": "zz", "schema_id": 0}]), "index field 'zz'"),
+    (lambda h: h.update(hndex_fields=h.pop("index_fields")), "the header has no 'index_fields'"),
+    (lambda h: h.pop("page"), "the header has no 'page'"),
     (lambda h: h.update(page=[{"page_id": 1}]), "invalid 'page_type'"),
     (lambda h: h.update(shard_addresses=[]), "invalid 'shard_addresses'"),
     (lambda h: h.update(shard_addresses=["a/b"]), "invalid 'shard_addresses'"),

@@ -185,6 +185,11 @@ def parse_header_json(text: bytes, file: str) -> Header:
     header_size = _int(obj, "header_size", file, lo=MIN_FILE_SIZE)
     page_size = _int(obj, "page_size", file, lo=1)
     schema = schema_from_header(obj.get("schema"), file)
+    for key in ("index_fields", "page"):
+        # (every writer writes both, null when empty: without one a damaged key, e.g. one flipped
+        # bit in "index_fields", would make the reader check no index field and pass a damaged row)
+        if key not in obj:
+            raise MindRecordFormatError(f"Invalid file, the header has no '{key}'. The file is damaged.", file)
     index_obj = obj.get("index_fields")
     index_fields: list[str] = []
     if index_obj is not None:
