@@ -7,8 +7,10 @@ Spares. Forking the server (NumPy, OpenCV, PIL and headrace loaded) takes a few 
 worker, which a pool paid before its first batch, once per iterator. So once a burst of start
 requests is over (no request for ``IDLE`` seconds), the server forks as many *spares* as the burst
 asked for (at most ``MAX_SPARES``): children that wait on a socket of their own for a start
-request's configuration and descriptors, then become that worker. A start request takes a spare
-when there is one, and forks otherwise. Spares are the server's private business: their exits are
+request's configuration and descriptors, then become that worker; while it waits, a spare runs
+the first calls of a worker's start once (``process_worker.rehearse``), which in a fresh fork cost
+several times what they cost again. A start request takes a spare when there is one, and forks
+otherwise. Spares are the server's private business: their exits are
 not reported as worker exits; the parent is told ``("spare", pid)`` when one is forked and
 ``("spare-gone", pid)`` when one is retired or dies idle, only so that it can tell them from
 workers. A spare is a copy of the server when it was forked: a new context (directory, environment,
@@ -295,6 +297,12 @@ def _wait_as_spare(conn: socket.socket, server_end: socket.socket) -> None:
     server_end.close()
     _pdeathsig()
     server = os.getppid()
+    try:
+        from headrace._engine.exec.process_worker import rehearse  # noqa: PLC0415 - preloaded
+
+        rehearse()  # while idle, what a worker's start would pay for in its first call of each
+    except Exception:  # noqa: BLE001 - an optimisation: the worker makes these calls anyway
+        pass
     try:
         data, fds, _flags, _addr = socket.recv_fds(conn, MAX_MESSAGE, MAX_FDS)
     except OSError:

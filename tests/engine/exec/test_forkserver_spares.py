@@ -170,3 +170,30 @@ def test_building_a_process_map_has_the_server_import_the_functions_module_befor
         time.sleep(0.02)
     assert marker.read_text().split() == [str(os.getpid()), str(server.pid)]  # no pipeline has run yet
     assert [int(r[0]) for r in data.create_tuple_iterator(output_numpy=True)] == [0, 3, 6, 9]
+
+
+def test_a_spares_rehearsal_of_the_worker_start_leaves_nothing_behind():
+    # A spare runs process_worker.rehearse() while it waits (forkserver_proc._wait_as_spare): the
+    # worker it becomes must find its descriptors, settings, environment and shared memory as a
+    # spare that did not rehearse would. Run where the server runs: a process with THREAD_ENV set.
+    code = textwrap.dedent("""
+        import os
+        from headrace._engine import options
+        from headrace._engine.exec import process_worker, shm
+
+        def state():
+            return (sorted(os.listdir("/proc/self/fd")), options.snapshot(), dict(os.environ),
+                    sorted(n for n in os.listdir("/dev/shm") if n.startswith("hrrehearse")))
+
+        before = state()
+        process_worker.rehearse()
+        process_worker.rehearse()
+        assert state() == before, (before, state())
+        print("probed memfd:", shm._memfd)
+    """)
+    from headrace._engine.exec.native_threads import THREAD_ENV
+
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, **THREAD_ENV),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "probed memfd: True"  # the probe's answer is kept for the worker
