@@ -306,9 +306,31 @@ def _same_bytes(mm: mmap.mmap, offset: int, view: memoryview) -> bool:
     n = view.nbytes
     kept = np.frombuffer(mm, np.uint8, n, offset)
     now = np.frombuffer(view, np.uint8)
+    memcmp = _memcmp()
+    if memcmp is not None:  # half of array_equal's time on W1's 13 MB, and no temporary array
+        return n == 0 or memcmp(kept.ctypes.data, now.ctypes.data, n) == 0
     if n % 8 == 0 and offset % 8 == 0 and now.ctypes.data % 8 == 0:
         kept, now = kept.view(np.uint64), now.view(np.uint64)
     return bool(np.array_equal(kept, now))
+
+
+_MEMCMP: list = []
+
+
+def _memcmp() -> Any:
+    """The C library's ``memcmp`` (through ctypes), or None where there is none."""
+    if not _MEMCMP:
+        fn = None
+        try:
+            import ctypes  # noqa: PLC0415
+
+            fn = ctypes.CDLL(None).memcmp
+            fn.restype = ctypes.c_int
+            fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+        except (OSError, AttributeError):  # pragma: no cover - no C library to load by name
+            fn = None
+        _MEMCMP.append(fn)
+    return _MEMCMP[0]
 
 
 _CACHE = _BlobCache()

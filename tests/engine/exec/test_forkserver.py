@@ -350,3 +350,14 @@ def test_the_adapters_are_never_preloaded(monkeypatch):
     names = forkserver.preload_list()
     assert "headrace._util.rng" in names
     assert not [n for n in names if n.startswith(("headrace.ray", "headrace.jax", "headrace.torch"))]
+
+
+def test_the_preload_list_follows_modules_loaded_and_dropped_between_calls(monkeypatch):
+    # (listed again whenever sys.modules changed size: a pipeline's start asks three times)
+    before = forkserver.preload_list()
+    assert "headrace._engine.exec.process_worker" in before and before == forkserver.preload_list()
+    monkeypatch.setitem(sys.modules, "headrace._not_a_module", types.ModuleType("headrace._not_a_module"))
+    grown = forkserver.preload_list()
+    assert len(grown) == len(before) + 1 and set(grown) == set(before) | {"headrace._not_a_module"}
+    monkeypatch.delitem(sys.modules, "headrace._not_a_module")
+    assert forkserver.preload_list() == before

@@ -7,6 +7,7 @@ large buffers is reused while those buffers hold the same bytes (issue 12, item 
 from __future__ import annotations
 
 import gc
+import mmap
 import os
 import subprocess
 import sys
@@ -14,6 +15,9 @@ import textwrap
 import time
 
 import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from headrace._engine.exec import forkserver, launch
 from headrace._engine.run import PipelineRun
@@ -197,3 +201,25 @@ def test_a_spares_rehearsal_of_the_worker_start_leaves_nothing_behind():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "probed memfd: True"  # the probe's answer is kept for the worker
+
+
+@pytest.mark.parametrize("with_memcmp", [True, False])
+@settings(max_examples=60, deadline=None)
+@given(data=st.binary(min_size=0, max_size=3000), where=st.integers(0, 10_000), lead=st.integers(0, 9))
+def test_the_kept_copys_check_finds_any_changed_byte(with_memcmp, data, where, lead):
+    # _same_bytes compares a buffer with its copy in the kept file at any offset, by memcmp or,
+    # without a C library, by NumPy: equal bytes pass, one byte changed anywhere fails.
+    mm = mmap.mmap(-1, max(1, lead + len(data)))
+    mm[lead:lead + len(data)] = data
+    saved = list(launch._MEMCMP)
+    launch._MEMCMP[:] = [] if with_memcmp else [None]
+    try:
+        assert (launch._memcmp() is not None) == with_memcmp
+        now = bytearray(data)
+        assert launch._same_bytes(mm, lead, memoryview(now))
+        if data:
+            now[where % len(data)] ^= 0x01
+            assert not launch._same_bytes(mm, lead, memoryview(now))
+    finally:
+        launch._MEMCMP[:] = saved
+        mm.close()
