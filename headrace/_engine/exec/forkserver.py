@@ -54,6 +54,7 @@ process forked from the parent closes it at once) or, when started from the main
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import math
 import os
@@ -124,24 +125,19 @@ def preload_list(extra: Any = ()) -> list[str]:
     ``__main__``, never one that once left a server with threads."""
     mods = sys.modules
     names = [m for m in PRELOAD if m in mods]
-    names += _headrace_modules()
+    names += _headrace_modules(len(mods))
     names += [m for m in extra if m in mods and m != "__main__"]
     return [m for m in names if m not in _refused]
 
 
-_HEADRACE: list = [-1, []]  # len(sys.modules) when listed, the list
-
-
-def _headrace_modules() -> list[str]:
-    """The headrace modules loaded here, sorted; listed again only when ``sys.modules`` grew or
-    shrank (a pipeline's start asks three times; a module swapped for another at the same count is
-    missed, and a worker then imports it itself)."""
+@functools.lru_cache(maxsize=1)
+def _headrace_modules(count: int) -> tuple[str, ...]:
+    """The headrace modules loaded here, sorted; ``count``, ``len(sys.modules)``, keys the cache, so
+    they are listed again only when it grew or shrank (a pipeline's start asks three times; a
+    module swapped for another at the same count is missed, and a worker then imports it itself)."""
     mods = sys.modules
-    if _HEADRACE[0] != len(mods):
-        _HEADRACE[1] = sorted(m for m in list(mods) if m.startswith("headrace.") and mods.get(m) is not None
-                              and not m.startswith(NO_PRELOAD))
-        _HEADRACE[0] = len(mods)
-    return list(_HEADRACE[1])
+    return tuple(sorted(m for m in list(mods) if m.startswith("headrace.") and mods.get(m) is not None
+                        and not m.startswith(NO_PRELOAD)))
 
 
 class ForkServer:

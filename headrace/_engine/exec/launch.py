@@ -11,6 +11,7 @@ nothing is ever named in ``/dev/shm`` or the temp dir.
 from __future__ import annotations
 
 import copyreg
+import functools
 import io
 import mmap
 import os
@@ -23,6 +24,7 @@ import weakref
 from typing import Any
 
 from headrace._engine.exec import forkserver
+from headrace._engine.exec.native_threads import _load_libc
 from headrace._engine.exec.shm import _memory_room
 from headrace._util.pickling import reduce_code, set_attributes
 from headrace._util.wording import setting
@@ -314,23 +316,16 @@ def _same_bytes(mm: mmap.mmap, offset: int, view: memoryview) -> bool:
     return bool(np.array_equal(kept, now))
 
 
-_MEMCMP: list = []
-
-
+@functools.cache
 def _memcmp() -> Any:
     """The C library's ``memcmp`` (through ctypes), or None where there is none."""
-    if not _MEMCMP:
-        fn = None
-        try:
-            import ctypes  # noqa: PLC0415
+    import ctypes  # noqa: PLC0415
 
-            fn = ctypes.CDLL(None).memcmp
-            fn.restype = ctypes.c_int
-            fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
-        except (OSError, AttributeError):  # pragma: no cover - no C library to load by name
-            fn = None
-        _MEMCMP.append(fn)
-    return _MEMCMP[0]
+    fn = getattr(_load_libc() or None, "memcmp", None)
+    if fn is not None:
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    return fn
 
 
 _CACHE = _BlobCache()

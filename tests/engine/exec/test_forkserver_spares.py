@@ -211,15 +211,15 @@ def test_the_kept_copys_check_finds_any_changed_byte(with_memcmp, data, where, l
     # without a C library, by NumPy: equal bytes pass, one byte changed anywhere fails.
     mm = mmap.mmap(-1, max(1, lead + len(data)))
     mm[lead:lead + len(data)] = data
-    saved = list(launch._MEMCMP)
-    launch._MEMCMP[:] = [] if with_memcmp else [None]
     try:
-        assert (launch._memcmp() is not None) == with_memcmp
-        now = bytearray(data)
-        assert launch._same_bytes(mm, lead, memoryview(now))
-        if data:
-            now[where % len(data)] ^= 0x01
-            assert not launch._same_bytes(mm, lead, memoryview(now))
+        with pytest.MonkeyPatch.context() as patched:
+            if not with_memcmp:
+                patched.setattr(launch, "_memcmp", lambda: None)
+            assert (launch._memcmp() is not None) == with_memcmp
+            now = bytearray(data)
+            assert launch._same_bytes(mm, lead, memoryview(now))
+            if data:
+                now[where % len(data)] ^= 0x01
+                assert not launch._same_bytes(mm, lead, memoryview(now))
     finally:
-        launch._MEMCMP[:] = saved
         mm.close()
