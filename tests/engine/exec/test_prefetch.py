@@ -391,8 +391,14 @@ class Gated(Rows):
         return (np.array(i),)
 
 
-def test_the_prefetch_threads_ahead_is_told_whether_the_consumer_waits_for_the_row(clock):
+def test_the_prefetch_threads_ahead_is_told_whether_the_consumer_waits_for_the_row(clock, monkeypatch):
     import threading
+
+    from headrace._engine.exec import stage
+    # One row per task: a task grows to several rows when its row took under TASK_SECONDS, and
+    # then row 1 waits in a task with row 2, whose gate opens only once row 1 is out (a 60 s
+    # stall that ended in row 2's gate failing, when the opener saw the consumer wait at once).
+    monkeypatch.setattr(stage, "TASK_SECONDS", 0.0)
     rows = Gated()
     node = P.RandomAccessNode((), ("x",), rows, SequentialPlan(), "Rows")
     r = PipelineRun(node, 1, options.Options(seed=1), prefetch=8)
