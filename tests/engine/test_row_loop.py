@@ -160,3 +160,75 @@ def test_the_c_loop_checks_its_arguments():
         _call(range(2), row, (), _Prog([], 9))  # out must be a list
     with pytest.raises(TypeError, match="not iterable"):
         _call(3, row, [], _Prog([], 9))
+
+
+class _SlottedProg:
+    """A StageProgram's shape: ``stopped`` is a __slots__ member, which the loop reads directly."""
+
+    __slots__ = ("stopped",)
+
+
+class _SlottedCursor:
+    __slots__ = ("index",)
+
+
+@needs_rows
+def test_the_c_loop_reads_and_writes_slots_as_attribute_access_would():
+    prog, cursor, out, seen = _SlottedProg(), _SlottedCursor(), [], []
+    prog.stopped = False
+
+    def get(i):
+        if i == 3:
+            prog.stopped = 1  # any true value, set between rows (as closing a stage does)
+        return np.array([i]), np.array(i)
+
+    def fn(x):
+        seen.append(cursor.index)  # the row's pass position, written by the loop before the map
+        return x + 1
+
+    def call(items, p=prog, c=cursor):
+        return stage_program._rows.read_map(items, get, None, 2, np.ndarray, np.dtype(object), fn, 0, 0, c, p, out,
+                                            None, None, None, 10, [False])
+
+    assert call(range(6)) is True  # stopped before row 4: rows 0..3 done
+    assert [int(a[0]) for a, _ in out] == [1, 2, 3, 4] and seen == [10, 11, 12, 13] and cursor.index == 13
+    prog.stopped, out[:], seen[:] = 0, [], []
+    assert call([7, 8]) is False and seen == [10, 11]
+    del prog.stopped  # an unset slot: the AttributeError that reading it raises
+    with pytest.raises(AttributeError, match="stopped"):
+        call([1])
+    prog.stopped = np.bool_(True)  # truthiness, not identity with True
+    assert call([1]) is True
+
+    class Odd:  # __setattr__ of its own: written through it, not the slot
+        __slots__ = ("index", "writes")
+
+        def __setattr__(self, name, value):
+            object.__setattr__(self, "writes", getattr(self, "writes", 0) + 1)
+            object.__setattr__(self, name, value)
+
+    odd, prog.stopped, seen[:] = Odd(), False, []
+    assert call([5, 6], c=odd) is False and odd.index == 11 and odd.writes == 2  # one call per row
+
+
+@needs_rows
+def test_the_c_loop_checks_dtypes_of_a_type_without_numpys_getter():
+    # ``nd`` whose ``dtype`` is a Python property: asked through attribute access, per value
+    class Arr:
+        asked = 0
+
+        def __init__(self, dtype):
+            self._dtype = dtype
+
+        @property
+        def dtype(self):
+            Arr.asked += 1
+            return self._dtype
+
+    obj, out = object(), []
+    got = stage_program._rows.read_map(range(3), lambda i: (Arr("f4"), Arr(obj if i == 2 else "i8")), lambda r: ("c",) + r,
+                                       2, Arr, obj, lambda x: x, 0, 0, _Cursor(), _Prog([], 9), out, None, None,
+                                       lambda row, v, p: (row, v, p), 0, [False])
+    assert got is False and Arr.asked == 6  # two values a row
+    # rows 0 and 1 passed as they were (a pair); row 2, of dtype obj, was converted (three values)
+    assert [len(rec) for rec in out] == [2, 2, 3] and out[2][0][0] == "c" and out[2][2] == 2
