@@ -1,7 +1,7 @@
 /* The per-row loop of a stage that reads a random-access source and maps one column, in C.
  *
  * read_map(items, get, convert, n, nd, obj, fn, one, at, cursor, prog, out, read_fail, map_fail,
- *          finish, pos, phase) -> bool
+ *          finish, pos, phase[, same]) -> bool
  *   For each item of `items` (an iterable of source indices), with p = pos, pos + 1, ...:
  *     stop and return True when `prog.stopped` is true;
  *     phase[0] = False (reading); row = get(item); with n >= 0, unless row is a tuple of n
@@ -12,7 +12,10 @@
  *     v = fn(row[one]) (an Exception e: map_fail(e, p), which raises);
  *     appends (v, row[1]) (at == 0) or (row[0], v) (at == 1) to the list `out` when v is of type `nd`
  *     and row holds two values, else finish(row, v, p).
- *   Returns False once every item is done.
+ *   Returns False once every item is done; then, when the list `same` is given, same[0] says
+ *   whether every row appended is a pair of values of type `nd` whose `dtype` objects are those
+ *   of the first row's, column by column (each row passed the check above as read, and went
+ *   through no convert nor finish): what a batch of them needs checked before it stacks them.
  *
  * It does what headrace/_engine/exec/stage_program.py's _one_map does for this shape, with
  * headrace/dataset/_sources/generator.py's RowConverter.reading as the read, in the same order and
@@ -107,6 +110,26 @@ static PyGetSetDef *dtype_getter(PyObject *nd) {
     return g;
 }
 
+/* Whether the dtypes of the pair rec's two values (arrays of the type dtype_get reads) are the
+ * objects in first (which the first call fills, keeping a reference to each). */
+static int same_dtypes(PyObject **first, PyObject *rec, PyGetSetDef *dtype_get) {
+    int same = 1;
+    for (int k = 0; k < 2; k++) {
+        PyObject *dt = dtype_get->get(PyTuple_GET_ITEM(rec, k), dtype_get->closure);
+        if (dt == NULL) {  /* (a getter that fails: not one to rely on) */
+            PyErr_Clear();
+            return 0;
+        }
+        if (first[k] == NULL) {
+            first[k] = dt;
+        } else {
+            same = same && dt == first[k];
+            Py_DECREF(dt);
+        }
+    }
+    return same;
+}
+
 /* prog.stopped through its slot (at > 0) or the attribute; 1, 0, or -1 with an exception. */
 static int is_stopped(PyObject *prog, Py_ssize_t at) {
     if (at > 0) {
@@ -135,37 +158,45 @@ static int set_index(PyObject *cursor, Py_ssize_t at, PyObject *p) {
 
 static PyObject *read_map(PyObject *self, PyObject *args) {
     PyObject *items, *get, *convert, *nd, *obj, *fn, *cursor, *prog, *out, *read_fail, *map_fail, *finish, *phase;
+    PyObject *same = NULL;
     Py_ssize_t n, one, at, pos;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOnOOOnnOOO!OOOnO!", &items, &get, &convert, &n, &nd, &obj, &fn, &one, &at,
+    if (!PyArg_ParseTuple(args, "OOOnOOOnnOOO!OOOnO!|O!", &items, &get, &convert, &n, &nd, &obj, &fn, &one, &at,
                           &cursor, &prog, &PyList_Type, &out, &read_fail, &map_fail, &finish, &pos,
-                          &PyList_Type, &phase))
+                          &PyList_Type, &phase, &PyList_Type, &same))
         return NULL;
-    if (one < 0 || one > 1 || at < 0 || at > 1 || PyList_GET_SIZE(phase) < 1) {
-        PyErr_SetString(PyExc_ValueError, "one and at must be 0 or 1, phase a list of one item at least");
+    if (one < 0 || one > 1 || at < 0 || at > 1 || PyList_GET_SIZE(phase) < 1
+            || (same != NULL && PyList_GET_SIZE(same) < 1)) {
+        PyErr_SetString(PyExc_ValueError, "one and at must be 0 or 1, phase (and same) a list of one item at least");
         return NULL;
     }
     /* (found once; used while the objects keep their type: an assignment to __class__ ends it) */
     PyTypeObject *prog_tp = Py_TYPE(prog), *cursor_tp = Py_TYPE(cursor);
     Py_ssize_t stopped_at = slot_offset(prog, str_stopped), index_at = slot_offset(cursor, str_index);
     PyGetSetDef *dtype_get = n > 0 ? dtype_getter(nd) : NULL;
+    /* same[0]: the dtypes of the first row's two values (kept), and whether every row matched */
+    int uniform = same != NULL && dtype_get != NULL && n == 2;
+    PyObject *first_dt[2] = {NULL, NULL};
     PyObject *it = PyObject_GetIter(items);
     if (it == NULL) return NULL;
     PyObject *item;
     while ((item = PyIter_Next(it)) != NULL) {
         PyObject *row = NULL, *v = NULL, *cell = NULL, *p = NULL;
-        int ok = 0;
+        int ok = 0, passed = 0;
         int stop = is_stopped(prog, Py_TYPE(prog) == prog_tp ? stopped_at : 0);
         if (stop < 0) goto row_done;
         if (stop) {
             Py_DECREF(item);
             Py_DECREF(it);
+            Py_XDECREF(first_dt[0]);
+            Py_XDECREF(first_dt[1]);
             Py_RETURN_TRUE;
         }
         set_phase(phase, Py_False);
         row = PyObject_CallOneArg(get, item);
         if (row != NULL && n >= 0) {
             int pass = passes(row, n, nd, obj, dtype_get);
+            passed = pass == 1;
             if (pass <= 0) {
                 PyObject *raw = row;
                 row = pass < 0 ? NULL : PyObject_CallOneArg(convert, raw);
@@ -196,9 +227,11 @@ static PyObject *read_map(PyObject *self, PyObject *args) {
             PyObject *other = tup ? Py_NewRef(PyTuple_GET_ITEM(row, at ? 0 : 1)) : PyObject_GetItem(row, at ? zero_obj : one_obj);
             if (other == NULL) goto row_done;
             rec = at == 0 ? PyTuple_Pack(2, v, other) : PyTuple_Pack(2, other, v);
+            if (uniform && rec != NULL) uniform = passed && same_dtypes(first_dt, rec, dtype_get);
             Py_DECREF(other);
         } else {
             if (PyErr_Occurred()) goto row_done;  /* len(row) failed */
+            uniform = 0;
             rec = PyObject_CallFunctionObjArgs(finish, row, v, p, NULL);
         }
         if (rec == NULL) goto row_done;
@@ -213,11 +246,17 @@ static PyObject *read_map(PyObject *self, PyObject *args) {
         Py_DECREF(item);
         if (!ok) {
             Py_DECREF(it);
+            Py_XDECREF(first_dt[0]);
+            Py_XDECREF(first_dt[1]);
             return NULL;
         }
     }
     Py_DECREF(it);
+    int any = first_dt[0] != NULL;
+    Py_XDECREF(first_dt[0]);
+    Py_XDECREF(first_dt[1]);
     if (PyErr_Occurred()) return NULL;
+    if (same != NULL) set_phase(same, uniform && any ? Py_True : Py_False);
     Py_RETURN_FALSE;
 }
 

@@ -28,6 +28,7 @@ ROWS = {
     "scalars": lambda i: (int(i), float(i) / 2),
     "object": lambda i: (np.array([i, None], dtype=object), np.array(i)),
     "one": lambda i: (np.full(3, i, np.int32),),
+    "wide": lambda i: (np.full(3, i, np.int64), np.array(i * 2, np.int32)),  # arrays of other dtypes
     "raise": lambda i: (_ for _ in ()).throw(ValueError(f"no row {i}")),
 }
 
@@ -154,7 +155,7 @@ def test_the_c_loop_stops_between_rows_and_reports_failures_through_the_handlers
 @needs_rows
 def test_the_c_loop_checks_its_arguments():
     row = lambda i: (np.array([i]), np.array(i))  # noqa: E731
-    with pytest.raises(ValueError, match="^one and at must be 0 or 1, phase a list of one item at least$"):
+    with pytest.raises(ValueError, match=r"^one and at must be 0 or 1, phase \(and same\) a list of one item at least$"):
         _call(range(2), row, [], _Prog([], 9), phase=[])
     with pytest.raises(TypeError):
         _call(range(2), row, (), _Prog([], 9))  # out must be a list
@@ -232,3 +233,27 @@ def test_the_c_loop_checks_dtypes_of_a_type_without_numpys_getter():
     assert got is False and Arr.asked == 6  # two values a row
     # rows 0 and 1 passed as they were (a pair); row 2, of dtype obj, was converted (three values)
     assert [len(rec) for rec in out] == [2, 2, 3] and out[2][0][0] == "c" and out[2][2] == 2
+
+
+@needs_rows
+def test_the_c_loop_says_whether_every_row_has_the_first_rows_dtypes():
+    def run(rows, fn=lambda x: x + 1, n=2, stop_after=9):
+        out, same = [], [None]
+        stopped = stage_program._rows.read_map(range(len(rows)), rows.__getitem__, lambda r: tuple(map(np.asarray, r)), n,
+                                               np.ndarray, np.dtype(object), fn, 0, 0, _Cursor(), _Prog(out, stop_after),
+                                               out, None, None, lambda row, v, p: (v, row[1]), 0, [False], same)
+        return stopped, same[0]
+
+    pair = lambda a, b: (np.array([a], np.float32), np.array(b, np.int32))  # noqa: E731
+    assert run([pair(1, 2), pair(3, 4), pair(5, 6)]) == (False, True)
+    # a label of another dtype (each row passes the row check on its own)
+    assert run([pair(1, 2), (np.array([3], np.float32), np.array(4, np.int64))]) == (False, False)
+    assert run([pair(1, 2), (np.array([3], np.float64), np.array(4, np.int32))]) == (False, False)
+    assert run([pair(1, 2), [np.array([3], np.float32), np.array(4, np.int32)]]) == (False, False)  # converted
+    assert run([pair(1, 2), pair(3, 4)], fn=lambda x: x.tolist()) == (False, False)  # through finish
+    assert run([pair(1, 2), pair(3, 4)], n=-1) == (False, False)  # rows not checked as read
+    assert run([]) == (False, False)
+    assert run([pair(1, 2), pair(3, 4), pair(5, 6)], stop_after=1) == (True, None)  # stopped: not said
+    with pytest.raises(TypeError):
+        stage_program._rows.read_map(range(1), lambda i: pair(1, 2), None, 2, np.ndarray, np.dtype(object),
+                                     lambda x: x, 0, 0, _Cursor(), _Prog([], 9), [], None, None, None, 0, [False], ())

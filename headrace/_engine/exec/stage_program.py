@@ -77,6 +77,7 @@ class StageProgram:
         read, maps, filt, batch = self.read, self.maps, self.filter, self.batch
         out: list = []
         built = None  # (column, the batch's array of it) when a map wrote its rows there
+        same = False  # every row a pair of arrays, each column's of one dtype object (the C loop checked)
         if type(items) is not list and type(items) is not range:
             items = items.tolist()
         try:
@@ -88,7 +89,7 @@ class StageProgram:
                 into = _batch_writer(m, batch)
                 cursor, prev = rng.enter_cursor(seed, m.op_id, p)
                 try:
-                    stopped, built = _one_map(read, m, into, items, start, out, cursor, self)
+                    stopped, built, same = _one_map(read, m, into, items, start, out, cursor, self)
                     if stopped:
                         return [], self._stopped_error()
                 finally:
@@ -107,7 +108,7 @@ class StageProgram:
                         append(row)
                     pos += 1
             if batch is not None:
-                return [batch(out, seed, p, num, built)], None
+                return [batch(out, seed, p, num, built, same)], None
         except PipelineError as e:
             return ([] if batch is not None else out), self._at_source(e, start, items)
         except Exception as e:  # noqa: BLE001 - no op's own error: the same report in every mode
@@ -133,10 +134,12 @@ class StageProgram:
 
 
 def _one_map(read: Any, m: Any, into: Any, items: list, pos: int, out: list, cursor: Any,
-             prog: StageProgram) -> tuple[bool, tuple[int, np.ndarray] | None]:
+             prog: StageProgram) -> tuple[bool, tuple[int, np.ndarray] | None, bool]:
     """Reads (when ``read``) and maps ``items`` into ``out``; row ``k`` is keyed ``pos + k``.
-    Returns whether ``prog`` was stopped before the last row, and ``(column, array)`` when the
-    map wrote that column's rows into one array for the batch (``into``, below), else None.
+    Returns whether ``prog`` was stopped before the last row, ``(column, array)`` when the
+    map wrote that column's rows into one array for the batch (``into``, below), else None, and
+    whether the C loop found every row a pair of arrays whose dtypes are the first row's, column
+    by column (what ``BatchFn`` then need not check again; False from the Python loops).
 
     Two loops (rows from the parent; rows read from the source or written into a batch), with
     everything they touch bound to locals: this is the per-row path of a source -> map -> batch
@@ -160,11 +163,11 @@ def _one_map(read: Any, m: Any, into: Any, items: list, pos: int, out: list, cur
     if read is None and into is None:  # rows from the stage's parent, through the map's apply
         for row in items:
             if prog.stopped:
-                return True, None
+                return True, None, False
             cursor.index = pos
             append(apply(row, pos))
             pos += 1
-        return False, None
+        return False, None, False
     fast = m.fast_path()  # (not None where ``into`` is: see _batch_writer)
     fn, one, at = fast if fast is not None else (None, 0, 0)
     finish = m.finish
@@ -173,16 +176,18 @@ def _one_map(read: Any, m: Any, into: Any, items: list, pos: int, out: list, cur
         # same order, the row check of a user's random-access source included (``row_parts``).
         get, convert, n = getattr(read.source, "row_parts", None) or (read.read, None, -1)
         phase = [False]  # reading (False) or mapping (True) row len(out): for the watchdog
+        same = [False]
         args = (items, get, convert, n, _ndarray, _OBJECT, fn, one, at, cursor, prog, out, read.fail, m.fail,
-                finish, pos, phase)
-        return _rows.read_map(*args), None  # (one line: the watchdog knows the call by it)
+                finish, pos, phase, same)
+        stopped = _rows.read_map(*args)  # (one line: the watchdog knows the call by it)
+        return stopped, None, same[0]
     rd = read.read if read is not None else _same
     first, n = pos, len(items)
     buf: np.ndarray | None = None
     slot: Any = None
     for item in items:
         if prog.stopped:
-            return True, None
+            return True, None, False
         try:
             row = rd(item)
         except Exception as e:  # noqa: BLE001 - a failing read is reported with its sample
@@ -213,7 +218,7 @@ def _one_map(read: Any, m: Any, into: Any, items: list, pos: int, out: list, cur
             buf = None
             append(finish(row, v, pos))
         pos += 1
-    return False, (None if buf is None else (at, buf))
+    return False, (None if buf is None else (at, buf)), False
 
 
 def _same(row: Any) -> Any:

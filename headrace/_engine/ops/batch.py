@@ -20,19 +20,21 @@ _shape_of = operator.attrgetter("shape")
 _ndarray = np.ndarray
 
 
-def _stack_numbers(values: Sequence[np.ndarray]) -> np.ndarray | None:
+def _stack_numbers(values: Sequence[np.ndarray], same: bool = False) -> np.ndarray | None:
     """``np.stack(values)`` for plain arrays of numbers of one dtype and shape, else None.
 
     ``np.array`` stacks them several times faster than ``np.stack`` (which makes a view of
     every row first); anything else (ragged shapes, mixed dtypes, other types) is left to
-    ``np.stack`` and the checks of :func:`collate`.
+    ``np.stack`` and the checks of :func:`collate`. ``same``: every value is known to be an
+    ndarray with the first one's dtype object (the C row loop checked it as it made the rows),
+    so only the shapes are checked here.
     """
     try:
         first = values[0]
         dtype = first.dtype
         n = len(values)
-        if (dtype.kind not in NUMERIC_KINDS or list(map(type, values)).count(_ndarray) != n
-                or list(map(_dtype_of, values)).count(dtype) != n):
+        if dtype.kind not in NUMERIC_KINDS or not same and (
+                list(map(type, values)).count(_ndarray) != n or list(map(_dtype_of, values)).count(dtype) != n):
             return None
         if n * first.nbytes >= ALIGN_FROM:
             # a large batch starts 64-byte aligned (see empty_aligned: JAX then needs no copy)
@@ -49,10 +51,11 @@ def _stack_numbers(values: Sequence[np.ndarray]) -> np.ndarray | None:
 
 
 def collate(values: Sequence[np.ndarray], col: int, name: str, op: str = "batch operation",
-            pad: tuple[Sequence[int | None] | None, Any] | None = None) -> np.ndarray | dict:
-    """Stacks one column of a batch into one array, padding first when ``pad`` is given."""
+            pad: tuple[Sequence[int | None] | None, Any] | None = None, same: bool = False) -> np.ndarray | dict:
+    """Stacks one column of a batch into one array, padding first when ``pad`` is given.
+    ``same``: see :func:`_stack_numbers`."""
     if pad is None:
-        out = _stack_numbers(values)
+        out = _stack_numbers(values, same)
         if out is not None:
             return out
         if isinstance(values[0], dict):
@@ -176,12 +179,13 @@ class BatchFn:
         self.rounds = 1  # passes per epoch (the repeats above): BatchInfo's epoch is pass // rounds
 
     def __call__(self, rows: list[Row], seed: int, pass_index: int, num: int,
-                 built: tuple[int, np.ndarray] | None = None) -> Row:
+                 built: tuple[int, np.ndarray] | None = None, same: bool = False) -> Row:
         """Batch ``num`` of the pass from ``rows``; ``built``: ``(column, array)`` when the rows of
         that column were written into one array already (see :meth:`takes_built`), which the batch
-        then holds as it is."""
+        then holds as it is; ``same``: every row is a pair of ndarrays whose dtype objects are the
+        first row's, column by column (checked by the C row loop, ``stage_program._one_map``)."""
         try:
-            return self._make(rows, seed, pass_index, num, built)
+            return self._make(rows, seed, pass_index, num, built, same)
         except PipelineError as e:  # the batch number is the index (the original's cause is kept)
             raise e.with_location(None, num) from e.__cause__
 
@@ -192,13 +196,15 @@ class BatchFn:
         return col not in self.pad and (self.pbm is None or col not in self.input_idx)
 
     def _make(self, rows: list[Row], seed: int, pass_index: int, num: int,
-              built: tuple[int, np.ndarray] | None) -> Row:
+              built: tuple[int, np.ndarray] | None, same: bool = False) -> Row:
         cols = self.cols
         b, array = built if built is not None else (-1, None)
         if self.pbm is None:
             pad = self.pad
             if not pad and all(len(r) == len(cols) for r in rows[:1]):
-                return tuple([array if c == b else collate(v, c, cols[c]) for c, v in enumerate(zip(*rows))])
+                same = same and len(cols) == 2
+                return tuple([array if c == b else collate(v, c, cols[c], same=same)
+                              for c, v in enumerate(zip(*rows))])
             return tuple([array if c == b else collate([r[c] for r in rows], c, cols[c], pad=pad.get(c))
                           for c in range(len(cols))])
         ins = [[r[c] for r in rows] for c in self.input_idx]
