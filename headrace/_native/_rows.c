@@ -64,10 +64,11 @@ static void call_fail(PyObject *fail, PyObject *at) {
     }
 }
 
-static void set_phase(PyObject *phase, PyObject *value) {
-    PyObject *old = PyList_GET_ITEM(phase, 0);
+/* list[0] = value (list: a list of one item at least, as read_map checks `phase` and `same`). */
+static void set_first(PyObject *list, PyObject *value) {
+    PyObject *old = PyList_GET_ITEM(list, 0);
     Py_INCREF(value);
-    PyList_SET_ITEM(phase, 0, value);
+    PyList_SET_ITEM(list, 0, value);
     Py_XDECREF(old);
 }
 
@@ -192,7 +193,7 @@ static PyObject *read_map(PyObject *self, PyObject *args) {
             Py_XDECREF(first_dt[1]);
             Py_RETURN_TRUE;
         }
-        set_phase(phase, Py_False);
+        set_first(phase, Py_False);
         row = PyObject_CallOneArg(get, item);
         if (row != NULL && n >= 0) {
             int pass = passes(row, n, nd, obj, dtype_get);
@@ -209,7 +210,7 @@ static PyObject *read_map(PyObject *self, PyObject *args) {
         }
         p = PyLong_FromSsize_t(pos);
         if (p == NULL || set_index(cursor, Py_TYPE(cursor) == cursor_tp ? index_at : 0, p) < 0) goto row_done;
-        set_phase(phase, Py_True);
+        set_first(phase, Py_True);
         int tup = PyTuple_CheckExact(row) && PyTuple_GET_SIZE(row) > 1;  /* (a tuple: row[k] without a call) */
         if (tup) {
             cell = PyTuple_GET_ITEM(row, one);
@@ -256,7 +257,7 @@ static PyObject *read_map(PyObject *self, PyObject *args) {
     Py_XDECREF(first_dt[0]);
     Py_XDECREF(first_dt[1]);
     if (PyErr_Occurred()) return NULL;
-    if (same != NULL) set_phase(same, uniform && any ? Py_True : Py_False);
+    if (same != NULL) set_first(same, uniform && any ? Py_True : Py_False);
     Py_RETURN_FALSE;
 }
 

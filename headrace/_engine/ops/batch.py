@@ -33,8 +33,8 @@ def _stack_numbers(values: Sequence[np.ndarray], same: bool = False) -> np.ndarr
         first = values[0]
         dtype = first.dtype
         n = len(values)
-        if dtype.kind not in NUMERIC_KINDS or not same and (
-                list(map(type, values)).count(_ndarray) != n or list(map(_dtype_of, values)).count(dtype) != n):
+        if dtype.kind not in NUMERIC_KINDS or (not same and (
+                list(map(type, values)).count(_ndarray) != n or list(map(_dtype_of, values)).count(dtype) != n)):
             return None
         if n * first.nbytes >= ALIGN_FROM:
             # a large batch starts 64-byte aligned (see empty_aligned: JAX then needs no copy)
@@ -201,8 +201,7 @@ class BatchFn:
         b, array = built if built is not None else (-1, None)
         if self.pbm is None:
             pad = self.pad
-            if not pad and all(len(r) == len(cols) for r in rows[:1]):
-                same = same and len(cols) == 2
+            if not pad and all(len(r) == len(cols) for r in rows[:1]):  # (rows the C loop checked are pairs)
                 return tuple([array if c == b else collate(v, c, cols[c], same=same)
                               for c, v in enumerate(zip(*rows))])
             return tuple([array if c == b else collate([r[c] for r in rows], c, cols[c], pad=pad.get(c))
